@@ -1,0 +1,53 @@
+# icl-lab: two commands do everything on a fresh clone.
+#   make book   set up .venv and build the book at paper scale  -> _build/paper/_build/html/index.html
+#   make test   set up .venv and run the unit tests + every notebook (nbval) at ci scale
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+JB     := $(BIN)/jupyter-book
+# the notebooks' execution cache is keyed on their code only: clear it when the library changes
+LIBHASH = $(shell cat $(sort $(wildcard icl_lab/*.py icl_lab/*/*.py)) requirements.txt | sha256sum | cut -c1-16)
+
+.PHONY: book test unit book-ci sync check-notebooks clean install
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e . \
+	  || $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@touch $(STAMP)
+
+# build the book at one scale into _build/<scale>; re-running with nothing changed re-executes nothing
+define build_book
+	@mkdir -p _build/$(1)
+	@if [ "$$(cat _build/$(1)/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then rm -rf _build/$(1)/_build/.jupyter_cache; fi
+	ICL_LAB_SCALE=$(1) $(JB) build . --path-output _build/$(1) $(2)
+	@echo "$(LIBHASH)" > _build/$(1)/.libhash
+	@echo "book: _build/$(1)/_build/html/index.html"
+endef
+
+book: $(STAMP)
+	$(call build_book,paper,)
+
+# CI: ci scale, warnings are errors
+book-ci: $(STAMP)
+	$(call build_book,ci,-W -n --keep-going)
+
+test: $(STAMP)
+	ICL_LAB_SCALE=ci $(BIN)/python -m pytest --nbval-lax -q
+
+unit: $(STAMP)
+	ICL_LAB_SCALE=ci $(BIN)/python -m pytest tests -q
+
+# regenerate every .ipynb (without outputs) from its py:percent source
+sync: $(STAMP)
+	$(BIN)/jupytext --quiet --to ipynb $$(find chapters -name '*.py' -not -path '*/.ipynb_checkpoints/*')
+
+check-notebooks: $(STAMP)
+	$(BIN)/python tools/check_notebooks.py
+
+clean:
+	rm -rf _build

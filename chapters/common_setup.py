@@ -1,0 +1,383 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 1 — The common setup
+#
+# All four papers in this book study the same object: a **one-layer attention read-out** that
+# predicts the label of a query from a prompt of labelled demonstrations, with no weight update at
+# test time. This chapter builds that object once — the prompt embedding, attention as a kernel
+# smoother, softmax versus linear attention — derives the gradient every later chapter uses, checks
+# it against automatic differentiation, and runs a first experiment: train the Q-only model of
+# {cite:t}`huang2024convergence` on linear tasks and compare it with classical in-context
+# predictors as the context grows.
+#
+# Everything below comes from the library `icl_lab`; the notebook holds the story. The scale is
+# chosen by `ICL_LAB_SCALE` (`paper` by default, `ci` in the tests).
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import torch
+
+import icl_lab
+from icl_lab import baselines, metrics, plotting, widgets
+from icl_lab.data import LinearTask, PromptSampler, sphere, standard_basis
+from icl_lab.experiments.common_setup import (ContextLengthConfig, q_only_gradient_closed_form,
+                                              run_context_length)
+from icl_lab.train import mse_loss
+
+icl_lab.configure_threads()
+plotting.use_style()
+SCALE = icl_lab.get_scale()
+ledger = icl_lab.Ledger("common")
+print(f"scale = {SCALE}, device = {icl_lab.default_device()}, torch threads = {torch.get_num_threads()}")
+
+# %% [markdown]
+# ## 1. Prompts and their embedding
+#
+# A task is a function $f$ drawn from a family $\mathcal F$. A prompt holds $N$ demonstrations
+# $(x_i, y_i = f(x_i))$ and a query $x_q$ whose label the model must predict. Following all four
+# papers, the prompt is embedded as a matrix whose columns are tokens — each input stacked over its
+# label, with the query's label slot set to zero:
+#
+# $$
+# E = \begin{pmatrix} x_1 & x_2 & \cdots & x_N & x_q \\ y_1 & y_2 & \cdots & y_N & 0 \end{pmatrix}
+# \in \mathbb R^{(d+1)\times(N+1)} .
+# $$
+#
+# In the convergence and nonlinear papers the inputs are drawn from a finite dictionary of features
+# $v_1,\dots,v_K$ with probabilities $p_k$; the label is $y = \langle w, x\rangle$ for the linear
+# tasks, with $w \sim \mathcal N(0, I_d)$ drawn afresh for every prompt. The library keeps each
+# token's feature id, so we can later ask *where* the model attends.
+
+# %%
+K, d, N = 3, 4, 6
+V = standard_basis(K, d)  # v_k = e_k: orthonormal features
+sampler = PromptSampler.from_features(V, LinearTask(d), N=N, p=[0.5, 0.25, 0.25])
+prompt = sampler.sample(1, icl_lab.make_generator(0))
+torch.set_printoptions(precision=2, sci_mode=False)
+print("feature id of each demonstration:", prompt.ids[0].tolist(), "  query feature:", prompt.query_ids[0].tolist())
+print("counts |V_k|:", prompt.counts[0].tolist())
+print("E (columns are tokens, last column the query):")
+print(prompt.embedding()[0].T)
+
+# %% [markdown]
+# Rows $1..d$ of $E$ hold the inputs, the last row the labels. The query's label slot is zero —
+# the model must infer $\langle w, x_q\rangle$ from the demonstrations that share its feature.
+
+# %% [markdown]
+# ## 2. One-layer attention as a kernel smoother
+#
+# The papers reparametrise the attention head so that the value map copies the label row and the
+# key–query product acts on the inputs only:
+# $W^V = \begin{pmatrix}0 & 0\\ 0 & 1\end{pmatrix}$,
+# $W^{KQ} = (W^K)^\top W^Q = \begin{pmatrix} M & 0\\ 0 & 0\end{pmatrix}$.
+# The prediction for the query is then
+#
+# $$
+# \hat y(x_q) \;=\; \sum_{i=1}^N a_i\, y_i, \qquad
+# a_i = \frac{\exp(x_i^\top M x_q)}{\sum_{j=1}^N \exp(x_j^\top M x_q)} \quad\text{(softmax)}, \qquad
+# a_i = x_i^\top M x_q \quad\text{(linear)} .
+# $$
+#
+# The query does not attend to itself (its value is zero; see the convergence spec's item A3 for
+# what changes if it does). Softmax attention is a **kernel smoother**: a convex combination of
+# the demonstrations' labels with weights set by a similarity kernel. On the unit sphere,
+# $x_i^\top x_q = 1 - \tfrac12\|x_i - x_q\|^2$, so $M = cI$ gives weights
+# $\propto e^{-(c/2)\|x_i - x_q\|^2}$: exactly the **Nadaraya–Watson** estimator
+# {cite:p}`nadaraya1964,watson1964` with Gaussian kernel $e^{-\|x-x'\|^2/h}$ and bandwidth $h = 2/c$
+# — the factor 2 that the window paper's equations (7) and (9) disagree on. Linear attention's
+# weights are not normalised, so scaling $M$ scales the prediction instead of narrowing the window.
+#
+# The four papers differ only in how $M$ is parametrised and what reads the output:
+#
+# | paper | scores | trained | read-out |
+# |---|---|---|---|
+# | convergence, nonlinear | $x_i^\top Q x_q$ | $Q$ (from $0$) | identity |
+# | window | $x_i^\top W^\top W x_q$ (tied) | $W$ (from $0.001 I$) | identity; linear attention as baseline |
+# | selectors | $(W_K p_i)^\top W_Q p_q$ on full tokens | $W_Q, W_K, W_V, W_O$ | ReLU MLP $a^\top \mathrm{ReLU}(W_O\,\cdot)$ |
+#
+# In the library these are `QOnlyAttention`, `KernelAttention` (both `BilinearAttention`) and
+# `AttentionMLP`, all built on the same `attend` read-out. Let us check the kernel-smoother identity
+# numerically.
+
+# %%
+g = icl_lab.make_generator(1)
+xs = sphere((64, 30), 5, g)  # 64 prompts, 30 points on S^4
+ys = torch.cos(3 * xs[..., 0])
+from icl_lab.data import PromptBatch
+
+nw_batch = PromptBatch(x=xs[:, :20], y=ys[:, :20], x_query=xs[:, 20:], y_query=ys[:, 20:])
+h = 0.3
+att = icl_lab.BilinearAttention(5, runs=1, init=2.0 / h)  # M = (2/h) I
+nw_gap = float((att(nw_batch).pred[0] - baselines.nadaraya_watson(nw_batch.x, nw_batch.y, nw_batch.x_query, h)).abs().max())
+print(f"max |softmax attention with M=(2/h)I  -  Nadaraya-Watson(h)| = {nw_gap:.2e}")
+ledger.claim("S1", "window paper §3.4, eqs. (7)/(9)",
+             "On the unit sphere, softmax attention with M = cI is the Nadaraya-Watson estimator with bandwidth h = 2/c").check(
+    measured=f"{nw_gap:.1e}", how="max abs difference of predictions, 64 prompts x 10 queries, float64",
+    passed=nw_gap < 1e-12)
+assert nw_gap < 1e-12
+
+# %% [markdown]
+# ## 3. The gradient of the Q-only model
+#
+# Take one prompt with loss $\ell = \tfrac12(\hat y - y_q)^2$ and logits $s_i = x_i^\top Q x_q$.
+# The softmax derivative gives $\partial a_i / \partial s_j = a_i(\delta_{ij} - a_j)$, and
+# $\partial s_j / \partial Q = x_j x_q^\top$, so
+#
+# $$
+# \frac{\partial a_i}{\partial Q} = a_i\,(x_i - \bar x)\,x_q^\top, \qquad \bar x = \sum_j a_j x_j,
+# \qquad\text{hence}\qquad
+# \nabla_Q \ell = (\hat y - y_q) \sum_{i=1}^N a_i\, y_i\, (x_i - \bar x)\, x_q^\top .
+# $$
+#
+# Two consequences carry through the convergence and nonlinear chapters. First, every term is an
+# outer product $x_i x_q^\top$ of two tokens: when all tokens are features $v_k$, the gradient lies
+# in $\mathrm{span}\{v_n v_k^\top\}$, so gradient descent from $Q = 0$ never leaves it and only the
+# $K\times K$ block $S = V^\top Q V$ matters. Second, the gradient vanishes when
+# $\hat y = y_q$ on every prompt — for linear tasks this requires all attention on the query's own
+# feature, which needs $x_q^\top Q x_q \to \infty$: the minimum is an infimum, approached slowly.
+# We check the closed form against autograd in float64 at a random $Q$.
+
+# %%
+Kg, dg, Ng = 4, 8, 12
+Vg = icl_lab.data.random_orthonormal(Kg, dg, icl_lab.make_generator(2))
+samp_g = PromptSampler.from_features(Vg, LinearTask(dg), N=Ng)
+batch_g = samp_g.sample(256, icl_lab.make_generator(3))
+model_g = icl_lab.QOnlyAttention(dg, runs=1, init="normal", init_std=0.5).to(dtype=torch.float64)
+loss = mse_loss(model_g(batch_g), batch_g).sum()
+(auto,) = torch.autograd.grad(loss, model_g.Q)
+closed = q_only_gradient_closed_form(model_g.Q.detach()[0], batch_g)
+grad_gap = float((auto[0] - closed).abs().max() / closed.abs().max())
+P = Vg.T @ Vg  # projector onto span{v_k}
+outside = float((auto[0] - P @ auto[0] @ P).abs().max())
+print(f"relative max |autograd - closed form| = {grad_gap:.1e};  gradient outside the feature span: {outside:.1e}")
+ledger.claim("S2", "convergence paper Lemma C.1", "The closed-form gradient of the Q-only model equals autograd").check(
+    measured=f"{grad_gap:.1e}", how="relative max abs difference, 256 prompts, random orthonormal features, float64",
+    passed=grad_gap < 1e-10)
+ledger.claim("S3", "convergence spec §4.3 (span invariance)",
+             "The gradient lies in span{v_n v_k^T}, so GD from Q = 0 stays in the feature span").check(
+    measured=f"{outside:.1e}", how="max entry of grad - P grad P, P the projector onto span{v_k}, float64",
+    passed=outside < 1e-12)
+assert grad_gap < 1e-10 and outside < 1e-12
+
+# %% [markdown]
+# ## 4. A first experiment: attention against classical predictors as $N$ grows
+#
+# We train `QOnlyAttention` ($Q^{(0)}=0$, gradient descent on fresh prompts each step, $R$ seeds
+# trained together in one batched optimizer) on linear tasks with $K$ orthonormal features,
+# balanced $p_k = 1/K$, for several context lengths $N$, and compare its held-out loss with:
+#
+# * **the uniform average** of the context labels (the model at $Q = 0$);
+# * **1-nearest neighbour** and **Nadaraya–Watson** at the best bandwidth of a grid;
+# * **least squares** (minimum norm) — for orthonormal features and noiseless labels it recovers
+#   $\langle w, v_k\rangle$ exactly for every feature seen in the context and predicts $0$
+#   otherwise, which is the **Bayes-optimal** predictor (posterior mean under $w\sim\mathcal N(0,I)$);
+# * **the best linear attention**, computed in closed form (the prediction is linear in $M$);
+# * the convergence paper's floor for softmax attention,
+#   $L^{\rm low} = \tfrac12\big(1 + \tfrac1{K-1}\big)\sum_k p_k(1-p_k)^N$: when the query's
+#   feature is absent, attention must spread its unit mass over the other features.
+
+# %%
+cfg = ContextLengthConfig.for_scale(SCALE)
+print(cfg)
+res = run_context_length(cfg)
+print(f"trained {len(cfg.N_values)} x {cfg.seeds} models in {res.seconds:.1f} s")
+
+# %%
+fig, ax = plt.subplots(figsize=(6.8, 4.2))
+Ns = res.N
+plotting.band(ax, Ns, res.trained_loss.T, label="softmax attention, trained (mean ± std)", log=True, marker="o")
+ax.plot(Ns, res.uniform_loss, "--", label="uniform average (Q = 0)")
+ax.plot(Ns, res.linear_attention_loss, "-.", label="best linear attention (closed form)")
+ax.plot(Ns, res.nw_loss, ":", label="Nadaraya–Watson, best h")
+ax.plot(Ns, res.knn1_loss, ":", label="1-nearest neighbour")
+ax.plot(Ns, res.bayes_loss, "k-", lw=1, label="least squares = Bayes optimal")
+ax.plot(Ns, res.lower_bound, "k--", lw=1, label=r"$L^{\rm low}$ (attention floor)")
+ax.set_xscale("log", base=2)
+plotting.label(ax, "context length N", r"held-out loss $\frac{1}{2}E(\hat{y} - y_q)^2$",
+               f"Linear tasks, K = {cfg.K} orthonormal features, d = {cfg.d}")
+ax.legend(fontsize=7, loc="lower left")
+plotting.finish(fig)
+
+# %% [markdown]
+# What the figure shows (the measured numbers are in the table below): as $N$ grows, trained
+# softmax attention falls far below the uniform average and follows the nearest-neighbour and
+# Nadaraya–Watson smoothers, while the best *linear* attention improves only like $1/N$: its weights
+# cannot normalise, so its prediction $c\,|\mathcal V_k|\,\langle w, v_k\rangle$ fluctuates with
+# the count $|\mathcal V_k|$. At the shortest contexts the order can flip: when the query's feature
+# is often absent, the unnormalised linear read-out can answer close to $0$ (the Bayes answer),
+# whereas softmax attention must put its unit mass on some other feature's labels — the gap between
+# $L^{\rm low}$ and the Bayes risk. With few demonstrations gradient descent is also slower (the
+# signal that drives $A_k$ up is weaker), so short-context models are the least converged.
+
+# %%
+import numpy as np
+
+table = np.column_stack([res.N, res.trained_loss.mean(1).numpy(), res.uniform_loss.numpy(),
+                         res.linear_attention_loss.numpy(), res.bayes_loss.numpy(), res.lower_bound.numpy(),
+                         res.own_attention.mean(1).numpy()])
+print(f"{'N':>4} {'trained':>10} {'uniform':>10} {'lin. opt':>10} {'Bayes':>10} {'L_low':>10} {'own attn':>9}")
+for row in table:
+    print(f"{int(row[0]):>4} " + " ".join(f"{v:>10.2e}" for v in row[1:6]) + f" {row[6]:>9.3f}")
+
+# %%
+mean_loss = res.trained_loss.mean(1)
+decreasing = bool((mean_loss[1:] < mean_loss[:-1]).all())
+ratio_uniform = float(mean_loss[-1] / res.uniform_loss[-1])
+ratio_linear = float(mean_loss[-1] / res.linear_attention_loss[-1])
+own_last = float(res.own_attention[-1].mean())
+ledger.claim("S4", "convergence paper Thm 3.1 (preview)",
+             "Trained softmax attention concentrates on demonstrations that share the query's feature").check(
+    measured=f"Attn_k = {own_last:.3f} at N = {res.N[-1]}",
+    how=f"mean own-feature attention on held-out prompts containing the query feature, {cfg.seeds} seeds",
+    passed=own_last > 0.9)
+ledger.claim("S5", "common setup", "The trained model's held-out loss falls with N, far below the uniform average").check(
+    measured=f"monotone: {decreasing}; loss/uniform at N = {res.N[-1]}: {ratio_uniform:.2e}",
+    how="mean over seeds of the held-out loss for each N", passed=decreasing and ratio_uniform < 0.05)
+ledger.claim("S6", "window paper Thm 3.6 (preview)",
+             "Even the best linear attention stays above trained softmax attention at large N").check(
+    measured=f"softmax/linear-optimum loss ratio at N = {res.N[-1]}: {ratio_linear:.2e}",
+    how="closed-form linear-attention optimum fitted on separate prompts, evaluated on the same held-out set",
+    passed=ratio_linear < 1)
+assert decreasing and own_last > 0.9 and ratio_uniform < 0.05 and ratio_linear < 1
+
+# %% [markdown]
+# The trained loss lies above $L^{\rm low}$ at large $N$: reaching the floor needs
+# $x_q^\top Q x_q \to\infty$, and gradient descent approaches it only logarithmically slowly — the
+# subject of the convergence chapter's phase analysis. The training curves show the plateau-then-
+# drop shape that chapter dissects.
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+for N, curve in zip(res.N, res.train_curves):
+    plotting.band(axes[0], torch.arange(curve.shape[0]), curve.T, label=f"N = {N}", log=True)
+plotting.label(axes[0], "GD step t", "training loss (fresh prompts)", "Training curves, mean ± std over seeds")
+axes[0].legend(fontsize=7)
+S = metrics.feature_space_weights(res.models[-1].Q.detach()[0], standard_basis(cfg.K, cfg.d))
+plotting.heatmap(axes[1], S, vmin=float(S.min()), vmax=float(S.max()), fmt="{:.1f}",
+                 row_labels=[f"key $v_{n+1}$" for n in range(cfg.K)], col_labels=[f"query $v_{k+1}$" for k in range(cfg.K)])
+axes[1].set_title(rf"$S = V^\top Q V$ after training (N = {res.N[-1]}, seed 0)")
+plotting.finish(fig)
+
+# %% [markdown]
+# The learned $S$ is (nearly) diagonal: a large $A_k = v_k^\top Q v_k$ on the diagonal and
+# negative off-diagonal entries $B_{k,n}$ — the two bilinear weights whose dynamics the convergence
+# paper tracks.
+#
+# ## 5. Explore: set $Q$ by hand and watch the attention
+#
+# Take $Q = \alpha I$ on the feature span. The slider below changes $\alpha$; the bars show the
+# attention weights $a_i$ of one query over a prompt, coloured by each demonstration's feature. At
+# $\alpha = 0$ attention is uniform; as $\alpha$ grows it concentrates on the tokens that share the
+# query's feature. In the built book the slider works without a kernel (the frames are
+# pre-rendered); in a live notebook the `ipywidgets` version below it recomputes.
+
+# %%
+demo_sampler = PromptSampler.from_features(standard_basis(4, 8), LinearTask(8), N=24)
+demo = demo_sampler.sample(1, icl_lab.make_generator(5))
+colors = plotting.COLORS
+
+
+def draw_attention(alpha: float):
+    model = icl_lab.QOnlyAttention(8, runs=1, init=float(alpha)).to(dtype=torch.float64)
+    with torch.no_grad():
+        out = model(demo)
+    a = out.attn[0, 0, 0].numpy()
+    ids = demo.ids[0].tolist()
+    qk = int(demo.query_ids[0, 0])
+    fig, ax = plt.subplots(figsize=(6.4, 2.8))
+    ax.bar(range(len(a)), a, color=[colors[i] for i in ids])
+    ax.set_ylim(0, 1)
+    mass = a[[i for i, k in enumerate(ids) if k == qk]].sum()
+    plotting.label(ax, "demonstration i (colour = feature)", "attention $a_i$",
+                   rf"$Q = {alpha:.1f}\,I$: query feature $v_{qk + 1}$, mass on it $= {mass:.2f}$, "
+                   rf"$\hat y = {float(out.pred[0, 0, 0]):.2f}$, target $= {float(demo.y_query[0, 0]):.2f}$")
+    fig.tight_layout()
+    return fig
+
+
+widgets.static_slider(draw_attention, [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0], name="alpha", fmt="{:.1f}")
+
+# %%
+import ipywidgets
+
+
+def _live(alpha=1.0):
+    fig = draw_attention(alpha)
+    plt.show()
+    plt.close(fig)
+
+
+widgets.live(_live, alpha=ipywidgets.FloatSlider(value=1.0, min=0.0, max=8.0, step=0.25))
+
+# %% [markdown]
+# ## Exercises
+#
+# **Exercise 1.** Show that for orthonormal features, noiseless linear labels and
+# $w \sim \mathcal N(0, I)$, the minimum-norm least-squares prediction equals the posterior mean of
+# $\langle w, x_q\rangle$, and compute its risk as a function of $N$ and $p$.
+#
+# ```{admonition} Solution
+# :class: dropdown
+# With $x_i \in \{v_k\}$, the design matrix has orthonormal rows up to repetition, so the
+# minimum-norm solution is $\hat w = \sum_{k \text{ seen}} \langle w, v_k\rangle v_k$: it recovers
+# the coordinates of $w$ along every observed feature and is zero elsewhere. The posterior of
+# $\langle w, v_k\rangle$ is a point mass at $y_i$ when $v_k$ is observed and $\mathcal N(0,1)$
+# otherwise, so the posterior mean is the same predictor. Its risk is
+# $\tfrac12\sum_k p_k(1-p_k)^N$ — smaller than attention's floor $L^{\rm low}$ by the factor
+# $(K-1)/K$, because attention must put its unit mass somewhere.
+# ```
+#
+# **Exercise 2.** Why can no *linear* attention reach zero loss in this setting, however large $N$?
+#
+# ```{admonition} Solution
+# :class: dropdown
+# With orthonormal features the prediction is $\sum_i y_i x_i^\top M x_q
+# = \sum_n |\mathcal V_n|\langle w, v_n\rangle\, v_n^\top M v_k$. To predict $\langle w, v_k\rangle$
+# for every $w$ it needs $|\mathcal V_k|\,v_k^\top M v_k = 1$ and the other terms zero — but
+# $|\mathcal V_k|$ is random (Binomial$(N, p_k)$), and $M$ cannot depend on it. The best constant
+# gives a loss of order $\tfrac12\,\mathrm{Var}(|\mathcal V_k|)/\mathbb E[|\mathcal V_k|^2]
+# \approx (1-p_k)/(2Np_k)$: it decays like $1/N$, never reaching zero at finite $N$, while softmax
+# attention normalises the count away.
+# ```
+#
+# We check the second answer's rate against the closed-form linear-attention optimum measured above.
+
+# %%
+pk = 1.0 / cfg.K
+# exact best-constant loss: 1/2 * Var(c) / E[c^2] with c ~ Bin(N, p): 1/2 (1 - E[c]^2 / E[c^2])
+exact = torch.tensor([0.5 * (1 - (N * pk) ** 2 / (N * pk * (1 - pk) + (N * pk) ** 2)) for N in res.N], dtype=torch.float64)
+# The fitted optimum has d^2 coefficients; fitting them on n_fit prompts adds an excess loss of about
+# (d^2 / n_fit) x loss (the classical least-squares overfitting term). Beyond that, the deviation
+# should be test-set noise: compare it with the standard error of the held-out loss.
+z = (res.linear_attention_loss - exact * (1 + cfg.d**2 / cfg.linear_fit_prompts)) / res.linear_attention_se
+print("N:", res.N)
+print("closed-form linear attention (measured):", [f"{v:.3e}" for v in res.linear_attention_loss.tolist()])
+print("best constant c, exact formula        :", [f"{v:.3e}" for v in exact.tolist()])
+print("deviation in standard errors          :", [f"{v:+.1f}" for v in z.tolist()])
+ledger.claim("S7", "common setup, Exercise 2",
+             "The best linear attention's loss equals 1/2 (1 - E[c]^2/E[c^2]), c ~ Bin(N, p_k) (decays like 1/N)").check(
+    measured=f"max |deviation| = {float(z.abs().max()):.1f} standard errors",
+    how="closed-form optimum fitted on separate prompts, held-out loss vs the formula (plus the d^2/n_fit fitting excess)",
+    passed=float(z.abs().max()) < 4)
+assert float(z.abs().max()) < 4
+
+# %% [markdown]
+# ## Claims ledger of this chapter
+
+# %%
+ledger.show()
+ledger.export()

@@ -1,0 +1,186 @@
+"""The claims ledger: every checkable statement of a paper, how it was measured, and its status.
+
+Usage in a chapter::
+
+    ledger = Ledger("convergence")
+    c = ledger.claim("C1", "Thm 3.1", "Balanced features converge in two phases")
+    c.check(measured=f"{t2/t1:.2f}", how="phase times from 5 seeds", passed=t2 > t1)
+    ledger.not_checkable("C9", "Lemma C.3", "...", why="hidden constants only")
+    ledger.show()      # a table in the notebook
+    ledger.export()    # JSON for the synthesis chapter and CI
+
+Statuses (DESIGN.md §4): ``reproduced``, ``reproduced with caveat``, ``not reproduced``,
+``not checkable``.  A claim's status comes from a measurement (:meth:`Claim.check`), never from
+a literal; a ledger with an unmeasured claim refuses to export.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import _checks as chk
+
+STATUSES = ("reproduced", "reproduced with caveat", "not reproduced", "not checkable")
+PAPERS = ("common", "convergence", "nonlinear", "window", "selectors")
+
+
+@dataclass
+class Claim:
+    id: str
+    paper: str
+    location: str
+    statement: str
+    how: str = ""
+    measured: str = ""
+    status: str = "pending"
+    caveat: str = ""
+
+    def check(self, *, measured, how: str, passed: bool, caveat: str | None = None) -> "Claim":
+        """Record a measurement. ``passed`` is the outcome of comparing the measurement with the
+        statement; with a ``caveat`` a pass becomes ``reproduced with caveat``."""
+        if not isinstance(passed, bool):
+            try:
+                passed = bool(passed)  # accepts 0-d tensors / numpy bools
+            except Exception as e:  # pragma: no cover
+                raise chk.ConfigError(f"passed must be a boolean (got {passed!r})") from e
+        if not how:
+            raise chk.ConfigError(f"how must describe the measurement of claim {self.id}")
+        self.measured = _fmt(measured)
+        self.how = how
+        self.caveat = caveat or ""
+        self.status = ("reproduced with caveat" if caveat else "reproduced") if passed else "not reproduced"
+        return self
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("reproduced", "reproduced with caveat")
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else f"{v:.4g}"
+    if hasattr(v, "item") and getattr(v, "ndim", 1) == 0:
+        return _fmt(v.item())
+    return str(v)
+
+
+def claims_dir() -> Path:
+    """Where ledgers are exported: ``$ICL_LAB_CLAIMS_DIR``, else ``_build/claims`` under the book's
+    root (the nearest folder above the working directory that holds ``_config.yml``)."""
+    env = os.environ.get("ICL_LAB_CLAIMS_DIR")
+    if env:
+        return Path(env)
+    here = Path.cwd().resolve()
+    for p in [here, *here.parents]:
+        if (p / "_config.yml").exists():
+            return p / "_build" / "claims"
+    return here / "_build" / "claims"
+
+
+class Ledger:
+    """The claims of one paper (or of the common-setup chapter)."""
+
+    def __init__(self, paper: str):
+        self.paper = chk.one_of("paper", paper, PAPERS)
+        self.claims: dict[str, Claim] = {}
+
+    def claim(self, id: str, location: str, statement: str) -> Claim:
+        if not id or not statement:
+            raise chk.ConfigError("id and statement must be non-empty")
+        if id in self.claims:
+            raise chk.ConfigError(f"claim id {id!r} is declared twice in the {self.paper} ledger")
+        c = Claim(id=id, paper=self.paper, location=location, statement=statement)
+        self.claims[id] = c
+        return c
+
+    def not_checkable(self, id: str, location: str, statement: str, *, why: str) -> Claim:
+        if not why:
+            raise chk.ConfigError("why must explain why the claim cannot be checked")
+        c = self.claim(id, location, statement)
+        c.status, c.how, c.measured = "not checkable", why, "—"
+        return c
+
+    def __getitem__(self, id: str) -> Claim:
+        return self.claims[id]
+
+    def __iter__(self):
+        return iter(self.claims.values())
+
+    def counts(self) -> dict[str, int]:
+        out = {s: 0 for s in STATUSES}
+        for c in self:
+            out[c.status] = out.get(c.status, 0) + 1
+        return out
+
+    def pending(self) -> list[str]:
+        return [c.id for c in self if c.status == "pending"]
+
+    def to_records(self) -> list[dict]:
+        return [asdict(c) for c in self]
+
+    def to_markdown(self) -> str:
+        rows = ["| id | location | statement | how measured | measured | status |", "|---|---|---|---|---|---|"]
+        for c in self:
+            status = c.status + (f" ({c.caveat})" if c.caveat else "")
+            cells = [c.id, c.location, c.statement, c.how, c.measured, status]
+            rows.append("| " + " | ".join(x.replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
+        return "\n".join(rows)
+
+    def _repr_html_(self) -> str:
+        colors = {"reproduced": "#1a7f37", "reproduced with caveat": "#9a6700", "not reproduced": "#cf222e",
+                  "not checkable": "#6e7781", "pending": "#6e7781"}
+        head = "".join(f"<th>{h}</th>" for h in ("id", "location", "statement", "how measured", "measured", "status"))
+        body = []
+        for c in self:
+            st = html.escape(c.status) + (f"<br><small>{html.escape(c.caveat)}</small>" if c.caveat else "")
+            cells = [html.escape(x) for x in (c.id, c.location, c.statement, c.how, c.measured)]
+            body.append("<tr>" + "".join(f"<td>{x}</td>" for x in cells)
+                        + f'<td style="color:{colors.get(c.status, "#000")};font-weight:600">{st}</td></tr>')
+        counts = ", ".join(f"{v} {k}" for k, v in self.counts().items() if v)
+        return (f'<table class="claims-ledger"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+                f"<p><em>{html.escape(self.paper)} ledger: {counts}</em></p>")
+
+    def show(self):
+        """Display the ledger as a table in a notebook (returns the ledger for chaining)."""
+        try:
+            from IPython.display import display
+
+            display(self)
+        except ImportError:  # pragma: no cover
+            print(self.to_markdown())
+        return self
+
+    def export(self, directory: str | os.PathLike | None = None) -> Path:
+        """Write ``<directory>/<paper>.json`` atomically (write to a temporary file, then rename)
+        and return its path.  Refuses while a declared claim has no status yet."""
+        pending = self.pending()
+        if pending:
+            raise chk.ConfigError(f"claims {pending} of the {self.paper} ledger were declared but never checked")
+        d = Path(directory) if directory is not None else claims_dir()
+        d.mkdir(parents=True, exist_ok=True)
+        path = d / f"{self.paper}.json"
+        payload = {"paper": self.paper, "counts": self.counts(), "claims": self.to_records()}
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{self.paper}.", suffix=".json.tmp")
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(payload, f, indent=2)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+
+def load_all(directory: str | os.PathLike | None = None) -> list[Claim]:
+    """Every exported claim (for the synthesis chapter and CI), ordered by paper then id."""
+    d = Path(directory) if directory is not None else claims_dir()
+    out: list[Claim] = []
+    for p in sorted(d.glob("*.json")):
+        data = json.loads(p.read_text())
+        out.extend(Claim(**c) for c in data["claims"])
+    return out

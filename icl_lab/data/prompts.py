@@ -1,0 +1,303 @@
+"""One prompt type for all four papers, and the samplers that build it.
+
+A prompt holds N labelled demonstrations (x_i, y_i) and m >= 1 queries (the window paper trains on
+several queries per context; the others use m = 1).  The *standard embedding* of the papers stacks
+each input over its label, with the query's label slot zero::
+
+    E = [ x_1 ... x_N  x_q ]
+        [ y_1 ... y_N   0  ]        (tokens are columns in the papers; rows here)
+
+:meth:`PromptBatch.embedding` returns it; the attention models read ``x``/``y`` directly, which is
+equivalent under the papers' reparametrisations.  Shapes (``R`` runs, optional; ``B`` prompts)::
+
+    x        (R, B, N, d)    y        (R, B, N)      context inputs and (noisy) labels
+    x_query  (R, B, m, d)    y_query  (R, B, m)      queries and their noiseless targets
+    ids      (R, B, N)       query_ids (R, B, m)     feature / pattern index of each token (or None)
+
+A batch without the leading run dimension is shared by all runs of a model.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Callable, Sequence
+
+import torch
+
+from .. import _checks as chk
+from .inputs import categorical
+from .tasks import PairTask, TaskFamily
+
+
+@dataclass
+class PromptBatch:
+    x: torch.Tensor
+    y: torch.Tensor
+    x_query: torch.Tensor
+    y_query: torch.Tensor
+    ids: torch.Tensor | None = None
+    query_ids: torch.Tensor | None = None
+    K: int | None = None
+    label_embedding: torch.Tensor | None = None  # (d_y,): token label part = y * q (selectors paper)
+    task_ids: torch.Tensor | None = None  # (R?, B): which task of a finite task set (selectors paper)
+
+    # ----------------------------------------------------------------- shape helpers
+    @property
+    def has_runs(self) -> bool:
+        return self.x.ndim == 4
+
+    @property
+    def num_runs(self) -> int | None:
+        return self.x.shape[0] if self.has_runs else None
+
+    @property
+    def batch_size(self) -> int:
+        return self.x.shape[-3]
+
+    @property
+    def N(self) -> int:
+        return self.x.shape[-2]
+
+    @property
+    def d(self) -> int:
+        return self.x.shape[-1]
+
+    @property
+    def num_queries(self) -> int:
+        return self.x_query.shape[-2]
+
+    def _map(self, fn: Callable[[torch.Tensor], torch.Tensor], include_embedding: bool = False) -> "PromptBatch":
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, torch.Tensor) and (f.name != "label_embedding" or include_embedding):
+                v = fn(v)
+            out[f.name] = v
+        return PromptBatch(**out)
+
+    def to(self, device=None, dtype: torch.dtype | None = None) -> "PromptBatch":
+        """Move to a device; cast floating tensors to ``dtype`` (index tensors stay long)."""
+
+        def mv(t):
+            if dtype is not None and t.is_floating_point():
+                return t.to(device=device, dtype=dtype)
+            return t.to(device=device)
+
+        return self._map(mv, include_embedding=True)
+
+    def run(self, r: int) -> "PromptBatch":
+        """The batch of run ``r`` (without run dimension)."""
+        if not self.has_runs:
+            return self
+        return self._map(lambda t: t[r])
+
+    def slice(self, start: int, stop: int) -> "PromptBatch":
+        """Prompts ``start:stop`` along the batch dimension."""
+        if self.has_runs:
+            return self._map(lambda t: t[:, start:stop])
+        return self._map(lambda t: t[start:stop])
+
+    @staticmethod
+    def stack(batches: Sequence["PromptBatch"]) -> "PromptBatch":
+        """Stack per-run batches along a new leading run dimension."""
+        if not batches:
+            raise chk.ConfigError("batches must be a non-empty sequence")
+        first = batches[0]
+        out = {}
+        for f in fields(first):
+            v = getattr(first, f.name)
+            if isinstance(v, torch.Tensor) and f.name != "label_embedding":
+                v = torch.stack([getattr(b, f.name) for b in batches])
+            out[f.name] = v
+        return PromptBatch(**out)
+
+    # ----------------------------------------------------------------- analysis helpers
+    @property
+    def counts(self) -> torch.Tensor:
+        """(…, B, K) number of demonstrations carrying each feature, |V_k|."""
+        if self.ids is None or self.K is None:
+            raise chk.ConfigError("counts need feature ids: build the batch from a feature dictionary")
+        return torch.nn.functional.one_hot(self.ids, self.K).sum(-2)
+
+    def embedding(self) -> torch.Tensor:
+        """(…, B, N + m, d + d_y) tokens: inputs over labels, the queries' label slots zero."""
+        q = self.label_embedding
+        if q is None:
+            lab_ctx, lab_q = self.y.unsqueeze(-1), torch.zeros_like(self.y_query).unsqueeze(-1)
+        else:
+            q = q.to(self.y.dtype)
+            lab_ctx = self.y.unsqueeze(-1) * q
+            lab_q = torch.zeros(*self.y_query.shape, q.numel(), dtype=self.y.dtype, device=self.y.device)
+        ctx = torch.cat([self.x, lab_ctx], dim=-1)
+        qry = torch.cat([self.x_query, lab_q], dim=-1)
+        return torch.cat([ctx, qry], dim=-2)
+
+
+# ===================================================================== regression prompts
+class PromptSampler:
+    """Regression prompts: inputs from a feature dictionary or a continuous law, labels from a task.
+
+    Build with :meth:`from_features` (tokens are features v_k drawn with probabilities p; the
+    convergence and nonlinear papers) or :meth:`from_inputs` (continuous inputs; the window paper
+    and the nonlinear paper's polynomial tasks).  ``sigma`` adds N(0, sigma^2) noise to the
+    demonstrations' labels only; the query target stays noiseless (window paper, eq. 3).
+    """
+
+    def __init__(self, task: TaskFamily, N: int, *, features: torch.Tensor | None = None, p=None,
+                 query_p=None, inputs: Callable | None = None, num_queries: int = 1, sigma: float = 0.0):
+        if not isinstance(task, TaskFamily):
+            raise chk.ConfigError(f"task must be a TaskFamily (got {type(task).__name__})")
+        self.task = task
+        self.N = chk.positive_int("N", N)
+        self.num_queries = chk.positive_int("num_queries", num_queries)
+        self.sigma = chk.positive("sigma", sigma, allow_zero=True)
+        if (features is None) == (inputs is None):
+            raise chk.ConfigError("give exactly one of features (a (K, d) dictionary) or inputs (a sampler)")
+        self.features = None
+        self.inputs = inputs
+        if features is not None:
+            features = torch.as_tensor(features, dtype=torch.float64)
+            if features.ndim != 2:
+                raise chk.ConfigError(f"features must be a (K, d) matrix (got shape {tuple(features.shape)})")
+            if features.shape[1] != task.d:
+                raise chk.ConfigError(f"features must have d={task.d} columns to match the task (got {features.shape[1]})")
+            K = features.shape[0]
+            self.features = features
+            self.p = chk.probabilities("p", torch.full((K,), 1.0 / K) if p is None else p, K)
+            self.query_p = self.p if query_p is None else chk.probabilities("query_p", query_p, K)
+        elif p is not None or query_p is not None:
+            raise chk.ConfigError("p and query_p only apply with features")
+
+    @classmethod
+    def from_features(cls, features, task: TaskFamily, N: int, p=None, **kw) -> "PromptSampler":
+        return cls(task, N, features=features, p=p, **kw)
+
+    @classmethod
+    def from_inputs(cls, inputs: Callable, task: TaskFamily, N: int, **kw) -> "PromptSampler":
+        """``inputs(shape, generator)`` returns ``(*shape, d)`` inputs, e.g. ``lambda s, g: sphere(s, d, g)``."""
+        return cls(task, N, inputs=inputs, **kw)
+
+    @property
+    def K(self) -> int | None:
+        return None if self.features is None else self.features.shape[0]
+
+    def sample(self, batch: int, generator: torch.Generator, dtype: torch.dtype = torch.float64) -> PromptBatch:
+        """``batch`` independent prompts (each with its own task) from ``generator``."""
+        B = chk.positive_int("batch", batch)
+        chk.generator("generator", generator)
+        m = self.num_queries
+        ids = qids = None
+        if self.features is not None:
+            ids = categorical(self.p, (B, self.N), generator)
+            qids = categorical(self.query_p, (B, m), generator)
+            x, xq = self.features[ids], self.features[qids]
+        else:
+            allx = self.inputs((B, self.N + m), generator)
+            if allx.shape != (B, self.N + m, self.task.d):
+                raise chk.ConfigError(f"inputs returned shape {tuple(allx.shape)}, expected {(B, self.N + m, self.task.d)}")
+            allx = allx.to(torch.float64)
+            x, xq = allx[:, : self.N], allx[:, self.N :]
+        params = self.task.sample(B, generator)
+        y = self.task.evaluate(params, x)
+        yq = self.task.evaluate(params, xq)
+        if self.sigma > 0:
+            y = y + self.sigma * torch.randn(y.shape, generator=generator, dtype=torch.float64)
+        out = PromptBatch(x=x, y=y, x_query=xq, y_query=yq, ids=ids, query_ids=qids, K=self.K)
+        return out.to(dtype=dtype)
+
+    def sample_runs(self, batch: int, generators: Sequence[torch.Generator], dtype: torch.dtype = torch.float64) -> PromptBatch:
+        """One batch per run, each from its own generator, stacked: (R, B, ...)."""
+        return PromptBatch.stack([self.sample(batch, g, dtype) for g in generators])
+
+
+# ===================================================================== classification prompts
+class PairClassificationSampler:
+    """The selectors paper's prompts (spec selectors §3, recommendations A10-A13).
+
+    Each prompt draws a task (a, b) uniformly from ``tasks``; a demonstration carries relevant
+    pattern mu_a or mu_b with probability alpha/2 each and any other relevant pattern uniformly with
+    probability 1 - alpha (its label is then a fair coin); the query carries mu_a or mu_b with
+    probability 1/2.  Inputs are x = lambda mu_j + kappa nu_k + noise with lambda ~ U[lambda_min,
+    lambda_max], kappa ~ U[-kappa_max, kappa_max], nu_k uniform over the irrelevant patterns, and
+    noise of uniform direction and radius tau * U[0, 1] (``noise_in_span=True`` keeps it inside
+    span{mu} with norm exactly tau).  Labels are +-1 with embedding +-q.
+    """
+
+    def __init__(self, mu: torch.Tensor, nu: torch.Tensor, tasks: Sequence[PairTask], l: int, alpha: float,
+                 q: torch.Tensor, tau: float = 0.0, lambda_range=(0.6, 1.0), kappa_max: float = 0.5,
+                 noise_in_span: bool = False):
+        self.mu = torch.as_tensor(mu, dtype=torch.float64)
+        self.nu = torch.as_tensor(nu, dtype=torch.float64)
+        if self.mu.ndim != 2 or self.nu.ndim != 2 or self.mu.shape[1] != self.nu.shape[1]:
+            raise chk.ConfigError("mu and nu must be (M1, d_x) and (M2, d_x) matrices with the same d_x")
+        M1 = self.mu.shape[0]
+        if M1 < 2:
+            raise chk.ConfigError(f"mu must hold at least 2 relevant patterns (got {M1})")
+        self.tasks = list(tasks)
+        if not self.tasks:
+            raise chk.ConfigError("tasks must be non-empty")
+        for t in self.tasks:
+            if not (0 <= t.a < M1 and 0 <= t.b < M1 and t.a != t.b):
+                raise chk.ConfigError(f"tasks must be pairs of distinct pattern indices in [0, {M1}) (got {t})")
+        self.l = chk.positive_int("l", l)
+        self.alpha = chk.probability("alpha", alpha, open_interval=False)
+        if self.alpha == 0:
+            raise chk.ConfigError("alpha must be in (0, 1]")
+        if self.alpha < 1 and M1 < 3:
+            raise chk.ConfigError("alpha < 1 needs at least 3 relevant patterns (other patterns carry mass 1 - alpha)")
+        self.q = torch.as_tensor(q, dtype=torch.float64)
+        self.tau = chk.positive("tau", tau, allow_zero=True)
+        lo, hi = lambda_range
+        if not (0 < lo <= hi):
+            raise chk.ConfigError(f"lambda_range must satisfy 0 < low <= high (got {lambda_range})")
+        self.lambda_range = (float(lo), float(hi))
+        self.kappa_max = chk.positive("kappa_max", kappa_max, allow_zero=True)
+        self.noise_in_span = bool(noise_in_span)
+
+    @property
+    def M1(self) -> int:
+        return self.mu.shape[0]
+
+    def _inputs(self, pat: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+        shape = pat.shape
+        lo, hi = self.lambda_range
+        lam = lo + (hi - lo) * torch.rand(shape, generator=g, dtype=torch.float64)
+        kap = self.kappa_max * (2 * torch.rand(shape, generator=g, dtype=torch.float64) - 1)
+        irr = torch.randint(0, self.nu.shape[0], shape, generator=g)
+        x = lam[..., None] * self.mu[pat] + kap[..., None] * self.nu[irr]
+        if self.tau > 0:
+            if self.noise_in_span:
+                z = torch.randn(*shape, self.M1, generator=g, dtype=torch.float64) @ self.mu
+                x = x + self.tau * z / z.norm(dim=-1, keepdim=True)
+            else:
+                z = torch.randn(*shape, self.mu.shape[1], generator=g, dtype=torch.float64)
+                r = self.tau * torch.rand(*shape, 1, generator=g, dtype=torch.float64)
+                x = x + r * z / z.norm(dim=-1, keepdim=True)
+        return x
+
+    def sample(self, batch: int, generator: torch.Generator, dtype: torch.dtype = torch.float64) -> PromptBatch:
+        B = chk.positive_int("batch", batch)
+        g = chk.generator("generator", generator)
+        M1, l = self.M1, self.l
+        task_idx = torch.randint(0, len(self.tasks), (B,), generator=g)
+        a = torch.tensor([t.a for t in self.tasks])[task_idx]
+        b = torch.tensor([t.b for t in self.tasks])[task_idx]
+        # demonstration patterns: a or b w.p. alpha/2 each, another pattern uniformly w.p. 1 - alpha
+        u = torch.rand(B, l, generator=g, dtype=torch.float64)
+        other = torch.randint(0, M1 - 2, (B, l), generator=g) if M1 > 2 else torch.zeros(B, l, dtype=torch.long)
+        lo_ab, hi_ab = torch.minimum(a, b)[:, None], torch.maximum(a, b)[:, None]
+        other = other + (other >= lo_ab).long()
+        other = other + (other >= hi_ab).long()  # skip a and b: uniform over the remaining M1 - 2
+        pat = torch.where(u < self.alpha / 2, a[:, None], torch.where(u < self.alpha, b[:, None], other))
+        coin = torch.randint(0, 2, (B, l), generator=g) * 2 - 1
+        y = torch.where(pat == a[:, None], 1, torch.where(pat == b[:, None], -1, coin)).to(torch.float64)
+        qpos = torch.randint(0, 2, (B, 1), generator=g)
+        qpat = torch.where(qpos == 0, a[:, None], b[:, None])
+        yq = (1 - 2 * qpos).to(torch.float64)
+        x = self._inputs(pat, g)
+        xq = self._inputs(qpat, g)
+        out = PromptBatch(x=x, y=y, x_query=xq, y_query=yq, ids=pat, query_ids=qpat, K=M1,
+                          label_embedding=self.q, task_ids=task_idx)
+        return out.to(dtype=dtype)
+
+    def sample_runs(self, batch: int, generators: Sequence[torch.Generator], dtype=torch.float64) -> PromptBatch:
+        return PromptBatch.stack([self.sample(batch, g, dtype) for g in generators])

@@ -1,0 +1,145 @@
+"""Chapter 1 (the common setup): Q-only softmax attention on linear tasks with orthonormal
+features, against baselines, as the context length N grows."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .. import _checks as chk
+from .. import baselines, metrics
+from ..config import ScaledConfig, make_generator
+from ..data import LinearTask, PromptBatch, PromptSampler, standard_basis
+from ..models import KernelAttention, QOnlyAttention
+from ..train import mse_loss, train
+
+
+@dataclass(frozen=True)
+class ContextLengthConfig(ScaledConfig):
+    """Train Q-only attention (Q = 0 at start, full-batch GD on fresh prompts) for each N.
+
+    The convergence paper gives no learning rate; eta = 30 is our choice: GD on this loss is slow
+    at small eta because the gradient carries the factor p_k / N-scale attention products.
+    """
+
+    d: int = 16
+    K: int = 4
+    N_values: tuple = (2, 4, 8, 16, 32, 64)
+    seeds: int = 5
+    steps: int = 400
+    lr: float = 30.0
+    batch: int = 256
+    test_prompts: int = 4000
+    linear_fit_prompts: int = 40_000  # the linear-attention optimum has d^2 coefficients: fit on many prompts
+    nw_bandwidths: tuple = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
+    test_seed: int = 10_000
+    CI = dict(N_values=(2, 4, 8, 16, 32), seeds=3, steps=250, batch=128, test_prompts=2000, linear_fit_prompts=20_000)
+
+    def validate(self):
+        chk.positive_int("d", self.d)
+        chk.positive_int("K", self.K)
+        if self.K > self.d:
+            raise chk.ConfigError(f"K must be <= d for orthonormal features (got K={self.K}, d={self.d})")
+        for N in self.N_values:
+            chk.positive_int("N", N)
+        chk.positive_int("seeds", self.seeds)
+        chk.positive_int("steps", self.steps)
+        chk.positive("lr", self.lr)
+        chk.positive_int("batch", self.batch)
+        chk.positive_int("test_prompts", self.test_prompts)
+        chk.positive_int("linear_fit_prompts", self.linear_fit_prompts)
+
+
+@dataclass
+class ContextLengthResult:
+    config: ContextLengthConfig
+    N: list
+    trained_loss: torch.Tensor  # (len(N), R) test loss of the trained attention
+    train_curves: list  # per N: (steps, R) training loss
+    own_attention: torch.Tensor  # (len(N), R) mean Attn_k over queries whose feature is in context
+    uniform_loss: torch.Tensor  # (len(N),) Q = 0: the average of the context labels
+    bayes_loss: torch.Tensor  # (len(N),) feature-matching posterior mean (= min-norm least squares)
+    least_squares_loss: torch.Tensor  # (len(N),)
+    knn1_loss: torch.Tensor  # (len(N),)
+    nw_loss: torch.Tensor  # (len(N),) Nadaraya-Watson at the best bandwidth of the grid
+    linear_attention_loss: torch.Tensor  # (len(N),) closed-form linear-attention optimum (test loss)
+    linear_attention_se: torch.Tensor  # (len(N),) standard error of that test loss (over test prompts)
+    lower_bound: torch.Tensor  # (len(N),) the convergence paper's L^low for attention
+    models: list  # per N: the trained QOnlyAttention (R runs)
+    seconds: float
+
+
+def attention_lower_bound(p: torch.Tensor, N: int) -> float:
+    """L^low = 1/2 (1 + 1/(K-1)) sum_k p_k P(|V_k| = 0) (convergence paper, eqs. 8-9): the loss any
+    softmax attention must pay on prompts whose query feature is absent from the context."""
+    K = p.numel()
+    return float(0.5 * K / (K - 1) * (p * (1 - p) ** N).sum())
+
+
+def _half_mse(pred, target):
+    return float(0.5 * ((pred - target) ** 2).mean())
+
+
+def run_context_length(cfg: ContextLengthConfig, device=None) -> ContextLengthResult:
+    import time
+
+    t0 = time.perf_counter()
+    V = standard_basis(cfg.K, cfg.d)
+    p = torch.full((cfg.K,), 1.0 / cfg.K, dtype=torch.float64)
+    seeds = list(range(cfg.seeds))
+    rows = {k: [] for k in ("trained", "own", "uniform", "bayes", "ls", "knn", "nw", "lin", "lin_se", "low")}
+    curves, models = [], []
+    for N in cfg.N_values:
+        sampler = PromptSampler.from_features(V, LinearTask(cfg.d), N=N, p=p)
+        test = sampler.sample(cfg.test_prompts, make_generator(cfg.test_seed + N))
+        model = QOnlyAttention(cfg.d, seeds=seeds)
+        hist = train(model, sampler, steps=cfg.steps, optimizer="gd", lr=cfg.lr, batch_size=cfg.batch,
+                     device=device)
+        model = model.to("cpu", torch.float64)
+        out = model(test)
+        rows["trained"].append(mse_loss(out, test).detach())
+        mass = metrics.attention_by_feature(out.attn, test.ids, cfg.K)  # (R, B, 1, K)
+        own = torch.gather(mass, -1, test.query_ids.unsqueeze(0).unsqueeze(-1).expand(mass.shape[0], -1, -1, 1))[..., 0]
+        present = (test.counts.gather(-1, test.query_ids) > 0)  # (B, 1)
+        rows["own"].append((own * present).sum(dim=(1, 2)) / present.sum())
+        x, y, xq, yq = test.x, test.y, test.x_query, test.y_query
+        rows["uniform"].append(_half_mse(baselines.context_average(x, y, xq), yq))
+        rows["bayes"].append(_half_mse(baselines.bayes_linear_feature_predictor(test), yq))
+        rows["ls"].append(_half_mse(baselines.least_squares(x, y, xq), yq))
+        rows["knn"].append(_half_mse(baselines.knn(x, y, xq, 1), yq))
+        rows["nw"].append(min(_half_mse(baselines.nadaraya_watson(x, y, xq, h), yq) for h in cfg.nw_bandwidths))
+        fit = sampler.sample(cfg.linear_fit_prompts, make_generator(cfg.test_seed + 7919 + N))
+        M_lin, _ = baselines.linear_attention_optimum(fit)
+        lin = KernelAttention(cfg.d, runs=1, activation="linear", tied=False).to(dtype=torch.float64)
+        with torch.no_grad():
+            lin.M_K.copy_(torch.eye(cfg.d, dtype=torch.float64)[None])
+            lin.M_Q.copy_(M_lin[None])
+        with torch.no_grad():
+            per_prompt = 0.5 * (lin(test).pred[0] - test.y_query) ** 2  # (B, 1)
+        rows["lin"].append(float(per_prompt.mean()))
+        rows["lin_se"].append(float(per_prompt.std() / per_prompt.numel() ** 0.5))
+        rows["low"].append(attention_lower_bound(p, N))
+        curves.append(hist.loss)
+        models.append(model)
+    t = lambda k: torch.as_tensor(rows[k], dtype=torch.float64)  # noqa: E731
+    return ContextLengthResult(
+        config=cfg, N=list(cfg.N_values), trained_loss=torch.stack(rows["trained"]), train_curves=curves,
+        own_attention=torch.stack(rows["own"]).detach(), uniform_loss=t("uniform"), bayes_loss=t("bayes"),
+        least_squares_loss=t("ls"), knn1_loss=t("knn"), nw_loss=t("nw"), linear_attention_loss=t("lin"), linear_attention_se=t("lin_se"),
+        lower_bound=t("low"), models=models, seconds=time.perf_counter() - t0)
+
+
+def q_only_gradient_closed_form(Q: torch.Tensor, batch: PromptBatch) -> torch.Tensor:
+    """Closed-form gradient of 1/2 mean (y_hat - y_q)^2 for the Q-only model (one query):
+
+        grad_Q = mean_b (y_hat - y_q) sum_i a_i y_i (x_i - xbar) x_q^T,   xbar = sum_j a_j x_j,
+
+    from d a_i / d Q = a_i (x_i - xbar) x_q^T (softmax derivative of the logits x_i^T Q x_q)."""
+    if batch.has_runs or batch.num_queries != 1:
+        raise chk.ConfigError("batch must have no run dimension and one query per prompt")
+    x, y, xq, yq = batch.x, batch.y, batch.x_query[:, 0], batch.y_query[:, 0]
+    a = torch.softmax(torch.einsum("bnd,de,be->bn", x, Q, xq), dim=-1)
+    yhat = (a * y).sum(-1)
+    xbar = torch.einsum("bn,bnd->bd", a, x)
+    inner = torch.einsum("bn,bnd->bd", a * y, x) - yhat[:, None] * xbar  # sum_i a_i y_i (x_i - xbar)
+    return torch.einsum("b,bd,be->de", yhat - yq, inner, xq) / x.shape[0]

@@ -1,0 +1,98 @@
+"""Measurements on trained models and their attention.
+
+Shapes follow the models: attention ``attn`` is (R, B, m, N) (runs, prompts, queries,
+demonstrations); feature ids are (R?, B, N) for demonstrations and (R?, B, m) for queries.
+"""
+from __future__ import annotations
+
+import torch
+
+from . import _checks as chk
+
+
+def _one_hot(ids: torch.Tensor, K: int, dtype) -> torch.Tensor:
+    return torch.nn.functional.one_hot(ids, K).to(dtype)
+
+
+def attention_by_feature(attn: torch.Tensor, ids: torch.Tensor, K: int) -> torch.Tensor:
+    """Attention mass on each feature, Attn_k = sum_{i: x_i = v_k} a_i: (R, B, m, K)."""
+    K = chk.positive_int("K", K)
+    return attn @ _one_hot(ids, K, attn.dtype)
+
+
+def feature_attention_map(attn: torch.Tensor, ids: torch.Tensor, query_ids: torch.Tensor, K: int) -> torch.Tensor:
+    """(R, K, K) map: entry [k, j] is the mean attention mass that queries of feature k put on
+    demonstrations of feature j (rows sum to one for softmax attention). NaN for a query feature
+    absent from the batch."""
+    mass = attention_by_feature(attn, ids, K)  # (R, B, m, K)
+    qh = _one_hot(query_ids, K, attn.dtype)  # (R?, B, m, K)
+    if qh.ndim == 3:
+        qh = qh.unsqueeze(0)
+    tot = torch.einsum("rbmk,rbmj->rkj", qh.expand(mass.shape[0], *qh.shape[1:]), mass)
+    n = qh.sum(dim=(1, 2))  # (R?, K)
+    return tot / n.unsqueeze(-1).expand(mass.shape[0], K, 1)
+
+
+def own_feature_attention(attn: torch.Tensor, ids: torch.Tensor, query_ids: torch.Tensor, K: int) -> torch.Tensor:
+    """(R, K): mean attention mass a query of feature k puts on demonstrations of its own feature."""
+    return torch.diagonal(feature_attention_map(attn, ids, query_ids, K), dim1=-2, dim2=-1)
+
+
+def per_feature_loss(pred: torch.Tensor, target: torch.Tensor, query_ids: torch.Tensor, K: int) -> torch.Tensor:
+    """(R, K): 1/2 mean squared error over queries of feature k (the papers' L_k). NaN if absent."""
+    if target.ndim == pred.ndim - 1:
+        target = target.unsqueeze(0)
+    err = 0.5 * (pred - target) ** 2  # (R, B, m)
+    qh = _one_hot(query_ids, K, pred.dtype)
+    if qh.ndim == 3:
+        qh = qh.unsqueeze(0)
+    s = torch.einsum("rbm,rbmk->rk", err, qh.expand(err.shape[0], *qh.shape[1:]))
+    n = qh.sum(dim=(1, 2)).expand(err.shape[0], K)
+    return s / n
+
+
+def feature_space_weights(M: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+    """S = V M V^T with the features as rows of V (K, d): S[n, k] = v_n^T M v_k, key feature n,
+    query feature k (convergence paper: S_kk = A_k, S_nk = B_{k,n}).  M: (..., d, d) -> (..., K, K)."""
+    V = features.to(M.dtype)
+    return V @ M @ V.T
+
+
+def spectral_norm(M: torch.Tensor) -> torch.Tensor:
+    """Largest singular value ||M||_2 of each matrix in (..., d, d)."""
+    return torch.linalg.matrix_norm(M, ord=2)
+
+
+def subspace_alignment(M: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """rho(M, B) = ||B_perp^T M B_perp||_2 / sigma_min(B^T M B) (window spec, Fig. 9 [R]):
+    the size of M on the irrelevant subspace relative to its weakest relevant direction; it tends
+    to 0 iff M approaches a multiple of the projection onto col(B).  M: (..., d, d), B: (d, k)."""
+    from .data.inputs import orthogonal_complement
+
+    B = B.to(M.dtype)
+    Bp = orthogonal_complement(B.to(torch.float64)).to(M.dtype)
+    inner = B.T @ M @ B
+    smin = torch.linalg.svdvals(inner)[..., -1]
+    if Bp.shape[1] == 0:
+        return torch.zeros_like(smin)
+    outer = torch.linalg.matrix_norm(Bp.T @ M @ Bp, ord=2)
+    return outer / smin
+
+
+def projection_energy(M: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """||P_B M P_B||_F / ||M||_F in [0, 1], P_B = B B^T: the share of M inside col(B) (a bounded
+    companion of :func:`subspace_alignment`)."""
+    P = (B @ B.T).to(M.dtype)
+    return torch.linalg.matrix_norm(P @ M @ P) / torch.linalg.matrix_norm(M)
+
+
+def accuracy(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """(R,) fraction of queries with sign(pred) == target (targets in {-1, +1})."""
+    if target.ndim == pred.ndim - 1:
+        target = target.unsqueeze(0)
+    return (torch.sign(pred) == target).to(pred.dtype).mean(dim=(-2, -1))
+
+
+def mean_std(values: torch.Tensor, dim: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean and (population) standard deviation across runs, for mean +- std bands."""
+    return values.mean(dim), values.std(dim, unbiased=False)

@@ -1,0 +1,293 @@
+"""One trainer for every experiment: GD, SGD and Adam over R independent runs at once.
+
+Every model parameter has a leading run dimension R.  One optimisation step updates all runs:
+the loss is the **sum** of the per-run losses, so each run's gradient is exactly its own (runs
+share no parameters), and the update rules are elementwise with a per-run learning rate.  Run r
+of a batched training therefore equals training run r alone (tested in float64).
+
+Data comes either as a fixed :class:`~icl_lab.data.PromptBatch` (full-batch GD, or mini-batches
+reshuffled every epoch with a per-run generator), or as a sampler with
+``sample_runs(batch, generators)`` (fresh prompts every step, one generator per run).
+
+Example::
+
+    model = QOnlyAttention(d=16, runs=5)
+    hist = train(model, sampler, steps=500, optimizer="gd", lr=[0.1, 0.2, 0.4, 0.8, 1.6],
+                 batch_size=256, seeds=range(5), record={"Q": lambda m, s: m.Q.detach().clone()})
+    hist.loss        # (steps, R) training loss
+    hist["Q"]        # (n_records, R, d, d) at hist.record_steps
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import torch
+
+from . import _checks as chk
+from .config import default_device, ensure_threads, make_generator
+from .data.prompts import PromptBatch
+from .models.attention import AttentionOutput, RunModule
+
+OPTIMIZERS = ("gd", "sgd", "adam")
+
+
+# ----------------------------------------------------------------------------- losses
+def mse_loss(out: AttentionOutput, batch: PromptBatch) -> torch.Tensor:
+    """Per-run squared loss 1/2 E[(y_hat - y_query)^2] (the papers' 1/2 convention): (R,)."""
+    target = batch.y_query if batch.has_runs else batch.y_query.unsqueeze(0)
+    return 0.5 * ((out.pred - target) ** 2).mean(dim=(-2, -1))
+
+
+def hinge_loss(out: AttentionOutput, batch: PromptBatch) -> torch.Tensor:
+    """Per-run hinge loss E[max(0, 1 - y F)] (selectors paper): (R,)."""
+    target = batch.y_query if batch.has_runs else batch.y_query.unsqueeze(0)
+    return torch.clamp(1 - target * out.pred, min=0).mean(dim=(-2, -1))
+
+
+LOSSES = {"mse": mse_loss, "hinge": hinge_loss}
+
+
+def per_run_loss(model: RunModule, batch: PromptBatch, loss: str | Callable = "mse") -> torch.Tensor:
+    """Evaluate a model's per-run loss on a batch without tracking gradients: (R,)."""
+    fn = LOSSES[chk.one_of("loss", loss, LOSSES)] if isinstance(loss, str) else loss
+    with torch.no_grad():
+        return fn(model(batch), batch)
+
+
+# ----------------------------------------------------------------------------- optimisers
+class BatchedOptimizer:
+    """GD / SGD (with optional momentum) / Adam with a per-run learning rate (R,).
+
+    The update of each parameter entry depends only on that entry's gradient history, so runs stay
+    independent.  ``lr_decay`` multiplies the learning rate by that factor after every step
+    (the window paper's exponential decay 0.999).
+    """
+
+    def __init__(self, params: Sequence[torch.nn.Parameter], kind: str, lr: torch.Tensor, *,
+                 betas=(0.9, 0.999), eps: float = 1e-8, momentum: float = 0.0, lr_decay: float = 1.0,
+                 weight_decay: float = 0.0):
+        self.params = list(params)
+        self.kind = chk.one_of("optimizer", kind, OPTIMIZERS)
+        self.lr = lr
+        self.betas = betas
+        self.eps = eps
+        self.momentum = momentum
+        self.lr_decay = lr_decay
+        self.weight_decay = weight_decay
+        self.t = 0
+        self.state = [dict() for _ in self.params]
+
+    @torch.no_grad()
+    def step(self):
+        self.t += 1
+        for p, st in zip(self.params, self.state):
+            if p.grad is None:
+                continue
+            g = p.grad
+            if self.weight_decay:
+                g = g + self.weight_decay * p
+            lr = self.lr * self.lr_decay ** (self.t - 1)
+            lr = lr.to(p.dtype).reshape(-1, *([1] * (p.ndim - 1)))
+            if self.kind in ("gd", "sgd"):
+                if self.momentum:
+                    buf = st.get("m")
+                    buf = g.clone() if buf is None else buf.mul_(self.momentum).add_(g)
+                    st["m"] = buf
+                    g = buf
+                p.sub_(lr * g)
+            else:
+                b1, b2 = self.betas
+                m = st.setdefault("m", torch.zeros_like(p))
+                v = st.setdefault("v", torch.zeros_like(p))
+                m.mul_(b1).add_(g, alpha=1 - b1)
+                v.mul_(b2).addcmul_(g, g, value=1 - b2)
+                mhat = m / (1 - b1**self.t)
+                vhat = v / (1 - b2**self.t)
+                p.sub_(lr * mhat / (vhat.sqrt() + self.eps))
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+
+# ----------------------------------------------------------------------------- history
+@dataclass
+class History:
+    """What a training run recorded.
+
+    ``loss`` (steps, R): training loss of each run at every step (before that step's update).
+    ``records[name]`` (n_records, R, ...): callback values at ``record_steps``.
+    """
+
+    loss: torch.Tensor
+    record_steps: list[int]
+    records: dict[str, torch.Tensor] = field(default_factory=dict)
+    seconds: float = 0.0
+    lr: torch.Tensor | None = None
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        return self.records[name]
+
+    @property
+    def steps(self) -> int:
+        return self.loss.shape[0]
+
+
+def _progress_enabled(progress, work: int) -> bool:
+    if progress is not None:
+        return bool(progress)
+    if os.environ.get("CI") or os.environ.get("ICL_LAB_PROGRESS") == "0":
+        return False
+    return work >= 200_000 and sys.stderr.isatty()
+
+
+def _record_schedule(steps: int, record_every: int | None, record_at) -> list[int]:
+    if record_at is not None:
+        at = sorted({int(s) for s in record_at})
+        if any(s < 0 or s > steps for s in at):
+            raise chk.ConfigError(f"record_at must lie in [0, steps={steps}] (got {at})")
+        return at
+    every = max(1, steps // 50) if record_every is None else chk.positive_int("record_every", record_every)
+    at = list(range(0, steps, every))
+    if at[-1] != steps:
+        at.append(steps)
+    return at
+
+
+# ----------------------------------------------------------------------------- trainer
+def train(model: RunModule, data, *, steps: int, optimizer: str = "adam", lr=1e-3,
+          loss: str | Callable = "mse", batch_size: int | None = None, seeds: Sequence[int] | None = None,
+          lr_decay: float = 1.0, betas=(0.9, 0.999), eps: float = 1e-8, momentum: float = 0.0,
+          weight_decay: float = 0.0, record: Mapping[str, Callable] | None = None,
+          record_every: int | None = None, record_at: Sequence[int] | None = None,
+          device=None, dtype: torch.dtype = torch.float32, progress: bool | None = None) -> History:
+    """Train the R runs of ``model`` in place and return a :class:`History`.
+
+    Parameters
+    ----------
+    model : a :class:`~icl_lab.models.RunModule` (every parameter has leading dimension R).
+    data : a fixed :class:`PromptBatch` ((B, ...) shared by all runs or (R, B, ...)), or a sampler
+        with ``sample_runs(batch, generators)`` drawing fresh prompts every step.
+    steps : number of optimisation steps (for a fixed set with mini-batches, steps, not epochs).
+    optimizer : ``'gd'`` (full batch), ``'sgd'`` (mini-batches, optional momentum) or ``'adam'``.
+    lr : a positive number or a sequence of R numbers (per-run learning rates).
+    loss : ``'mse'`` (1/2 squared error), ``'hinge'``, or ``fn(output, batch) -> (R,)``.
+    batch_size : prompts per step (required with a sampler; for a fixed set, default full batch).
+    seeds : per-run seeds of the data streams (fresh prompts, mini-batch shuffling); default
+        ``model.seeds``.  Seeds are the only source of randomness.
+    lr_decay : learning-rate factor per step (1 = constant).
+    record : ``{name: fn(model, step) -> tensor (R, ...)}`` evaluated without gradients at
+        ``record_steps`` (every ``record_every`` steps, default steps // 50, plus the last; or at
+        ``record_at``).  Values are moved to the CPU.
+    device : default :func:`~icl_lab.config.default_device`; dtype : float32 unless float64 is
+        needed for identity checks.
+    progress : show a tqdm bar (default: only for long runs in an interactive terminal, never in CI).
+    """
+    # ---- validate everything before any computation
+    if not isinstance(model, RunModule):
+        raise chk.ConfigError(f"model must be an icl_lab RunModule (got {type(model).__name__})")
+    R = model.runs
+    steps = chk.positive_int("steps", steps)
+    chk.one_of("optimizer", optimizer, OPTIMIZERS)
+    lr_t = chk.positive_values("lr", lr)
+    if lr_t.ndim == 0:
+        lr_t = lr_t.expand(R).clone()
+    elif lr_t.numel() != R:
+        raise chk.ConfigError(f"lr must be a number or have one entry per run (R={R}); got {lr_t.numel()}")
+    lr_decay = chk.positive("lr_decay", lr_decay)
+    if lr_decay > 1:
+        raise chk.ConfigError(f"lr_decay must be in (0, 1] (got {lr_decay})")
+    loss_fn = LOSSES[chk.one_of("loss", loss, LOSSES)] if isinstance(loss, str) else loss
+    fixed = isinstance(data, PromptBatch)
+    if not fixed and not hasattr(data, "sample_runs"):
+        raise chk.ConfigError("data must be a PromptBatch or a sampler with sample_runs(batch, generators)")
+    if fixed:
+        if data.has_runs and data.num_runs != R:
+            raise chk.ConfigError(f"data has {data.num_runs} runs, model has R={R}")
+        n_prompts = data.batch_size
+        if batch_size is not None:
+            batch_size = chk.positive_int("batch_size", batch_size)
+            if batch_size > n_prompts:
+                raise chk.ConfigError(f"batch_size={batch_size} exceeds the {n_prompts} prompts in data")
+        if optimizer == "gd" and batch_size not in (None, n_prompts):
+            raise chk.ConfigError("optimizer='gd' is full-batch; use 'sgd' or 'adam' with batch_size")
+    else:
+        if batch_size is None:
+            raise chk.ConfigError("batch_size is required when data is a sampler (fresh prompts per step)")
+        batch_size = chk.positive_int("batch_size", batch_size)
+    seeds = list(model.seeds if seeds is None else seeds)
+    if len(seeds) != R:
+        raise chk.ConfigError(f"seeds must have one entry per run (R={R}); got {len(seeds)}")
+    schedule = _record_schedule(steps, record_every, record_at)
+    record = dict(record or {})
+    for name, fn in record.items():
+        if not callable(fn):
+            raise chk.ConfigError(f"record[{name!r}] must be callable fn(model, step)")
+
+    # ---- set up
+    ensure_threads()
+    dev = default_device(device)
+    model.to(device=dev, dtype=dtype)
+    gens = [make_generator(int(s)) for s in seeds]
+    if fixed:
+        data_dev = data.to(dev, dtype)
+    opt = BatchedOptimizer([p for p in model.parameters() if p.requires_grad], optimizer, lr_t.to(dev),
+                           betas=betas, eps=eps, momentum=momentum, lr_decay=lr_decay, weight_decay=weight_decay)
+    losses = torch.empty(steps, R, dtype=torch.float64)
+    recs: dict[str, list] = {k: [] for k in record}
+    perm = None
+    pos = 0
+
+    def next_batch() -> PromptBatch:
+        nonlocal perm, pos
+        if not fixed:
+            return data.sample_runs(batch_size, gens).to(dev, dtype)
+        if batch_size is None or batch_size == n_prompts:
+            return data_dev
+        if perm is None or pos + batch_size > n_prompts:
+            perm = torch.stack([torch.randperm(n_prompts, generator=g) for g in gens]).to(dev)
+            pos = 0
+        idx = perm[:, pos : pos + batch_size]
+        pos += batch_size
+        ridx = torch.arange(R, device=dev)[:, None]
+        def take(t):
+            return t[ridx, idx] if data_dev.has_runs else t[idx]
+        return data_dev._map(take)
+
+    def do_record(step):
+        with torch.no_grad():
+            for k, fn in record.items():
+                v = fn(model, step)
+                recs[k].append(v.detach().to("cpu") if isinstance(v, torch.Tensor) else torch.as_tensor(v))
+
+    bar = None
+    if _progress_enabled(progress, steps * R):
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=steps, desc=f"train {R} runs", leave=False)
+    t0 = time.perf_counter()
+    rec_set = set(schedule)
+    for step in range(steps):
+        if step in rec_set:
+            do_record(step)
+        batch = next_batch()
+        opt.zero_grad()
+        per_run = loss_fn(model(batch), batch)
+        if per_run.shape != (R,):
+            raise chk.ConfigError(f"loss must return one value per run, shape ({R},); got {tuple(per_run.shape)}")
+        per_run.sum().backward()
+        opt.step()
+        losses[step] = per_run.detach().to("cpu", torch.float64)
+        if bar is not None:
+            bar.update(1)
+    if steps in rec_set:
+        do_record(steps)
+    if bar is not None:
+        bar.close()
+    seconds = time.perf_counter() - t0
+    out = {k: torch.stack(v) for k, v in recs.items()}
+    return History(loss=losses, record_steps=schedule, records=out, seconds=seconds, lr=lr_t)
