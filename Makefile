@@ -9,7 +9,7 @@ JB     := $(BIN)/jupyter-book
 # the notebooks' execution cache is keyed on their code only: clear it when the library changes
 LIBHASH = $(shell cat $(sort $(wildcard icl_lab/*.py icl_lab/*/*.py)) requirements.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit book-ci sync check-notebooks clean install
+.PHONY: book test unit book-ci sync check-notebooks clean install bench
 
 install: $(STAMP)
 
@@ -51,3 +51,7 @@ check-notebooks: $(STAMP)
 
 clean:
 	rm -rf _build
+
+# benchmark: batched trainer vs the naive per-run loop (reports, never fails)
+bench: $(STAMP)
+	$(BIN)/python benchmarks/trainer.py

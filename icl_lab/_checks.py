@@ -8,6 +8,7 @@ inside a matrix product.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Iterable, Sequence
 
 import torch
@@ -18,7 +19,8 @@ class ConfigError(ValueError):
 
 
 def positive_int(name: str, value, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int,)) and not (
+    # numbers.Integral: also numpy integers (e.g. from np.arange sweeps), not only Python ints
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) and not (
         isinstance(value, float) and value.is_integer()
     ):
         raise ConfigError(f"{name} must be an integer >= {minimum} (got {value!r})")

@@ -92,3 +92,16 @@ def orthonormal_patterns(count: int, d: int, norm: float = 1.0, generator: torch
     if generator is None:
         return standard_basis(count, d, norm)
     return random_orthonormal(count, d, generator, norm)
+
+
+def relevant_irrelevant_patterns(M1: int, M2: int, d_x: int, beta: float = 1.0,
+                                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The selectors paper's patterns: M1 relevant (mu) and M2 irrelevant (nu), all mutually
+    orthogonal with norm beta, in R^{d_x} (needs d_x >= M1 + M2).  Returns (mu (M1, d_x), nu (M2, d_x))."""
+    M1 = chk.positive_int("M1", M1, minimum=2)
+    M2 = chk.positive_int("M2", M2)
+    d_x = chk.positive_int("d_x", d_x)
+    if M1 + M2 > d_x:
+        raise chk.ConfigError(f"d_x must be >= M1 + M2 = {M1 + M2} for orthogonal patterns (got d_x={d_x})")
+    basis = orthonormal_patterns(M1 + M2, d_x, chk.positive("beta", beta), generator)
+    return basis[:M1], basis[M1:]

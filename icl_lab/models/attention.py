@@ -67,6 +67,25 @@ def attend(scores: torch.Tensor, values: torch.Tensor, activation: str = "softma
     return out, weights
 
 
+def run_linear(h: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+    """Apply per-run matrices W (R, i, o) to inputs h (B, T, i), (1, B, T, i) or (R, B, T, i).
+
+    Returns (R, B, T, o).  For inputs shared by all runs this is one GEMM, (B*T, i) @ (i, R*o),
+    instead of a broadcast batched matmul that would first copy h R times (measured 9x faster
+    forward+backward for R = 30 runs of the Q-only model).
+    """
+    if h.ndim == 3 or (h.shape[0] == 1 and W.shape[0] != 1):
+        return torch.einsum("bti,rio->rbto", h if h.ndim == 3 else h[0], W)
+    return torch.einsum("rbti,rio->rbto", h, W)
+
+
+def _shared(t: torch.Tensor, ndim: int) -> torch.Tensor | None:
+    """``t`` without its run dimension if it has none or a singleton one, else None."""
+    if t.ndim == ndim - 1:
+        return t
+    return t[0] if t.shape[0] == 1 else None
+
+
 class RunModule(nn.Module):
     """Base class of models with a leading run dimension on every trainable parameter.
 
@@ -165,10 +184,11 @@ class BilinearAttention(RunModule):
 
     def scores(self, x: torch.Tensor, x_query: torch.Tensor) -> torch.Tensor:
         """(R, B, m, N) logits x_i^T M x_q for inputs x (R?, B, N, d) and queries (R?, B, m, d)."""
-        x = self._with_runs(x, 4)
-        xq = self._with_runs(x_query, 4)
-        M = self.M.unsqueeze(1)  # (R, 1, d, d)
-        return (xq @ M.transpose(-1, -2)) @ x.transpose(-1, -2)  # (x_q^T M^T) x_i = x_i^T M x_q
+        u = run_linear(x_query, self.M.transpose(-1, -2))  # (R, B, m, d): M x_q
+        xs = _shared(x, 4)
+        if xs is not None:
+            return torch.einsum("rbmd,bnd->rbmn", u, xs)
+        return torch.einsum("rbmd,rbnd->rbmn", u, x)
 
     def forward(self, batch: PromptBatch) -> AttentionOutput:
         if batch.d != self.d:
@@ -176,10 +196,9 @@ class BilinearAttention(RunModule):
         s = self.scores(batch.x, batch.x_query)
         self_score = None
         if self.query_as_key:
-            xq = self._with_runs(batch.x_query, 4)
-            self_score = ((xq @ self.M.unsqueeze(1).transpose(-1, -2)) * xq).sum(-1)
-        y = self._with_runs(batch.y, 3)  # (R?, B, N)
-        pred, w = attend(s, y, self.activation, self_score)
+            u = run_linear(batch.x_query, self.M.transpose(-1, -2))
+            self_score = (u * self._with_runs(batch.x_query, 4)).sum(-1)
+        pred, w = attend(s, self._with_runs(batch.y, 3), self.activation, self_score)
         return AttentionOutput(pred=pred, attn=w)
 
 

@@ -21,7 +21,7 @@ from torch import nn
 
 from .. import _checks as chk
 from ..data.prompts import PromptBatch
-from .attention import AttentionOutput, RunModule, attend
+from .attention import AttentionOutput, RunModule, attend, run_linear
 
 
 class AttentionMLP(RunModule):
@@ -67,20 +67,20 @@ class AttentionMLP(RunModule):
             raise chk.ConfigError(f"prompt tokens have width {tokens.shape[-1]}, model expects d_x + d_y = {self.d_x + self.d_y}")
         N = batch.N
         ctx, qry = tokens[..., :N, :], tokens[..., N:, :]
-        WQ, WK, WV = (w.unsqueeze(1) for w in (self.W_Q, self.W_K, self.W_V))  # (R, 1, ., D)
-        keys = ctx @ WK.transpose(-1, -2)  # (R, B, l, m_a)
-        queries = qry @ WQ.transpose(-1, -2)  # (R, B, m, m_a)
-        values = ctx @ WV.transpose(-1, -2)  # (R, B, l, m_b)
+        WQ, WK, WV = (w.transpose(-1, -2) for w in (self.W_Q, self.W_K, self.W_V))  # (R, D, .)
+        keys = run_linear(ctx, WK)  # (R, B, l, m_a)
+        queries = run_linear(qry, WQ)  # (R, B, m, m_a)
+        values = run_linear(ctx, WV)  # (R, B, l, m_b)
         scores = queries @ keys.transpose(-1, -2)  # (R, B, m, l)
-        self_score = None
         if self.include_query_in_attention:
-            self_score = (queries * (qry @ WK.transpose(-1, -2))).sum(-1)
-        sa, weights = attend(scores, values, "softmax", None)
-        if self_score is not None:
-            full = torch.softmax(torch.cat([scores, self_score.unsqueeze(-1)], -1), -1)
+            # the appendix's variant: the query token is also a key (with its own value W_V p_q)
+            self_score = (queries * run_linear(qry, WK)).sum(-1, keepdim=True)
+            full = torch.softmax(torch.cat([scores, self_score], -1), -1)
             weights = full[..., :-1]
-            sa = weights @ values + full[..., -1:] * (qry @ WV.transpose(-1, -2))
-        h = sa @ self.W_O.unsqueeze(1).transpose(-1, -2)  # (R, B, m, m_neurons)
+            sa = weights @ values + full[..., -1:] * run_linear(qry, WV)
+        else:
+            sa, weights = attend(scores, values, "softmax")
+        h = torch.einsum("rbmj,rij->rbmi", sa, self.W_O)  # (R, B, m, neurons): W_O sa
         F = torch.relu(h) @ self.a[:, None, :, None]
         return AttentionOutput(pred=F.squeeze(-1), attn=weights, extras={"sa": sa, "h": h})
 
@@ -131,7 +131,7 @@ class OneBlockTransformer(RunModule):
             self.register_parameter(f"{ln}_bias", nn.Parameter(torch.zeros(self.runs, w, dtype=torch.float64)))
 
     def _linear(self, h, W, b):
-        return h @ W.unsqueeze(1) + b[:, None, None, :]
+        return run_linear(h, W) + b[:, None, None, :]
 
     def forward(self, batch: PromptBatch) -> AttentionOutput:
         tokens = self._with_runs(batch.embedding(), 4)

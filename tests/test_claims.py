@@ -1,0 +1,104 @@
+"""The claims ledger."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from icl_lab import ConfigError, Ledger
+from icl_lab.claims import Claim, load_all
+
+
+def test_check_sets_status_from_passed():
+    led = Ledger("convergence")
+    c1 = led.claim("C1", "Thm 3.1", "two phases").check(measured=1.234567, how="phase times", passed=True)
+    c2 = led.claim("C2", "Thm 3.2", "four phases").check(measured="x", how="h", passed=True, caveat="K <= 8 only")
+    c3 = led.claim("C3", "Fig. 2", "loss falls").check(measured=2, how="h", passed=False)
+    c4 = led.claim("C4", "Fig. 3", "a tensor outcome").check(measured=torch.tensor(0.5), how="h",
+                                                            passed=torch.tensor(True))
+    c5 = led.claim("C5", "Fig. 4", "caveat but failed").check(measured=0, how="h", passed=False, caveat="c")
+    assert c1.status == "reproduced" and c1.ok and c1.measured == "1.235" and c1.how == "phase times"
+    assert c2.status == "reproduced with caveat" and c2.ok and c2.caveat == "K <= 8 only"
+    assert c3.status == "not reproduced" and not c3.ok
+    assert c4.status == "reproduced" and c4.measured == "0.5"
+    assert c5.status == "not reproduced"
+    assert led.counts() == {"reproduced": 2, "reproduced with caveat": 1, "not reproduced": 2, "not checkable": 0}
+    with pytest.raises(ConfigError, match="how"):
+        led.claim("C6", "x", "y").check(measured=1, how="", passed=True)
+
+
+def test_not_checkable_requires_why():
+    led = Ledger("window")
+    with pytest.raises(ConfigError, match="why"):
+        led.not_checkable("N1", "Lemma C.3", "hidden constants", why="")
+    assert "N1" not in led.claims
+    c = led.not_checkable("N1", "Lemma C.3", "hidden constants", why="constants unspecified")
+    assert c.status == "not checkable" and c.how == "constants unspecified" and not c.ok
+
+
+def test_duplicate_ids_and_bad_paper_raise():
+    led = Ledger("selectors")
+    led.claim("S1", "Thm 1", "statement")
+    with pytest.raises(ConfigError, match="S1"):
+        led.claim("S1", "Thm 2", "another")
+    with pytest.raises(ConfigError, match="S1"):
+        led.not_checkable("S1", "Thm 2", "another", why="w")
+    with pytest.raises(ConfigError, match="paper"):
+        Ledger("no-such-paper")
+
+
+def test_export_refuses_pending_claims(tmp_path):
+    led = Ledger("nonlinear")
+    led.claim("L1", "Thm 1", "checked").check(measured=1, how="h", passed=True)
+    led.claim("L2", "Thm 2", "never checked")
+    assert led.pending() == ["L2"]
+    with pytest.raises(ConfigError, match="L2"):
+        led.export(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_export_is_atomic_and_load_all_reads_it_back(tmp_path):
+    led = Ledger("convergence")
+    led.claim("C1", "Thm 3.1", "a | pipe").check(measured=0.5, how="h1", passed=True)
+    led.not_checkable("C2", "Lemma C.3", "b", why="hidden constants")
+    other = Ledger("window")
+    other.claim("W1", "Fig. 3", "c").check(measured="m", how="h2", passed=False)
+    out = tmp_path / "claims"
+    p1 = led.export(out)
+    p2 = other.export(out)
+    assert p1 == out / "convergence.json" and p2 == out / "window.json"
+    assert sorted(f.name for f in out.iterdir()) == ["convergence.json", "window.json"]  # no temp files left
+    data = json.loads(p1.read_text())
+    assert data["paper"] == "convergence" and data["counts"]["not checkable"] == 1
+    loaded = load_all(out)
+    assert [c.id for c in loaded] == ["C1", "C2", "W1"]
+    assert loaded[0] == led["C1"] and loaded[2] == other["W1"]
+    assert all(isinstance(c, Claim) for c in loaded)
+    # re-export replaces the file in place
+    led["C1"].check(measured=0.7, how="h1", passed=False)
+    led.export(out)
+    assert sorted(f.name for f in out.iterdir()) == ["convergence.json", "window.json"]
+    assert load_all(out)[0].status == "not reproduced"
+
+
+def test_export_directory_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICL_LAB_CLAIMS_DIR", str(tmp_path / "env"))
+    led = Ledger("common")
+    led.claim("X", "s", "t").check(measured=1, how="h", passed=True)
+    assert led.export() == tmp_path / "env" / "common.json"
+    assert [c.id for c in load_all()] == ["X"]
+
+
+def test_to_markdown_has_one_row_per_claim():
+    led = Ledger("convergence")
+    led.claim("C1", "Thm 3.1", "with | a pipe\nand a newline").check(measured=1, how="h", passed=True)
+    led.claim("C2", "Thm 3.2", "b").check(measured=2, how="h", passed=True, caveat="small K")
+    led.not_checkable("C3", "Lemma", "c", why="w")
+    lines = led.to_markdown().splitlines()
+    assert len(lines) == 2 + 3  # header, separator, one row per claim
+    assert lines[2].startswith("| C1 |") and "\\|" in lines[2]
+    assert "reproduced with caveat (small K)" in lines[3]
+    assert "not checkable" in lines[4]
+    html = led._repr_html_()
+    assert html.count("<tr>") == 1 + 3
