@@ -42,9 +42,10 @@ test: $(STAMP)
 unit: $(STAMP)
 	ICL_LAB_SCALE=ci $(BIN)/python -m pytest tests -q
 
-# regenerate every .ipynb (without outputs) from its py:percent source
+# update every .ipynb from its py:percent source (--update keeps the cell ids), without outputs
 sync: $(STAMP)
-	$(BIN)/jupytext --quiet --to ipynb $$(find chapters -name '*.py' -not -path '*/.ipynb_checkpoints/*')
+	$(BIN)/jupytext --quiet --to ipynb --update $$(find chapters -name '*.py' -not -path '*/.ipynb_checkpoints/*')
+	$(BIN)/python tools/check_notebooks.py --strip
 
 check-notebooks: $(STAMP)
 	$(BIN)/python tools/check_notebooks.py

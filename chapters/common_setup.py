@@ -134,17 +134,26 @@ assert nw_gap < 1e-12
 # %% [markdown]
 # ## 3. The gradient of the Q-only model
 #
-# Take one prompt with loss $\ell = \tfrac12(\hat y - y_q)^2$ and logits $s_i = x_i^\top Q x_q$.
+# ```{prf:lemma} Gradient of the Q-only model
+# :label: lem-qonly-gradient
+#
+# For one prompt with loss $\ell = \tfrac12(\hat y - y_q)^2$, logits $s_i = x_i^\top Q x_q$ and
+# softmax weights $a_i$,
+#
+# $$
+# \nabla_Q \ell = (\hat y - y_q) \sum_{i=1}^N a_i\, y_i\, (x_i - \bar x)\, x_q^\top ,
+# \qquad \bar x = \sum_j a_j x_j .
+# $$
+# ```
+#
+# ```{prf:proof}
 # The softmax derivative gives $\partial a_i / \partial s_j = a_i(\delta_{ij} - a_j)$, and
 # $\partial s_j / \partial Q = x_j x_q^\top$, so
+# $\partial a_i / \partial Q = a_i\,(x_i - \bar x)\,x_q^\top$. The chain rule through
+# $\hat y = \sum_i a_i y_i$ finishes the proof.
+# ```
 #
-# $$
-# \frac{\partial a_i}{\partial Q} = a_i\,(x_i - \bar x)\,x_q^\top, \qquad \bar x = \sum_j a_j x_j,
-# \qquad\text{hence}\qquad
-# \nabla_Q \ell = (\hat y - y_q) \sum_{i=1}^N a_i\, y_i\, (x_i - \bar x)\, x_q^\top .
-# $$
-#
-# Two consequences carry through the convergence and nonlinear chapters. First, every term is an
+# Two consequences of {prf:ref}`lem-qonly-gradient` carry through the convergence and nonlinear chapters. First, every term is an
 # outer product $x_i x_q^\top$ of two tokens: when all tokens are features $v_k$, the gradient lies
 # in $\mathrm{span}\{v_n v_k^\top\}$, so gradient descent from $Q = 0$ never leaves it and only the
 # $K\times K$ block $S = V^\top Q V$ matters. Second, the gradient vanishes when
@@ -334,33 +343,47 @@ widgets.live(_live, alpha=ipywidgets.FloatSlider(value=1.0, min=0.0, max=8.0, st
 # %% [markdown]
 # ## Exercises
 #
-# **Exercise 1.** Show that for orthonormal features, noiseless linear labels and
-# $w \sim \mathcal N(0, I)$, the minimum-norm least-squares prediction equals the posterior mean of
-# $\langle w, x_q\rangle$, and compute its risk as a function of $N$ and $p$.
+# ````{exercise}
+# :label: ex-ls-bayes
 #
-# ```{admonition} Solution
+# Show that for orthonormal features, noiseless linear labels and $w \sim \mathcal N(0, I)$, the
+# minimum-norm least-squares prediction equals the posterior mean of $\langle w, x_q\rangle$, and
+# compute its risk as a function of $N$ and $p$.
+# ````
+#
+# ````{solution} ex-ls-bayes
 # :class: dropdown
+#
 # With $x_i \in \{v_k\}$, the design matrix has orthonormal rows up to repetition, so the
 # minimum-norm solution is $\hat w = \sum_{k \text{ seen}} \langle w, v_k\rangle v_k$: it recovers
 # the coordinates of $w$ along every observed feature and is zero elsewhere. The posterior of
 # $\langle w, v_k\rangle$ is a point mass at $y_i$ when $v_k$ is observed and $\mathcal N(0,1)$
 # otherwise, so the posterior mean is the same predictor. Its risk is
 # $\tfrac12\sum_k p_k(1-p_k)^N$ — smaller than attention's floor $L^{\rm low}$ by the factor
-# $(K-1)/K$, because attention must put its unit mass somewhere.
-# ```
+# $(K-1)/K$, because attention must put its unit mass somewhere. Claim S8 above checks the identity on
+# every held-out prompt.
+# ````
 #
-# **Exercise 2.** Why can no *linear* attention reach zero loss in this setting, however large $N$?
+# ````{exercise}
+# :label: ex-linear-rate
 #
-# ```{admonition} Solution
+# Why can no *linear* attention reach zero loss in this setting, however large $N$? Compute the loss
+# of the best $M = cI$.
+# ````
+#
+# ````{solution} ex-linear-rate
 # :class: dropdown
+#
 # With orthonormal features the prediction is $\sum_i y_i x_i^\top M x_q
 # = \sum_n |\mathcal V_n|\langle w, v_n\rangle\, v_n^\top M v_k$. To predict $\langle w, v_k\rangle$
 # for every $w$ it needs $|\mathcal V_k|\,v_k^\top M v_k = 1$ and the other terms zero — but
-# $|\mathcal V_k|$ is random (Binomial$(N, p_k)$), and $M$ cannot depend on it. The best constant
-# gives a loss of order $\tfrac12\,\mathrm{Var}(|\mathcal V_k|)/\mathbb E[|\mathcal V_k|^2]
-# \approx (1-p_k)/(2Np_k)$: it decays like $1/N$, never reaching zero at finite $N$, while softmax
-# attention normalises the count away.
-# ```
+# $c_k = |\mathcal V_k|$ is random (Binomial$(N, p_k)$), and $M$ cannot depend on it. With $M = cI$
+# the loss is $\tfrac12\mathbb E(c\,c_k - 1)^2$, minimised at $c = \mathbb E c_k / \mathbb E c_k^2$
+# with value $\tfrac12\big(1 - (\mathbb E c_k)^2/\mathbb E c_k^2\big)
+# = \tfrac12\,\frac{1-p_k}{Np_k + 1 - p_k}$: it decays like $1/N$, never reaching zero at finite
+# $N$, while softmax attention normalises the count away. The cell below checks this against the
+# closed-form optimum over all $M$ measured in the experiment.
+# ````
 #
 # We check the second answer's rate against the closed-form linear-attention optimum measured above.
 

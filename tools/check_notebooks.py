@@ -1,7 +1,8 @@
 """Check the Jupytext pairing of the chapters: every chapters/**/*.py has an .ipynb twin whose cells
 match it, and every committed .ipynb is stored without outputs.  Exit status 1 on any problem.
 
-Run: python tools/check_notebooks.py   (or `make check-notebooks`)
+Run: python tools/check_notebooks.py           (or `make check-notebooks`)
+     python tools/check_notebooks.py --strip   remove outputs from every chapters/**/*.ipynb
 """
 from __future__ import annotations
 
@@ -46,5 +47,20 @@ def main() -> int:
     return 1 if problems else 0
 
 
+def strip() -> int:
+    for ipynb in sorted((ROOT / "chapters").rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in ipynb.parts:
+            continue
+        nb = nbformat.read(ipynb, as_version=4)
+        changed = False
+        for c in nb.cells:
+            if c.cell_type == "code" and (c.outputs or c.execution_count):
+                c.outputs, c.execution_count, changed = [], None, True
+        if changed:
+            nbformat.write(nb, ipynb)
+            print(f"stripped outputs from {ipynb.relative_to(ROOT)}")
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(strip() if "--strip" in sys.argv[1:] else main())
