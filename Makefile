@@ -53,6 +53,8 @@ check-notebooks: $(STAMP)
 clean:
 	rm -rf _build
 
-# benchmark: batched trainer vs the naive per-run loop (reports, never fails)
+# benchmarks: batched trainer vs the naive per-run loop, and every notebook's wall time at both
+# scales; they report (benchmarks/out/*.json), they never fail
 bench: $(STAMP)
 	$(BIN)/python benchmarks/trainer.py
+	$(BIN)/python benchmarks/book.py

@@ -328,7 +328,7 @@ def draw_attention(alpha: float):
 
 widgets.static_slider(draw_attention, [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0], name="alpha", fmt="{:.1f}")
 
-# %%
+# %% tags=["remove-output"]
 import ipywidgets
 
 

@@ -87,12 +87,16 @@ def static_grid(draw: Callable, grid: dict[str, Sequence], dpi: int = 80) -> lis
     return [static_slider(lambda c: draw(**dict(zip(keys, c))), combos, ", ".join(keys), dpi=dpi)]
 
 
-def live(fn: Callable, **controls):
-    """``ipywidgets.interact(fn, **controls)`` when ipywidgets is importable; returns None otherwise.
+def live(fn: Callable, **controls) -> None:
+    """Display ``ipywidgets.interact(fn, **controls)`` when ipywidgets is importable.
 
-    Controls are ipywidgets (e.g. ``FloatSlider``) or ``(min, max, step)`` tuples."""
+    Controls are ipywidgets (e.g. ``FloatSlider``) or ``(min, max, step)`` tuples.  Returns None,
+    so the cell shows only the widget.  In the static book a kernel-free :func:`static_slider`
+    stands in for it (tag the cell ``remove-output`` to hide the inert widget there)."""
     try:
         import ipywidgets
     except ImportError:  # pragma: no cover
+        print("ipywidgets is not installed: no live controls")
         return None
-    return ipywidgets.interact(fn, **controls)
+    ipywidgets.interact(fn, **controls)
+    return None
