@@ -96,3 +96,18 @@ def accuracy(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 def mean_std(values: torch.Tensor, dim: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Mean and (population) standard deviation across runs, for mean +- std bands."""
     return values.mean(dim), values.std(dim, unbiased=False)
+
+
+def ema(values: torch.Tensor, rate: float = 0.01, dim: int = 0) -> torch.Tensor:
+    """Exponential moving average s_t = (1 - rate) s_{t-1} + rate v_t along ``dim``, s_0 = v_0
+    (the window paper smooths its test-error curves with rate 0.01)."""
+    if not 0 < rate <= 1:
+        raise chk.ConfigError(f"rate must lie in (0, 1] (got {rate})")
+    v = values.movedim(dim, 0)
+    out = torch.empty_like(v)
+    acc = v[0]
+    out[0] = acc
+    for t in range(1, v.shape[0]):
+        acc = (1 - rate) * acc + rate * v[t]
+        out[t] = acc
+    return out.movedim(0, dim)

@@ -3,7 +3,7 @@ from .features import (from_gram, gram, orthonormal_patterns, random_orthonormal
                        separated, standard_basis)
 from .inputs import (anisotropic_sphere, categorical, gaussian, low_rank_covariates, orthogonal_complement,
                      random_subspace, sphere, transformed_sphere)
-from .prompts import PairClassificationSampler, PromptBatch, PromptSampler
+from .prompts import PairClassificationSampler, PromptBatch, PromptSampler, StackedSampler
 from .tasks import (AffineTask, CosineFeatureTask, CosineTask, HillsTask, LinearTask, LowRankTask, PairTask,
                     QuadraticTask, TaskFamily, TwoReLUTask, cyclic_pair_tasks, estimate_lipschitz)
 

@@ -21,6 +21,11 @@ def categorical(p, shape, generator: torch.Generator) -> torch.Tensor:
     p = chk.probabilities("p", p)
     shape = _shape(shape)
     chk.generator("generator", generator)
+    return _categorical(p, shape, generator)
+
+
+def _categorical(p: torch.Tensor, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
+    """:func:`categorical` without validation (for samplers that validated p once)."""
     n = 1
     for s in shape:
         n *= s

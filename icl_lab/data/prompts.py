@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 import torch
 
 from .. import _checks as chk
-from .inputs import categorical
+from .inputs import _categorical
 from .tasks import PairTask, TaskFamily
 
 
@@ -187,9 +187,10 @@ class PromptSampler:
         m = self.num_queries
         ids = qids = None
         if self.features is not None:
-            ids = categorical(self.p, (B, self.N), generator)
-            qids = categorical(self.query_p, (B, m), generator)
+            ids = _categorical(self.p, (B, self.N), generator)
+            qids = _categorical(self.query_p, (B, m), generator)
             x, xq = self.features[ids], self.features[qids]
+            allx = torch.cat([x, xq], dim=1)
         else:
             allx = self.inputs((B, self.N + m), generator)
             if allx.shape != (B, self.N + m, self.task.d):
@@ -197,8 +198,8 @@ class PromptSampler:
             allx = allx.to(torch.float64)
             x, xq = allx[:, : self.N], allx[:, self.N :]
         params = self.task.sample(B, generator)
-        y = self.task.evaluate(params, x)
-        yq = self.task.evaluate(params, xq)
+        ally = self.task.evaluate(params, allx)  # one call for demonstrations and queries
+        y, yq = ally[:, : self.N], ally[:, self.N :]
         if self.sigma > 0:
             y = y + self.sigma * torch.randn(y.shape, generator=generator, dtype=torch.float64)
         out = PromptBatch(x=x, y=y, x_query=xq, y_query=yq, ids=ids, query_ids=qids, K=self.K)
@@ -301,3 +302,32 @@ class PairClassificationSampler:
 
     def sample_runs(self, batch: int, generators: Sequence[torch.Generator], dtype=torch.float64) -> PromptBatch:
         return PromptBatch.stack([self.sample(batch, g, dtype) for g in generators])
+
+
+class StackedSampler:
+    """One sampler per run, so runs of one batched training can differ in their data law
+    (e.g. 30 seeds x 6 Lipschitz constants trained as 180 runs at once).
+
+    ``sample_runs(batch, generators)`` draws run r's prompts from ``samplers[r]`` with
+    ``generators[r]``: run r sees exactly the data it would see trained alone on its sampler.
+    All samplers must produce prompts of the same shape (N, d, number of queries)."""
+
+    def __init__(self, samplers: Sequence):
+        self.samplers = list(samplers)
+        if not self.samplers:
+            raise chk.ConfigError("samplers must be non-empty")
+        for i, s in enumerate(self.samplers):
+            if not hasattr(s, "sample"):
+                raise chk.ConfigError(f"samplers[{i}] has no sample(batch, generator) method")
+        shapes = {(getattr(s, "N", None), getattr(getattr(s, "task", None), "d", None), getattr(s, "num_queries", None))
+                  for s in self.samplers}
+        if len(shapes) > 1:
+            raise chk.ConfigError(f"samplers must share N, d and num_queries (got {sorted(shapes, key=str)})")
+
+    def __len__(self) -> int:
+        return len(self.samplers)
+
+    def sample_runs(self, batch: int, generators: Sequence[torch.Generator], dtype=torch.float64) -> PromptBatch:
+        if len(generators) != len(self.samplers):
+            raise chk.ConfigError(f"generators must have one entry per sampler ({len(self.samplers)}); got {len(generators)}")
+        return PromptBatch.stack([s.sample(batch, g, dtype) for s, g in zip(self.samplers, generators)])
