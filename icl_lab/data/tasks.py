@@ -122,49 +122,50 @@ class QuadraticTask(TaskFamily):
         return (quad + lin[..., 0]).reshape(x.shape[:-1])
 
 
-class AffineTask(TaskFamily):
+class _RandomDirectionTask(TaskFamily):
+    """f(x) = g(w^T x; c) with w ~ U^d and coefficients c_j ~ U[-L, L] (the window paper's
+    Definition 3.2 classes).  Subclasses name the coefficients and define ``profile(z, c)``."""
+
+    COEFFICIENTS: tuple[str, ...] = ()
+
+    def __init__(self, d: int, L: float):
+        self.d = chk.positive_int("d", d)
+        self.L = chk.positive("L", L)
+        self.lipschitz = self.L
+
+    def sample(self, n, generator):
+        n = chk.positive_int("n", n)
+        w = sphere(n, self.d, generator)
+        c = self.L * (2 * torch.rand(n, len(self.COEFFICIENTS), generator=generator, dtype=torch.float64) - 1)
+        return {"w": w, **{k: c[:, j] for j, k in enumerate(self.COEFFICIENTS)}}
+
+    def evaluate(self, params, x):
+        self._check_x(x)
+        z = (x * _bcast(params["w"], x)).sum(-1)
+        return self.profile(z, {k: _scalar(params[k], z) for k in self.COEFFICIENTS})
+
+    def profile(self, z: torch.Tensor, c: dict[str, torch.Tensor]) -> torch.Tensor:
+        raise NotImplementedError
+
+
+class AffineTask(_RandomDirectionTask):
     """Window paper, Def. 3.2: f(x) = l w^T x + b, w ~ U^d, l, b ~ U[-L, L]."""
 
     name = "affine"
+    COEFFICIENTS = ("l", "b")
 
-    def __init__(self, d: int, L: float):
-        self.d = chk.positive_int("d", d)
-        self.L = chk.positive("L", L)
-        self.lipschitz = self.L
-
-    def sample(self, n, generator):
-        n = chk.positive_int("n", n)
-        w = sphere(n, self.d, generator)
-        lb = self.L * (2 * torch.rand(n, 2, generator=generator, dtype=torch.float64) - 1)
-        return {"w": w, "l": lb[:, 0], "b": lb[:, 1]}
-
-    def evaluate(self, params, x):
-        self._check_x(x)
-        z = (x * _bcast(params["w"], x)).sum(-1)
-        return _scalar(params["l"], z) * z + _scalar(params["b"], z)
+    def profile(self, z, c):
+        return c["l"] * z + c["b"]
 
 
-class TwoReLUTask(TaskFamily):
+class TwoReLUTask(_RandomDirectionTask):
     """Window paper, Def. 3.2: f(x) = l1 (w^T x)_+ + l2 (-w^T x)_+ + b, w ~ U^d, l1, l2, b ~ U[-L, L]."""
 
     name = "two_relu"
+    COEFFICIENTS = ("l1", "l2", "b")
 
-    def __init__(self, d: int, L: float):
-        self.d = chk.positive_int("d", d)
-        self.L = chk.positive("L", L)
-        self.lipschitz = self.L
-
-    def sample(self, n, generator):
-        n = chk.positive_int("n", n)
-        w = sphere(n, self.d, generator)
-        c = self.L * (2 * torch.rand(n, 3, generator=generator, dtype=torch.float64) - 1)
-        return {"w": w, "l1": c[:, 0], "l2": c[:, 1], "b": c[:, 2]}
-
-    def evaluate(self, params, x):
-        self._check_x(x)
-        z = (x * _bcast(params["w"], x)).sum(-1)
-        l1, l2, b = (_scalar(params[k], z) for k in ("l1", "l2", "b"))
-        return l1 * z.clamp_min(0) + l2 * (-z).clamp_min(0) + b
+    def profile(self, z, c):
+        return c["l1"] * z.clamp_min(0) + c["l2"] * (-z).clamp_min(0) + c["b"]
 
 
 class CosineTask(TaskFamily):
