@@ -79,7 +79,9 @@ def probability(name: str, value, *, open_interval: bool = False) -> float:
 
 
 def generator(name: str, gen) -> torch.Generator:
-    if not isinstance(gen, torch.Generator):
+    from .data._random import Streams
+
+    if not isinstance(gen, (torch.Generator, Streams)):
         raise ConfigError(
             f"{name} must be a torch.Generator (got {type(gen).__name__}); use icl_lab.make_generator(seed)"
         )

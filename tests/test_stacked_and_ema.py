@@ -48,3 +48,32 @@ def test_ema_matches_recursion_and_validates_rate():
     assert_close(ema(v.T, rate=0.5, dim=1), out.T)
     with pytest.raises(ConfigError, match="rate"):
         ema(v, rate=0.0)
+
+
+def _equal_batches(a, b):
+    for name in ("x", "y", "x_query", "y_query", "ids", "query_ids", "task_ids"):
+        ta, tb = getattr(a, name), getattr(b, name)
+        assert (ta is None) == (tb is None), name
+        if ta is not None:
+            assert torch.equal(ta, tb), name
+
+
+@pytest.mark.parametrize("kind", ["features", "sphere-noisy-multiquery", "pairs"])
+def test_sample_runs_gives_each_run_exactly_its_own_prompts(kind):
+    from icl_lab import make_generator
+    from icl_lab.data import (AffineTask, LinearTask, PairClassificationSampler, cyclic_pair_tasks,
+                              relevant_irrelevant_patterns, sphere, standard_basis)
+
+    if kind == "features":
+        s = PromptSampler.from_features(standard_basis(3, 5), LinearTask(5), N=7, p=[0.6, 0.3, 0.1])
+    elif kind == "sphere-noisy-multiquery":
+        s = PromptSampler.from_inputs(lambda sh, g: sphere(sh, 4, g), AffineTask(4, 2.0), N=9, num_queries=3, sigma=0.1)
+    else:
+        mu, nu = relevant_irrelevant_patterns(4, 3, 9, beta=2.0)
+        s = PairClassificationSampler(mu, nu, cyclic_pair_tasks(4), l=6, alpha=0.6, q=torch.tensor([2.0, 0.0]), tau=0.3)
+    seeds = [11, 12, 13]
+    batched = s.sample_runs(5, [make_generator(x) for x in seeds])
+    assert batched.has_runs and batched.num_runs == 3 and batched.batch_size == 5
+    for r, seed in enumerate(seeds):
+        _equal_batches(batched.run(r), s.sample(5, make_generator(seed)))
+    assert not torch.equal(batched.y[0], batched.y[1])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from .. import _checks as chk
+from . import _random as rnd
 
 
 def _shape(shape) -> tuple[int, ...]:
@@ -26,23 +27,20 @@ def categorical(p, shape, generator: torch.Generator) -> torch.Tensor:
 
 def _categorical(p: torch.Tensor, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
     """:func:`categorical` without validation (for samplers that validated p once)."""
-    n = 1
-    for s in shape:
-        n *= s
-    if n == 0:
-        return torch.zeros(shape, dtype=torch.long)
     # inverse-CDF sampling: one uniform per draw, so the stream does not depend on K's layout
-    u = torch.rand(n, generator=generator, dtype=torch.float64)
+    u = rnd.rand(generator, shape)
+    if u.numel() == 0:
+        return torch.zeros(u.shape, dtype=torch.long)
     cdf = torch.cumsum(p, 0)
     cdf[-1] = 1.0 + 1e-12
-    return torch.searchsorted(cdf, u, right=True).clamp_max(p.numel() - 1).reshape(shape)
+    return torch.searchsorted(cdf, u.reshape(-1), right=True).clamp_max(p.numel() - 1).reshape(u.shape)
 
 
 def gaussian(shape, d: int, generator: torch.Generator, std: float = 1.0, cov=None) -> torch.Tensor:
     """N(0, std^2 I) or N(0, cov) vectors."""
     d = chk.positive_int("d", d)
     shape = _shape(shape)
-    z = torch.randn(*shape, d, generator=chk.generator("generator", generator), dtype=torch.float64)
+    z = rnd.randn(chk.generator("generator", generator), (*shape, d))
     if cov is not None:
         cov = torch.as_tensor(cov, dtype=torch.float64)
         chk.shape("cov", cov, (d, d))

@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 import torch
 
 from .. import _checks as chk
+from . import _random as rnd
 from .inputs import _categorical
 from .tasks import PairTask, TaskFamily
 
@@ -183,31 +184,41 @@ class PromptSampler:
     def sample(self, batch: int, generator: torch.Generator, dtype: torch.dtype = torch.float64) -> PromptBatch:
         """``batch`` independent prompts (each with its own task) from ``generator``."""
         B = chk.positive_int("batch", batch)
-        chk.generator("generator", generator)
+        return self._draw(B, chk.generator("generator", generator)).to(dtype=dtype)
+
+    def sample_runs(self, batch: int, generators: Sequence[torch.Generator], dtype: torch.dtype = torch.float64) -> PromptBatch:
+        """One batch per run, each from its own generator, stacked: (R, B, ...).  Run r's prompts
+        equal ``sample(batch, generators[r])``; the work is done once for all runs."""
+        B = chk.positive_int("batch", batch)
+        streams = rnd.Streams(generators)
+        return _split_runs(self._draw(B, streams), streams.runs).to(dtype=dtype)
+
+    def _draw(self, B: int, source) -> PromptBatch:
+        """Prompts for every run of ``source`` flattened to (runs * B, ...)."""
         m = self.num_queries
         ids = qids = None
         if self.features is not None:
-            ids = _categorical(self.p, (B, self.N), generator)
-            qids = _categorical(self.query_p, (B, m), generator)
-            x, xq = self.features[ids], self.features[qids]
-            allx = torch.cat([x, xq], dim=1)
+            ids = _categorical(self.p, (B, self.N), source)
+            qids = _categorical(self.query_p, (B, m), source)
+            allx = self.features[torch.cat([ids, qids], dim=1)]
         else:
-            allx = self.inputs((B, self.N + m), generator)
-            if allx.shape != (B, self.N + m, self.task.d):
-                raise chk.ConfigError(f"inputs returned shape {tuple(allx.shape)}, expected {(B, self.N + m, self.task.d)}")
+            allx = self.inputs((B, self.N + m), source)
+            expect = (rnd.runs(source) * B, self.N + m, self.task.d)
+            if tuple(allx.shape) != expect:
+                raise chk.ConfigError(f"inputs returned shape {tuple(allx.shape)}, expected {expect}")
             allx = allx.to(torch.float64)
-            x, xq = allx[:, : self.N], allx[:, self.N :]
-        params = self.task.sample(B, generator)
+        x, xq = allx[:, : self.N], allx[:, self.N :]
+        params = self.task.sample(B, source)
         ally = self.task.evaluate(params, allx)  # one call for demonstrations and queries
         y, yq = ally[:, : self.N], ally[:, self.N :]
         if self.sigma > 0:
-            y = y + self.sigma * torch.randn(y.shape, generator=generator, dtype=torch.float64)
-        out = PromptBatch(x=x, y=y, x_query=xq, y_query=yq, ids=ids, query_ids=qids, K=self.K)
-        return out.to(dtype=dtype)
+            y = y + self.sigma * rnd.randn(source, (B, self.N))
+        return PromptBatch(x=x, y=y, x_query=xq, y_query=yq, ids=ids, query_ids=qids, K=self.K)
 
-    def sample_runs(self, batch: int, generators: Sequence[torch.Generator], dtype: torch.dtype = torch.float64) -> PromptBatch:
-        """One batch per run, each from its own generator, stacked: (R, B, ...)."""
-        return PromptBatch.stack([self.sample(batch, g, dtype) for g in generators])
+
+def _split_runs(batch: PromptBatch, R: int) -> PromptBatch:
+    """(R * B, ...) -> (R, B, ...)."""
+    return batch._map(lambda t: t.reshape(R, t.shape[0] // R, *t.shape[1:]))
 
 
 # ===================================================================== classification prompts
@@ -258,50 +269,55 @@ class PairClassificationSampler:
     def M1(self) -> int:
         return self.mu.shape[0]
 
-    def _inputs(self, pat: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-        shape = pat.shape
+    def _inputs(self, pat: torch.Tensor, g) -> torch.Tensor:
+        shape = (pat.shape[0] // rnd.runs(g), *pat.shape[1:])  # per-run shape
         lo, hi = self.lambda_range
-        lam = lo + (hi - lo) * torch.rand(shape, generator=g, dtype=torch.float64)
-        kap = self.kappa_max * (2 * torch.rand(shape, generator=g, dtype=torch.float64) - 1)
-        irr = torch.randint(0, self.nu.shape[0], shape, generator=g)
+        lam = lo + (hi - lo) * rnd.rand(g, shape)
+        kap = self.kappa_max * (2 * rnd.rand(g, shape) - 1)
+        irr = rnd.randint(g, 0, self.nu.shape[0], shape)
         x = lam[..., None] * self.mu[pat] + kap[..., None] * self.nu[irr]
         if self.tau > 0:
             if self.noise_in_span:
-                z = torch.randn(*shape, self.M1, generator=g, dtype=torch.float64) @ self.mu
+                z = rnd.randn(g, (*shape, self.M1)) @ self.mu
                 x = x + self.tau * z / z.norm(dim=-1, keepdim=True)
             else:
-                z = torch.randn(*shape, self.mu.shape[1], generator=g, dtype=torch.float64)
-                r = self.tau * torch.rand(*shape, 1, generator=g, dtype=torch.float64)
+                z = rnd.randn(g, (*shape, self.mu.shape[1]))
+                r = self.tau * rnd.rand(g, (*shape, 1))
                 x = x + r * z / z.norm(dim=-1, keepdim=True)
         return x
 
     def sample(self, batch: int, generator: torch.Generator, dtype: torch.dtype = torch.float64) -> PromptBatch:
         B = chk.positive_int("batch", batch)
-        g = chk.generator("generator", generator)
+        return self._draw(B, chk.generator("generator", generator)).to(dtype=dtype)
+
+    def sample_runs(self, batch: int, generators: Sequence[torch.Generator], dtype=torch.float64) -> PromptBatch:
+        """One batch per run from its own generator, (R, B, ...); run r equals ``sample(batch, generators[r])``."""
+        B = chk.positive_int("batch", batch)
+        streams = rnd.Streams(generators)
+        return _split_runs(self._draw(B, streams), streams.runs).to(dtype=dtype)
+
+    def _draw(self, B: int, g) -> PromptBatch:
         M1, l = self.M1, self.l
-        task_idx = torch.randint(0, len(self.tasks), (B,), generator=g)
+        task_idx = rnd.randint(g, 0, len(self.tasks), (B,))
         a = torch.tensor([t.a for t in self.tasks])[task_idx]
         b = torch.tensor([t.b for t in self.tasks])[task_idx]
+        n = a.shape[0]  # runs * B
         # demonstration patterns: a or b w.p. alpha/2 each, another pattern uniformly w.p. 1 - alpha
-        u = torch.rand(B, l, generator=g, dtype=torch.float64)
-        other = torch.randint(0, M1 - 2, (B, l), generator=g) if M1 > 2 else torch.zeros(B, l, dtype=torch.long)
+        u = rnd.rand(g, (B, l))
+        other = rnd.randint(g, 0, M1 - 2, (B, l)) if M1 > 2 else torch.zeros(n, l, dtype=torch.long)
         lo_ab, hi_ab = torch.minimum(a, b)[:, None], torch.maximum(a, b)[:, None]
         other = other + (other >= lo_ab).long()
         other = other + (other >= hi_ab).long()  # skip a and b: uniform over the remaining M1 - 2
         pat = torch.where(u < self.alpha / 2, a[:, None], torch.where(u < self.alpha, b[:, None], other))
-        coin = torch.randint(0, 2, (B, l), generator=g) * 2 - 1
+        coin = rnd.randint(g, 0, 2, (B, l)) * 2 - 1
         y = torch.where(pat == a[:, None], 1, torch.where(pat == b[:, None], -1, coin)).to(torch.float64)
-        qpos = torch.randint(0, 2, (B, 1), generator=g)
+        qpos = rnd.randint(g, 0, 2, (B, 1))
         qpat = torch.where(qpos == 0, a[:, None], b[:, None])
         yq = (1 - 2 * qpos).to(torch.float64)
         x = self._inputs(pat, g)
         xq = self._inputs(qpat, g)
-        out = PromptBatch(x=x, y=y, x_query=xq, y_query=yq, ids=pat, query_ids=qpat, K=M1,
-                          label_embedding=self.q, task_ids=task_idx)
-        return out.to(dtype=dtype)
-
-    def sample_runs(self, batch: int, generators: Sequence[torch.Generator], dtype=torch.float64) -> PromptBatch:
-        return PromptBatch.stack([self.sample(batch, g, dtype) for g in generators])
+        return PromptBatch(x=x, y=y, x_query=xq, y_query=yq, ids=pat, query_ids=qpat, K=M1,
+                           label_embedding=self.q, task_ids=task_idx)
 
 
 class StackedSampler:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from .. import _checks as chk
+from . import _random as rnd
 from .inputs import sphere
 
 
@@ -59,7 +60,7 @@ class LinearTask(TaskFamily):
         self.d = chk.positive_int("d", d)
 
     def sample(self, n, generator):
-        return {"w": torch.randn(chk.positive_int("n", n), self.d, generator=generator, dtype=torch.float64)}
+        return {"w": rnd.randn(generator, (chk.positive_int("n", n), self.d))}
 
     def evaluate(self, params, x):
         self._check_x(x)
@@ -84,7 +85,7 @@ class CosineFeatureTask(TaskFamily):
     def sample(self, n, generator):
         n = chk.positive_int("n", n)
         w = sphere(n, self.d, generator)
-        phi = 2 * math.pi * torch.rand(n, generator=generator, dtype=torch.float64)
+        phi = 2 * math.pi * rnd.rand(generator, (n,))
         if not self.random_phase:
             phi = torch.zeros_like(phi)
         return {"w": w, "phi": phi}
@@ -109,8 +110,8 @@ class QuadraticTask(TaskFamily):
     def sample(self, n, generator):
         n = chk.positive_int("n", n)
         s = self.L / self.d
-        A = s * torch.randn(n, self.d, self.d, generator=generator, dtype=torch.float64)
-        b = s * torch.randn(n, self.d, generator=generator, dtype=torch.float64)
+        A = s * rnd.randn(generator, (n, self.d, self.d))
+        b = s * rnd.randn(generator, (n, self.d))
         return {"A": A, "b": b}
 
     def evaluate(self, params, x):
@@ -136,7 +137,7 @@ class _RandomDirectionTask(TaskFamily):
     def sample(self, n, generator):
         n = chk.positive_int("n", n)
         w = sphere(n, self.d, generator)
-        c = self.L * (2 * torch.rand(n, len(self.COEFFICIENTS), generator=generator, dtype=torch.float64) - 1)
+        c = self.L * (2 * rnd.rand(generator, (n, len(self.COEFFICIENTS))) - 1)
         return {"w": w, **{k: c[:, j] for j, k in enumerate(self.COEFFICIENTS)}}
 
     def evaluate(self, params, x):
@@ -199,7 +200,7 @@ class HillsTask(TaskFamily):
 
     def sample(self, n, generator):
         n = chk.positive_int("n", n)
-        return {"b": math.pi * (2 * torch.rand(n, generator=generator, dtype=torch.float64) - 1)}
+        return {"b": math.pi * (2 * rnd.rand(generator, (n,)) - 1)}
 
     def evaluate(self, params, x):
         self._check_x(x)
