@@ -29,11 +29,12 @@
 import math
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 
 import icl_lab
 from icl_lab import baselines, metrics, plotting, widgets
-from icl_lab.data import LinearTask, PromptSampler, sphere, standard_basis
+from icl_lab.data import LinearTask, PromptBatch, PromptSampler, sphere, standard_basis
 from icl_lab.experiments.common_setup import (ContextLengthConfig, q_only_gradient_closed_form,
                                               run_context_length)
 from icl_lab.train import mse_loss
@@ -117,7 +118,6 @@ print(prompt.embedding()[0].T)
 g = icl_lab.make_generator(1)
 xs = sphere((64, 30), 5, g)  # 64 prompts, 30 points on S^4
 ys = torch.cos(3 * xs[..., 0])
-from icl_lab.data import PromptBatch
 
 nw_batch = PromptBatch(x=xs[:, :20], y=ys[:, :20], x_query=xs[:, 20:], y_query=ys[:, 20:])
 h = 0.3
@@ -130,6 +130,31 @@ ledger.claim("S1", "window paper §3.4, eqs. (7)/(9)",
     measured=f"{nw_gap:.1e}", how="max abs difference of predictions, 64 prompts x 10 queries, float64",
     passed=nw_gap < 1e-12)
 assert nw_gap < 1e-12
+
+# %% [markdown]
+# The window that $M$ opens is easiest to see on the circle ($d = 2$): below, the weight a query at
+# angle $0$ gives a demonstration at angle $\theta$, for $M = cI$ and $60$ demonstrations spread
+# evenly around the circle. Softmax weights $\propto e^{c\cos\theta}$ narrow around the query as $c$
+# grows — a nearest-neighbour window whose width is $\approx 1/\sqrt c$ — while linear-attention
+# weights $c\cos\theta$ keep the same shape for every $c$ (and are negative on the far side).
+
+# %%
+theta = torch.linspace(-math.pi, math.pi, 61)[:-1]
+circle = torch.stack([torch.cos(theta), torch.sin(theta)], -1).to(torch.float64)
+window_batch = PromptBatch(x=circle[None], y=torch.zeros(1, 60, dtype=torch.float64),
+                           x_query=torch.tensor([[[1.0, 0.0]]], dtype=torch.float64), y_query=torch.zeros(1, 1, dtype=torch.float64))
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+for c in (1.0, 4.0, 16.0, 64.0):
+    for ax, act in zip(axes, ("softmax", "linear")):
+        m = icl_lab.BilinearAttention(2, runs=1, init=c, activation=act).to(dtype=torch.float64)
+        with torch.no_grad():
+            w = m(window_batch).attn[0, 0, 0]
+        ax.plot(theta, w / w.abs().max(), label=f"c = {c:g}")
+for ax, act in zip(axes, ("softmax", "linear")):
+    plotting.label(ax, r"angle $\theta$ between demonstration and query (rad)", "weight / max weight",
+                   f"{act} attention, M = cI")
+axes[0].legend()
+plotting.finish(fig)
 
 # %% [markdown]
 # ## 3. The gradient of the Q-only model
@@ -236,7 +261,7 @@ plotting.finish(fig)
 # signal that drives $A_k$ up is weaker), so short-context models are the least converged.
 
 # %%
-import numpy as np
+
 
 table = np.column_stack([res.N, res.trained_loss.mean(1).numpy(), res.uniform_loss.numpy(),
                          res.linear_attention_loss.numpy(), res.bayes_risk.numpy(), res.lower_bound.numpy(),
@@ -280,8 +305,8 @@ assert decreasing and own_last > 0.9 and ratio_uniform < 0.05 and ratio_linear <
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
 for N, curve in zip(res.N, res.train_curves):
-    plotting.band(axes[0], torch.arange(curve.shape[0]), curve.T, label=f"N = {N}", log=True)
-plotting.label(axes[0], "GD step t", "training loss (fresh prompts)", "Training curves, mean ± std over seeds")
+    plotting.band(axes[0], torch.arange(curve.shape[0]), metrics.ema(curve, rate=0.1).T, label=f"N = {N}", log=True)
+plotting.label(axes[0], "GD step t", "training loss (fresh prompts, EMA 0.1)", "Training curves, mean ± std over seeds")
 axes[0].legend(fontsize=7)
 S = metrics.feature_space_weights(res.models[-1].Q.detach()[0], standard_basis(cfg.K, cfg.d))
 plotting.heatmap(axes[1], S, vmin=float(S.min()), vmax=float(S.max()), fmt="{:.1f}",
