@@ -9,7 +9,7 @@ JB     := $(BIN)/jupyter-book
 # the notebooks' execution cache is keyed on their code only: clear it when the library changes
 LIBHASH = $(shell cat $(sort $(wildcard icl_lab/*.py icl_lab/*/*.py)) requirements.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit book-ci sync check-notebooks clean install bench
+.PHONY: book test unit book-ci sync check-notebooks clean install bench browser-check
 
 install: $(STAMP)
 
@@ -35,6 +35,11 @@ book: $(STAMP)
 # CI: ci scale, warnings are errors
 book-ci: $(STAMP)
 	$(call build_book,ci,-W -n --keep-going)
+
+# open the built ci book in headless Chromium (Debian's, no download): offline, math typeset,
+# kernel-free sliders change their figures
+browser-check: $(STAMP)
+	$(BIN)/python tools/browser_check.py _build/ci/_build/html
 
 test: $(STAMP)
 	ICL_LAB_SCALE=ci $(BIN)/python -m pytest --nbval-lax -q
