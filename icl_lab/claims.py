@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import _checks as chk
+from .config import get_scale
 
 STATUSES = ("reproduced", "reproduced with caveat", "not reproduced", "not checkable")
 PAPERS = ("common", "convergence", "nonlinear", "window", "selectors")
@@ -70,16 +71,15 @@ def _fmt(v) -> str:
 
 
 def claims_dir() -> Path:
-    """Where ledgers are exported: ``$ICL_LAB_CLAIMS_DIR``, else ``_build/claims`` under the book's
-    root (the nearest folder above the working directory that holds ``_config.yml``)."""
+    """Where ledgers are exported: ``$ICL_LAB_CLAIMS_DIR``, else ``_build/claims/<scale>`` under the
+    book's root (the nearest folder above the working directory that holds ``_config.yml``), so
+    that ci-scale and paper-scale measurements never mix."""
     env = os.environ.get("ICL_LAB_CLAIMS_DIR")
     if env:
         return Path(env)
     here = Path.cwd().resolve()
-    for p in [here, *here.parents]:
-        if (p / "_config.yml").exists():
-            return p / "_build" / "claims"
-    return here / "_build" / "claims"
+    root = next((p for p in [here, *here.parents] if (p / "_config.yml").exists()), here)
+    return root / "_build" / "claims" / get_scale()
 
 
 class Ledger:
@@ -164,7 +164,7 @@ class Ledger:
         d = Path(directory) if directory is not None else claims_dir()
         d.mkdir(parents=True, exist_ok=True)
         path = d / f"{self.paper}.json"
-        payload = {"paper": self.paper, "counts": self.counts(), "claims": self.to_records()}
+        payload = {"paper": self.paper, "scale": get_scale(), "counts": self.counts(), "claims": self.to_records()}
         fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{self.paper}.", suffix=".json.tmp")
         try:
             with os.fdopen(fd, "w") as f:
