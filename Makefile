@@ -1,7 +1,8 @@
 # icl-lab: two commands do everything on a fresh clone.
 #   make book   set up .venv and build the book at paper scale  -> _build/paper/_build/html/index.html
 #   make test   set up .venv and run the unit tests + every notebook (nbval) at ci scale
-PYTHON ?= python3
+# Python 3.11 (the pinned torch wheel is for 3.11); falls back to python3
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed

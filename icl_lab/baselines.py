@@ -68,7 +68,8 @@ def linear_attention_optimum(batch: PromptBatch, ridge_lam: float = 0.0) -> tupl
     """
     if batch.has_runs:
         raise chk.ConfigError("linear_attention_optimum takes a batch without a run dimension")
-    x, y, xq, yq = (t.to(torch.float64) for t in (batch.x, batch.y, batch.x_query, batch.y_query))
+    # on the CPU in float64: the SVD least-squares driver (gelsd) exists only there
+    x, y, xq, yq = (t.to("cpu", torch.float64) for t in (batch.x, batch.y, batch.x_query, batch.y_query))
     d = x.shape[-1]
     s = (y.unsqueeze(-1) * x).sum(-2)  # (B, d): sum_i y_i x_i
     Phi = (s.unsqueeze(-2).unsqueeze(-1) * xq.unsqueeze(-2)).reshape(-1, d * d)  # (B*m, d*d)

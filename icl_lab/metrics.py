@@ -54,7 +54,7 @@ def per_feature_loss(pred: torch.Tensor, target: torch.Tensor, query_ids: torch.
 def feature_space_weights(M: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
     """S = V M V^T with the features as rows of V (K, d): S[n, k] = v_n^T M v_k, key feature n,
     query feature k (convergence paper: S_kk = A_k, S_nk = B_{k,n}).  M: (..., d, d) -> (..., K, K)."""
-    V = features.to(M.dtype)
+    V = features.to(device=M.device, dtype=M.dtype)
     return V @ M @ V.T
 
 
@@ -69,8 +69,8 @@ def subspace_alignment(M: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     to 0 iff M approaches a multiple of the projection onto col(B).  M: (..., d, d), B: (d, k)."""
     from .data.inputs import orthogonal_complement
 
-    B = B.to(M.dtype)
-    Bp = orthogonal_complement(B.to(torch.float64)).to(M.dtype)
+    Bp = orthogonal_complement(B.to("cpu", torch.float64)).to(device=M.device, dtype=M.dtype)
+    B = B.to(device=M.device, dtype=M.dtype)
     inner = B.T @ M @ B
     smin = torch.linalg.svdvals(inner)[..., -1]
     if Bp.shape[1] == 0:
@@ -82,7 +82,7 @@ def subspace_alignment(M: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
 def projection_energy(M: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """||P_B M P_B||_F / ||M||_F in [0, 1], P_B = B B^T: the share of M inside col(B) (a bounded
     companion of :func:`subspace_alignment`)."""
-    P = (B @ B.T).to(M.dtype)
+    P = (B @ B.T).to(device=M.device, dtype=M.dtype)
     return torch.linalg.matrix_norm(P @ M @ P) / torch.linalg.matrix_norm(M)
 
 
