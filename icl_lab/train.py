@@ -237,7 +237,7 @@ def train(model: RunModule, data, *, steps: int, optimizer: str = "adam", lr=1e-
         data_dev = data.to(dev, dtype)
     opt = BatchedOptimizer([p for p in model.parameters() if p.requires_grad], optimizer, lr_t.to(dev),
                            betas=betas, eps=eps, momentum=momentum, lr_decay=lr_decay, weight_decay=weight_decay)
-    losses = torch.empty(steps, R, dtype=torch.float64)
+    losses = torch.empty(steps, R, dtype=torch.float64, device=dev)  # copied to the CPU once, at the end
     recs: dict[str, list] = {k: [] for k in record}
     perm = None
     pos = 0
@@ -281,7 +281,7 @@ def train(model: RunModule, data, *, steps: int, optimizer: str = "adam", lr=1e-
             raise chk.ConfigError(f"loss must return one value per run, shape ({R},); got {tuple(per_run.shape)}")
         per_run.sum().backward()
         opt.step()
-        losses[step] = per_run.detach().to("cpu", torch.float64)
+        losses[step] = per_run.detach()
         if bar is not None:
             bar.update(1)
     if steps in rec_set:
@@ -290,4 +290,4 @@ def train(model: RunModule, data, *, steps: int, optimizer: str = "adam", lr=1e-
         bar.close()
     seconds = time.perf_counter() - t0
     out = {k: torch.stack(v) for k, v in recs.items()}
-    return History(loss=losses, record_steps=schedule, records=out, seconds=seconds, lr=lr_t)
+    return History(loss=losses.to("cpu"), record_steps=schedule, records=out, seconds=seconds, lr=lr_t)
