@@ -261,8 +261,6 @@ plotting.finish(fig)
 # signal that drives $A_k$ up is weaker), so short-context models are the least converged.
 
 # %%
-
-
 table = np.column_stack([res.N, res.trained_loss.mean(1).numpy(), res.uniform_loss.numpy(),
                          res.linear_attention_loss.numpy(), res.bayes_risk.numpy(), res.lower_bound.numpy(),
                          res.own_attention.mean(1).numpy()])
@@ -406,8 +404,7 @@ widgets.live(_live, alpha=ipywidgets.FloatSlider(value=1.0, min=0.0, max=8.0, st
 # the loss is $\tfrac12\mathbb E(c\,c_k - 1)^2$, minimised at $c = \mathbb E c_k / \mathbb E c_k^2$
 # with value $\tfrac12\big(1 - (\mathbb E c_k)^2/\mathbb E c_k^2\big)
 # = \tfrac12\,\frac{1-p_k}{Np_k + 1 - p_k}$: it decays like $1/N$, never reaching zero at finite
-# $N$, while softmax attention normalises the count away. The cell below checks this against the
-# closed-form optimum over all $M$ measured in the experiment.
+# $N$, while softmax attention normalises the count away.
 # ````
 #
 # We check the second answer's rate against the closed-form linear-attention optimum measured above.

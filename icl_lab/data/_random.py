@@ -30,9 +30,6 @@ class Streams:
         return len(self.generators)
 
 
-Source = "torch.Generator | Streams"
-
-
 def runs(source) -> int:
     """Number of runs drawn at once (1 for a plain generator)."""
     return source.runs if isinstance(source, Streams) else 1
@@ -57,7 +54,3 @@ def randn(source, shape) -> torch.Tensor:
 def randint(source, low: int, high: int, shape) -> torch.Tensor:
     """Integers in [low, high) of per-run ``shape``."""
     return _draw(source, lambda g: torch.randint(low, high, tuple(shape), generator=g))
-
-
-def is_source(obj) -> bool:
-    return isinstance(obj, (torch.Generator, Streams))

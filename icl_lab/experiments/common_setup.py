@@ -58,10 +58,8 @@ class ContextLengthResult:
     train_curves: list  # per N: (steps, R) training loss
     own_attention: torch.Tensor  # (len(N), R) mean Attn_k over queries whose feature is in context
     uniform_loss: torch.Tensor  # (len(N),) Q = 0: the average of the context labels
-    bayes_loss: torch.Tensor  # (len(N),) feature-matching posterior mean (= min-norm least squares), measured
-    bayes_risk: torch.Tensor  # (len(N),) its exact risk 1/2 sum_k p_k (1 - p_k)^N
+    bayes_risk: torch.Tensor  # (len(N),) exact risk 1/2 sum_k p_k (1 - p_k)^N of the Bayes predictor
     ls_bayes_gap: torch.Tensor  # (len(N),) max |least-squares prediction - Bayes prediction| on the test set
-    least_squares_loss: torch.Tensor  # (len(N),)
     knn1_loss: torch.Tensor  # (len(N),)
     nw_loss: torch.Tensor  # (len(N),) Nadaraya-Watson at the best bandwidth of the grid
     linear_attention_loss: torch.Tensor  # (len(N),) closed-form linear-attention optimum (test loss)
@@ -89,7 +87,7 @@ def run_context_length(cfg: ContextLengthConfig, device=None) -> ContextLengthRe
     V = standard_basis(cfg.K, cfg.d)
     p = torch.full((cfg.K,), 1.0 / cfg.K, dtype=torch.float64)
     seeds = list(range(cfg.seeds))
-    rows = {k: [] for k in ("trained", "own", "uniform", "bayes", "risk", "gap", "ls", "knn", "nw", "lin", "lin_se", "low")}
+    rows = {k: [] for k in ("trained", "own", "uniform", "risk", "gap", "knn", "nw", "lin", "lin_se", "low")}
     curves, models = [], []
     for N in cfg.N_values:
         sampler = PromptSampler.from_features(V, LinearTask(cfg.d), N=N, p=p)
@@ -108,10 +106,8 @@ def run_context_length(cfg: ContextLengthConfig, device=None) -> ContextLengthRe
         rows["uniform"].append(_half_mse(baselines.context_average(x, y, xq), yq))
         bayes_pred = baselines.bayes_linear_feature_predictor(test)
         ls_pred = baselines.least_squares(x, y, xq)
-        rows["bayes"].append(_half_mse(bayes_pred, yq))
         rows["risk"].append(float(0.5 * (p * (1 - p) ** N).sum()))
         rows["gap"].append(float((ls_pred - bayes_pred).abs().max()))
-        rows["ls"].append(_half_mse(ls_pred, yq))
         rows["knn"].append(_half_mse(baselines.knn(x, y, xq, 1), yq))
         rows["nw"].append(min(_half_mse(baselines.nadaraya_watson(x, y, xq, h), yq) for h in cfg.nw_bandwidths))
         fit = sampler.sample(cfg.linear_fit_prompts, make_generator(cfg.test_seed + 7919 + N))
@@ -130,8 +126,8 @@ def run_context_length(cfg: ContextLengthConfig, device=None) -> ContextLengthRe
     t = lambda k: torch.as_tensor(rows[k], dtype=torch.float64)  # noqa: E731
     return ContextLengthResult(
         config=cfg, N=list(cfg.N_values), trained_loss=torch.stack(rows["trained"]), train_curves=curves,
-        own_attention=torch.stack(rows["own"]).detach(), uniform_loss=t("uniform"), bayes_loss=t("bayes"), bayes_risk=t("risk"), ls_bayes_gap=t("gap"),
-        least_squares_loss=t("ls"), knn1_loss=t("knn"), nw_loss=t("nw"), linear_attention_loss=t("lin"), linear_attention_se=t("lin_se"),
+        own_attention=torch.stack(rows["own"]).detach(), uniform_loss=t("uniform"), bayes_risk=t("risk"), ls_bayes_gap=t("gap"),
+        knn1_loss=t("knn"), nw_loss=t("nw"), linear_attention_loss=t("lin"), linear_attention_se=t("lin_se"),
         lower_bound=t("low"), models=models, seconds=time.perf_counter() - t0)
 
 
