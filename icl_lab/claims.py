@@ -184,3 +184,59 @@ def load_all(directory: str | os.PathLike | None = None) -> list[Claim]:
         data = json.loads(p.read_text())
         out.extend(Claim(**c) for c in data["claims"])
     return out
+
+
+class ClaimsTable:
+    """Every exported claim of every chapter in one table (the synthesis chapter's ledger), with
+    the counts per paper and status.  Papers appear in book order (``PAPERS``)."""
+
+    def __init__(self, claims: list[Claim]):
+        order = {p: i for i, p in enumerate(PAPERS)}
+        self.claims = sorted(claims, key=lambda c: (order.get(c.paper, len(order)), c.paper))
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike | None = None) -> "ClaimsTable":
+        return cls(load_all(directory))
+
+    @property
+    def papers(self) -> list[str]:
+        return list(dict.fromkeys(c.paper for c in self.claims))
+
+    def counts(self, paper: str | None = None) -> dict[str, int]:
+        out = {s: 0 for s in STATUSES}
+        for c in self.claims:
+            if paper is None or c.paper == paper:
+                out[c.status] = out.get(c.status, 0) + 1
+        return out
+
+    def missing(self, expected=PAPERS) -> list[str]:
+        """The papers whose ledger has not been exported (their chapter has not run at this scale)."""
+        return [p for p in expected if p not in self.papers]
+
+    def counts_markdown(self) -> str:
+        rows = ["| paper | " + " | ".join(STATUSES) + " | total |", "|---" * (len(STATUSES) + 2) + "|"]
+        for p in [*self.papers, None]:
+            c = self.counts(p)
+            rows.append(f"| {p or '**all**'} | " + " | ".join(str(c[s]) for s in STATUSES) + f" | {sum(c.values())} |")
+        return "\n".join(rows)
+
+    def to_markdown(self) -> str:
+        rows = ["| paper | id | location | statement | measured | status |", "|---|---|---|---|---|---|"]
+        for c in self.claims:
+            status = c.status + (f" ({c.caveat})" if c.caveat else "")
+            cells = [c.paper, c.id, c.location, c.statement, c.measured, status]
+            rows.append("| " + " | ".join(x.replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
+        return "\n".join(rows)
+
+    def to_json(self) -> str:
+        return json.dumps({"counts": {p: self.counts(p) for p in self.papers}, "total": self.counts(),
+                           "claims": [asdict(c) for c in self.claims]}, indent=2)
+
+    def _repr_html_(self) -> str:
+        parts = []
+        for p in self.papers:
+            led = Ledger(p)
+            led.claims = {c.id: c for c in self.claims if c.paper == p}
+            parts.append(f"<h4>{html.escape(p)}</h4>" + led._repr_html_())
+        total = ", ".join(f"{v} {k}" for k, v in self.counts().items() if v)
+        return "".join(parts) + f"<p><strong>All chapters: {html.escape(total)}</strong></p>"

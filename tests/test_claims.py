@@ -102,3 +102,22 @@ def test_to_markdown_has_one_row_per_claim():
     assert "not checkable" in lines[4]
     html = led._repr_html_()
     assert html.count("<tr>") == 1 + 3
+
+
+def test_claims_table_orders_papers_and_counts(tmp_path):
+    from icl_lab.claims import ClaimsTable, Ledger
+
+    for paper, ok in (("window", True), ("common", False)):
+        led = Ledger(paper)
+        led.claim("A", "Thm 1", "a statement").check(measured=1.0, how="measured", passed=ok)
+        led.not_checkable("B", "Lemma 2", "hidden constants", why="no constants given")
+        led.export(tmp_path)
+    table = ClaimsTable.load(tmp_path)
+    assert table.papers == ["common", "window"]
+    assert table.counts()["not checkable"] == 2
+    assert table.counts("window")["reproduced"] == 1 and table.counts("common")["not reproduced"] == 1
+    assert table.missing(("common", "window", "selectors")) == ["selectors"]
+    md = table.to_markdown()
+    assert md.count("\n") == 1 + 4 and "| window | A |" in md
+    assert "| **all** | 1 | 0 | 1 | 2 | 4 |" in table.counts_markdown()
+    assert "<h4>window</h4>" in table._repr_html_()
