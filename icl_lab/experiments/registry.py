@@ -1,0 +1,69 @@
+"""The registry of runnable experiments: one :class:`Experiment` per figure or claim group.
+
+Each chapter module ``icl_lab/experiments/<key>.py`` ends with a dict ``EXPERIMENTS`` mapping a short
+name to an :class:`Experiment`; :func:`all_experiments` collects them as ``"<key>.<name>"``. The
+benchmark, the command line and the results store use this registry, so an experiment registered
+here runs the same from a notebook, a benchmark, a terminal or a cluster.
+
+Conventions an experiment follows so that sweeps can split and merge its seeds:
+
+* ``config`` is a :class:`~icl_lab.config.ScaledConfig` subclass (``config.for_scale(scale, **set)``
+  builds it and validates every field before any computation).
+* If the config has fields ``seeds`` (how many) and ``seed`` (the first), run ``r`` uses seed
+  ``seed + r``; running seeds ``[s, s+k)`` as a separate config with ``seed=s, seeds=k`` gives the
+  same per-seed numbers (runs are independent; the batched trainer keeps their gradients apart).
+* ``run(cfg)`` returns a result object; ``summary(result)`` turns it into JSON-serialisable values
+  (numbers, strings, nested lists/dicts of them) — per-seed values as lists in seed order.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .._checks import ConfigError
+
+CHAPTER_MODULES = ("common_setup", "convergence", "nonlinear", "window", "selectors")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A runnable experiment of one paper: its config class, run function and summary."""
+
+    paper: str  # ledger key: common, convergence, nonlinear, window, selectors
+    location: str  # where in the paper, e.g. "Fig. 2", "Thm 3.4"
+    description: str
+    config: type  # a ScaledConfig subclass
+    run: Callable[[Any], Any]  # cfg -> result
+    summary: Callable[[Any], dict]  # result -> JSON-serialisable dict
+    claims: tuple = field(default=())  # ledger ids the experiment measures
+
+    @property
+    def seed_splittable(self) -> bool:
+        names = getattr(self.config, "__dataclass_fields__", {})
+        return "seeds" in names and "seed" in names
+
+
+def all_experiments() -> dict[str, Experiment]:
+    """Every registered experiment, as ``{"<chapter module>.<name>": Experiment}``."""
+    out: dict[str, Experiment] = {}
+    for mod_name in CHAPTER_MODULES:
+        try:
+            mod = importlib.import_module(f"{__package__}.{mod_name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"{__package__}.{mod_name}":
+                continue  # chapter not written yet
+            raise
+        for name, exp in getattr(mod, "EXPERIMENTS", {}).items():
+            if not isinstance(exp, Experiment):
+                raise TypeError(f"{mod_name}.EXPERIMENTS[{name!r}] is not an Experiment")
+            out[f"{mod_name}.{name}"] = exp
+    return out
+
+
+def get_experiment(name: str) -> Experiment:
+    """The experiment called ``name`` (``"<module>.<name>"``), or a ConfigError listing them all."""
+    exps = all_experiments()
+    if name not in exps:
+        raise ConfigError(f"experiment must be one of {sorted(exps)} (got {name!r})")
+    return exps[name]
