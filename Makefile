@@ -7,6 +7,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JB     := $(BIN)/jupyter-book
+# folders of py:percent notebooks paired with .ipynb; synthesis/ sorts after chapters/, so a book build
+# (Sphinx reads documents in name order) runs it after every chapter has exported its claims
+NOTEBOOK_DIRS := chapters synthesis
 # the notebooks' execution cache is keyed on their code only: clear it when the library changes
 LIBHASH = $(shell cat $(sort $(wildcard icl_lab/*.py icl_lab/*/*.py)) requirements.txt | sha256sum | cut -c1-16)
 
@@ -25,6 +28,7 @@ $(STAMP): requirements.txt pyproject.toml
 define build_book
 	@mkdir -p _build/$(1)
 	@if [ "$$(cat _build/$(1)/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then rm -rf _build/$(1)/_build/.jupyter_cache; fi
+	@touch synthesis/synthesis.ipynb  # the synthesis reads every chapter's exported claims: always re-read it
 	ICL_LAB_SCALE=$(1) $(JB) build . --path-output _build/$(1) $(2)
 	@echo "$(LIBHASH)" > _build/$(1)/.libhash
 	@echo "book: _build/$(1)/_build/html/index.html"
@@ -50,7 +54,7 @@ unit: $(STAMP)
 
 # update every .ipynb from its py:percent source (--update keeps the cell ids), without outputs
 sync: $(STAMP)
-	$(BIN)/jupytext --quiet --to ipynb --update $$(find chapters -name '*.py' -not -path '*/.ipynb_checkpoints/*')
+	$(BIN)/jupytext --quiet --to ipynb --update $$(find $(NOTEBOOK_DIRS) -name '*.py' -not -path '*/.ipynb_checkpoints/*')
 	$(BIN)/python tools/check_notebooks.py --strip
 
 check-notebooks: $(STAMP)

@@ -27,7 +27,7 @@ from . import _checks as chk
 from .config import get_scale
 
 STATUSES = ("reproduced", "reproduced with caveat", "not reproduced", "not checkable")
-PAPERS = ("common", "convergence", "nonlinear", "window", "selectors")
+PAPERS = ("common", "convergence", "nonlinear", "window", "selectors", "synthesis")
 
 
 @dataclass

@@ -7,10 +7,15 @@ drives that browser (no browser is downloaded).  Every page of the table of cont
 from a local HTTP server with all other network access blocked, and the check fails if:
 
 * a page requests anything outside the local server (the site must work offline);
+* a page raises a JavaScript error or logs one to the console;
 * math is not typeset by the bundled MathJax (no rendered math containers where the source has $...$);
+* a figure is missing: an image that does not load, or a notebook page with no figure at all;
+* a link inside the book (cross-reference, citation, table of contents) points at a page or an
+  anchor that does not exist;
 * a kernel-free slider does not change its figure when moved.
 
-Exit status 1 on any failure.
+It saves a full-page screenshot of every page (default: ``<html>/../screenshots``, i.e. under the
+build directory).  Exit status 1 on any failure.
 """
 from __future__ import annotations
 
@@ -45,7 +50,50 @@ def serve(directory: Path):
 
 
 def pages(html: Path) -> list[Path]:
-    return sorted(p for p in (html / "chapters").glob("*.html"))
+    """Every page of the book: the chapters, in sub-folders too (index.html only redirects to the intro)."""
+    return sorted(p for d in ("chapters", "synthesis") for p in (html / d).rglob("*.html"))
+
+
+# collects, in the page, every internal link target and the ids present, so links can be checked
+_LINKS_JS = """() => {
+  const out = [];
+  for (const a of document.querySelectorAll('a[href]')) {
+    const h = a.getAttribute('href');
+    if (!h || h.startsWith('http') || h.startsWith('mailto:') || h.startsWith('javascript:') || h.startsWith('data:')) continue;
+    out.push(a.href);
+  }
+  return out;
+}"""
+
+_BROKEN_IMAGES_JS = """() => Array.from(document.images)
+  .filter(im => im.complete && im.naturalWidth === 0 && im.getAttribute('src'))
+  .map(im => (im.getAttribute('src') || '').slice(0, 80))"""
+
+
+def check_links(page, base: str, html: Path, rel: str, ids_cache: dict) -> list[str]:
+    """Internal links must point at an existing file, and an anchor at an existing id there."""
+    from urllib.parse import unquote, urlparse
+
+    bad = []
+    for url in sorted(set(page.evaluate(_LINKS_JS))):
+        if not url.startswith(base):
+            continue
+        u = urlparse(url)
+        target = html / unquote(u.path.lstrip("/"))
+        if target.is_dir():
+            target = target / "index.html"
+        if not target.exists():
+            bad.append(f"{rel}: link to a missing page {u.path}")
+            continue
+        if u.fragment and target.suffix == ".html":
+            if target not in ids_cache:
+                import re
+
+                text = target.read_text(errors="replace")
+                ids_cache[target] = set(re.findall(r'\bid="([^"]+)"', text)) | set(re.findall(r'\bname="([^"]+)"', text))
+            if unquote(u.fragment) not in ids_cache[target]:
+                bad.append(f"{rel}: link to a missing anchor {u.path}#{u.fragment}")
+    return bad
 
 
 def main() -> int:
@@ -54,6 +102,7 @@ def main() -> int:
     ap.add_argument("--screenshots", default=None)
     args = ap.parse_args()
     html = Path(args.html)
+    shots = Path(args.screenshots) if args.screenshots else html.parent / "screenshots"
     if not (html / "index.html").exists():
         print(f"browser check: no built book at {html} (run make book-ci first)")
         return 1
@@ -72,15 +121,31 @@ def main() -> int:
             "--disable-component-update", "--disable-sync",
             # offline: every host name but the local server fails to resolve
             "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"])
+        ids_cache: dict = {}
         for page_path in pages(html):
             rel = page_path.relative_to(html).as_posix()
             page = browser.new_page(viewport={"width": 1200, "height": 900})
             external: list[str] = []
+            js_errors: list[str] = []
             page.on("request", lambda r, ext=external: None if r.url.startswith((base, "data:")) else ext.append(r.url))
+            page.on("pageerror", lambda e, errs=js_errors: errs.append(str(e)))
+            page.on("console", lambda m, errs=js_errors: errs.append(m.text) if m.type == "error" else None)
             page.goto(f"{base}/{rel}", wait_until="load")
             page.wait_for_timeout(1500)  # let MathJax typeset
             if external:
                 failures.append(f"{rel}: requested {len(external)} external resources, e.g. {external[0]}")
+            # a blocked external request logs a console error of its own: that is reported above
+            js_errors = [e for e in js_errors if "ERR_NAME_NOT_RESOLVED" not in e]
+            if js_errors:
+                failures.append(f"{rel}: {len(js_errors)} JavaScript error(s), e.g. {js_errors[0][:200]}")
+            broken = page.evaluate(_BROKEN_IMAGES_JS)
+            if broken:
+                failures.append(f"{rel}: {len(broken)} image(s) failed to load, e.g. {broken[0]}")
+            is_notebook = page_path.with_suffix(".ipynb").exists() or (html / "_sources" / rel).with_suffix(".ipynb").exists()
+            n_img = page.locator("main img, article img").count()
+            if is_notebook and n_img == 0:
+                failures.append(f"{rel}: a notebook page with no figure")
+            failures.extend(check_links(page, base, html, rel, ids_cache))
             source = page_path.read_text()
             n_math = page.locator("mjx-container").count()
             if ("\\(" in source or "\\[" in source or 'class="math' in source) and n_math == 0:
@@ -97,17 +162,16 @@ def main() -> int:
                 after = img.get_attribute("src")
                 if before == after:
                     failures.append(f"{rel}: slider {i} did not change its figure when moved to {target}")
-            print(f"browser check: {rel}: {n_math} math elements, {sliders.count()} sliders, "
-                  f"{len(external)} external requests")
-            if args.screenshots:
-                Path(args.screenshots).mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(Path(args.screenshots) / (page_path.stem + ".png")), full_page=True)
+            print(f"browser check: {rel}: {n_math} math elements, {n_img} images, {sliders.count()} sliders, "
+                  f"{len(external)} external requests, {len(js_errors)} JS errors")
+            shots.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shots / (rel.replace("/", "__").removesuffix(".html") + ".png")), full_page=True)
             page.close()
         browser.close()
     httpd.shutdown()
     for f in failures:
         print("browser check FAILED:", f)
-    print(f"browser check: {len(pages(html))} pages, {len(failures)} failures")
+    print(f"browser check: {len(pages(html))} pages, {len(failures)} failures; screenshots in {shots}")
     return 1 if failures else 0
 
 

@@ -13,6 +13,7 @@ import jupytext
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_DIRS = ("chapters", "synthesis")  # the folders of paired notebooks (as in the Makefile)
 
 
 def cells(nb):
@@ -21,7 +22,7 @@ def cells(nb):
 
 def main() -> int:
     problems = []
-    pys = sorted((ROOT / "chapters").rglob("*.py"))
+    pys = sorted(p for d in NOTEBOOK_DIRS for p in (ROOT / d).rglob("*.py"))
     pys = [p for p in pys if ".ipynb_checkpoints" not in p.parts]
     for py in pys:
         ipynb = py.with_suffix(".ipynb")
@@ -32,7 +33,7 @@ def main() -> int:
         nb_ip = nbformat.read(ipynb, as_version=4)
         if cells(nb_py) != cells(nb_ip):
             problems.append(f"{ipynb.relative_to(ROOT)} is out of sync with {py.name}: run `make sync`")
-    for ipynb in sorted((ROOT / "chapters").rglob("*.ipynb")):
+    for ipynb in sorted(p for d in NOTEBOOK_DIRS for p in (ROOT / d).rglob("*.ipynb")):
         if ".ipynb_checkpoints" in ipynb.parts:
             continue
         if not ipynb.with_suffix(".py").exists():
@@ -48,7 +49,7 @@ def main() -> int:
 
 
 def strip() -> int:
-    for ipynb in sorted((ROOT / "chapters").rglob("*.ipynb")):
+    for ipynb in sorted(p for d in NOTEBOOK_DIRS for p in (ROOT / d).rglob("*.ipynb")):
         if ".ipynb_checkpoints" in ipynb.parts:
             continue
         nb = nbformat.read(ipynb, as_version=4)

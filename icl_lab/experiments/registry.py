@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from .._checks import ConfigError
 
-CHAPTER_MODULES = ("common_setup", "convergence", "nonlinear", "window", "selectors")
+CHAPTER_MODULES = ("common_setup", "convergence", "nonlinear", "window", "selectors", "synthesis")
 
 
 @dataclass(frozen=True)
