@@ -77,3 +77,15 @@ def test_sample_runs_gives_each_run_exactly_its_own_prompts(kind):
     for r, seed in enumerate(seeds):
         _equal_batches(batched.run(r), s.sample(5, make_generator(seed)))
     assert not torch.equal(batched.y[0], batched.y[1])
+
+
+def test_stacked_sampler_groups_shared_samplers_without_changing_any_run():
+    """Runs sharing a sampler object are drawn in one sample_runs call; every run must still be
+    exactly sample(batch, generator_r) of its own sampler, whatever the interleaving."""
+    a, b = _samplers([0.5, 2.0])
+    order = [a, b, a, a, b]
+    stacked = StackedSampler(order).sample_runs(6, [torch.Generator().manual_seed(10 + r) for r in range(5)])
+    for r, smp in enumerate(order):
+        alone = smp.sample(6, torch.Generator().manual_seed(10 + r))
+        assert torch.equal(stacked.x[r], alone.x) and torch.equal(stacked.y[r], alone.y)
+        assert torch.equal(stacked.y_query[r], alone.y_query) and torch.equal(stacked.ids[r], alone.ids)
