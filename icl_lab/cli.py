@@ -223,12 +223,11 @@ def cmd_list(args) -> int:
 def cmd_show(args) -> int:
     import dataclasses
 
-    from .sweep import describe_fields, resolve_experiment
+    from .sweep import _for_scale, describe_fields, resolve_experiment
 
     e = resolve_experiment(args.experiment)
     kinds = describe_fields(e.config)
-    ci = e.config.for_scale("ci")
-    paper = e.config.for_scale("paper")
+    ci, paper = _for_scale(e.config, "ci", {}), _for_scale(e.config, "paper", {})
     print(f"{args.experiment}: {e.description}\npaper: {e.paper}, {e.location}; claims: {', '.join(e.claims) or '—'}\n")
     print(_table(["parameter", "type", "ci", "paper"],
                  [[f.name, kinds[f.name], getattr(ci, f.name), getattr(paper, f.name)]

@@ -232,11 +232,11 @@ class ResultsStore:
         (when the experiment is registered).  Raises :class:`StoreError` otherwise."""
         path = Path(path)
         try:
-            text = path.read_text()
+            raw = path.read_bytes()
         except OSError as e:
             raise StoreError(f"result file {str(path)!r} cannot be read ({e.strerror})") from None
         try:
-            rec = json.loads(text)
+            rec = json.loads(raw.decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise StoreError(f"result file {str(path)!r} is not valid JSON ({e})") from None
         if not isinstance(rec, dict) or rec.get("format") != FORMAT:
@@ -457,12 +457,12 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
         summary = store.load_or_run("common_setup.context_length", cfg)
     """
     from .config import get_scale
-    from .sweep import resolve_experiment
+    from .sweep import _for_scale, resolve_experiment
 
     exp = resolve_experiment(experiment)
     s = get_scale(scale)
     if cfg is None:
-        cfg = exp.config.for_scale(s)
+        cfg = _for_scale(exp.config, s, {})
     elif not isinstance(cfg, exp.config):
         raise ConfigError(f"cfg must be a {exp.config.__name__} for {experiment} (got {type(cfg).__name__})")
     st = ResultsStore(results_dir)

@@ -304,7 +304,14 @@ def parse_assignment(text: str, option: str = "--set") -> tuple[str, str]:
 def build_config(exp, scale: str, overrides: dict):
     """The experiment's config at ``scale`` with ``overrides`` (values are type-checked first)."""
     values = {k: coerce_value(exp.config, k, v) for k, v in overrides.items()}
-    return exp.config.for_scale(scale, **values)
+    return _for_scale(exp.config, scale, values)
+
+
+def _for_scale(cls, scale: str, overrides: dict):
+    """``cls.for_scale(scale, **overrides)``, also for configs with a field called ``scale``."""
+    values = dict(cls.CI) if get_scale(scale) == "ci" else {}
+    values.update(overrides)
+    return cls(**values)
 
 
 # ============================================================================ the plan
@@ -406,7 +413,7 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
         point = dict(zip(names, combo))
         overrides = {**fixed, **point}
         try:
-            cfg = cls.for_scale(scale, **overrides)
+            cfg = _for_scale(cls, scale, overrides)
         except ConfigError as e:
             where = ", ".join(f"{k}={v!r}" for k, v in point.items())
             raise ConfigError(f"{e} [grid point {where}]" if point else str(e)) from None
@@ -557,7 +564,8 @@ def _run_local(specs, records, computed, failed, store, *, progress, desc, **_):
             bar.update(1)
 
 
-def connect(address: str | None = None, workers: int | None = None, cluster_kwargs: dict | None = None):
+def connect(address: str | None = None, workers: int | None = None, cluster_kwargs: dict | None = None,
+            timeout: float = 20):
     """A Dask client: to the scheduler at ``address``, or to a new LocalCluster of ``workers``
     processes (default: one per core) with one thread each.  Returns ``(client, cluster or None)``."""
     try:
@@ -570,7 +578,7 @@ def connect(address: str | None = None, workers: int | None = None, cluster_kwar
         if not isinstance(address, str) or not address.strip():
             raise ConfigError(f"address must be a scheduler address such as tcp://10.0.0.5:8786 (got {address!r})")
         try:
-            return Client(address, timeout="15s"), None
+            return Client(address, timeout=timeout), None
         except (OSError, TimeoutError, ValueError) as e:
             raise ConfigError(f"address: no Dask scheduler reachable at {address!r} ({type(e).__name__}: {e})") from None
     n = workers or os.cpu_count() or 1
