@@ -200,6 +200,7 @@ def _convert(name: str, kind, value):
             return None
         return _convert(name, kind[1], value)
     if k == "int":
+        orig = value
         if isinstance(value, str):
             t = value.strip().replace("_", "")
             try:
@@ -215,7 +216,7 @@ def _convert(name: str, kind, value):
             return int(value)
         if math.isfinite(value) and float(value).is_integer():
             return int(value)
-        raise _bad(name, kind, value)
+        raise _bad(name, kind, orig)
     if k == "float":
         if isinstance(value, str):
             try:
