@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import importlib
 import itertools
 import math
@@ -79,6 +80,7 @@ def resolve_experiment(name: str, registry: dict | None = None):
 
 
 # ============================================================================ values -> field types
+@functools.lru_cache(maxsize=256)
 def _field_kinds(cls) -> dict:
     try:
         hints = typing.get_type_hints(cls)
