@@ -110,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                      "at the book's root)")
     r.add_argument("--device", metavar="DEVICE", help="torch device, e.g. cpu or cuda (default: CUDA when available)")
     r.add_argument("--dry-run", action="store_true", help="check everything and show the tasks, run nothing")
+    r.add_argument("--recompute", action="store_true",
+                   help="ignore stored results of these tasks and overwrite them (e.g. after changing the code)")
     r.add_argument("--json", action="store_true", help="print the grid points' merged summaries as JSON")
     prog = r.add_mutually_exclusive_group()
     prog.add_argument("--progress", dest="progress", action="store_true", default=None,
@@ -266,7 +268,8 @@ def cmd_run(args) -> int:
         return 0
     try:
         res = sweep.run(plan, executor=args.executor, address=args.address, workers=args.workers,
-                        results_dir=args.results, progress=args.progress, device=args.device)
+                        results_dir=args.results, progress=args.progress, device=args.device,
+                        recompute=args.recompute)
     except KeyboardInterrupt:
         n = len(sweep.load_plan_records(plan, args.results))
         print(f"\ninterrupted: {n} of {len(plan.tasks)} tasks are stored; run the same command again to finish",

@@ -511,11 +511,12 @@ def _bar(total, desc, progress):
 
 def run(plan: Plan, *, executor: str = "local", address: str | None = None, workers: int | None = None,
         results_dir=None, progress: bool | None = None, device: str | None = None,
-        cluster_kwargs: dict | None = None) -> SweepResult:
+        cluster_kwargs: dict | None = None, recompute: bool = False) -> SweepResult:
     """Run every task of ``plan`` not yet in the store; returns the records of all tasks.
 
     A task that raises is reported in ``failed`` (the others still run and are stored); completed
-    tasks are on disk as soon as they finish, so Ctrl-C or a killed process loses nothing done."""
+    tasks are on disk as soon as they finish, so Ctrl-C or a killed process loses nothing done.
+    ``recompute=True`` ignores (and overwrites) stored records, e.g. after changing the code."""
     from . import store as st
 
     chk.one_of("executor", executor, EXECUTORS)
@@ -528,7 +529,7 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     t0 = time.perf_counter()
     records, skipped, todo = {}, [], []
     for t in plan.tasks:
-        rec = store.get(t.experiment, t.config)
+        rec = None if recompute else store.get(t.experiment, t.config)
         if rec is not None:
             records[t.key] = rec
             skipped.append(t.key)
@@ -537,6 +538,7 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     failed: dict = {}
     computed: list = []
     if todo:
+        _check_writable(store.root)
         specs = [dict(experiment=t.experiment, exp=plan.exp, config=t.config, scale=t.scale, overrides=dict(t.overrides),
                       results=str(root), device=device, threads=None if executor == "local" else _worker_threads(),
                       quiet=executor != "local", key=t.key) for t in todo]
@@ -544,6 +546,18 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
         runner(specs, records, computed, failed, store, progress=progress, address=address, workers=workers,
                desc=plan.experiment, cluster_kwargs=cluster_kwargs or {})
     return SweepResult(plan, records, computed, skipped, failed, root, time.perf_counter() - t0)
+
+
+def _check_writable(root: Path) -> None:
+    """Fail before computing anything if results cannot be stored."""
+    import tempfile
+
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root, prefix=".write-test-"):
+            pass
+    except OSError as e:
+        raise ConfigError(f"results: cannot write to {str(root)!r} ({e.strerror or e})") from None
 
 
 def _worker_threads() -> int:

@@ -205,3 +205,15 @@ def test_executor_options_are_checked(toy, tmp_path):
     with pytest.raises(ConfigError, match="^address must be a scheduler address"):
         sweep.connect("  ")
     assert not list(tmp_path.iterdir())
+
+
+def test_unwritable_results_fail_before_computing_and_recompute_overwrites(toy, tmp_path):
+    f = tmp_path / "file"
+    f.write_text("")
+    p = sweep.plan(toy, "ci")
+    with pytest.raises(ConfigError, match="^results: cannot write to"):
+        sweep.run(p, results_dir=f / "sub", progress=False)
+    assert _sweep_toy.CALLS == []
+    sweep.run(p, results_dir=tmp_path / "r", progress=False)
+    again = sweep.run(p, results_dir=tmp_path / "r", progress=False, recompute=True)
+    assert len(again.computed) == 1 and len(_sweep_toy.CALLS) == 2
