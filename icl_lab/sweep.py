@@ -561,13 +561,15 @@ def _check_writable(root: Path) -> None:
 
 
 def _worker_threads() -> int:
-    env = os.environ.get("ICL_LAB_THREADS", "").strip()
+    """Torch threads per Dask worker: 1 (many single-threaded processes beat a few multi-threaded
+    ones on these small matrices), or ``$ICL_LAB_WORKER_THREADS``."""
+    env = os.environ.get("ICL_LAB_WORKER_THREADS", "").strip()
     if not env:
         return 1
     try:
-        return chk.positive_int("ICL_LAB_THREADS", int(env))
+        return chk.positive_int("ICL_LAB_WORKER_THREADS", int(env))
     except ValueError:
-        raise ConfigError(f"ICL_LAB_THREADS must be an integer >= 1 (got {env!r})") from None
+        raise ConfigError(f"ICL_LAB_WORKER_THREADS must be an integer >= 1 (got {env!r})") from None
 
 
 def _run_local(specs, records, computed, failed, store, *, progress, desc, **_):

@@ -8,8 +8,9 @@ import threading
 import time
 
 import pytest
+import torch
 
-from icl_lab import ConfigError, store, sweep
+from icl_lab import ConfigError, configure_threads, store, sweep
 from icl_lab.experiments import registry
 from icl_lab.experiments.common_setup import ContextLengthConfig
 
@@ -142,7 +143,12 @@ def test_dask_cluster_bit_identical_and_survives_a_killed_worker(toy, tmp_path, 
     try:
         # 1. bit-identical to the local executor
         p = sweep.plan(CS, "ci", sets=TINY, grid=["lr=1,3"], seeds=4, seeds_per_task=2)
-        local = sweep.run(p, results_dir=tmp_path / "local", progress=False)
+        threads = torch.get_num_threads()
+        configure_threads(1)  # as in the workers
+        try:
+            local = sweep.run(p, results_dir=tmp_path / "local", progress=False)
+        finally:
+            configure_threads(threads)
         dask = sweep.run(p, executor="dask", address=addr, results_dir=tmp_path / "dask", progress=False)
         assert local.complete and dask.complete and len(dask.computed) == 4
         assert os.getpid() not in {dask.records[t.key]["meta"]["pid"] for t in p.tasks}  # computed in the workers
