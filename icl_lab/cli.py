@@ -38,7 +38,8 @@ how a sweep is cut into tasks:
 values:
   --set/--grid values are parsed to the parameter's type: integers (100, 1e4), numbers (0.5, 3e-2,
   inf), true/false, strings, and lists written 2,4,8 in --set or [2,4,8] in --grid
-  (--grid N_values=[2,4],[8,16] sweeps two lists).  Everything is checked before anything runs.
+  (--grid 'N_values=[2,4],[8,16]' sweeps two lists; quote brackets for the shell).
+  Everything is checked before anything runs.
 
 examples:
   icl-lab run common_setup.context_length --scale ci --set steps=100 --dry-run
@@ -261,6 +262,11 @@ def cmd_run(args) -> int:
     store = ResultsStore(args.results)
     done = sweep.load_plan_records(plan, args.results)
     print(f"{plan.describe()}; {len(done)} already stored in {store.root}", file=sys.stderr)
+    if args.executor == "dask" and args.address is None:
+        n_workers = args.workers or os.cpu_count() or 1
+        if len(plan.tasks) - len(done) < n_workers and plan.exp.seed_splittable and args.seeds_per_task is None:
+            print(f"note: {len(plan.tasks) - len(done)} task(s) for {n_workers} workers; --seeds-per-task K splits "
+                  "each grid point's seeds into more tasks", file=sys.stderr)
     if args.dry_run:
         rows = [[i, ", ".join(f"{k}={v}" for k, v in t.point) or "—", _ranges(t.seeds), t.key,
                  "stored" if t.key in done else "to run"] for i, t in enumerate(plan.tasks)]
