@@ -606,7 +606,7 @@ def connect(address: str | None = None, workers: int | None = None, cluster_kwar
             raise ConfigError(f"address: no Dask scheduler reachable at {address!r} ({type(e).__name__}: {e})") from None
     n = workers or os.cpu_count() or 1
     kw = dict(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-              silence_logs=logging.ERROR, env={"ICL_LAB_THREADS": str(_worker_threads()), "ICL_LAB_PROGRESS": "0"})
+              silence_logs=logging.CRITICAL, env={"ICL_LAB_THREADS": str(_worker_threads()), "ICL_LAB_PROGRESS": "0"})
     kw.update(cluster_kwargs or {})
     cluster = LocalCluster(**kw)
     return Client(cluster), cluster
