@@ -284,13 +284,19 @@ class ResultsStore:
                 out.append((p, None, str(e)))
         return out
 
-    def clean_tmp(self) -> int:
-        """Remove temporary files left by processes killed mid-write; returns how many."""
+    def clean_tmp(self, older_than: float = 0.0) -> int:
+        """Remove temporary files left by processes killed mid-write (those last modified more
+        than ``older_than`` seconds ago, so a write in progress elsewhere is left alone)."""
         n = 0
         if self.root.exists():
+            now = time.time()
             for p in self.root.glob("*/.*.tmp"):
-                p.unlink(missing_ok=True)
-                n += 1
+                try:
+                    if now - p.stat().st_mtime >= older_than:
+                        p.unlink()
+                        n += 1
+                except FileNotFoundError:
+                    pass
         return n
 
 

@@ -539,6 +539,7 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     computed: list = []
     if todo:
         _check_writable(store.root)
+        store.clean_tmp(older_than=3600)  # debris of writers killed long ago
         specs = [dict(experiment=t.experiment, exp=plan.exp, config=t.config, scale=t.scale, overrides=dict(t.overrides),
                       results=str(root), device=device, threads=None if executor == "local" else _worker_threads(),
                       quiet=executor != "local", key=t.key) for t in todo]

@@ -163,3 +163,15 @@ def test_merge_chunks():
 def test_strip_timings():
     s = {"seconds": 1, "fit_time": 2, "loss": [1], "inner": {"wall_s": 3, "elapsed": 4, "x": 5}, "timeline": 6}
     assert store.strip_timings(s) == {"loss": [1], "inner": {"x": 5}, "timeline": 6}
+
+
+def test_clean_tmp_removes_only_old_debris(tmp_path):
+    st = ResultsStore(tmp_path)
+    st.write(_record())
+    old = tmp_path / "toy.toy" / ".abc.123.tmp"
+    new = tmp_path / "toy.toy" / ".def.456.tmp"
+    old.write_text("{")
+    new.write_text("{")
+    os.utime(old, (0, 0))
+    assert st.clean_tmp(older_than=3600) == 1 and not old.exists() and new.exists()
+    assert len(st.records()) == 1  # tmp files are never read as records
