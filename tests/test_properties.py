@@ -219,3 +219,22 @@ def test_merging_seed_chunks_restores_the_whole(rows, sizes, seed):
         assert len(sizes) > 1 and len(set(sizes)) == 1  # only equal chunk sizes can be ambiguous
         return
     assert merged["loss"] == full and merged["final"] == per_seed and merged["grid"] == list(range(rows))
+
+
+# ----------------------------------------------------------------------------- sweep plans
+@FAST
+@given(n_values=st.lists(st.integers(1, 50), min_size=1, max_size=3, unique=True),
+       scales=st.lists(st.sampled_from([0.5, 1.0, 2.0, 4.0]), min_size=1, max_size=3, unique=True),
+       seeds_count=st.integers(1, 12), per_task=st.integers(1, 12), first=st.integers(0, 1000))
+def test_plans_cover_the_grid_and_tile_the_seeds(n_values, scales, seeds_count, per_task, first):
+    reg = {"toy.toy": TOY}
+    p = sweep.plan("toy.toy", "paper", sets=[f"seed={first}"], grid={"n": n_values, "scale": scales},
+                   seeds=seeds_count, seeds_per_task=per_task, registry=reg)
+    assert p.points == [{"n": n, "scale": s} for n in n_values for s in scales]
+    for point in p.points:
+        tasks = [t for t in p.tasks if dict(t.point) == point]
+        sizes = [len(t.seeds) for t in tasks]
+        assert [s for t in tasks for s in t.seeds] == list(range(first, first + seeds_count))
+        assert max(sizes) <= per_task and max(sizes) - min(sizes) <= 1
+        assert all(t.config.n == point["n"] and t.config.scale == point["scale"] for t in tasks)
+    assert len({t.key for t in p.tasks}) == len(p.tasks)
