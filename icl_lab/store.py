@@ -67,8 +67,10 @@ def _jsonable(value, where: str):
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
+            if isinstance(k, (int, float)) and not isinstance(k, bool):
+                k = str(k)  # as JSON would: {2: ...} is stored (and returned) as {"2": ...}
             if not isinstance(k, str):
-                raise ConfigError(f"{where} must have string keys to be stored (got {k!r})")
+                raise ConfigError(f"{where} must have string or number keys to be stored (got {k!r})")
             out[k] = _jsonable(v, f"{where}[{k!r}]")
         return out
     if hasattr(value, "item") and getattr(value, "ndim", None) == 0:  # numpy / torch scalars
