@@ -41,6 +41,8 @@ class ContextLengthConfig(ScaledConfig):
         chk.positive_int("K", self.K)
         if self.K > self.d:
             raise chk.ConfigError(f"K must be <= d for orthonormal features (got K={self.K}, d={self.d})")
+        if not isinstance(self.N_values, (tuple, list)) or not self.N_values:
+            raise chk.ConfigError(f"N_values must be a non-empty list of context lengths (got {self.N_values!r})")
         for N in self.N_values:
             chk.positive_int("N", N)
         chk.positive_int("seeds", self.seeds)
@@ -50,6 +52,11 @@ class ContextLengthConfig(ScaledConfig):
         chk.positive_int("batch", self.batch)
         chk.positive_int("test_prompts", self.test_prompts)
         chk.positive_int("linear_fit_prompts", self.linear_fit_prompts)
+        if not isinstance(self.nw_bandwidths, (tuple, list)) or not self.nw_bandwidths:
+            raise chk.ConfigError(f"nw_bandwidths must be a non-empty list of positive bandwidths (got {self.nw_bandwidths!r})")
+        for h in self.nw_bandwidths:
+            chk.positive("nw_bandwidths", h)
+        chk.positive_int("test_seed", self.test_seed, minimum=0)
 
 
 @dataclass

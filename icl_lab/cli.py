@@ -1,0 +1,402 @@
+"""``icl-lab``: list the experiments and claims, run experiments and sweeps, report results.
+
+Installed with the package (``pip install -e .`` / ``make install`` puts it in ``.venv/bin``);
+``python -m icl_lab.cli`` works too.  Every bad input exits with status 2 and one line
+``icl-lab: error: <field> must be ... (got ...)``; a sweep in which some task failed exits with 1.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from ._checks import ConfigError
+from .config import SCALES
+
+EPILOG_MAIN = """\
+examples:
+  icl-lab list                                   what can I run, and which claims does it measure?
+  icl-lab show common_setup.context_length       its parameters, with their ci and paper values
+  icl-lab run common_setup.context_length --scale ci
+  icl-lab run common_setup.context_length --scale paper --seeds 30 --grid lr=10,30,100 \\
+          --executor dask --workers 8              a sweep on 8 local processes
+  icl-lab report                                 the claims ledger and what is stored
+
+Results go to ./results (or --results DIR, or $ICL_LAB_RESULTS): one JSON file per completed task.
+Re-running the same command skips what is already there, so an interrupted sweep just continues.
+"""
+
+EPILOG_RUN = """\
+how a sweep is cut into tasks:
+  --grid gives each parameter a list of values; the sweep is every combination (a grid point).
+  Each grid point trains --seeds seeds (its config's `seeds` field; run r uses seed + r).
+  One task trains up to --seeds-per-task of them together (default: all of them), batched in the
+  trainer's run dimension; tasks are what the executor spreads over workers.
+
+values:
+  --set/--grid values are parsed to the parameter's type: integers (100, 1e4), numbers (0.5, 3e-2,
+  inf), true/false, strings, and lists written 2,4,8 in --set or [2,4,8] in --grid
+  (--grid 'N_values=[2,4],[8,16]' sweeps two lists; quote brackets for the shell).
+  Everything is checked before anything runs.
+
+examples:
+  icl-lab run common_setup.context_length --scale ci --set steps=100 --dry-run
+  icl-lab run common_setup.context_length --scale paper --seeds 30 --seeds-per-task 6 \\
+          --grid lr=10,30 --grid K=2,4,8 --executor dask --workers 16
+  icl-lab run common_setup.context_length --executor dask --address tcp://10.0.0.5:8786
+          (a running scheduler, e.g. started by dask-jobqueue on Slurm/PBS; see the README)
+"""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1 (got {text!r})") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1 (got {text!r})")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line plus the usage, exit status 2
+        self.print_usage(sys.stderr)
+        self.exit(2, f"icl-lab: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = _Parser(prog="icl-lab", formatter_class=fmt, epilog=EPILOG_MAIN,
+                description="Run the experiments of the icl-lab book (in-context learning in one-layer transformers) "
+                            "from a terminal: one configuration, a sweep over a grid, on one core or a Dask cluster.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    ls = sub.add_parser("list", help="every experiment (paper, location) and every claim (statement, status)",
+                        formatter_class=fmt, description="Every registered experiment with its paper and location, "
+                        "and every claim: the ids the experiments measure plus, where the book has been built "
+                        "(make book / make book-ci), each claim's statement and status at each scale.")
+    ls.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format (default markdown)")
+    ls.add_argument("--claims", metavar="DIR", help="folder holding <scale>/<paper>.json ledgers "
+                    "(default: _build/claims of the book)")
+
+    sh = sub.add_parser("show", help="an experiment's parameters, their types and ci/paper values",
+                        description="The parameters of an experiment's config (what --set and --grid accept).")
+    sh.add_argument("experiment", metavar="EXPERIMENT", help="e.g. common_setup.context_length (see icl-lab list)")
+
+    r = sub.add_parser("run", help="run an experiment, or a sweep over a grid of parameters and seeds",
+                       formatter_class=fmt, epilog=EPILOG_RUN,
+                       description="Run EXPERIMENT at a scale, with parameters set or swept over a grid, and store "
+                                   "every completed task in the results folder.")
+    r.add_argument("experiment", metavar="EXPERIMENT", help="e.g. common_setup.context_length (see icl-lab list)")
+    r.add_argument("--scale", choices=SCALES, default=None,
+                   help="ci: small and fast; paper: the paper's settings (default: $ICL_LAB_SCALE, else paper)")
+    r.add_argument("--seeds", type=_positive_int, metavar="N", help="seeds per grid point (default: the scale's)")
+    r.add_argument("--seeds-per-task", type=_positive_int, metavar="K",
+                   help="at most K seeds trained together in one task (default: all of a grid point's seeds)")
+    r.add_argument("--set", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="fix a parameter, e.g. --set steps=200 lr=3 (see icl-lab show EXPERIMENT)")
+    r.add_argument("--grid", action="extend", nargs="+", default=[], metavar="KEY=V1,V2",
+                   help="sweep a parameter over values, e.g. --grid lr=1,3,10; several --grid form a product")
+    r.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="local: tasks one after another in this process; dask: on Dask distributed (default local)")
+    r.add_argument("--address", metavar="SCHEDULER",
+                   help="with --executor dask: connect to this running scheduler (tcp://host:8786) instead of "
+                        "starting a LocalCluster")
+    r.add_argument("--workers", type=_positive_int, metavar="N",
+                   help="with --executor dask and no --address: worker processes of the LocalCluster "
+                        "(one thread each; default: one per core)")
+    r.add_argument("--results", metavar="DIR", help="results folder (default: $ICL_LAB_RESULTS, else results/ "
+                                                     "at the book's root)")
+    r.add_argument("--device", metavar="DEVICE", help="torch device, e.g. cpu or cuda (default: CUDA when available)")
+    r.add_argument("--dry-run", action="store_true", help="check everything and show the tasks, run nothing")
+    r.add_argument("--recompute", action="store_true",
+                   help="ignore stored results of these tasks and overwrite them (e.g. after changing the code)")
+    r.add_argument("--json", action="store_true", help="print the grid points' merged summaries as JSON")
+    prog = r.add_mutually_exclusive_group()
+    prog.add_argument("--progress", dest="progress", action="store_true", default=None,
+                      help="always show a progress bar")
+    prog.add_argument("--no-progress", dest="progress", action="store_false",
+                      help="never show one (default: only on a terminal, and not when $CI is set)")
+
+    rep = sub.add_parser("report", help="the claims ledger and a summary of the stored results",
+                         description="Print the claims ledger exported by the book at a scale, and a summary of "
+                                     "every result stored in the results folder (corrupt files are listed).")
+    rep.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format (default markdown)")
+    rep.add_argument("--scale", choices=SCALES, default=None,
+                     help="whose ledger (default: $ICL_LAB_SCALE, else paper)")
+    rep.add_argument("--claims", metavar="DIR", help="folder holding <scale>/<paper>.json ledgers "
+                     "(default: _build/claims of the book)")
+    rep.add_argument("--results", metavar="DIR", help="results folder (default: $ICL_LAB_RESULTS, else results/)")
+    return p
+
+
+# ----------------------------------------------------------------------------- helpers
+def _book_root() -> Path:
+    here = Path.cwd().resolve()
+    return next((p for p in [here, *here.parents] if (p / "_config.yml").exists()), here)
+
+
+def _claims_dir(scale: str, base: str | None) -> Path:
+    if base is not None:
+        return Path(base) / scale
+    env = os.environ.get("ICL_LAB_CLAIMS_DIR")
+    if env:
+        return Path(env)
+    return _book_root() / "_build" / "claims" / scale
+
+
+def _load_claims(scale: str, base: str | None):
+    from .claims import load_all
+
+    d = _claims_dir(scale, base)
+    if not d.is_dir():
+        return [], d
+    try:
+        return load_all(d), d
+    except (ValueError, KeyError, TypeError) as e:
+        raise ConfigError(f"claims: the ledgers in {str(d)!r} cannot be read ({e})") from None
+
+
+def _cell(x) -> str:
+    return str(x).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header, rows) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def _ranges(seeds) -> str:
+    if not seeds:
+        return "—"
+    seeds = sorted(set(seeds))
+    parts, start, prev = [], seeds[0], seeds[0]
+    for s in seeds[1:] + [None]:
+        if s is not None and s == prev + 1:
+            prev = s
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if s is not None:
+            start = prev = s
+    return ",".join(parts)
+
+
+# ----------------------------------------------------------------------------- commands
+def cmd_list(args) -> int:
+    from .sweep import experiments
+
+    exps = experiments()
+    claims = {}
+    for scale in SCALES:
+        for c in _load_claims(scale, args.claims)[0]:
+            entry = claims.setdefault((c.paper, c.id), {"paper": c.paper, "id": c.id, "location": c.location,
+                                                        "statement": c.statement, "experiments": [], "status": {}})
+            entry["status"][scale] = c.status + (f" ({c.caveat})" if c.caveat else "")
+    for name, e in exps.items():
+        for cid in e.claims:
+            entry = claims.setdefault((e.paper, cid), {"paper": e.paper, "id": cid, "location": "", "statement": "",
+                                                       "experiments": [], "status": {}})
+            entry["experiments"].append(name)
+    if args.format == "json":
+        out = {"experiments": [{"name": n, "paper": e.paper, "location": e.location, "description": e.description,
+                                "claims": list(e.claims), "config": e.config.__name__, "seeds": e.seed_splittable}
+                               for n, e in exps.items()],
+               "claims": list(claims.values())}
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"## Experiments ({len(exps)})\n")
+    print(_table(["experiment", "paper", "location", "claims", "seeds", "description"],
+                 [[n, e.paper, e.location, ", ".join(e.claims) or "—", "yes" if e.seed_splittable else "no",
+                   e.description] for n, e in exps.items()]))
+    print(f"\n## Claims ({len(claims)})\n")
+    print(_table(["paper", "id", "location", "statement", "measured by", *[f"status ({s})" for s in SCALES]],
+                 [[c["paper"], c["id"], c["location"] or "—", c["statement"] or "(ledger not exported yet)",
+                   ", ".join(c["experiments"]) or "—", *[c["status"].get(s, "—") for s in SCALES]]
+                  for c in claims.values()]))
+    missing = [s for s in SCALES if not _claims_dir(s, args.claims).is_dir()]
+    if missing:
+        print(f"\nNo exported ledger at scale {', '.join(missing)}: build the book (make book / make book-ci) "
+              "to see statements and statuses.")
+    return 0
+
+
+def cmd_show(args) -> int:
+    import dataclasses
+
+    from .sweep import _for_scale, describe_fields, resolve_experiment
+
+    e = resolve_experiment(args.experiment)
+    kinds = describe_fields(e.config)
+    ci, paper = _for_scale(e.config, "ci", {}), _for_scale(e.config, "paper", {})
+    print(f"{args.experiment}: {e.description}\npaper: {e.paper}, {e.location}; claims: {', '.join(e.claims) or '—'}\n")
+    print(_table(["parameter", "type", "ci", "paper"],
+                 [[f.name, kinds[f.name], getattr(ci, f.name), getattr(paper, f.name)]
+                  for f in dataclasses.fields(e.config)]))
+    if e.config.__doc__:
+        print("\n" + " ".join(e.config.__doc__.split()))
+    return 0
+
+
+def cmd_run(args) -> int:
+    from . import sweep
+
+    if args.address is not None and args.executor != "dask":
+        raise ConfigError("--address only applies with --executor dask")
+    if args.workers is not None and args.executor != "dask":
+        raise ConfigError("--workers only applies with --executor dask (the local executor uses one process)")
+    if args.workers is not None and args.address is not None:
+        raise ConfigError("--workers only applies to a LocalCluster; with --address the cluster has its own workers")
+    if args.results is not None and Path(args.results).exists() and not Path(args.results).is_dir():
+        raise ConfigError(f"--results must be a folder (got the file {args.results!r})")
+    if args.device is not None:
+        from .config import default_device
+
+        default_device(args.device)
+    plan = sweep.plan(args.experiment, args.scale, sets=args.set, grid=args.grid, seeds=args.seeds,
+                      seeds_per_task=args.seeds_per_task)
+    from .store import ResultsStore
+
+    store = ResultsStore(args.results)
+    done = sweep.load_plan_records(plan, args.results)
+    print(f"{plan.describe()}; {len(done)} already stored in {store.root}", file=sys.stderr)
+    if args.executor == "dask" and args.address is None:
+        n_workers = args.workers or os.cpu_count() or 1
+        if len(plan.tasks) - len(done) < n_workers and plan.exp.seed_splittable and args.seeds_per_task is None:
+            print(f"note: {len(plan.tasks) - len(done)} task(s) for {n_workers} workers; --seeds-per-task K splits "
+                  "each grid point's seeds into more tasks", file=sys.stderr)
+    if args.dry_run:
+        rows = [[i, ", ".join(f"{k}={v}" for k, v in t.point) or "—", _ranges(t.seeds), t.key,
+                 "stored" if t.key in done else "to run"] for i, t in enumerate(plan.tasks)]
+        print(_table(["task", "grid point", "seeds", "key", "state"], rows))
+        return 0
+    try:
+        res = sweep.run(plan, executor=args.executor, address=args.address, workers=args.workers,
+                        results_dir=args.results, progress=args.progress, device=args.device,
+                        recompute=args.recompute)
+    except KeyboardInterrupt:
+        n = len(sweep.load_plan_records(plan, args.results))
+        print(f"\ninterrupted: {n} of {len(plan.tasks)} tasks are stored; run the same command again to finish",
+              file=sys.stderr)
+        return 130
+    points = res.point_summaries()
+    if args.json:
+        print(json.dumps({"experiment": plan.experiment, "scale": plan.scale, "results": str(res.root),
+                          "points": points, "failed": res.failed}, indent=1))
+    else:
+        rows = []
+        for pt in points:
+            tasks = [t for t in plan.tasks if dict(t.point) == pt["point"]]
+            wall = sum(res.records[t.key]["meta"]["wall_seconds"] for t in tasks if t.key in res.records)
+            rows.append([", ".join(f"{k}={v}" for k, v in pt["point"].items()) or "—", _ranges(pt["seeds"]),
+                         len(tasks), sum(t.key in res.computed for t in tasks), f"{wall:.1f}",
+                         "ok" if pt.get("summary") is not None else ("chunks" if "chunks" in pt else "missing")])
+        print(_table(["grid point", "seeds", "tasks", "computed now", "compute s", "summary"], rows))
+    print(f"{len(res.computed)} task(s) computed, {len(res.skipped)} from the store, {len(res.failed)} failed "
+          f"in {res.seconds:.1f} s; results in {res.root}", file=sys.stderr)
+    for key, err in res.failed.items():
+        print(f"failed {key}: {err}", file=sys.stderr)
+    return 1 if res.failed else 0
+
+
+def stored_results_summary(results_dir=None) -> tuple[list[dict], list[dict]]:
+    """Stored records grouped by experiment and configuration (seeds merged): ``(groups, corrupt)``."""
+    from .store import ResultsStore
+    from .sweep import experiments
+
+    store = ResultsStore(results_dir)
+    try:
+        exps = experiments()
+    except ConfigError:
+        exps = None
+    groups: dict = {}
+    corrupt = []
+    for path, rec, err in store.records(experiments=exps):
+        if rec is None:
+            corrupt.append({"path": str(path), "error": err})
+            continue
+        cfg = {k: v for k, v in rec["config"].items() if k not in ("seed", "seeds")}
+        gkey = (rec["experiment"], json.dumps(cfg, sort_keys=True))
+        g = groups.setdefault(gkey, {"experiment": rec["experiment"], "scale": rec.get("scale"),
+                                     "overrides": {k: v for k, v in (rec.get("overrides") or {}).items()
+                                                   if k not in ("seed", "seeds")},
+                                     "seeds": [], "tasks": 0, "wall_seconds": 0.0, "cpu_seconds": 0.0,
+                                     "commits": set(), "devices": set(), "finished": ""})
+        g["seeds"] += rec.get("seeds") or []
+        g["tasks"] += 1
+        g["wall_seconds"] += float(rec["meta"].get("wall_seconds", 0.0))
+        g["cpu_seconds"] += float(rec["meta"].get("cpu_seconds", 0.0))
+        code = rec["meta"].get("code", {})
+        g["commits"].add((code.get("git_commit") or "unknown")[:10] + ("+dirty" if code.get("git_dirty") else ""))
+        g["devices"].add(rec["meta"].get("device", "?"))
+        g["finished"] = max(g["finished"], rec["meta"].get("finished", ""))
+    out = []
+    for g in sorted(groups.values(), key=lambda g: (g["experiment"], json.dumps(g["overrides"], sort_keys=True))):
+        g["seeds"] = sorted(g["seeds"])
+        g["commits"] = sorted(g["commits"])
+        g["devices"] = sorted(g["devices"])
+        out.append(g)
+    return out, corrupt
+
+
+def cmd_report(args) -> int:
+    from .claims import ClaimsTable
+    from .config import get_scale
+    from .store import ResultsStore
+
+    scale = get_scale(args.scale) if args.scale else get_scale()
+    claims, cdir = _load_claims(scale, args.claims)
+    table = ClaimsTable(claims)
+    groups, corrupt = stored_results_summary(args.results)
+    root = ResultsStore(args.results).root
+    if args.format == "json":
+        print(json.dumps({"scale": scale, "claims_dir": str(cdir), "claims": json.loads(table.to_json()),
+                          "missing_ledgers": table.missing(), "results_dir": str(root), "results": groups,
+                          "corrupt": corrupt}, indent=2))
+        return 0
+    print(f"# Claims ledger, {scale} scale\n")
+    if claims:
+        print(f"From {cdir}.\n\n{table.counts_markdown()}\n\n{table.to_markdown()}")
+        if table.missing():
+            print(f"\nNot exported at this scale: {', '.join(table.missing())}.")
+    else:
+        print(f"No exported ledgers in {cdir}: build the book at this scale "
+              f"({'make book' if scale == 'paper' else 'make book-ci'}) to export them.")
+    print(f"\n# Stored results ({root})\n")
+    if groups:
+        print(_table(["experiment", "scale", "overrides", "seeds", "tasks", "compute s (wall / cpu)", "code", "device"],
+                     [[g["experiment"], g["scale"] or "—",
+                       ", ".join(f"{k}={v}" for k, v in g["overrides"].items()) or "—", _ranges(g["seeds"]),
+                       g["tasks"], f"{g['wall_seconds']:.1f} / {g['cpu_seconds']:.1f}", ", ".join(g["commits"]),
+                       ", ".join(g["devices"])] for g in groups]))
+    else:
+        print("Nothing stored yet (icl-lab run EXPERIMENT stores its results here).")
+    if corrupt:
+        print(f"\n{len(corrupt)} unusable file(s) (they are recomputed by the next run that needs them):")
+        for c in corrupt:
+            print(f"- {c['error']}")
+    return 0
+
+
+COMMANDS = {"list": cmd_list, "show": cmd_show, "run": cmd_run, "report": cmd_report}
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return COMMANDS[args.command](args)
+    except ConfigError as e:
+        print(f"icl-lab: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # pragma: no cover - e.g. icl-lab list | head
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

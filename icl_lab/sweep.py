@@ -1,0 +1,664 @@
+"""Sweeps: an experiment over a grid of parameters and seeds, on one core or a Dask cluster.
+
+A sweep is *planned* first — every value parsed to its field's type, every grid point's config
+built and validated — and only then run, so bad input fails with one :class:`~icl_lab.ConfigError`
+naming the field before anything is computed or written.  The plan is a list of *tasks*: one grid
+point times a chunk of its seeds (``seed``/``seeds`` split, registry convention), so a task trains
+several seeds at once in the trainer's run dimension and per-task overhead stays small.
+
+Tasks run on an executor:
+
+* ``local`` — one after the other in this process;
+* ``dask`` — on Dask distributed: a :class:`distributed.LocalCluster` of ``workers`` processes with
+  one thread each (``ICL_LAB_THREADS=1`` in the workers), or the running scheduler at ``address``
+  (e.g. one started by dask-jobqueue on Slurm/PBS).
+
+Each completed task is written atomically to the results store (:mod:`icl_lab.store`) by the
+process that computed it; tasks already stored (with a valid checksum) are skipped, so an
+interrupted sweep completes on the next invocation of the same command.
+
+Python::
+
+    from icl_lab import sweep
+    plan = sweep.plan("common_setup.context_length", scale="ci", sets=["steps=100"],
+                      grid=["lr=10,30"], seeds=6, seeds_per_task=3)
+    result = sweep.run(plan, executor="dask", workers=2)
+    result.point_summaries()      # one merged summary per grid point
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import functools
+import importlib
+import itertools
+import math
+import numbers
+import os
+import sys
+import time
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import _checks as chk
+from ._checks import ConfigError
+from .config import get_scale
+
+EXECUTORS = ("local", "dask")
+PLUGINS_ENV = "ICL_LAB_EXPERIMENTS"
+
+
+# ============================================================================ the registry
+def experiments() -> dict:
+    """Every runnable experiment: the registry's, plus those of the modules named (comma-separated)
+    in ``$ICL_LAB_EXPERIMENTS`` — your own experiments, registered as ``<module>.<name>`` from the
+    module's ``EXPERIMENTS`` dict, without editing the library."""
+    from .experiments import registry
+
+    out = dict(registry.all_experiments())
+    for mod_name in [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]:
+        try:
+            mod = importlib.import_module(mod_name)
+        except ImportError as e:
+            raise ConfigError(f"{PLUGINS_ENV} names the module {mod_name!r}, which cannot be imported ({e})") from None
+        for name, exp in getattr(mod, "EXPERIMENTS", {}).items():
+            if not isinstance(exp, registry.Experiment):
+                raise ConfigError(f"{PLUGINS_ENV}: {mod_name}.EXPERIMENTS[{name!r}] is not an Experiment")
+            out[f"{mod_name}.{name}"] = exp
+    return out
+
+
+def resolve_experiment(name: str, registry: dict | None = None):
+    """The experiment called ``name``, or a ConfigError listing the known ones."""
+    exps = experiments() if registry is None else registry
+    if not isinstance(name, str) or name not in exps:
+        raise ConfigError(f"experiment must be one of {sorted(exps)} (got {name!r})")
+    return exps[name]
+
+
+# ============================================================================ values -> field types
+@functools.lru_cache(maxsize=256)
+def _field_kinds(cls) -> dict:
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # unresolvable annotations: fall back to the defaults' types
+        hints = {}
+    out = {}
+    for f in dataclasses.fields(cls):
+        default = f.default if f.default is not dataclasses.MISSING else None
+        out[f.name] = _kind(hints.get(f.name, f.type if not isinstance(f.type, str) else None), default)
+    return out
+
+
+def _kind_of_value(v):
+    if isinstance(v, bool):
+        return ("bool",)
+    if isinstance(v, numbers.Integral):
+        return ("int",)
+    if isinstance(v, numbers.Real):
+        return ("float",)
+    if isinstance(v, str):
+        return ("str",)
+    if isinstance(v, (tuple, list)):
+        return ("tuple", _element_kind(v))
+    return ("any",)
+
+
+def _element_kind(values):
+    kinds = {_kind_of_value(v) for v in values}
+    if kinds <= {("int",)} and kinds:
+        return ("int",)
+    if kinds <= {("int",), ("float",)} and kinds:
+        return ("float",)
+    if len(kinds) == 1:
+        return kinds.pop()
+    return ("any",)
+
+
+def _kind(ann, default):
+    """A small description of what a field accepts, from its annotation (or default value)."""
+    origin = typing.get_origin(ann)
+    args = typing.get_args(ann)
+    if ann is None or ann is Any:
+        return _kind_of_value(default) if default is not None else ("any",)
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in args if a is not type(None)]
+        inner = _kind(members[0], default) if len(members) == 1 else (
+            ("float",) if set(members) <= {int, float} else ("any",))
+        return ("optional", inner) if type(None) in args else inner
+    if origin is typing.Literal:
+        return ("choice", tuple(args))
+    if ann is bool:
+        return ("bool",)
+    if ann is int:
+        return ("int",)
+    if ann is float:
+        return ("float",)
+    if ann is str:
+        return ("str",)
+    if ann in (tuple, list) or origin in (tuple, list):
+        if args and (len(args) == 2 and args[1] is Ellipsis or len(set(args)) == 1):
+            return ("tuple", _kind(args[0], None))
+        return ("tuple", _element_kind(default) if isinstance(default, (tuple, list)) and default else ("any",))
+    return _kind_of_value(default) if default is not None else ("any",)
+
+
+_KIND_WORDS = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string", "any": "a value"}
+
+
+def _describe(kind) -> str:
+    if kind[0] == "tuple":
+        inner = _describe(kind[1])
+        return "a list of values" if kind[1] == ("any",) else "a list of " + inner.replace("an ", "").replace("a ", "") + "s"
+    if kind[0] == "optional":
+        return _describe(kind[1]) + " or none"
+    if kind[0] == "choice":
+        return f"one of {list(kind[1])}"
+    return _KIND_WORDS[kind[0]]
+
+
+def _bad(name, kind, value, extra=""):
+    return ConfigError(f"{name} must be {_describe(kind)}{extra} (got {value!r})")
+
+
+def _split_top_level(text: str, sep: str = ",") -> list[str]:
+    """Split on ``sep`` outside brackets and quotes: ``"[1,2],[3,4]"`` -> ``["[1,2]", "[3,4]"]``."""
+    parts, depth, quote, cur = [], 0, None, []
+    for ch in text:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == sep and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p.strip() for p in parts]
+
+
+def _literal(text: str):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return text
+
+
+def _convert(name: str, kind, value):
+    k = kind[0]
+    if k == "optional":
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null")):
+            return None
+        return _convert(name, kind[1], value)
+    if k == "int":
+        orig = value
+        if isinstance(value, str):
+            t = value.strip().replace("_", "")
+            try:
+                return int(t)
+            except ValueError:
+                try:
+                    value = float(t)
+                except ValueError:
+                    raise _bad(name, kind, value) from None
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise _bad(name, kind, value)
+        if isinstance(value, numbers.Integral):
+            return int(value)
+        if math.isfinite(value) and float(value).is_integer():
+            return int(value)
+        raise _bad(name, kind, orig)
+    if k == "float":
+        if isinstance(value, str):
+            try:
+                value = float(value.strip())
+            except ValueError:
+                raise _bad(name, kind, value) from None
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise _bad(name, kind, value)
+        v = float(value)
+        if math.isnan(v):
+            raise _bad(name, kind, value, ", not NaN")
+        return int(value) if isinstance(value, numbers.Integral) else v
+    if k == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
+            return value.strip().lower() in ("true", "yes", "on", "1")
+        if isinstance(value, numbers.Integral) and value in (0, 1):
+            return bool(value)
+        raise _bad(name, kind, value)
+    if k == "str":
+        if isinstance(value, str):
+            v = value.strip()
+            if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+                v = v[1:-1]
+            return v
+        raise _bad(name, kind, value)
+    if k == "choice":
+        options = kind[1]
+        if value in options:
+            return value
+        if isinstance(value, str):
+            for o in options:
+                if str(o) == value.strip():
+                    return o
+        raise _bad(name, kind, value)
+    if k == "tuple":
+        if isinstance(value, str):
+            t = value.strip()
+            if t.startswith(("[", "(")):
+                parsed = _literal(t)
+                if isinstance(parsed, str):
+                    raise _bad(name, kind, value, " such as [1,2,3]")
+                value = parsed
+            else:
+                value = [] if not t else _split_top_level(t)
+        if not isinstance(value, (list, tuple)):
+            raise _bad(name, kind, value, " such as [1,2,3]")
+        try:
+            return tuple(_convert(name, kind[1], v) for v in value)
+        except ConfigError:
+            raise _bad(name, kind, value) from None
+    # any: strings are read as Python literals where they are one
+    if isinstance(value, str):
+        value = _literal(value.strip())
+    return _freeze(value)
+
+
+def _freeze(v):
+    if isinstance(v, list):
+        return tuple(_freeze(x) for x in v)
+    return v
+
+
+def coerce_value(cls, name: str, value):
+    """``value`` (a string from the command line, or a Python/JSON value) converted to the type of
+    field ``name`` of config class ``cls``; a ConfigError naming the field and what it accepts."""
+    kinds = _field_kinds(cls)
+    if name not in kinds:
+        raise ConfigError(f"{name} is not a parameter of {cls.__name__} (known: {sorted(kinds)})")
+    return _convert(name, kinds[name], value)
+
+
+def describe_fields(cls) -> dict:
+    """``{field: 'an integer' | 'a list of numbers' | ...}`` (for help texts)."""
+    return {n: _describe(k) for n, k in _field_kinds(cls).items()}
+
+
+def parse_assignment(text: str, option: str = "--set") -> tuple[str, str]:
+    if not isinstance(text, str) or "=" not in text or not text.split("=", 1)[0].strip():
+        raise ConfigError(f"{option} expects key=value, e.g. {option} steps=100 (got {text!r})")
+    key, value = text.split("=", 1)
+    return key.strip(), value
+
+
+def build_config(exp, scale: str, overrides: dict):
+    """The experiment's config at ``scale`` with ``overrides`` (values are type-checked first)."""
+    values = {k: coerce_value(exp.config, k, v) for k, v in overrides.items()}
+    return _for_scale(exp.config, scale, values)
+
+
+def _for_scale(cls, scale: str, overrides: dict):
+    """``cls.for_scale(scale, **overrides)``, also for configs with a field called ``scale``."""
+    values = dict(cls.CI) if get_scale(scale) == "ci" else {}
+    values.update(overrides)
+    return cls(**values)
+
+
+# ============================================================================ the plan
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: a grid point's config restricted to a chunk of its seeds."""
+
+    experiment: str
+    config: Any
+    point: tuple  # ((field, value), ...) of the grid point, in grid order
+    scale: str
+    overrides: tuple  # ((field, value), ...): --set values and the grid point
+    key: str
+
+    @property
+    def seeds(self) -> list | None:
+        from .store import seeds_of
+
+        return seeds_of(self.config)
+
+
+@dataclass
+class Plan:
+    experiment: str
+    scale: str
+    axes: list  # [(field, [values])] of the grid
+    points: list  # one dict per grid point
+    tasks: list  # Task, grouped by grid point in grid order, seeds ascending
+    seeds_per_task: int | None
+    exp: Any = field(repr=False, default=None)
+
+    def describe(self) -> str:
+        n_seeds = [len(t.seeds) for t in self.tasks if t.seeds is not None]
+        per = f", {min(n_seeds)}-{max(n_seeds)} seeds per task" if n_seeds else ""
+        return f"{self.experiment} at scale {self.scale}: {len(self.points)} grid point(s), {len(self.tasks)} task(s){per}"
+
+
+def _chunks(total: int, per_task: int) -> list[int]:
+    """Balanced chunk sizes: 30 seeds, at most 8 per task -> [8, 8, 7, 7]."""
+    n = -(-total // per_task)
+    base, extra = divmod(total, n)
+    return [base + (i < extra) for i in range(n)]
+
+
+def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: int | None = None,
+         seeds_per_task: int | None = None, registry: dict | None = None) -> Plan:
+    """Parse and validate a whole sweep before anything runs.
+
+    ``sets``: ``["key=value", ...]`` or a dict; ``grid``: ``["key=v1,v2", ...]`` or a dict of lists
+    (the sweep is their Cartesian product); ``seeds``: how many seeds per grid point (the config's
+    ``seeds`` field); ``seeds_per_task``: at most this many seeds trained together in one task
+    (default: all of a grid point's seeds in one task).  Raises ConfigError naming the field.
+    """
+    from .store import config_key
+
+    exp = resolve_experiment(experiment, registry)
+    scale = get_scale(scale) if scale is not None else get_scale()
+    cls = exp.config
+    # fixed values
+    fixed: dict = {}
+    items = sets.items() if isinstance(sets, dict) else [parse_assignment(s, "--set") for s in sets]
+    for key, value in items:
+        if key in fixed:
+            raise ConfigError(f"--set gives {key} twice")
+        fixed[key] = coerce_value(cls, key, value)
+    if seeds is not None:
+        if not exp.seed_splittable:
+            raise ConfigError(f"seeds: {experiment} trains no seeds (its config has no seeds/seed fields); drop --seeds")
+        if "seeds" in fixed:
+            raise ConfigError("seeds is given twice (--seeds and --set seeds=...)")
+        fixed["seeds"] = chk.positive_int("seeds", seeds)
+    if seeds_per_task is not None:
+        if not exp.seed_splittable:
+            raise ConfigError(f"seeds_per_task: {experiment} trains no seeds (its config has no seeds/seed fields)")
+        seeds_per_task = chk.positive_int("seeds_per_task", seeds_per_task)
+    # grid axes
+    axes = []
+    grid_items = grid.items() if isinstance(grid, dict) else [parse_assignment(g, "--grid") for g in grid]
+    for key, raw in grid_items:
+        if key in fixed:
+            raise ConfigError(f"{key} is both fixed (--set/--seeds) and swept (--grid); give it once")
+        if key in dict(axes):
+            raise ConfigError(f"--grid gives {key} twice")
+        if exp.seed_splittable and key in ("seed", "seeds"):
+            raise ConfigError(f"{key} cannot be swept with --grid: use --seeds N (N seeds for every grid point)"
+                              " and --set seed=S (the first seed)")
+        raw_values = _split_top_level(raw) if isinstance(raw, str) else list(raw)
+        if not raw_values or any(isinstance(v, str) and not v for v in raw_values):
+            raise ConfigError(f"--grid {key} needs one or more comma-separated values, e.g. {key}=1,2,4 (got {raw!r})")
+        values = [coerce_value(cls, key, v) for v in raw_values]
+        dup = [v for i, v in enumerate(values) if v in values[:i]]
+        if dup:
+            raise ConfigError(f"--grid {key} lists {dup[0]!r} twice")
+        axes.append((key, values))
+    # every grid point, every chunk: built and validated before anything runs
+    points, tasks = [], []
+    names = [k for k, _ in axes]
+    for combo in itertools.product(*[v for _, v in axes]):
+        point = dict(zip(names, combo))
+        overrides = {**fixed, **point}
+        try:
+            cfg = _for_scale(cls, scale, overrides)
+        except ConfigError as e:
+            where = ", ".join(f"{k}={v!r}" for k, v in point.items())
+            raise ConfigError(f"{e} [grid point {where}]" if point else str(e)) from None
+        points.append(point)
+        if exp.seed_splittable:
+            sizes = _chunks(int(cfg.seeds), seeds_per_task or int(cfg.seeds))
+            starts = [int(cfg.seed) + sum(sizes[:i]) for i in range(len(sizes))]
+            chunk_cfgs = [cfg if len(sizes) == 1 else cfg.replace(seed=s, seeds=n) for s, n in zip(starts, sizes)]
+        else:
+            chunk_cfgs = [cfg]
+        for c in chunk_cfgs:
+            tasks.append(Task(experiment, c, tuple(point.items()), scale, tuple(overrides.items()),
+                              config_key(experiment, c)))
+    keys = [t.key for t in tasks]
+    if len(set(keys)) != len(keys):  # pragma: no cover - distinct grid values give distinct configs
+        raise ConfigError("grid: two grid points give the same configuration")
+    return Plan(experiment, scale, axes, points, tasks, seeds_per_task, exp)
+
+
+# ============================================================================ running tasks
+def execute_task(spec: dict) -> dict:
+    """Run one task and write its record to the store at ``spec['results']``; returns the record.
+
+    Runs in the calling process (local executor) or on a Dask worker; the experiment object
+    travels with the spec, so workers need no registry lookup (and plug-in experiments work)."""
+    from . import store
+
+    if spec.get("threads") is not None:
+        os.environ["ICL_LAB_THREADS"] = str(spec["threads"])
+    if spec.get("quiet"):
+        os.environ["ICL_LAB_PROGRESS"] = "0"  # no trainer progress bars inside workers
+    rec = store.run_and_record(spec["experiment"], spec["config"], scale=spec["scale"], overrides=spec["overrides"],
+                               device=spec.get("device"), threads=spec.get("threads"),
+                               experiments={spec["experiment"]: spec["exp"]})
+    try:
+        store.ResultsStore(spec["results"]).write(rec)
+    except OSError:  # a worker that cannot reach the results folder: the client stores the record
+        if not spec.get("quiet"):
+            raise
+    return rec
+
+
+@dataclass
+class SweepResult:
+    plan: Plan
+    records: dict  # task key -> record
+    computed: list  # keys computed by this invocation
+    skipped: list  # keys found in the store
+    failed: dict  # key -> error message
+    root: Path
+    seconds: float
+
+    @property
+    def complete(self) -> bool:
+        return not self.failed and all(t.key in self.records for t in self.plan.tasks)
+
+    def point_summaries(self) -> list[dict]:
+        """One entry per grid point: ``{"point", "seeds", "summary"}`` with the chunks' summaries
+        merged in seed order (:func:`icl_lab.store.merge_chunks`); where the chunks cannot be merged
+        unambiguously, ``summary`` is None and ``chunks`` lists the chunks' summaries in seed order."""
+        from .store import StoreError, merge_chunks
+
+        out = []
+        for i, point in enumerate(self.plan.points):
+            tasks = [t for t in self.plan.tasks if dict(t.point) == point]
+            recs = [self.records.get(t.key) for t in tasks]
+            if any(r is None for r in recs):
+                out.append({"point": point, "seeds": None, "summary": None})
+                continue
+            counts = [len(t.seeds) if t.seeds is not None else 1 for t in tasks]
+            seeds = [s for t in tasks for s in (t.seeds or [])] or None
+            entry = {"point": point, "seeds": seeds}
+            try:
+                entry["summary"] = merge_chunks([r["summary"] for r in recs], counts)
+            except StoreError as e:  # e.g. every chunk has as many seeds as another axis is long
+                entry.update(summary=None, merge_error=str(e), chunks=[r["summary"] for r in recs])
+            out.append(entry)
+        return out
+
+
+def _progress_enabled(progress) -> bool:
+    if progress is not None:
+        return bool(progress)
+    return sys.stderr.isatty() and not os.environ.get("CI") and os.environ.get("ICL_LAB_PROGRESS") != "0"
+
+
+def _bar(total, desc, progress):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="task", disable=not _progress_enabled(progress), dynamic_ncols=True)
+
+
+def run(plan: Plan, *, executor: str = "local", address: str | None = None, workers: int | None = None,
+        results_dir=None, progress: bool | None = None, device: str | None = None,
+        cluster_kwargs: dict | None = None, recompute: bool = False) -> SweepResult:
+    """Run every task of ``plan`` not yet in the store; returns the records of all tasks.
+
+    A task that raises is reported in ``failed`` (the others still run and are stored); completed
+    tasks are on disk as soon as they finish, so Ctrl-C or a killed process loses nothing done.
+    ``recompute=True`` ignores (and overwrites) stored records, e.g. after changing the code."""
+    from . import store as st
+
+    chk.one_of("executor", executor, EXECUTORS)
+    if address is not None and executor != "dask":
+        raise ConfigError("address only applies with executor 'dask' (use --executor dask --address ...)")
+    if workers is not None:
+        workers = chk.positive_int("workers", workers)
+    store = st.ResultsStore(results_dir)
+    root = store.root.resolve()
+    t0 = time.perf_counter()
+    records, skipped, todo = {}, [], []
+    for t in plan.tasks:
+        rec = None if recompute else store.get(t.experiment, t.config)
+        if rec is not None:
+            records[t.key] = rec
+            skipped.append(t.key)
+        else:
+            todo.append(t)
+    failed: dict = {}
+    computed: list = []
+    if todo:
+        _check_writable(store.root)
+        store.clean_tmp(older_than=3600)  # debris of writers killed long ago
+        specs = [dict(experiment=t.experiment, exp=plan.exp, config=t.config, scale=t.scale, overrides=dict(t.overrides),
+                      results=str(root), device=device, threads=None if executor == "local" else _worker_threads(),
+                      quiet=executor != "local", key=t.key) for t in todo]
+        runner = _run_local if executor == "local" else _run_dask
+        runner(specs, records, computed, failed, store, progress=progress, address=address, workers=workers,
+               desc=plan.experiment, cluster_kwargs=cluster_kwargs or {})
+    return SweepResult(plan, records, computed, skipped, failed, root, time.perf_counter() - t0)
+
+
+def _check_writable(root: Path) -> None:
+    """Fail before computing anything if results cannot be stored."""
+    import tempfile
+
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root, prefix=".write-test-"):
+            pass
+    except OSError as e:
+        raise ConfigError(f"results: cannot write to {str(root)!r} ({e.strerror or e})") from None
+
+
+def _worker_threads() -> int:
+    """Torch threads per Dask worker: 1 (many single-threaded processes beat a few multi-threaded
+    ones on these small matrices), or ``$ICL_LAB_WORKER_THREADS``."""
+    env = os.environ.get("ICL_LAB_WORKER_THREADS", "").strip()
+    if not env:
+        return 1
+    try:
+        return chk.positive_int("ICL_LAB_WORKER_THREADS", int(env))
+    except ValueError:
+        raise ConfigError(f"ICL_LAB_WORKER_THREADS must be an integer >= 1 (got {env!r})") from None
+
+
+def _run_local(specs, records, computed, failed, store, *, progress, desc, **_):
+    with _bar(len(specs), desc, progress) as bar:
+        for spec in specs:
+            try:
+                rec = execute_task(spec)
+            except ConfigError:
+                raise
+            except Exception as e:  # a failing task does not stop the sweep
+                failed[spec["key"]] = f"{type(e).__name__}: {e}"
+            else:
+                records[spec["key"]] = rec
+                computed.append(spec["key"])
+            bar.update(1)
+
+
+def connect(address: str | None = None, workers: int | None = None, cluster_kwargs: dict | None = None,
+            timeout: float = 20):
+    """A Dask client: to the scheduler at ``address``, or to a new LocalCluster of ``workers``
+    processes (default: one per core) with one thread each.  Returns ``(client, cluster or None)``."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover
+        raise ConfigError("executor 'dask' needs Dask distributed: pip install 'dask[distributed]'") from None
+    import logging
+
+    if address is not None:
+        if not isinstance(address, str) or not address.strip():
+            raise ConfigError(f"address must be a scheduler address such as tcp://10.0.0.5:8786 (got {address!r})")
+        try:
+            return Client(address, timeout=timeout), None
+        except (OSError, TimeoutError, ValueError) as e:
+            raise ConfigError(f"address: no Dask scheduler reachable at {address!r} ({type(e).__name__}: {e})") from None
+    n = workers or os.cpu_count() or 1
+    kw = dict(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+              silence_logs=logging.CRITICAL, env={"ICL_LAB_THREADS": str(_worker_threads()), "ICL_LAB_PROGRESS": "0"})
+    kw.update(cluster_kwargs or {})
+    cluster = LocalCluster(**kw)
+    return Client(cluster), cluster
+
+
+def _run_dask(specs, records, computed, failed, store, *, progress, address, workers, desc, cluster_kwargs):
+    from distributed import as_completed
+
+    client, cluster = connect(address, workers, cluster_kwargs)
+    futures = {}
+    try:
+        for spec in specs:
+            fut = client.submit(execute_task, spec, key=f"icl-lab-{spec['key']}", pure=False, retries=0)
+            futures[fut] = spec
+        with _bar(len(specs), desc, progress) as bar:
+            for fut in as_completed(list(futures)):
+                spec = futures[fut]
+                try:
+                    rec = fut.result()
+                except ConfigError:
+                    raise
+                except Exception as e:
+                    failed[spec["key"]] = f"{type(e).__name__}: {e}"
+                else:
+                    # a worker without the client's filesystem wrote elsewhere: store it here too
+                    if store.get(rec["experiment"], spec["config"], warn=False) is None:
+                        store.write({k: v for k, v in rec.items() if k != "checksum"})
+                    records[spec["key"]] = rec
+                    computed.append(spec["key"])
+                bar.update(1)
+    finally:
+        for fut in futures:
+            if not fut.done():
+                fut.cancel()
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def load_plan_records(plan: Plan, results_dir=None) -> dict:
+    """The stored records of a plan's tasks (valid ones only): ``{task key: record}``."""
+    from .store import ResultsStore
+
+    store = ResultsStore(results_dir)
+    out = {}
+    for t in plan.tasks:
+        rec = store.get(t.experiment, t.config, warn=False)
+        if rec is not None:
+            out[t.key] = rec
+    return out
+
+
+__all__ = ["EXECUTORS", "Plan", "SweepResult", "Task", "build_config", "coerce_value", "connect", "describe_fields",
+           "execute_task", "experiments", "load_plan_records", "parse_assignment", "plan", "resolve_experiment", "run"]

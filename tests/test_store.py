@@ -1,0 +1,177 @@
+"""The results store: atomic records with checksums, corrupt files recomputed, load_or_run,
+merging seed chunks."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from icl_lab import ConfigError, store, sweep
+from icl_lab.experiments import registry
+from icl_lab.store import ResultsStore, StoreError
+
+import _sweep_toy
+from _sweep_toy import TOY, ToyConfig
+
+
+@pytest.fixture
+def toy_registry(monkeypatch):
+    """The registry plus the test-only experiment ``toy.toy``."""
+    real = registry.all_experiments
+    monkeypatch.setattr(registry, "all_experiments", lambda: {**real(), "toy.toy": TOY})
+    _sweep_toy.CALLS.clear()
+    return "toy.toy"
+
+
+def _record(cfg=None, **kw):
+    cfg = cfg or ToyConfig(seeds=2)
+    return store.run_and_record("toy.toy", cfg, experiments={"toy.toy": TOY}, **kw)
+
+
+def test_record_roundtrip_and_metadata(tmp_path):
+    st = ResultsStore(tmp_path)
+    rec = _record(scale="ci", overrides={"seeds": 2})
+    path = st.write(rec)
+    assert path == tmp_path / "toy.toy" / f"{rec['key']}.json"
+    assert not list(path.parent.glob(".*.tmp"))
+    back = st.read(path, {"toy.toy": TOY})
+    assert back["summary"] == rec["summary"] and back["seeds"] == [0, 1]
+    meta = back["meta"]
+    assert {"code", "versions", "device", "host", "started", "finished", "wall_seconds", "cpu_seconds"} <= set(meta)
+    assert meta["code"]["icl_lab"] and meta["versions"]["torch"] and meta["device"] == "cpu"
+    assert back["checksum"].startswith("sha256:") and back["checksum"] == store.checksum(back)
+    assert st.get("toy.toy", ToyConfig(seeds=2))["key"] == rec["key"]
+    assert st.get("toy.toy", ToyConfig(seeds=3)) is None
+
+
+def test_key_depends_on_every_field_not_on_how_the_config_was_built():
+    a = ToyConfig.for_scale("ci")  # seeds=2
+    b = ToyConfig.for_scale("paper", seeds=2)
+    assert store.config_key("toy.toy", a) == store.config_key("toy.toy", b)
+    assert store.config_key("toy.toy", a) != store.config_key("toy.toy", a.replace(scale=2.0))
+    assert store.config_key("toy.toy", a) != store.config_key("other.toy", a)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "edit_summary", "empty"])
+def test_corrupt_files_are_detected_and_treated_as_missing(tmp_path, damage):
+    st = ResultsStore(tmp_path)
+    path = st.write(_record())
+    text = path.read_text()
+    if damage == "truncate":
+        path.write_text(text[: len(text) // 2])
+    elif damage == "flip":
+        i = text.index('"per_seed"') + 20  # inside the numbers
+        path.write_text(text[:i] + ("7" if text[i] != "7" else "3") + text[i + 1:])
+    elif damage == "garbage":
+        path.write_bytes(b"\x00\xff" * 50)
+    elif damage == "edit_summary":
+        rec = json.loads(text)
+        rec["summary"]["shifts_count"] = 99  # a valid JSON edit without updating the checksum
+        path.write_text(json.dumps(rec))
+    else:
+        path.write_text("")
+    with pytest.raises(StoreError, match="result file"):
+        st.read(path)
+    with pytest.warns(UserWarning, match="recomputed"):
+        assert st.get("toy.toy", ToyConfig(seeds=2)) is None
+    (p, rec, err), = st.records()
+    assert rec is None and "result file" in err
+
+
+def test_moved_file_is_rejected(tmp_path):
+    st = ResultsStore(tmp_path)
+    path = st.write(_record())
+    moved = path.with_name("0" * 24 + ".json")
+    os.replace(path, moved)
+    with pytest.raises(StoreError, match="moved or renamed"):
+        st.read(moved)
+
+
+def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
+    st = ResultsStore(tmp_path)
+    rec = _record()
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store.os, "replace", boom)
+    with pytest.raises(OSError):
+        st.write(rec)
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]  # neither the record nor a tmp file
+
+
+def test_results_must_be_a_folder(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(ConfigError, match="^results must be a directory"):
+        ResultsStore(f)
+
+
+def test_load_or_run_computes_once_then_reads(tmp_path, toy_registry):
+    cfg = ToyConfig(seeds=3)
+    first = store.load_or_run(toy_registry, cfg, tmp_path)
+    assert len(_sweep_toy.CALLS) == 1
+    again = store.load_or_run(toy_registry, cfg, tmp_path)
+    assert again == first and len(_sweep_toy.CALLS) == 1
+    # corrupt file: recomputed, same numbers
+    path = ResultsStore(tmp_path).path_for(toy_registry, cfg)
+    path.write_text(path.read_text()[:40])
+    with pytest.warns(UserWarning, match="recomputed"):
+        third = store.load_or_run(toy_registry, cfg, tmp_path)
+    assert len(_sweep_toy.CALLS) == 2
+    assert store.strip_timings(third) == store.strip_timings(first)
+    # default config follows the scale
+    ci = store.load_or_run(toy_registry, None, tmp_path, scale="ci")
+    assert len(ci["per_seed"][0]) == ToyConfig.CI["seeds"]
+
+
+def test_load_or_run_merges_stored_seed_chunks(tmp_path, toy_registry):
+    p = sweep.plan(toy_registry, "paper", seeds=5, seeds_per_task=2)  # chunks of 2, 2, 1 seeds
+    assert [len(t.seeds) for t in p.tasks] == [2, 2, 1]
+    sweep.run(p, results_dir=tmp_path, progress=False)
+    n = len(_sweep_toy.CALLS)
+    merged = store.load_or_run(toy_registry, ToyConfig(seeds=5), tmp_path)
+    assert len(_sweep_toy.CALLS) == n  # nothing recomputed
+    whole = store.run_and_record(toy_registry, ToyConfig(seeds=5))["summary"]
+    assert store.strip_timings(merged) == store.strip_timings(whole)
+
+
+def test_load_or_run_rejects_a_config_of_another_experiment(tmp_path, toy_registry):
+    from icl_lab.experiments.common_setup import ContextLengthConfig
+
+    with pytest.raises(ConfigError, match="^cfg must be a ToyConfig"):
+        store.load_or_run(toy_registry, ContextLengthConfig.for_scale("ci"), tmp_path)
+    assert not list(tmp_path.iterdir())
+
+
+def test_merge_chunks():
+    a = {"N": [2, 4, 8], "loss": [[1, 2], [3, 4], [5, 6]], "seconds": 1.0, "flag": "x"}
+    b = {"N": [2, 4, 8], "loss": [[7], [8], [9]], "seconds": 2.0, "flag": "x"}
+    m = store.merge_chunks([a, b], [2, 1])
+    assert m == {"N": [2, 4, 8], "loss": [[1, 2, 7], [3, 4, 8], [5, 6, 9]], "seconds": 3.0, "flag": "x"}
+    # first axis per seed
+    assert store.merge_chunks([{"v": [1, 2]}, {"v": [3]}], [2, 1]) == {"v": [1, 2, 3]}
+    # ambiguous: every chunk has 2 seeds and the other axis is 2 long too
+    with pytest.raises(StoreError, match="ambiguous"):
+        store.merge_chunks([{"v": [[1, 2], [3, 4]]}, {"v": [[5, 6], [7, 8]]}], [2, 2])
+    # a seed-averaged statistic cannot be merged
+    with pytest.raises(StoreError, match="no axis"):
+        store.merge_chunks([{"mean": 0.5}, {"mean": 0.7}], [2, 2])
+
+
+def test_strip_timings():
+    s = {"seconds": 1, "fit_time": 2, "loss": [1], "inner": {"wall_s": 3, "elapsed": 4, "x": 5}, "timeline": 6}
+    assert store.strip_timings(s) == {"loss": [1], "inner": {"x": 5}, "timeline": 6}
+
+
+def test_clean_tmp_removes_only_old_debris(tmp_path):
+    st = ResultsStore(tmp_path)
+    st.write(_record())
+    old = tmp_path / "toy.toy" / ".abc.123.tmp"
+    new = tmp_path / "toy.toy" / ".def.456.tmp"
+    old.write_text("{")
+    new.write_text("{")
+    os.utime(old, (0, 0))
+    assert st.clean_tmp(older_than=3600) == 1 and not old.exists() and new.exists()
+    assert len(st.records()) == 1  # tmp files are never read as records
