@@ -65,7 +65,7 @@ class ScaledConfig:
     CI = {}  # type: dict[str, Any]
 
     @classmethod
-    def for_scale(cls, scale: str | None = None, **overrides):
+    def for_scale(cls, scale: str | None = None, /, **overrides):  # '/': a field may be called 'scale'
         s = get_scale(scale)
         names = {f.name for f in fields(cls)}
         values = dict(cls.CI) if s == "ci" else {}

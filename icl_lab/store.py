@@ -131,8 +131,8 @@ def code_version() -> dict:
     working tree had uncommitted changes."""
     from . import __version__
 
-    out = {"icl_lab": __version__, "git_commit": None, "git_dirty": None}
     here = Path(__file__).resolve().parent
+    out = {"icl_lab": __version__, "source": source_hash(), "git_commit": None, "git_dirty": None}
     try:
         commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
                                 timeout=10)
@@ -145,6 +145,20 @@ def code_version() -> dict:
     except (OSError, subprocess.SubprocessError):
         pass
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def source_hash() -> str:
+    """SHA-256 (first 16 hex digits) of every icl_lab/**/*.py: a stored result computed by other library
+    code is stale for :func:`load_or_run` (git commits alone miss uncommitted edits and installs)."""
+    import hashlib
+
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for p in sorted(here.rglob("*.py")):
+        h.update(p.relative_to(here).as_posix().encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def library_versions() -> dict:
@@ -456,7 +470,8 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
     ``cfg`` defaults to the experiment's config at ``scale`` (``$ICL_LAB_SCALE`` when None).  A
     sweep that split this config's seeds into chunks (``icl-lab run --seeds-per-task``) is found
     too: chunks that tile the config's seeds exactly are merged with :func:`merge_chunks`.
-    ``results_dir`` defaults to ``$ICL_LAB_RESULTS`` or ``results/`` at the book's root.
+    ``results_dir`` defaults to ``$ICL_LAB_RESULTS`` or ``results/`` at the book's root. A record is
+    used only if the library source that computed it is the current one (:func:`source_hash`).
 
     Example (in a chapter)::
 
@@ -476,7 +491,8 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
     st = ResultsStore(results_dir)
     if not recompute:
         rec = st.get(experiment, cfg)
-        if rec is not None:
+        # a record computed by other library code is stale: recompute it (and overwrite it below)
+        if rec is not None and rec["meta"].get("code", {}).get("source") == source_hash():
             return rec["summary"]
         merged = _from_chunks(st, experiment, exp, cfg)
         if merged is not None:
@@ -493,7 +509,7 @@ def _from_chunks(st: ResultsStore, experiment: str, exp, cfg) -> dict | None:
     want = {k: v for k, v in config_to_json(cfg).items() if k not in ("seed", "seeds")}
     chunks = {}
     for _, rec, err in st.records(experiment):
-        if rec is None:
+        if rec is None or rec["meta"].get("code", {}).get("source") != source_hash():
             continue
         c = rec["config"]
         if {k: v for k, v in c.items() if k not in ("seed", "seeds")} == want:
@@ -513,4 +529,4 @@ def _from_chunks(st: ResultsStore, experiment: str, exp, cfg) -> dict | None:
 
 __all__ = ["FORMAT", "ResultsStore", "StoreError", "checksum", "code_version", "config_from_json", "config_key",
            "config_to_json", "default_root", "is_timing_key", "load_or_run", "make_record", "merge_chunks",
-           "run_and_record", "seeds_of", "strip_timings"]
+           "run_and_record", "seeds_of", "source_hash", "strip_timings"]

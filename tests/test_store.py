@@ -175,3 +175,27 @@ def test_clean_tmp_removes_only_old_debris(tmp_path):
     os.utime(old, (0, 0))
     assert st.clean_tmp(older_than=3600) == 1 and not old.exists() and new.exists()
     assert len(st.records()) == 1  # tmp files are never read as records
+
+
+def test_load_or_run_recomputes_a_record_made_by_other_library_code(tmp_path, monkeypatch):
+    """A stored summary is reused only while the library source that computed it is unchanged."""
+    from icl_lab import store
+
+    calls = []
+    real = store.run_and_record
+
+    def counting(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(store, "run_and_record", counting)
+    from icl_lab.experiments.synthesis import CrossPaperConfig
+
+    cfg = CrossPaperConfig.for_scale("ci", L_values=(2.0,), seeds=1, steps=20, contrast_tasks=200, eval_prompts=16)
+    first = store.load_or_run("synthesis.cross_paper", cfg, tmp_path)
+    again = store.load_or_run("synthesis.cross_paper", cfg, tmp_path)
+    same = json.dumps(store.strip_timings(again), sort_keys=True) == json.dumps(store.strip_timings(first), sort_keys=True)
+    assert len(calls) == 1 and same
+    monkeypatch.setattr(store, "source_hash", lambda: "another-library")
+    store.load_or_run("synthesis.cross_paper", cfg, tmp_path)
+    assert len(calls) == 2

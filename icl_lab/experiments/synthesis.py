@@ -161,8 +161,17 @@ def contrast_law_fit(res: CrossPaperResult, include_linear: bool = False) -> tup
 def summarize_cross_paper(res: CrossPaperResult) -> dict:
     b, a = contrast_law_fit(res)
     return {"laws": res.laws, "contrast": res.contrast.tolist(), "label_var": res.label_var.tolist(),
-            "t_half": res.t_half.tolist(), "fit_slope": b, "fit_intercept": a,
-            "final_own_attention": res.own_attention[-1].tolist(), "seconds": res.seconds}
+            "t_half": res.t_half.tolist(), "fit_slope": b, "fit_intercept": a, "steps": res.steps,
+            "own_attention": res.own_attention.tolist(),  # [records][laws][seeds]
+            "final_loss": res.loss[-1].tolist(), "seconds": res.seconds}
+
+
+def result_from_summary(cfg: CrossPaperConfig, s: dict) -> CrossPaperResult:
+    """Rebuild the result (without the per-step loss) from a stored summary (``store.load_or_run``)."""
+    t = lambda k: torch.as_tensor(s[k], dtype=torch.float64)  # noqa: E731
+    return CrossPaperResult(config=cfg, laws=list(s["laws"]), contrast=t("contrast"), label_var=t("label_var"),
+                            steps=list(s["steps"]), own_attention=t("own_attention"),
+                            loss=t("final_loss")[None], t_half=t("t_half"), seconds=float(s["seconds"]))
 
 
 from .registry import Experiment  # noqa: E402
