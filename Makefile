@@ -63,8 +63,10 @@ check-notebooks: $(STAMP)
 clean:
 	rm -rf _build
 
-# benchmarks: batched trainer vs the naive per-run loop, and every notebook's wall time at both
-# scales; they report (benchmarks/out/*.json), they never fail
+# benchmarks: batched trainer vs the naive per-run loop (a small case and three papers' sweeps), every
+# registered experiment and every notebook at both scales; they report (benchmarks/out/*), never fail
 bench: $(STAMP)
 	$(BIN)/python benchmarks/trainer.py
+	$(BIN)/python benchmarks/workloads.py
+	$(BIN)/python benchmarks/experiments.py
 	$(BIN)/python benchmarks/book.py
