@@ -569,6 +569,32 @@ def fit_alpha_law(alpha, t_hit) -> tuple[float, float, float]:
     return best[1], best[2], best[0]
 
 
+def group_hits(res: TrainResult, how: str = "median") -> np.ndarray:
+    """(G,) iterations to ``hit_acc`` per swept value: the median over seeds (a seed that never got
+    there counts as later than every seed that did: +inf) or the fastest seed (``how='min'``)."""
+    h = res.hits().numpy().copy()
+    h[np.isnan(h)] = np.inf
+    return np.median(h, axis=1) if how == "median" else h.min(axis=1)
+
+
+def output_layer_split(cfg: SelectorsConfig, res: TrainResult) -> torch.Tensor:
+    """Lemma 3: (G, S, 2) mean over lucky neurons (spec A9, at the end of training) of the norm of
+    the accumulated W_O update on the feature coordinates 1..d_x (column 0) and on the label
+    coordinates d_x+1..d_x+d_y (column 1).  The initial W_O is rebuilt from the seeds."""
+    init = cfg.model(res.seeds).W_O.detach().float()
+    WO = res.model.W_O.detach()
+    dW = WO - init
+    dx, D = cfg.d_x, cfg.D
+    q_tok = torch.zeros(D)
+    q_tok[dx:] = cfg.q().float()
+    read = torch.einsum("rmj,rjd,d->rm", WO, res.model.W_V.detach(), q_tok)
+    a = res.model.a.float()
+    lucky = (((a > 0) & (read > 0)) | ((a < 0) & (read < 0))).float()
+    feat = (dW[..., :dx].norm(dim=-1) * lucky).sum(-1) / lucky.sum(-1).clamp_min(1)
+    lab = (dW[..., dx:D].norm(dim=-1) * lucky).sum(-1) / lucky.sum(-1).clamp_min(1)
+    return res.grid(torch.stack([feat, lab], -1).double())
+
+
 # ============================================================================ experiments
 @dataclass(frozen=True)
 class SeedSweepConfig(SelectorsConfig):
@@ -611,7 +637,7 @@ class AlphaSweepConfig(SelectorsConfig):
     alphas: tuple = (0.3, 0.45, 0.6, 0.8, 1.0)
     l_tr: int = 14
     steps: int = 1200
-    CI = dict(alphas=(0.45, 0.6, 1.0), seeds=2, steps=500, test_prompts=500)
+    CI = dict(alphas=(0.45, 0.6, 1.0), seeds=2, steps=400, test_prompts=300)
 
     def validate(self):
         super().validate()
@@ -633,7 +659,7 @@ class NoiseSweepConfig(SelectorsConfig):
 
     taus: tuple = (0.0, 1.0, 2.0, 2.5, 3.0, 4.0)
     noise_in_span: bool = True
-    CI = dict(taus=(0.0, 2.0, 4.0), seeds=2, steps=500, test_prompts=500)
+    CI = dict(taus=(0.0, 2.0, 4.0), seeds=2, steps=350, test_prompts=300)
 
     def validate(self):
         super().validate()
@@ -654,7 +680,7 @@ class LambdaSweepConfig(SelectorsConfig):
     lambdas: tuple = (0.3, 0.5, 0.7, 0.9)
     tau: float = 0.0
     steps: int = 1500
-    CI = dict(lambdas=(0.5, 0.7, 0.9), seeds=2, steps=700, test_prompts=500)
+    CI = dict(lambdas=(0.5, 0.9), seeds=2, steps=600, test_prompts=300)
 
     def validate(self):
         super().validate()
@@ -674,7 +700,7 @@ class EtaSweepConfig(SelectorsConfig):
 
     etas: tuple = (0.25, 0.5, 1.0)
     steps: int = 2400
-    CI = dict(etas=(0.5, 1.0), seeds=2, steps=600, test_prompts=500)
+    CI = dict(etas=(0.5, 1.0), seeds=2, steps=450, test_prompts=300)
 
     def validate(self):
         super().validate()
@@ -696,7 +722,7 @@ class PatternCountConfig(SelectorsConfig):
 
     M2s: tuple = (24, 56, 120)
     M2: int = 120
-    CI = dict(M2s=(24, 56, 120), seeds=2, steps=500, test_prompts=500)
+    CI = dict(M2s=(24, 120), seeds=1, steps=300, test_prompts=300)
 
     def validate(self):
         super().validate()
@@ -724,7 +750,7 @@ class PromptLengthConfig(SelectorsConfig):
     lengths: tuple = (2, 4, 8, 16, 32)
     seeds: int = 2
     steps: int = 800
-    CI = dict(alphas=(0.3, 0.8), lengths=(2, 4, 8, 16), seeds=2, steps=400, test_prompts=500)
+    CI = dict(alphas=(0.3, 0.8), lengths=(2, 4, 8, 16), seeds=1, steps=400, test_prompts=300)
 
     def validate(self):
         super().validate()
@@ -770,7 +796,7 @@ class TaskCountConfig(SelectorsConfig):
 
     n_tasks: tuple = (1, 2, 4, 6, 8)
     extra_sets: tuple = ("unbalanced", "all_pairs")
-    CI = dict(n_tasks=(2, 4, 8), extra_sets=("unbalanced",), seeds=2, steps=500, test_prompts=500)
+    CI = dict(n_tasks=(2, 4, 8), extra_sets=("unbalanced",), seeds=2, steps=400, test_prompts=300)
 
     def validate(self):
         super().validate()
@@ -788,16 +814,19 @@ class TaskCountResult:
     balanced: list  # per group: does the task set meet Lemma 1's rule?
     all_pairs_acc: torch.Tensor  # (G, S)
     all_pairs_mass: torch.Tensor  # (G, S)
-    shortcut_acc: torch.Tensor  # (G,) best accuracy on all pairs of a rule that sees only the query's pattern
+    shortcut_acc: torch.Tensor  # (G,) accuracy on the training tasks of the rule 'query pattern -> label'
+    train_acc: torch.Tensor  # (G, S) final accuracy on the group's own training tasks
 
 
-def shortcut_accuracy(tasks: Sequence[PairTask], M1: int) -> float:
-    """Accuracy on all ordered pairs of the best in-weights rule 'pattern -> label' fitted to the
-    training tasks (label +1 where a pattern is +1 more often than -1 in training)."""
+def shortcut_accuracy(tasks: Sequence[PairTask], M1: int, eval_tasks: Sequence[PairTask] | None = None) -> float:
+    """Expected accuracy of the in-weights shortcut 'pattern -> label' fitted to the training
+    ``tasks`` (+1 where a pattern is labelled +1 more often than -1 in training, a coin flip where
+    it is balanced), on the queries of ``eval_tasks`` (default: the training tasks; on all ordered
+    pairs any such rule scores exactly 1/2)."""
     cov = pattern_coverage(tasks, M1).to(torch.float64)
     guess = torch.sign(cov[:, 0] - cov[:, 1])  # 0 when balanced: a coin flip
     acc = []
-    for t in all_pair_tasks(M1):
+    for t in (tasks if eval_tasks is None else eval_tasks):
         for pat, y in ((t.a, 1.0), (t.b, -1.0)):
             g = float(guess[pat])
             acc.append(0.5 if g == 0 else float(g == y))
@@ -818,7 +847,8 @@ def run_task_count(cfg: TaskCountConfig, device=None) -> TaskCountResult:
     return TaskCountResult(train=res, balanced=[is_balanced(t, cfg.M1) for _, t in sets],
                            all_pairs_acc=res.grid(ev["acc"].to(torch.float64)),
                            all_pairs_mass=res.grid(ev["mass"].to(torch.float64)),
-                           shortcut_acc=torch.tensor([shortcut_accuracy(t, cfg.M1) for _, t in sets]))
+                           shortcut_acc=torch.tensor([shortcut_accuracy(t, cfg.M1) for _, t in sets]),
+                           train_acc=res.final("acc"))
 
 
 def summarize_task_count(res: TaskCountResult) -> dict:
