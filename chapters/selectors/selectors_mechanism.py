@@ -191,8 +191,10 @@ assert abs(corr_uniform) < 0.03 and corr_init > corr_uniform and corr_sel > 0.9
 # * **rows of $W_Q, W_K$ beyond $d_\mathcal X$ stay zero**: row $i$ of $\partial F/\partial W_Q$ is
 #   proportional to $(W_K p_s)_i = 0$ and vice versa, so the width $m_a$ is inert (we use
 #   $m_a = d_\mathcal X + d_\mathcal Y$);
-# * the label-column gradient of $W_K$ averages out by the $\pm q$ symmetry (109)–(110): it is small,
-#   not zero.
+# * the label-column gradient of $W_K$ "averages out" by the $\pm q$ symmetry (109)–(110), so that
+#   "along further iterations, only feature space embeddings matter" for the attention (text after
+#   eq. 121). This one is an approximation: we print the gradient ratio at initialisation below and
+#   measure the label part's share of the trained attention scores in §3.3.
 #
 # We check the lemma against autograd in float64 on a perturbed model, and the three consequences.
 
@@ -361,10 +363,11 @@ assert mu_growth > 3 * nu_growth and nu_growth < 2.5
 ratio_in = float((fin["lab_in"] / fin["feat_in"]).median())
 ratio_lit = float((fin["lab_lit"] / fin["feat_lit"]).median())
 frac_dom = float(fin["label_dominant"].median())
-small = float((fin["h_abs"]).min())
+other_h = float(fin["h_abs_other"].max())
 print(f"label / feature contribution: token-part split {ratio_in:.1f}, coordinate split (eq. 10) {ratio_lit:.2f}")
 print(f"fraction of neurons whose mean |label part| exceeds their mean |feature part|: {frac_dom:.2f}")
-print(f"mean |h_i| over neurons (smallest seed): {small:.2f}  vs  xi = {cfg.xi}")
+print(f"mean |h_i| over the neurons that are not label-dominant (largest over seeds): {other_h:.3f}  vs  xi = {cfg.xi}; "
+      f"over all neurons: {float(fin['h_abs'].median()):.2f}")
 ledger.claim("M6", "Prop. 2 eq. (10), Fig. 1(b)",
              "For a constant fraction of neurons the MLP reads mainly the label part of the attention output").check(
     measured=f"token-part split: label/feature = {ratio_in:.1f}, fraction of neurons {frac_dom:.2f}; "
@@ -374,9 +377,9 @@ ledger.claim("M6", "Prop. 2 eq. (10), Fig. 1(b)",
     caveat="on the token-part split (Fig. 1(b)'s caption); the literal coordinate split of eq. (10) is much closer "
            "(spec §5.5: it reversed at a larger prototype size)")
 ledger.claim("M7", "Prop. 2, second sentence", "For the other neurons ||W_O(i) sa|| <= O(xi)").check(
-    measured=f"no neuron group at O(xi): mean |h_i| = {small:.2f} vs xi = {cfg.xi}",
-    how="mean |h_i| over neurons and held-out prompts, smallest over seeds",
-    passed=small < 10 * cfg.xi)
+    measured=f"mean |h_i| over the non-label-dominant neurons: {other_h:.3f} (largest over seeds) vs xi = {cfg.xi}",
+    how="mean |h_i| over held-out prompts, averaged over the neurons whose label part does not dominate",
+    passed=other_h < 10 * cfg.xi, caveat="O(xi) hides a constant: we allow 10 xi")
 assert ratio_in > 5 and frac_dom > 0.5
 
 # %% [markdown]
@@ -458,6 +461,37 @@ ledger.claim("M14", "Lemma 4, eqs. (95), (104)",
 assert diag > 4 * abs(off) and diag > 10 * nu_blk
 
 # %% [markdown]
+# How much do the label embeddings contribute to the trained scores? The score of demonstration $s$ is
+# $(W_K p_s)^\top W_Q p_{l+1} = (W_K[:, x]\,x_s + W_K[:, y]\,y_s)^\top W_Q p_{l+1}$; we compare the two
+# parts on held-out prompts.
+
+# %%
+test_b = cfg.sampler().sample(500, icl_lab.make_generator(31)).to(dtype=torch.float32)
+tok = test_b.embedding()
+with torch.no_grad():
+    qv = torch.einsum("rkd,bd->rbk", sweep.model.W_Q, tok[:, -1])  # W_Q p_{l+1}
+    s_in = torch.einsum("rkd,bsd,rbk->rbs", sweep.model.W_K[..., :dx], tok[:, :-1, :dx], qv)
+    s_lab = torch.einsum("rkd,bsd,rbk->rbs", sweep.model.W_K[..., dx:], tok[:, :-1, dx:], qv)
+share = (s_lab.abs().mean(dim=(1, 2)) / s_in.abs().mean(dim=(1, 2))).numpy()
+ablated = sweep.model.select_runs(list(range(len(sweep.seeds))))
+with torch.no_grad():
+    ablated.W_K[..., dx:] = 0  # remove the label columns of W_K from the scores
+ev_full, ev_abl = sel.evaluate(sweep.model, test_b), sel.evaluate(ablated, test_b)
+d_mass = float((ev_full["mass"] - ev_abl["mass"]).abs().max())
+d_acc = float((ev_full["acc"] - ev_abl["acc"]).abs().max())
+print("mean |label part| / mean |input part| of the trained scores, per run:", share.round(3).tolist())
+print(f"zeroing W_K's label columns changes the attention mass on N_* by at most {d_mass:.4f} and the accuracy by at most {d_acc:.4f}")
+ledger.claim("M15", "App. B, eqs. (109)-(110) and after (121)", "Only the feature embeddings matter for the attention").check(
+    measured=f"ablating W_K's label columns: |change| of mass on N_* <= {d_mass:.4f}, of accuracy <= {d_acc:.4f}; "
+             f"yet the label part is {np.median(share):.2f} of the input part of the scores (median); "
+             f"W_K label/input gradient ratio at initialisation {wk_label_ratio:.2f}",
+    how="trained models of both task sets, 500 held-out prompts, W_K[:, d_x:] set to 0",
+    passed=d_mass < 0.02 and d_acc < 0.02,
+    caveat="the label columns of W_K do grow (the +-q average is not small); they shift all same-label scores "
+           "together and do not change which demonstrations are selected")
+assert d_mass < 0.1
+
+# %% [markdown]
 # The learned scores are large and diagonal on $\mathrm{span}\{\mu\}$ (a query attends to its own
 # relevant pattern; the cross scores are negative and about $1/M_1$ of the diagonal, the size Lemma 4
 # predicts) and stay close to $\delta^2\beta^2$ on $\mathrm{span}\{\nu\}$: the
@@ -489,7 +523,8 @@ ledger.claim("M10", "proof of Thm 1, eqs. (44)-(47)",
              f"(recursion: {sharp_rec:.2f})",
     how="1 - held-out attention mass on N_* every few steps, all-pairs seeds; recursion iterated with free constants",
     passed=plateau_then_collapse,
-    caveat="only the shape is checkable: (46) keeps no constants; measured and recursion widths are compared in the text")
+    caveat=f"only the shape: (46) keeps no constants, and the measured collapse is {np.median(sharp_rec / sharp_meas):.1f}x narrower "
+           "than the recursion's scale-free width")
 assert plateau_then_collapse
 
 # %% [markdown]

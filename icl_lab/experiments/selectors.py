@@ -277,6 +277,8 @@ def evaluate(model: AttentionMLP, batch: PromptBatch, tasks: Sequence[PairTask] 
       W_O[:, label] sa[label], ``feat_lit`` = W_O[:, input] sa[input], ``rest_lit`` (coordinates
       beyond d_x + d_y);
     * ``label_dominant``: fraction of neurons whose mean |lab_in| exceeds their mean |feat_in|;
+      ``h_abs`` the mean |h_i| over all neurons, ``h_abs_other`` over the other neurons (Prop. 2's
+      "for other i, O(xi)");
     * ``lucky_W``, ``lucky_U``: |W(t)|/m, |U(t)|/m with W(t) = {i: a_i > 0, W_O(i) W_V (0, q) > 0},
       U(t) = {i: a_i < 0, W_O(i) W_V (0, q) < 0} (spec A9; the paper never defines them).
     """
@@ -319,8 +321,12 @@ def evaluate(model: AttentionMLP, batch: PromptBatch, tasks: Sequence[PairTask] 
             res["feat_lit"] = torch.einsum("rmj,rbj->rbm", WO[..., :dx], sa[..., :dx]).abs().mean(dim=(1, 2))
             res["lab_lit"] = torch.einsum("rmj,rbj->rbm", WO[..., dx:D], sa[..., dx:D]).abs().mean(dim=(1, 2))
             res["rest_lit"] = torch.einsum("rmj,rbj->rbm", WO[..., D:], sa[..., D:]).abs().mean(dim=(1, 2))
-            res["label_dominant"] = (lab_in.abs().mean(1) > feat_in.abs().mean(1)).to(F.dtype).mean(-1)
-            res["h_abs"] = out.extras["h"][..., 0, :].abs().mean(dim=(1, 2))
+            dominant = lab_in.abs().mean(1) > feat_in.abs().mean(1)  # (R, m)
+            res["label_dominant"] = dominant.to(F.dtype).mean(-1)
+            h_abs = out.extras["h"][..., 0, :].abs().mean(1)  # (R, m) mean |h_i| per neuron
+            res["h_abs"] = h_abs.mean(-1)
+            other = (~dominant).to(F.dtype)
+            res["h_abs_other"] = (h_abs * other).sum(-1) / other.sum(-1).clamp_min(1)  # 0 when every neuron is label-dominant
             q_tok = torch.zeros(D, dtype=F.dtype, device=F.device)
             q_tok[dx:] = batch.label_embedding.to(device=F.device, dtype=F.dtype)
             label_read = torch.einsum("rmd,d->rm", OV, q_tok)  # W_O(i) W_V (0, q)
