@@ -185,6 +185,7 @@ def test_fits_recover_synthetic_laws():
     (sel.PatternCountConfig, dict(M2s=(24, 500)), "M2s"),
     (sel.TaskCountConfig, dict(n_tasks=(2, 20)), "n_tasks"),
     (sel.OODConfig, dict(d_extra=2), "d_extra"),
+    (sel.OODConfig, dict(M1=4, d_extra=8), "M1"),
     (sel.SeedSweepConfig, dict(task_sets=("cyclic", "x")), "task_sets"),
 ])
 def test_validation_names_the_parameter(cls, kw, name):
@@ -225,3 +226,19 @@ def test_registered_experiments_are_seed_splittable():
     for e in exps.values():
         assert e.seed_splittable and e.paper == "selectors"
         e.config.for_scale("ci")  # validates
+
+
+def test_summaries_are_json_serialisable():
+    import json
+
+    tiny = dict(M1=4, M2=12, d_extra=4, m=16, m_b_extra=3, batch=16, steps=6, seeds=1, test_prompts=32,
+                eval_every=3, l_tr=6)
+    sweep_cfg = sel.OODConfig.for_scale("ci", **{**tiny, "M1": 6, "d_extra": 6}, ood_prompts=32, l_ts_grid=(2, 4))
+    res = sel.run_ood(sweep_cfg)
+    json.dumps(sel.summarize_ood(res))
+    json.dumps(sel.summarize_seed_sweep(res.train))
+    tc = sel.run_task_count(sel.TaskCountConfig.for_scale("ci", **tiny, n_tasks=(2, 4)))
+    json.dumps(sel.summarize_task_count(tc))
+    pl = sel.run_prompt_length(sel.PromptLengthConfig.for_scale("ci", **tiny, alphas=(0.5,), lengths=(2, 3)))
+    json.dumps(sel.summarize_prompt_length(pl))
+    assert res.acc.shape[1] == 1 and pl.acc.shape == (2, 1, 1)

@@ -241,7 +241,11 @@ assert rel_err < 1e-9 and wq_label_cols == 0.0
 # plus noise terms: a bias of size $\delta^2\beta^2\lambda^2\approx 0.16$ towards $\mathcal N_*$ and a
 # distractor bias towards demonstrations sharing the query's irrelevant pattern (the sets
 # $\mathcal N_{n_u}$ of (84)–(88)). Starting from these scores, the proofs track
-# $\gamma_t$, the attention mass **outside** $\mathcal N_*$ (eqs. 43, 91).
+# $\gamma_t$, the attention mass **outside** $\mathcal N_*$ (eqs. 43, 91). The bounds (84)–(88) use
+# "$\log M_2\ge\delta^2\beta^2$" and "$\log M_1\le\delta^2\beta^2$", and (155) "$\log M_1\ge\delta^2\beta^2$":
+# these contradict each other, and with $\delta<0.1$, $\beta=\Theta(\log\log M_1)$ the second cannot
+# hold at all. We treat $\beta$ as a free scale (spec A3): with $\beta\approx 1$ the initial bias
+# $\delta^2\beta^2\lambda^2\approx 0.004$ is too weak to start learning in any reasonable time.
 
 # %%
 with torch.no_grad():
@@ -297,6 +301,11 @@ assert init_gap < 1e-12
 # (the coordinate split leaves a third term, the coordinates beyond $d_\mathcal X + d_\mathcal Y$).
 #
 # ## 3. Figure 1: the mechanism, over many seeds
+#
+# The paper's caption of Figure 1(a) lists "$\|W_Q\mu_j\|, \|W_K\mu_j\|, \|W_Q\mu_j\|, \|W_Q\mu_l\|,
+# \|W_Q\mu_l\|$ for $j\in[M_1]$, $l\in[M_2]$" — a garbled list whose intended four curves (Proposition 1)
+# are $\|W_Q\mu_j\|$, $\|W_K\mu_j\|$, $\|W_Q\nu_l\|$, $\|W_K\nu_l\|$; the text calls the figure
+# "Figure 3.4". Its parameters and axes are not given; we plot against iterations.
 #
 # `sel.run_seed_sweep` trains every seed for two task sets — the minimal **cyclic** set
 # $\{(i, i+1)\}$ of $M_1$ tasks that the theorem is "built on", and **all** ordered pairs — in **one**

@@ -882,8 +882,9 @@ class OODConfig(SeedSweepConfig):
         super().validate()
         if self.d_extra < self.M1:
             raise chk.ConfigError(f"d_extra must be >= M1={self.M1}: the controls need fresh directions")
-        if self.M1 % 2:
-            raise chk.ConfigError("M1 must be even: the shifted patterns pair mu_{2j-1} with mu_{2j}")
+        if self.M1 % 2 or self.M1 < 6:
+            raise chk.ConfigError("M1 must be even and >= 6: the shifted patterns pair mu_{2j-1} with mu_{2j}, "
+                                  "and alpha' < 1 needs at least 3 of them")
         if not 0 < self.alpha_test <= 1:
             raise chk.ConfigError(f"alpha_test must lie in (0, 1] (got {self.alpha_test})")
         chk.positive_int("l_ts", self.l_ts)
