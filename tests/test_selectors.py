@@ -242,3 +242,32 @@ def test_summaries_are_json_serialisable():
     pl = sel.run_prompt_length(sel.PromptLengthConfig.for_scale("ci", **tiny, alphas=(0.5,), lengths=(2, 3)))
     json.dumps(sel.summarize_prompt_length(pl))
     assert res.acc.shape[1] == 1 and pl.acc.shape == (2, 1, 1)
+
+
+@pytest.mark.parametrize("per_run", [False, True])
+def test_factored_model_equals_attention_mlp(per_run):
+    from icl_lab import AttentionMLP
+
+    cfg = small_cfg()
+    kw = dict(seeds=[0, 1, 2], m_a=cfg.D, m_b=cfg.D + 3, delta=cfg.delta, xi=cfg.xi)
+    ref = AttentionMLP(cfg.d_x, cfg.d_y, cfg.m, **kw)
+    fast = sel.FactoredAttentionMLP(cfg.d_x, cfg.d_y, cfg.m, **kw)
+    g = make_generator(9)
+    with torch.no_grad():
+        for p_ref, p_fast in zip(ref.parameters(), fast.parameters()):
+            assert torch.equal(p_ref, p_fast)  # same initialisation
+            noise = 0.3 * torch.randn(p_ref.shape, generator=g, dtype=F64)
+            p_ref.add_(noise)
+            p_fast.add_(noise)
+    s = cfg.sampler()
+    batch = s.sample_runs(20, make_generators([4, 5, 6]), dtype=F64) if per_run else s.sample(20, make_generator(4))
+    o_ref, o_fast = ref(batch), fast(batch)
+    torch.testing.assert_close(o_fast.pred, o_ref.pred, atol=1e-12, rtol=1e-10)
+    torch.testing.assert_close(o_fast.attn, o_ref.attn, atol=1e-12, rtol=1e-10)
+    torch.testing.assert_close(o_fast.extras["h"], o_ref.extras["h"], atol=1e-12, rtol=1e-10)
+    g_ref = torch.autograd.grad(hinge_loss(o_ref, batch).sum(), list(ref.parameters()))
+    g_fast = torch.autograd.grad(hinge_loss(o_fast, batch).sum(), list(fast.parameters()))
+    for a, b in zip(g_ref, g_fast):
+        torch.testing.assert_close(b, a, atol=1e-12, rtol=1e-9)
+    with pytest.raises(ConfigError, match="include_query_in_attention"):
+        sel.FactoredAttentionMLP(cfg.d_x, cfg.d_y, cfg.m, include_query_in_attention=True)
