@@ -407,7 +407,7 @@ assert ratio_in > 5 and frac_dom > 0.5
 # $\gamma_t = 1 - $ mass on a log scale. A prompt with an empty $\mathcal N_*$ — probability
 # $(1-\alpha/2)^{l}$, $0.7^{14}\approx 0.7\%$ here — cannot attend to a same-pattern demonstration at all;
 # those prompts are left out of $\gamma_t$ and cap the accuracy at the oracle value
-# $1 - \frac12(1-\alpha/2)^l$ (Exercise {ref}`ex-sel-oracle`).
+# $1 - \frac12(1-\alpha/2)^l$ ({ref}`the oracle exercise <ex-sel-oracle>`).
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))

@@ -102,7 +102,7 @@ assert worst["from (14)"] <= 1.0
 # Both bounds hold on the grid (the printed one is not implied by Lemma 2, but binomial tails are
 # lighter than the Chernoff bound). The *exact* statement the experiments need is simpler: the query's
 # pattern is absent from the prompt with probability $(1-\alpha/2)^l$, so the best possible accuracy is
-# $1-\frac12(1-\alpha/2)^l$ (Part I, Exercise {ref}`ex-sel-oracle`). At $l = 2\ln M/\alpha$ this is
+# $1-\frac12(1-\alpha/2)^l$ (Part I, {ref}`the oracle exercise <ex-sel-oracle>`). At $l = 2\ln M/\alpha$ this is
 # $1-\frac12 e^{(2\ln M/\alpha)\ln(1-\alpha/2)}\approx 1-\frac1{2M}$: eq. (5) is exactly the length at
 # which an ideal selector errs on a $1/(2M)$ fraction of prompts.
 #
