@@ -654,6 +654,12 @@ ledger.claim("M16", "Lemma 5, eqs. (26)-(31)", "The W_V update on a +q token is 
 assert float(np.median(cos_v)) > 3 * rand_cos
 
 # %% [markdown]
+# In the solved runs the update of $W_V$ on the label token is, to three digits, the signed sum of the
+# lucky neurons' rows of $W_O$ — Lemma 5's picture exactly. A run stuck in the partial "partner"
+# solution (§3.5) has **no** lucky neurons in this sense at the end: it reads $+q$ with the sign
+# opposite to $a_i$ (it attends to the partner pattern's demonstrations and inverts their label), and
+# its cosine is $0$.
+#
 # About a quarter of the neurons are lucky of each kind at initialisation (a random sign for $a_i$ and
 # for $W_{O(i)}q$), comfortably above $1/16$; training makes almost all of them lucky.
 #
