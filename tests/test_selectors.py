@@ -1,0 +1,273 @@
+"""Unit tests for the selectors chapter's library code (icl_lab.experiments.selectors)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from icl_lab import ConfigError, Ledger, make_generator, make_generators
+from icl_lab.data import PairClassificationSampler
+from icl_lab.experiments import selectors as sel
+from icl_lab.experiments.registry import all_experiments
+from icl_lab.train import hinge_loss
+
+F64 = torch.float64
+
+
+def small_cfg(**kw):
+    base = dict(M1=4, M2=12, d_extra=4, m=16, m_b_extra=3, batch=16, steps=20, seeds=2, test_prompts=64,
+                eval_every=5, l_tr=6)
+    base.update(kw)
+    return sel.SelectorsConfig.for_scale("ci", **base)
+
+
+# ----------------------------------------------------------------------------- gradients
+def test_closed_form_gradients_match_autograd_float64():
+    cfg = small_cfg()
+    model = cfg.model([0, 1]).double()
+    g = make_generator(3)
+    with torch.no_grad():
+        for p in (model.W_Q, model.W_K, model.W_V):
+            p.add_(0.2 * torch.randn(p.shape, generator=g, dtype=F64))
+        model.W_O.mul_(100)
+    batch = cfg.sampler().sample(48, make_generator(1))
+    loss = hinge_loss(model(batch), batch).sum()
+    grads = torch.autograd.grad(loss, [model.W_Q, model.W_K, model.W_V, model.W_O])
+    for r in range(2):
+        closed = sel.gradients_closed_form(model, batch, r)
+        for name, auto in zip(("W_Q", "W_K", "W_V", "W_O"), grads):
+            torch.testing.assert_close(auto[r], closed[name], atol=1e-12, rtol=1e-9)
+        assert (grads[0][r][:, cfg.d_x:] == 0).all()  # label columns of W_Q: zero gradient
+
+
+def test_inert_rows_of_WQ_WK_get_no_gradient_at_init():
+    cfg = small_cfg()
+    model = cfg.model([0]).double()
+    batch = cfg.sampler().sample(32, make_generator(2))
+    gq, gk = torch.autograd.grad(hinge_loss(model(batch), batch).sum(), [model.W_Q, model.W_K])
+    assert (gq[0][cfg.d_x:] == 0).all() and (gk[0][cfg.d_x:] == 0).all()
+
+
+# ----------------------------------------------------------------------------- data
+def test_selectors_sampler_same_law_as_parent():
+    cfg = small_cfg(tau=0.0)
+    mu, nu = cfg.patterns()
+    args = (mu, nu, sel.all_pair_tasks(cfg.M1))
+    kw = dict(l=7, alpha=0.6, q=cfg.q())
+    a = sel.SelectorsSampler(*args, **kw).sample(50, make_generator(4))
+    b = PairClassificationSampler(*args, **kw).sample(50, make_generator(4))
+    for name in ("ids", "query_ids", "y", "y_query", "task_ids"):
+        assert torch.equal(getattr(a, name), getattr(b, name))
+    torch.testing.assert_close(a.x, b.x, atol=1e-5, rtol=0)
+    # with noise: the labels and ids are unchanged, the noise is bounded by tau
+    na = sel.SelectorsSampler(*args, **kw, tau=0.7).sample(50, make_generator(4))
+    assert torch.equal(na.ids, b.ids) and torch.equal(na.y, b.y)
+    assert float((na.x - a.x).norm(dim=-1).max()) <= 0.7 + 1e-5
+    sp = sel.SelectorsSampler(*args, **kw, tau=0.7, noise_in_span=True).sample(50, make_generator(4))
+    d = sp.x - a.x
+    torch.testing.assert_close(d.norm(dim=-1), torch.full(d.shape[:-1], 0.7, dtype=F64), atol=1e-5, rtol=0)
+    assert float(d[..., cfg.M1:].abs().max()) < 1e-6  # inside span{mu}
+
+
+def test_grouped_sampler_equals_separate_draws():
+    cfg = small_cfg()
+    s1, s2 = cfg.sampler(alpha=0.4), cfg.sampler(alpha=0.9, tasks=sel.cyclic_pair_tasks(cfg.M1))
+    grouped = sel.GroupedSampler([(s1, 2), (s2, 1)])
+    seeds = [5, 6, 7]
+    out = grouped.sample_runs(10, make_generators(seeds), dtype=F64)
+    assert out.x.shape[0] == 3 and out.x.dtype == F64
+    for r, (s, seed) in enumerate(((s1, 5), (s1, 6), (s2, 7))):
+        alone = s.sample(10, make_generator(seed))
+        assert torch.equal(out.run(r).ids, alone.ids) and torch.equal(out.run(r).y_query, alone.y_query)
+        torch.testing.assert_close(out.run(r).x, alone.x)
+    with pytest.raises(ConfigError):
+        grouped.sample_runs(10, make_generators([1, 2]))
+
+
+def test_task_sets_and_lemma1_helpers():
+    M1 = 6
+    assert sel.is_balanced(sel.cyclic_pair_tasks(M1), M1) and sel.is_balanced(sel.all_pair_tasks(M1), M1)
+    assert not sel.is_balanced(sel.unbalanced_tasks(M1), M1)
+    assert not sel.is_balanced(sel.cyclic_pair_tasks(M1)[: M1 - 1], M1)
+    assert len(sel.all_pair_tasks(M1)) == M1 * (M1 - 1)
+    for tasks in (sel.cyclic_pair_tasks(M1)[:2], sel.unbalanced_tasks(M1), sel.cyclic_pair_tasks(M1)):
+        assert sel.shortcut_accuracy(tasks, M1, sel.all_pair_tasks(M1)) == 0.5
+    assert sel.shortcut_accuracy(sel.cyclic_pair_tasks(M1), M1) == 0.5
+    assert sel.shortcut_accuracy(sel.unbalanced_tasks(M1), M1) > 0.5
+
+
+# ----------------------------------------------------------------------------- measurements
+def test_evaluate_splits_agree_at_init_and_attention_mass():
+    cfg = small_cfg()
+    model = cfg.model([0, 1]).float()
+    batch = cfg.sampler().sample(64, make_generator(8)).to(dtype=torch.float32)
+    ev = sel.evaluate(model, batch, sel.all_pair_tasks(cfg.M1), cfg.patterns())
+    # W_V = delta I at init: the coordinate split of eq. (10) equals the token-part split
+    torch.testing.assert_close(ev["feat_in"], ev["feat_lit"], rtol=1e-4, atol=1e-7)
+    torch.testing.assert_close(ev["lab_in"], ev["lab_lit"], rtol=1e-4, atol=1e-7)
+    assert float(ev["rest_lit"].abs().max()) == 0.0
+    torch.testing.assert_close(ev["WQ_mu"], torch.full((2,), cfg.delta * cfg.beta), rtol=1e-5, atol=0)
+    # a strong selector on span{mu}: attention mass on N_* close to 1 where N_* is non-empty
+    with torch.no_grad():
+        for W in (model.W_Q, model.W_K):
+            W[:, : cfg.M1, : cfg.M1] = 2.0 * torch.eye(cfg.M1)
+    ev2 = sel.evaluate(model, batch, sel.all_pair_tasks(cfg.M1))
+    assert float(ev2["mass_present"].min()) > 0.99
+    assert float(ev2["partner_mass"].max()) < 0.05  # only prompts with an empty N_* spread their attention
+
+
+def test_first_hit_and_group_hits():
+    acc = torch.tensor([[0.5, 0.5], [0.96, 0.5], [0.97, 0.6]], dtype=F64)
+    h = sel.first_hit(acc, [0, 10, 20], 0.95)
+    assert h[0] == 10 and math.isnan(float(h[1]))
+
+
+def test_batched_training_equals_separate_trainings():
+    cfg = small_cfg(seeds=1, steps=15)
+    g1 = sel.Group("a", 0.6, cfg.sampler(alpha=0.6), 1.0, sel.all_pair_tasks(cfg.M1))
+    g2 = sel.Group("b", 0.9, cfg.sampler(alpha=0.9), 0.5, sel.all_pair_tasks(cfg.M1))
+    both = sel.train_groups(cfg, [g1, g2], device="cpu")
+    for i, g in enumerate((g1, g2)):
+        alone = sel.train_groups(cfg, [g], device="cpu")
+        torch.testing.assert_close(both.model.W_Q[i], alone.model.W_Q[0], atol=2e-5, rtol=1e-4)
+        torch.testing.assert_close(both.curves["acc"][:, i], alone.curves["acc"][:, 0], atol=0.02, rtol=0)
+    assert both.curves["acc"].shape == (len(both.steps), 2)
+
+
+def test_same_seed_same_result():
+    cfg = small_cfg(seeds=1, steps=10)
+    g = sel.Group("a", 0.6, cfg.sampler(), 1.0, sel.all_pair_tasks(cfg.M1))
+    a, b = sel.train_groups(cfg, [g], device="cpu"), sel.train_groups(cfg, [g], device="cpu")
+    assert torch.equal(a.model.W_O, b.model.W_O) and torch.equal(a.train_loss, b.train_loss)
+
+
+# ----------------------------------------------------------------------------- theory
+def test_oracle_and_binomial_tail():
+    assert abs(float(sel.oracle_accuracy(0.6, 14)) - (1 - 0.5 * 0.7**14)) < 1e-15
+    # exact tail by brute force
+    alpha, l, c = 0.5, 9, 0.4
+    p = alpha / 2
+    brute = sum(math.comb(l, k) * p**k * (1 - p) ** (l - k) for k in range(l + 1) if k <= (1 - c) * l * p)
+    assert abs(sel.binomial_lower_tail(alpha, l, c) - brute) < 1e-12
+    assert sel.prompt_length_bound(64, 0.6) == 14
+
+
+def test_collapse_recursion_plateau_collapse_and_scale_free_width():
+    g = sel.collapse_recursion(0.6, 400, eta=0.1, M1=8)
+    assert abs(g[0] - 0.4 / 0.6) < 1e-12 and g[-1] < 1e-3
+    t90, t50, t10 = sel.collapse_times(g)
+    assert 0 < t90 < t50 < t10
+    w1 = sel.collapse_sharpness(g)
+    w2 = sel.collapse_sharpness(sel.collapse_recursion(0.6, 4000, eta=0.05, a=2.0, M1=8))
+    assert abs(w1 - w2) < 0.05
+    assert sel.collapse_recursion(0.3, 50)[0] == 1.0  # clipped: (1 - alpha)/alpha > 1
+
+
+def test_fits_recover_synthetic_laws():
+    x = np.array([1.0, 2.0, 4.0])
+    assert abs(sel.loglog_slope(x, 3 * x**1.5) - 1.5) < 1e-12
+    alpha = np.array([0.3, 0.45, 0.6, 0.8, 1.0])
+    A, C, err = sel.fit_alpha_law(alpha, 100 / (5.0 - 1 / alpha))
+    assert abs(C - 5.0) < 0.1 and err < 0.01
+
+
+# ----------------------------------------------------------------------------- configs and OOD
+@pytest.mark.parametrize("cls, kw, name", [
+    (sel.SelectorsConfig, dict(alpha=0.0), "alpha"),
+    (sel.SelectorsConfig, dict(task_set="some"), "task_set"),
+    (sel.SelectorsConfig, dict(lambda_min=0.9, lambda_max=0.5), "lambda_min"),
+    (sel.SelectorsConfig, dict(M1=2), "M1"),
+    (sel.SelectorsConfig, dict(kappa_max=1.5), "kappa_max"),
+    (sel.SelectorsConfig, dict(d_y=1), "d_y"),
+    (sel.AlphaSweepConfig, dict(alphas=(0.5, 1.2)), "alphas"),
+    (sel.PatternCountConfig, dict(M2s=(24, 500)), "M2s"),
+    (sel.TaskCountConfig, dict(n_tasks=(2, 20)), "n_tasks"),
+    (sel.OODConfig, dict(d_extra=2), "d_extra"),
+    (sel.OODConfig, dict(M1=4, d_extra=8), "M1"),
+    (sel.SeedSweepConfig, dict(task_sets=("cyclic", "x")), "task_sets"),
+])
+def test_validation_names_the_parameter(cls, kw, name):
+    with pytest.raises(ConfigError, match=name):
+        cls.for_scale("ci", **kw)
+
+
+def test_ood_conditions_geometry():
+    cfg = sel.OODConfig.for_scale("ci")
+    conds = {c.name: c for c in sel.ood_conditions(cfg, sel.cyclic_pair_tasks(cfg.M1))}
+    cone = conds["cone mu' = (mu_2j-1 + mu_2j)/sqrt2, nu' = nu"]
+    G = cone.mu @ cone.mu.T
+    torch.testing.assert_close(G, cfg.beta**2 * torch.eye(cfg.M1 // 2, dtype=F64))
+    assert (cone.mu >= 0).all() and cone.covered
+    mu, _ = cfg.patterns()
+    fresh = conds["fresh mu' outside span{mu}"]
+    assert float((fresh.mu @ mu.T).abs().max()) == 0 and not fresh.covered
+    assert "unseen pairs of training patterns" in conds
+
+
+def test_export_chapter_ledger_merges_parts(tmp_path):
+    a = Ledger("selectors")
+    a.claim("M1", "x", "first part").check(measured=1, how="h", passed=True)
+    sel.export_chapter_ledger(a, prefix=("M", "O"), directory=tmp_path)
+    b = Ledger("selectors")
+    b.claim("S1", "y", "second part").check(measured=2, how="h", passed=False)
+    merged = sel.export_chapter_ledger(b, prefix="S", directory=tmp_path)
+    assert set(merged.claims) == {"M1", "S1"}
+    a2 = Ledger("selectors")
+    a2.claim("M2", "x", "re-run of the first part").check(measured=1, how="h", passed=True)
+    merged = sel.export_chapter_ledger(a2, prefix=("M", "O"), directory=tmp_path)
+    assert set(merged.claims) == {"M2", "S1"}  # the stale M1 is dropped, S1 kept
+
+
+def test_registered_experiments_are_seed_splittable():
+    exps = {k: v for k, v in all_experiments().items() if k.startswith("selectors.")}
+    assert {"selectors.seed_sweep", "selectors.alpha", "selectors.ood", "selectors.task_count"} <= set(exps)
+    for e in exps.values():
+        assert e.seed_splittable and e.paper == "selectors"
+        e.config.for_scale("ci")  # validates
+
+
+def test_summaries_are_json_serialisable():
+    import json
+
+    tiny = dict(M1=4, M2=12, d_extra=4, m=16, m_b_extra=3, batch=16, steps=6, seeds=1, test_prompts=32,
+                eval_every=3, l_tr=6)
+    sweep_cfg = sel.OODConfig.for_scale("ci", **{**tiny, "M1": 6, "d_extra": 6}, ood_prompts=32, l_ts_grid=(2, 4))
+    res = sel.run_ood(sweep_cfg)
+    json.dumps(sel.summarize_ood(res))
+    json.dumps(sel.summarize_seed_sweep(res.train))
+    tc = sel.run_task_count(sel.TaskCountConfig.for_scale("ci", **tiny, n_tasks=(2, 4)))
+    json.dumps(sel.summarize_task_count(tc))
+    pl = sel.run_prompt_length(sel.PromptLengthConfig.for_scale("ci", **tiny, alphas=(0.5,), lengths=(2, 3)))
+    json.dumps(sel.summarize_prompt_length(pl))
+    assert res.acc.shape[1] == 1 and pl.acc.shape == (2, 1, 1)
+
+
+@pytest.mark.parametrize("per_run", [False, True])
+def test_factored_model_equals_attention_mlp(per_run):
+    from icl_lab import AttentionMLP
+
+    cfg = small_cfg()
+    kw = dict(seeds=[0, 1, 2], m_a=cfg.D, m_b=cfg.D + 3, delta=cfg.delta, xi=cfg.xi)
+    ref = AttentionMLP(cfg.d_x, cfg.d_y, cfg.m, **kw)
+    fast = sel.FactoredAttentionMLP(cfg.d_x, cfg.d_y, cfg.m, **kw)
+    g = make_generator(9)
+    with torch.no_grad():
+        for p_ref, p_fast in zip(ref.parameters(), fast.parameters()):
+            assert torch.equal(p_ref, p_fast)  # same initialisation
+            noise = 0.3 * torch.randn(p_ref.shape, generator=g, dtype=F64)
+            p_ref.add_(noise)
+            p_fast.add_(noise)
+    s = cfg.sampler()
+    batch = s.sample_runs(20, make_generators([4, 5, 6]), dtype=F64) if per_run else s.sample(20, make_generator(4))
+    o_ref, o_fast = ref(batch), fast(batch)
+    torch.testing.assert_close(o_fast.pred, o_ref.pred, atol=1e-12, rtol=1e-10)
+    torch.testing.assert_close(o_fast.attn, o_ref.attn, atol=1e-12, rtol=1e-10)
+    torch.testing.assert_close(o_fast.extras["h"], o_ref.extras["h"], atol=1e-12, rtol=1e-10)
+    g_ref = torch.autograd.grad(hinge_loss(o_ref, batch).sum(), list(ref.parameters()))
+    g_fast = torch.autograd.grad(hinge_loss(o_fast, batch).sum(), list(fast.parameters()))
+    for a, b in zip(g_ref, g_fast):
+        torch.testing.assert_close(b, a, atol=1e-12, rtol=1e-9)
+    with pytest.raises(ConfigError, match="include_query_in_attention"):
+        sel.FactoredAttentionMLP(cfg.d_x, cfg.d_y, cfg.m, include_query_in_attention=True)
