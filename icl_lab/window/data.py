@@ -23,16 +23,22 @@ from ..data.tasks import TaskFamily, _scalar
 
 
 class WrappedCosineHills(TaskFamily):
-    """f(x) = cos(nu * wrap(theta - b)), x = (cos theta, sin theta), b ~ U[-pi, pi], wrap to [-pi, pi).
+    """Phase-shifted cosine hills on the circle, x = (cos theta, sin theta), b ~ U[-pi, pi],
+    delta = wrap(theta - b) in [-pi, pi):
 
-    A hill of height 1 centred at angle b whose width shrinks like 1/nu; nu = 0 is the constant 1.
-    Its Lipschitz constant along the circle is nu (continuous at the wrap point since cos is even)."""
+    * ``shape='freq'``: f = cos(nu * delta) (spec A6) -- nu / 2 full periods around the circle;
+    * ``shape='bump'``: f = cos(min(nu |delta|, pi)) -- one hill of width 2 pi / nu centred at b,
+      flat (-1) elsewhere.
 
-    name = "hills_freq"
+    Both are constant (1) at nu = 0 and have Lipschitz constant nu along the circle."""
 
-    def __init__(self, nu: float):
+    name = "hills"
+    SHAPES = ("freq", "bump")
+
+    def __init__(self, nu: float, shape: str = "freq"):
         self.d = 2
         self.nu = chk.positive("nu", nu, allow_zero=True)
+        self.shape = chk.one_of("shape", shape, self.SHAPES)
         self.lipschitz = self.nu
 
     def sample(self, n, generator):
@@ -43,7 +49,9 @@ class WrappedCosineHills(TaskFamily):
         self._check_x(x)
         theta = torch.atan2(x[..., 1], x[..., 0])
         delta = torch.remainder(theta - _scalar(params["b"], theta) + math.pi, 2 * math.pi) - math.pi
-        return torch.cos(self.nu * delta)
+        if self.shape == "freq":
+            return torch.cos(self.nu * delta)
+        return torch.cos((self.nu * delta.abs()).clamp_max(math.pi))
 
 
 class GroupedSampler:
