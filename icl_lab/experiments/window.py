@@ -175,11 +175,11 @@ class ScalingConfig(ScaledConfig):
     n_values: tuple = (250, 1000)
     sigmas: tuple = tuple(float(s) for s in torch.logspace(-3, 0.5, 15).tolist())
     tasks: int = 1500
-    points: int = 70
-    c_max: float = 3000.0
+    points: int = 80
+    c_max: float = 30000.0
     seed: int = 0
     CI = dict(dims=(2,), n_values=(250,), sigmas=tuple(float(s) for s in torch.logspace(-3, 0.5, 10).tolist()),
-              tasks=400, points=50)
+              tasks=400, points=60)
 
     def validate(self):
         for d in self.dims:
@@ -253,7 +253,7 @@ class TransferConfig(ScaledConfig):
     n: int = 500
     sigma: float = 0.1
     L: float = 1.0
-    test_L: tuple = tuple(float(v) for v in torch.logspace(-2, 2, 17).tolist())
+    test_L: tuple = tuple(float(v) for v in torch.logspace(-3, 2, 21).tolist())
     tasks: int = 2000
     points: int = 70
     seed: int = 1
@@ -281,6 +281,7 @@ class TransferResult:
     matched_c: torch.Tensor
     other_classes: dict  # class -> (loss at c_pre, min_c loss, c*)
     seconds: float
+    noise_at_pre: float = float("nan")  # N_n(c_pre) = E sum_i a_i^2 at the pretrained window
 
 
 def run_transfer(cfg: TransferConfig) -> TransferResult:
@@ -304,7 +305,8 @@ def run_transfer(cfg: TransferConfig) -> TransferResult:
         cs, lmin, _ = optimal_window(cur.subset(slice(0, -1)), 1.0, cfg.sigma)
         others[cls] = (float(cur.signal[-1] + cfg.sigma**2 * cur.noise[-1]), lmin, cs)
     return TransferResult(cfg, c_pre, Ls, pre, torch.tensor([m[1] for m in matched], dtype=F64),
-                          torch.tensor([m[0] for m in matched], dtype=F64), others, time.perf_counter() - t0)
+                          torch.tensor([m[0] for m in matched], dtype=F64), others, time.perf_counter() - t0,
+                          float(at.noise[0]))
 
 
 def summarize_transfer(res: TransferResult) -> dict:
