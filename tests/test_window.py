@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from icl_lab import ConfigError, Ledger, make_generator
-from icl_lab.data import AffineTask, PromptBatch, PromptSampler, StackedSampler, TwoReLUTask, sphere
+from icl_lab.data import AffineTask, PromptSampler, StackedSampler, TwoReLUTask, sphere
 from icl_lab.experiments import window as W
 from icl_lab.models import KernelAttention
 from icl_lab.window import (GroupedSampler, WrappedCosineHills, export_part, fit_slope, linear_attention_loss,

@@ -44,7 +44,7 @@ import torch
 
 import icl_lab
 from icl_lab import plotting, widgets
-from icl_lab.data import AffineTask, PromptBatch, PromptSampler, TwoReLUTask, sphere
+from icl_lab.data import AffineTask, PromptSampler, TwoReLUTask
 from icl_lab.experiments import window as W
 from icl_lab.models import KernelAttention
 from icl_lab.window import fit_slope, hard_window_loss, optimal_window, window_curves

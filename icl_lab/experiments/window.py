@@ -27,7 +27,7 @@ from ..config import ScaledConfig, make_generator
 from ..data import (AffineTask, CosineTask, LowRankTask, PromptBatch, PromptSampler, TwoReLUTask, anisotropic_sphere,
                     low_rank_covariates, random_subspace, sphere, transformed_sphere)
 from ..data.tasks import HillsTask
-from ..metrics import spectral_norm, subspace_alignment
+from ..metrics import spectral_norm
 from ..models import KernelAttention
 from ..train import train
 from ..window import (GroupedSampler, WrappedCosineHills, fit_slope, linear_attention_loss, lowrank_landscape,
