@@ -179,3 +179,21 @@ def test_registered_experiments_build_at_both_scales():
     for exp in W.EXPERIMENTS.values():
         for scale in ("ci", "paper"):
             exp.config.for_scale(scale)
+
+
+def test_prefetch_sampler_serves_the_big_draw_step_by_step():
+    from icl_lab.window import PrefetchSampler
+
+    a = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=5, num_queries=2, sigma=0.1)
+    seeds = [1, 2]
+    pre = PrefetchSampler(GroupedSampler([a, a]), steps_per_draw=4)
+    gens = [make_generator(s) for s in seeds]
+    steps = [pre.sample_runs(2, gens) for _ in range(6)]  # crosses a refill
+    big = a.sample_runs(8, [make_generator(s) for s in seeds])
+    for t in range(4):
+        assert_close(steps[t].x, big.x[:, 2 * t:2 * t + 2])
+    # run 1 alone sees the same prompts as in the batched draw
+    alone = PrefetchSampler(GroupedSampler([a]), steps_per_draw=4)
+    g1 = [make_generator(2)]
+    for t in range(6):
+        assert_close(alone.sample_runs(2, g1).y[0], steps[t].y[1])

@@ -30,7 +30,7 @@ from ..data.tasks import HillsTask
 from ..metrics import spectral_norm
 from ..models import KernelAttention
 from ..train import train
-from ..window import (GroupedSampler, WrappedCosineHills, fit_slope, linear_attention_loss, lowrank_landscape,
+from ..window import (GroupedSampler, PrefetchSampler, WrappedCosineHills, fit_slope, linear_attention_loss, lowrank_landscape,
                       optimal_window, window_curves)
 
 F64 = torch.float64
@@ -89,7 +89,8 @@ def _train_window(samplers, d: int, seeds, *, steps: int, lr, lr_decay: float, a
     rec = {"norm": lambda m, s: spectral_norm(m.M),
            "mean_eig": lambda m, s: torch.diagonal(m.M, dim1=-2, dim2=-1).mean(-1)}
     rec.update(record or {})
-    hist = train(model, GroupedSampler(samplers), steps=steps, optimizer="adam", lr=lr, lr_decay=lr_decay,
+    data = PrefetchSampler(GroupedSampler(samplers), steps_per_draw=min(steps, 500))
+    hist = train(model, data, steps=steps, optimizer="adam", lr=lr, lr_decay=lr_decay,
                  batch_size=1, record=rec, record_every=record_every, record_at=record_at, device=device)
     return model.to("cpu"), hist
 

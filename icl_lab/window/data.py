@@ -92,3 +92,35 @@ class GroupedSampler:
         for name in ("x", "y", "x_query", "y_query"):
             out[name] = cat(*[getattr(p, name) for p in parts])
         return PromptBatch(**out)
+
+
+class PrefetchSampler:
+    """Draw ``steps_per_draw`` steps' worth of prompts at once and serve them one step at a time.
+
+    With one task per iteration the per-step cost of drawing a handful of tiny tensors per run
+    dominates training; drawing ``batch * steps_per_draw`` prompts in one ``sample_runs`` call and
+    slicing it removes that overhead.  Run r's prompts still come only from generator r (in a
+    different order of draws than step-by-step sampling, so the stream differs from the unbuffered
+    sampler's, but the same seeds give the same prompts)."""
+
+    def __init__(self, sampler, steps_per_draw: int = 500):
+        if not hasattr(sampler, "sample_runs"):
+            raise chk.ConfigError("sampler must have sample_runs(batch, generators)")
+        self.sampler = sampler
+        self.steps_per_draw = chk.positive_int("steps_per_draw", steps_per_draw)
+        self._buf = None
+        self._key = None
+        self._pos = 0
+
+    def __len__(self) -> int:
+        return len(self.sampler)
+
+    def sample_runs(self, batch: int, generators: Sequence[torch.Generator], dtype=torch.float64) -> PromptBatch:
+        batch = chk.positive_int("batch", batch)
+        key = (batch, tuple(id(g) for g in generators), dtype)
+        if self._buf is None or key != self._key or self._pos >= self.steps_per_draw:
+            self._buf = self.sampler.sample_runs(batch * self.steps_per_draw, generators, dtype)
+            self._key, self._pos = key, 0
+        lo = self._pos * batch
+        self._pos += 1
+        return self._buf._map(lambda t: t[:, lo:lo + batch])
