@@ -702,8 +702,8 @@ class TransferTrainingConfig(ScaledConfig):
     steps: int = 2000
     lr: float = 0.1
     lr_decay: float = 0.999
-    eval_every: int = 20
-    test_tasks: int = 200
+    eval_every: int = 40
+    test_tasks: int = 100
     seeds: int = 10
     seed: int = 0
     test_seed: int = 50_000
