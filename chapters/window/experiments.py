@@ -28,8 +28,10 @@
 # and plots mean ± standard deviation; here all trials — and all values of $L$, $\sigma$ or the task
 # class that share a prompt shape — are the runs $R$ of **one** batched training
 # (`icl_lab.train.train`), trial $t$ using seed $t$ in every configuration. Iteration counts, the
-# $L$/$\sigma$/$n$ grids and Figure 9's learning rates are not given in the paper; the choices are
-# stated with each figure. The `ci` scale (tests) uses fewer trials and iterations.
+# $L$/$\sigma$/$n$ grids and Figure 9's learning rates (tuned over $\{10^{-3},10^{-2},10^{-1}\}$) are
+# not given in the paper; the choices are stated with each figure. Runs draw 500 iterations' worth of
+# tasks at a time (`icl_lab.window.PrefetchSampler`): still one task per iteration, at a third of the
+# sampling cost. The `ci` scale (tests) uses fewer trials and iterations.
 
 # %%
 import math
