@@ -1,0 +1,941 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Softmax attention adapts to Lipschitzness, I: the window in theory
+#
+# {cite:t}`collins2024softmax` ask what a softmax attention unit *learns* when it is pretrained on
+# in-context regression tasks. Their answer is a single number: the **scale of the attention
+# window**. Pretraining turns softmax attention into a nearest-neighbour smoother whose window
+# shrinks when the tasks change quickly (large Lipschitz constant $L$) or when there are many
+# demonstrations (large $n$), and widens when the labels are noisy (large $\sigma$). Linear attention
+# cannot do this: rescaling its matrix does not change the relative weights, and it pays an error of
+# order $L^2$ whatever $n$ is. On low-rank tasks the window also learns a *direction*: it ignores the
+# input directions along which the tasks do not change.
+#
+# This chapter has two parts. This first part works at the level of the **population loss**: it
+# derives the kernel-smoother form, the bias–variance split and the hard-window heuristic, and checks
+# Lemma B.5 and Theorems 3.4–3.6 and 4.4 numerically, using Monte-Carlo estimates of the two curves
+# that determine everything, the signal and the noise term. The
+# [second part](experiments.ipynb) trains attention units with Adam, as the paper does, and
+# reproduces its figures. Chapter 1 ({doc}`../common_setup`) already showed the window on the circle
+# for a hand-set $M=cI$; here $c$ is chosen by the loss.
+#
+# **A note on the source.** The paper text we work from is an OCR extraction in which most exponents
+# are garbled. Where a formula below is *reconstructed* (from the paper's own derivations, following
+# the reproduction spec) it is marked **[R]**; everything else can be read in the source.
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+import icl_lab
+from icl_lab import plotting, widgets
+from icl_lab.data import AffineTask, PromptSampler, TwoReLUTask
+from icl_lab.experiments import window as W
+from icl_lab.models import KernelAttention
+from icl_lab.window import fit_slope, hard_window_loss, optimal_window, window_curves
+from icl_lab.window.ledger import export_part
+
+icl_lab.configure_threads()
+plotting.use_style()
+SCALE = icl_lab.get_scale()
+ledger = icl_lab.Ledger("window")
+F64 = torch.float64
+gen = icl_lab.make_generator
+print(f"scale = {SCALE}, torch threads = {torch.get_num_threads()}")
+
+# %% [markdown]
+# ## 1. Setup in the paper's notation
+#
+# A task is a function $f:\mathbb R^d\to\mathbb R$ drawn from a distribution $D(\mathcal F)$. A
+# context holds $n$ noisy demonstrations and a query,
+# $x_1,\dots,x_{n+1}\overset{iid}\sim D_x$, $y_i=f(x_i)+\epsilon_i$ with
+# $\epsilon_i\sim\mathcal N(0,\sigma^2)$, embedded as the token matrix (eq. 1)
+#
+# $$
+# Z=\begin{bmatrix} x_1 & \cdots & x_n & x_{n+1}\\ f(x_1)+\epsilon_1 & \cdots & f(x_n)+\epsilon_n & 0\end{bmatrix}
+# \in\mathbb R^{(d+1)\times(n+1)} .
+# $$
+#
+# The inputs lie on the unit sphere, $D_x=\mathcal U^d$ (uniform on $S^{d-1}$). The task classes
+# (Definition 3.2) share a Lipschitz constant $L$: **affine**
+# $f(x)=l\,w^\top x+b$ and **2-ReLU** $f(x)=l_1(w^\top x)_++l_2(-w^\top x)_++b$, with
+# $w\sim\mathcal U^d$ and $b,l,l_1,l_2\sim\mathrm{Unif}[-L,L]$. The experiments add
+# $f(x)=\cos(L\,w^\top x)$. The model is one softmax attention head (ATTN)
+#
+# $$
+# h_{SA}(z_i)=\frac{\sum_j (W_V z_j)\,e^{(W_K z_j)^\top W_Q z_i}}{\sum_j e^{(W_K z_j)^\top W_Q z_i}},
+# $$
+#
+# whose prediction for the query is the last entry of $h_{SA}(z_{n+1})$, and the pretraining loss is
+# $\mathcal L=\mathbb E\big(h_{SA}(z_{n+1})_{d+1}-f(x_{n+1})\big)^2$ (eq. 3): squared error against the
+# **noiseless** label, with no factor $\tfrac12$. All losses in this chapter use that convention.
+
+# %% [markdown]
+# ## 2. Derivations
+#
+# ### Derivation 1: from a transformer head to a kernel smoother
+#
+# The paper reparametrises the head (eq. 4): $W_V$ is zero except its $(d{+}1,d{+}1)$ entry, which is 1;
+# $W_K$ and $W_Q$ carry $d\times d$ blocks $M_K,M_Q$ and zeros in their last row and column. Then
+# $(W_Kz_j)^\top W_Qz_i=x_j^\top M_K^\top M_Q x_i$ and, with $M:=M_K^\top M_Q$ and the sum running
+# over the $n$ labelled tokens (spec A1),
+#
+# $$
+# \mathcal L(M)=\mathbb E\Bigg(\frac{\sum_{i=1}^n (f(x_i)+\epsilon_i)\,e^{x_i^\top Mx_{n+1}}}{\sum_{j=1}^n e^{x_j^\top Mx_{n+1}}}-f(x_{n+1})\Bigg)^2 . \tag{ICL}
+# $$
+#
+# ```{prf:lemma} Lemma B.1 (no value leak)
+# :label: win-lemma-b1
+#
+# If $f$ and $-f$ are equally likely, every minimiser of the loss has $W_V$'s last column equal to
+# $(0,\dots,0,c)^\top$: the value map does not leak the inputs into the prediction.
+# ```
+#
+# ```{prf:proof}
+# With last column $(v,c)$ the prediction is $\sum_i a_i\big(c(f(x_i)+\epsilon_i)+v^\top x_i\big)$.
+# Couple $(f,\epsilon)$ with $(-f,-\epsilon)$: with $A=\sum_ic\,a_if(x_i)-f(x_{n+1})$,
+# $B=\sum_ia_iv^\top x_i$ and $C=\sum_ic\,a_i\epsilon_i$ the loss is
+# $\tfrac12\mathbb E[(A+B+C)^2+(-A+B-C)^2]=\mathbb E(A+C)^2+\mathbb EB^2\ge\mathbb E(A+C)^2$, the loss at $v=0$.
+# ```
+#
+# The next cell builds the full $(d{+}1)\times(d{+}1)$ matrices of eq. (4), evaluates (ATTN) on token
+# matrices, and compares it with the library's `KernelAttention` (which reads $x$ and $y$ directly);
+# it then measures the loss with a value leak $v\ne0$.
+
+# %%
+d, n = 3, 12
+batch = PromptSampler.from_inputs(W.sphere_inputs(d), TwoReLUTask(d, 1.0), N=n, num_queries=1, sigma=0.1).sample(
+    4000, gen(0))
+Mk = torch.randn(d, d, generator=gen(1), dtype=F64)
+Mq = torch.randn(d, d, generator=gen(2), dtype=F64)
+
+
+def attn_head(Z, WK, WQ, WV):
+    """(ATTN) for the last token of Z (B, d+1, n+1), keys/values over the n labelled tokens."""
+    keys, query = WK @ Z[:, :, :-1], WQ @ Z[:, :, -1:]
+    a = torch.softmax((keys * query).sum(1), dim=-1)  # (B, n)
+    return ((WV @ Z[:, :, :-1]) * a[:, None, :]).sum(-1)  # (B, d+1)
+
+
+Z = batch.embedding().transpose(-1, -2)  # (B, d+1, n+1): tokens are columns
+WK = torch.zeros(d + 1, d + 1, dtype=F64)
+WQ = torch.zeros(d + 1, d + 1, dtype=F64)
+WV = torch.zeros(d + 1, d + 1, dtype=F64)
+WK[:d, :d], WQ[:d, :d], WV[d, d] = Mk, Mq, 1.0
+head = attn_head(Z, WK, WQ, WV)[:, d]
+model = KernelAttention(d, runs=1, tied=False).to(dtype=F64)
+with torch.no_grad():
+    model.M_K.copy_(Mk[None])
+    model.M_Q.copy_(Mq[None])
+    lib = model(batch).pred[0, :, 0]
+head_gap = float((head - lib).abs().max())
+
+
+def leak_loss(v):
+    WVv = WV.clone()
+    WVv[:d, d] = 0.0
+    WVv[d, :d] = torch.as_tensor(v, dtype=F64)  # the label output row reads the inputs: a value leak
+    return float(((attn_head(Z, WK, WQ, WVv)[:, d] - batch.y_query[:, 0]) ** 2).mean())
+
+
+leak = {s: leak_loss(s * torch.ones(d) / math.sqrt(d)) for s in (0.0, 0.3, 0.6)}
+print(f"max |ATTN with eq. (4) weights - KernelAttention| = {head_gap:.1e}")
+print("loss with a value leak of size |v|:", {k: round(v, 4) for k, v in leak.items()})
+ledger.claim("T-EQ4", "Sec. 2, eq. (4) and (ICL)",
+             "With the reparametrisation (4), the attention head's prediction is the kernel smoother of (ICL) with M = M_K^T M_Q").check(
+    measured=f"{head_gap:.1e}", how="max abs difference over 4000 random 2-ReLU contexts, d = 3, n = 12, random M_K, M_Q, float64",
+    passed=head_gap < 1e-12)
+ledger.claim("T-B1", "Lemma B.1", "A value leak v != 0 in W_V's last column only increases the loss (f and -f equally likely)").check(
+    measured=f"loss {leak[0.0]:.4f} (v=0) < {leak[0.3]:.4f} (|v|=0.3) < {leak[0.6]:.4f} (|v|=0.6)",
+    how="Monte Carlo on 4000 shared contexts, random M", passed=leak[0.0] < leak[0.3] < leak[0.6])
+assert head_gap < 1e-12 and leak[0.0] < leak[0.3] < leak[0.6]
+
+# %% [markdown]
+# ### Derivation 2: softmax attention is a Nadaraya–Watson smoother on the sphere
+#
+# On the unit sphere $x_i^\top x=1-\tfrac12\lVert x_i-x\rVert^2$, so $M=cI$ gives weights
+# $\propto e^{-(c/2)\lVert x_i-x\rVert^2}$: the Nadaraya–Watson estimator with the Gaussian kernel
+# $e^{-\lVert x-x'\rVert^2/h}$ and bandwidth $h=2/c$ (checked in Chapter 1, claim S1). The paper
+# writes both $M=w_{KQ}I$ and eq. (9) with $e^{-w_{KQ}\lVert\cdot\rVert^2}$, which differ by this
+# factor 2. **This chapter reports $c=\lVert M\rVert$; the paper's $w_{KQ}$ is $c/2$.** Exponents do
+# not care; the thresholds $w\ge(d+\sqrt d)/2$ of the lemmas become $c\ge d+\sqrt d$.
+#
+# The *attention window* is the set of demonstrations with non-negligible weight,
+# $\lVert x_i-x\rVert\lesssim 1/\sqrt{w_{KQ}}$. The two extremes of Remark 2.1: constant tasks want
+# $M=0$ (a uniform average of all labels, the widest window); rapidly changing tasks want
+# $M\to\infty$ (the nearest neighbour only). Linear attention, $h_{LA}(x)=\sum_i y_i\,x_i^\top Mx$
+# (Remark 2.2), has no normalisation: scaling $M$ scales the prediction and leaves the *relative*
+# weights unchanged, so it has no window to adapt.
+#
+# ### Derivation 3: the bias–variance split and the two curves that determine everything
+#
+# The noise is independent of everything else, so the cross term vanishes (App. B.1):
+#
+# $$
+# \mathcal L(c)=\underbrace{\mathbb E\Big(\sum_i a_i\,f(x_i)-f(x_{n+1})\Big)^2}_{\mathcal L_{\rm signal}(c)}
+# +\underbrace{\sigma^2\,\mathbb E\sum_i a_i^2}_{\mathcal L_{\rm noise}(c)},\qquad
+# a_i=\frac{e^{c\,x_i^\top x_{n+1}}}{\sum_je^{c\,x_j^\top x_{n+1}}} .
+# $$
+#
+# $\mathbb E\sum_ia_i^2 = \mathbb E\,g_0(2w)/g_0(w)^2$ with $g_p(r)=\sum_i\lVert x_i-x\rVert^pe^{-r\lVert x_i-x\rVert^2}$
+# is an effective inverse sample size: $1/n$ for the uniform window, $1$ for a single neighbour.
+# For the affine and 2-ReLU classes, $f$ at Lipschitz constant $L$ is distributed as $L$ times $f$ at
+# $L=1$, so with $S_n(c)$ the signal term at $L=1$ and $N_n(c)=\mathbb E\sum_ia_i^2$
+# (spec §5.0, **[OURS]**):
+#
+# $$
+# \mathcal L(c;L,\sigma)=L^2S_n(c)+\sigma^2N_n(c) ,
+# $$
+#
+# and the optimal window depends on $(L,\sigma)$ only through $L/\sigma$. `window_curves` estimates
+# $S_n$ and $N_n$ once on a grid of $c$, every grid point seeing the same tasks, inputs and queries
+# (common random numbers), which makes the curves smooth enough to locate their minimum. The cell
+# checks the split against a direct simulation with noise drawn, and the homogeneity exactly.
+
+# %%
+c_chk = torch.tensor([0.0, 2.0, 8.0, 30.0], dtype=F64)
+sig = 0.3
+cur1 = window_curves(TwoReLUTask(d, 1.0), W.sphere_inputs(d), n, c_chk, tasks=3000, generator=gen(5))
+cur2 = window_curves(TwoReLUTask(d, 2.0), W.sphere_inputs(d), n, c_chk, tasks=3000, generator=gen(5))
+homog_gap = float((cur2.signal - 4 * cur1.signal).abs().max() / cur2.signal.max())
+# direct simulation: the same sampler with noise, loss of M = cI
+noisy = PromptSampler.from_inputs(W.sphere_inputs(d), TwoReLUTask(d, 1.0), N=n, num_queries=4, sigma=sig).sample(20_000, gen(6))
+direct = torch.stack([((torch.softmax(c * noisy.x_query @ noisy.x.transpose(-1, -2), -1) @ noisy.y.unsqueeze(-1))[..., 0]
+                       - noisy.y_query).pow(2).mean() for c in c_chk])
+split = cur1.loss(1.0, sig)
+se = (cur1.signal_se**2 + (sig**2 * cur1.noise_se) ** 2).sqrt() + direct / math.sqrt(20_000)
+z_split = ((direct - split) / se).abs()
+print("c:", c_chk.tolist())
+print("direct simulation with noise :", [f"{v:.4f}" for v in direct.tolist()])
+print("S_n(c) + sigma^2 N_n(c)      :", [f"{v:.4f}" for v in split.tolist()])
+print(f"largest deviation {float(z_split.max()):.1f} standard errors; homogeneity S(L=2) = 4 S(L=1) to {homog_gap:.1e}")
+print(f"N_n(0) = {float(cur1.noise[0]):.5f} vs 1/n = {1 / n:.5f}")
+ledger.claim("T-DEC", "App. B.1 (+ spec §5.0)",
+             "L(c) = L_signal(c) + sigma^2 E sum a_i^2, and L_signal scales as L^2 for the affine/2-ReLU classes").check(
+    measured=f"max deviation {float(z_split.max()):.1f} SE; homogeneity to {homog_gap:.0e}; N_n(0) = 1/n exactly",
+    how="direct simulation with noise (20k contexts) vs the two curves (3000 tasks), 2-ReLU, d = 3, n = 12",
+    passed=bool(z_split.max() < 4) and homog_gap < 1e-10 and abs(float(cur1.noise[0]) - 1 / n) < 1e-12)
+assert z_split.max() < 4 and homog_gap < 1e-10
+
+# %% [markdown]
+# ### Figure 2: the bias–variance picture, drawn from simulation
+#
+# The paper's Figure 2 is a schematic. Here it is measured: one fixed task on the circle (a hill
+# $f(\theta)=\cos(\nu\,\mathrm{wrap}(\theta-b))$), one fixed query, and thousands of independent
+# noisy contexts. For each window scale $c$ the softmax estimate has a mean (its bias is the distance
+# to the true label) and a spread (its variance). Shrinking the window (larger $c$) removes bias and
+# adds variance.
+
+# %%
+bv_cfg = W.BiasVarianceConfig.for_scale(SCALE)
+bv = W.run_bias_variance(bv_cfg)
+k3 = len(bv_cfg.c_values)
+fig, axes = plt.subplots(1, k3 + 1, figsize=(14, 3.4))
+th = torch.linspace(-math.pi, math.pi, 400, dtype=F64)
+xs_c = torch.stack([th.cos(), th.sin()], -1)
+fcurve = W.WrappedCosineHills(bv_cfg.nu).evaluate({"b": torch.tensor([bv_cfg.b], dtype=F64)}, xs_c[None])[0]
+for j, c in enumerate(bv_cfg.c_values):
+    ax = axes[j]
+    half = math.acos(max(-1.0, 1 - 1 / c)) if c > 0.5 else math.pi  # window: c (1 - cos) <= 1
+    ax.axvspan(bv_cfg.theta_query - half, bv_cfg.theta_query + half, color=plotting.COLORS[0], alpha=0.15, label="window")
+    ax.plot(th, fcurve, "k", lw=1.2, label="$f$")
+    ax.scatter(bv.example["theta"], bv.example["y"], s=10, color="0.5", label="one noisy context")
+    m, s = float(bv.mean[j]), float(bv.std[j])
+    ax.errorbar([bv_cfg.theta_query + 0.15], [m], yerr=[s], fmt="o", color="#7B3294", ecolor="#D9B38C", elinewidth=6,
+                label="estimate: mean ± std")
+    ax.scatter([bv_cfg.theta_query], [bv.target], s=60, facecolor="white", edgecolor="k", zorder=5, label="true label")
+    plotting.label(ax, r"angle $\theta$", "label", f"c = {c:g}: bias² {float(bv.bias2[j]):.3f}, var {float(bv.var[j]):.3f}")
+axes[0].legend(fontsize=7, loc="lower left")
+g = bv.c_grid[k3:]
+axes[-1].loglog(g, bv.bias2[k3:], label="bias²")
+axes[-1].loglog(g, bv.var[k3:], label="variance")
+axes[-1].loglog(g, bv.bias2[k3:] + bv.var[k3:], "k--", label="MSE")
+plotting.label(axes[-1], "window scale c = ||M||", "at the query", "Fig. 2 from simulation")
+axes[-1].legend()
+plotting.finish(fig)
+b2, vv = bv.bias2[:k3], bv.var[:k3]
+ledger.claim("T-F2", "Fig. 2", "Shrinking the window lowers the bias but raises the variance of the estimate").check(
+    measured=f"bias² {', '.join(f'{v:.3f}' for v in b2.tolist())}; variance {', '.join(f'{v:.3f}' for v in vv.tolist())} at c = {bv_cfg.c_values}",
+    how=f"{bv_cfg.contexts} noisy contexts (n = {bv_cfg.n}, sigma = {bv_cfg.sigma}) for one fixed hill task and query",
+    passed=bool((b2[1:] < b2[:-1]).all() and (vv[1:] > vv[:-1]).all()))
+assert (b2[1:] < b2[:-1]).all() and (vv[1:] > vv[:-1]).all()
+
+# %% [markdown]
+# ### Derivation 4: the hard-window heuristic (Sec. 3.1)
+#
+# Replace the exponential weights by a **hard window**: the uniform average of the labels with
+# $\lVert x_i-x\rVert\le w^{-1/2}$. Three estimates give the optimal scale:
+#
+# * *bias.* The demonstrations inside the cap concentrate near its rim (for large $d$); the centre
+#   of mass of a ring of radius $w^{-1/2}$ on the sphere lies $O(1/w)$ inside it, so for an affine
+#   task the squared bias is $O(L^2/w^2)$; for a general $L$-Lipschitz task only the bound
+#   $O(L^2\cdot\text{radius}^2)=O(L^2/w)$ is available.
+# * *count.* The cap holds $\approx n\,w^{-d/2}$ demonstrations (the paper's convention; the cap's
+#   measure on $S^{d-1}$ is really $\propto w^{-(d-1)/2}$, see Derivation 6). This needs the cap to
+#   hold at least one point, $w\lesssim n^{2/d}$.
+# * *variance.* Averaging $k$ noisy labels leaves $\sigma^2/k\approx\sigma^2w^{d/2}/n$.
+#
+# Minimising $\frac{L^2}{w}+\frac{\sigma^2w^{d/2}}n$ gives
+# $w^\star\propto(nL^2/\sigma^2)^{2/(d+2)}=\Lambda^{2/(d+2)}$, $\Lambda:=nL^2/\sigma^2$ (the exponent
+# of the paper's display is garbled; balancing its stated terms gives $2/(d+2)$ **[R]**). With the
+# affine bias $L^2/w^2$ the same balance gives $\Lambda^{2/(d+4)}$. With the intrinsic dimension
+# $m=d-1$ of the sphere in the count, $d$ becomes $d-1$: $2/(d+1)$ and $2/(d+3)$. The cell computes the
+# hard-window loss by Monte Carlo for the affine and 2-ReLU classes in $d=3$ and fits the optimal
+# $w$ against $\Lambda$.
+
+# %%
+hw_n = 2000 if SCALE == "paper" else 800
+hw_grid = W.log_grid(1.0, 400.0, 36)
+hw_tasks = 600 if SCALE == "paper" else 250
+hard = {cls: hard_window_loss(W.make_task(cls, 3, 1.0), W.sphere_inputs(3), hw_n, hw_grid, tasks=hw_tasks, generator=gen(7),
+                              chunk=100)
+        for cls in ("affine", "relu")}
+hw_sig = torch.logspace(-1.3, -0.2, 8).tolist()
+hw_fit = {}
+for cls, cur in hard.items():
+    lam, ws = [], []
+    for s in hw_sig:
+        wst, _, interior = optimal_window(cur, 1.0, s)
+        if interior:
+            lam.append(hw_n / s**2)
+            ws.append(wst)
+    hw_fit[cls] = fit_slope(lam, ws)
+print(f"hard window, d = 3, n = {hw_n}: fitted exponent of w* in Lambda:")
+print(f"  affine {hw_fit['affine']:.2f}  (heuristic 2/(d+4) = {2 / 7:.2f}, with d-1: 2/(d+3) = {2 / 6:.2f})")
+print(f"  2-ReLU {hw_fit['relu']:.2f}  (heuristic 2/(d+2) = {2 / 5:.2f}, with d-1: 2/(d+1) = {2 / 4:.2f})")
+
+# %% [markdown]
+# The fitted exponents are positive and of the heuristic's size: the hard window shrinks as a power of
+# $\Lambda$. The heuristic is only a guide (its constants and the rim approximation are crude), so we
+# record it as an illustration rather than a claim; the theorem below is about the true softmax loss.
+#
+# ### Derivations 5–9: isotropy, caps, and the signal and noise bounds
+#
+# **Derivation 5 (Lemma B.5, why $M^\star$ is isotropic).** Whiten so that $x\sim\mathcal U^d$. Write
+# $2x_i^\top Mx=\lVert x_i\rVert^2+\lVert Mx\rVert^2-\lVert x_i-Mx\rVert^2$ (eq. 7): the weights
+# are a Gaussian kernel centred at $y'=Mx$ rather than at the query $y=x$. Replace $M$ by a radial map
+# $w(y)=\lVert My\rVert\,y$ that keeps each query's scale but centres its kernel on the query itself
+# (Figure 6). The loss has three terms: $\mathbb Ef(y)^2$ is unchanged; the squared prediction is
+# unchanged by rotating the demonstrations (rotational symmetry of $\{x_i\}$ and of the class,
+# Assumption B.4(3)); the cross term $\mathbb E f(y)\sum_i a_if(y_i)$ can only grow, by the
+# rearrangement inequality (Lemma I.2), because the correlation $\rho(x^\top y)=\mathbb E f(x)f(y)$ is
+# increasing (Assumption B.4(2); for the affine class $\rho(t)=\frac{L^2}{3d}t+\frac{L^2}3$ **[R]**).
+# So a kernel centred on the query is better, and the best such $M$ is a multiple of $I$.
+#
+# The cell checks the consequence at the population level: perturbing $M=c^\star I$ in a random
+# traceless symmetric direction, $M=c^\star(I+\varepsilon D)$, raises the loss for either sign of
+# $\varepsilon$ (the training check, from an anisotropic start, is in Part II).
+
+# %%
+iso_d, iso_n, iso_sig = 5, 20, 0.1
+c_iso = W.log_grid(0.5, 60.0, 40)
+base = window_curves(TwoReLUTask(iso_d, 1.0), W.sphere_inputs(iso_d), iso_n, c_iso, tasks=3000, generator=gen(8))
+c_star_iso = optimal_window(base, 1.0, iso_sig)[0]
+Dm = torch.randn(iso_d, iso_d, generator=gen(9), dtype=F64)
+Dm = Dm + Dm.T
+Dm = Dm - torch.trace(Dm) / iso_d * torch.eye(iso_d, dtype=F64)
+Dm = Dm / torch.linalg.matrix_norm(Dm, ord=2)
+eps_grid = [-0.4, -0.2, 0.0, 0.2, 0.4]
+pert = []
+for e in eps_grid:
+    cur = window_curves(TwoReLUTask(iso_d, 1.0), W.sphere_inputs(iso_d), iso_n, [c_star_iso], tasks=3000, generator=gen(8),
+                        metric=torch.eye(iso_d, dtype=F64) + e * Dm)
+    pert.append(float(cur.loss(1.0, iso_sig)[0]))
+print(f"c* = {c_star_iso:.2f}; loss of M = c*(I + eps D):", {e: round(v, 5) for e, v in zip(eps_grid, pert)})
+i0 = eps_grid.index(0.0)
+iso_ok = all(pert[i] > pert[i0] for i in range(len(eps_grid)) if i != i0)
+ledger.claim("T-B5", "Lemma B.5", "The minimiser of (ICL) is isotropic, M* = w_KQ I (x ~ U^d)").check(
+    measured=f"loss at eps = 0: {pert[i0]:.5f}; at eps = ±0.2: {pert[i0 - 1]:.5f}, {pert[i0 + 1]:.5f}; ±0.4: {pert[0]:.5f}, {pert[-1]:.5f}",
+    how=f"M = c*(I + eps D), D random traceless symmetric with ||D|| = 1; 2-ReLU, d = {iso_d}, n = {iso_n}, sigma = {iso_sig}, 3000 tasks (common random numbers)",
+    passed=iso_ok, caveat="a local check along one random direction; the trained check from anisotropic starts is claim E-B5")
+assert iso_ok
+
+# %% [markdown]
+# **Derivation 6 (caps and $g_p$, App. G).** The normalised measure of the cap
+# $\{x':x'^\top x>1-\epsilon\}$ on $S^{d-1}$ is between $(2\epsilon-\epsilon^2)^{(d-1)/2}/\sqrt{2d\pi}$
+# and $(2\epsilon)^{(d-1)/2}$ (Lemma G.1; exponents **[R]**, garbled). Counting points in shells with
+# Chernoff bounds (Lemma G.4) gives, with probability $1-1/n$,
+# $g_p(r)=\Theta\big(n\,r^{-(d+p)/2}\big)$ for $r\ge(d+\sqrt d)/2$ (Corollary G.5) in the paper's
+# convention. Because the sphere has intrinsic dimension $d-1$, the measured power is
+# $r^{-(d-1+p)/2}$: the paper's lemmas use "$d$" for the sphere's dimension loosely (Lemma G.1 calls
+# $S_{d-1}$ "the $d$-dimensional hypersphere"). The slope fits below settle which exponent the data
+# follow.
+#
+# **Derivation 7 (affine signal, Lemmas C.4–C.5).** With $\hat x=\sum_ia_ix_i$ and weights summing to
+# one, $\sum_ia_if(x_i)-f(x)=l\,w^\top(\hat x-x)$: the intercept cancels. Since
+# $\mathbb El^2=L^2/3$ and $\mathbb Eww^\top=I/d$,
+#
+# $$
+# \mathcal L_{\rm signal}=\frac{L^2}{3d}\,\mathbb E\lVert x-\hat x\rVert^2
+# =\frac{L^2}{3d}\Big(\underbrace{\mathbb E(1-x^\top\hat x)^2}_{\text{radial}}+\underbrace{\mathbb E\lVert\hat x-(x^\top\hat x)x\rVert^2}_{\text{tangential}}\Big) \quad\text{(eq. 10)}.
+# $$
+#
+# The radial part is $\big(g_2/(2g_0)\big)^2=O(1/w^2)$ (eq. 11): the bias. The tangential part is
+# $\le g_2(2w)/g_0(w)^2=O(w^{d/2-1}/n)$ by Popoviciu's inequality (eq. 12): a variance caused by the
+# random positions of the demonstrations. Together (Corollary C.6, **[R]**):
+# $L^2\,\Omega\big(\tfrac1{(w+1)^2}\big)\le\mathcal L_{\rm signal}\le L^2\,O\big(\tfrac1{w^2}+\tfrac{w^{d/2-1}}n+\tfrac1n\big)$.
+#
+# **Derivation 8 (2-ReLU signal, Lemmas C.8–C.9).** Any $L$-Lipschitz task has
+# $|\sum_ia_i(f(x_i)-f(x))|\le L\,g_1/g_0=O(L/\sqrt w)$, so $\mathcal L_{\rm signal}=O(L^2(1/w+1/n))$;
+# always $\le4L^2$ (Lemma C.2: $|f(x_i)-f(x)|\le2L$ on the sphere). For the lower bound, couple each
+# 2-ReLU task with the affine piece active on the query's half-space and use $(S-a)^2+a^2\ge S^2/2$:
+# the 2-ReLU signal is at least half the affine one (C.9). A kink at the hinge adds squared bias
+# $O(L^2h^2)$ on an $O(h)$ fraction of queries, $h=c^{-1/2}$, so we expect a slope near $-3/2$
+# **[OURS]**, between the bounds' $-1$ and $-2$.
+#
+# **Derivation 9 (noise, Lemmas D.1–D.2).**
+# $\mathcal L_{\rm noise}=\sigma^2\,\mathbb E\,g_0(2w)/g_0(w)^2$, and Corollary G.5 at $r=w,2w$ gives
+# $\sigma^2\,\Theta(w^{d/2}/n)$ for $d+\sqrt d\le w\le(n/(45\sqrt d\log n))^{2/d}$ **[R]**; always
+# $0\le\mathcal L_{\rm noise}\le\sigma^2$. Lemma D.2: the noise term increases with $w$ (rearrangement,
+# Lemma I.3).
+#
+# The cell estimates the curves at large $n$ in $d=3$, where the two conventions differ most
+# visibly ($(d-1)/2=1$ against $d/2=1.5$).
+
+# %%
+pl_cfg = W.PowerLawConfig.for_scale(SCALE)
+pl = W.run_power_laws(pl_cfg)
+c = pl.affine.c
+pos = c > 0
+lo, hi = pl_cfg.fit_signal
+sel = (c >= lo) & (c <= hi)
+slope_radial = fit_slope(c[sel], pl.affine.radial[sel])
+fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+ax = axes[0]
+ax.loglog(c[pos], pl.affine.signal[pos], label="affine signal $S_n(c)$")
+ax.loglog(c[pos], pl.affine.radial[pos] / (3 * pl_cfg.d), "--", label="affine, radial part / 3d")
+ax.loglog(c[pos], (pl.affine.spread - pl.affine.radial)[pos] / (3 * pl_cfg.d), ":", label="affine, tangential part / 3d")
+ax.loglog(c[pos], pl.relu.signal[pos], label="2-ReLU signal")
+ax.loglog(c[pos], pl.affine.signal[pos] / 2, color="0.6", lw=0.8, label="affine / 2 (Lemma C.9)")
+cc = c[sel]
+ax.loglog(cc, 0.5 * pl.affine.radial[sel][0] / (3 * pl_cfg.d) * (cc / cc[0]) ** -2, "k:", lw=1, label="slope −2")
+ax.axvspan(lo, hi, color="0.9", zorder=0)
+plotting.label(ax, "window scale c", "signal term at L = 1", f"Signal, d = {pl_cfg.d}, n = {pl_cfg.n}")
+ax.legend(fontsize=7)
+ax = axes[1]
+ax.loglog(c[pos], pl.affine.noise[pos], label=r"$N_n(c)=\mathbb{E}\sum_i a_i^2$")
+ax.axhline(1 / pl_cfg.n, color="0.6", lw=0.8)
+ax.axhline(1.0, color="0.6", lw=0.8)
+r0, r1 = pl.noise_fit_range
+cc = c[(c >= r0) & (c <= r1)]
+n0 = float(pl.affine.noise[(c >= r0)][0])
+ax.loglog(cc, n0 * (cc / cc[0]) ** ((pl_cfg.d - 1) / 2), "k--", lw=1, label=f"slope (d−1)/2 = {(pl_cfg.d - 1) / 2:g}")
+ax.loglog(cc, n0 * (cc / cc[0]) ** (pl_cfg.d / 2), "k:", lw=1, label=f"slope d/2 = {pl_cfg.d / 2:g}")
+plotting.label(ax, "window scale c", "noise term / sigma²", f"Noise: fitted slope {pl.slope_noise:.2f}")
+ax.legend(fontsize=7)
+plotting.finish(fig)
+print(f"fitted slopes on c in [{lo:g}, {hi:g}]: affine signal {pl.slope_affine:.2f} (radial part {slope_radial:.2f}), "
+      f"2-ReLU signal {pl.slope_relu:.2f}; noise {pl.slope_noise:.2f} on c in [{r0:.0f}, {r1:.0f}]")
+
+# %% [markdown]
+# What the curves show. The **affine signal** is a sum of two parts, exactly as eq. (10) says: the
+# radial part (the bias) falls like $c^{-2}$, and the tangential part (the scatter of the
+# demonstrations' positions) is nearly flat at $\approx 1/n$ and takes over at large $c$ — so a fit of
+# the whole signal term gives a shallower slope, while the radial part alone follows $-2$.
+# The **2-ReLU signal** sits above half the affine one (Lemma C.9) and below the Lipschitz bound.
+# The **noise** rises from $1/n$ (uniform window) to 1 (a single neighbour), monotonically
+# (Lemma D.2), and in between it follows $c^{(d-1)/2}$, not the paper's $c^{d/2}$: the exponent of
+# Lemma D.1 as printed counts one dimension too many. Since $c^{(d-1)/2}\le c^{d/2}$ for $c\ge1$ the
+# paper's *upper* bound survives; its lower bound $\Omega(\sigma^2w^{d/2}/n)$ cannot hold uniformly
+# as $n\to\infty$ (the ratio $w^{1/2}$ grows up to $n^{1/d}$). The exponents of Theorem 3.4, built
+# from these bounds, inherit the question; we report both conventions there.
+
+# %%
+aff, relu = pl.affine, pl.relu
+mono = bool((aff.noise[1:] >= aff.noise[:-1] - 1e-12).all())
+relu_ge = bool((relu.signal[pos] >= aff.signal[pos] / 2 - 3 * relu.signal_se[pos]).all())
+under4 = bool((relu.signal <= 4).all() and (aff.signal <= 4).all())
+reduction_z = float(((aff.signal - aff.spread / (3 * pl_cfg.d)).abs() / (aff.signal_se + 1e-15))[pos].max())
+d_ = pl_cfg.d
+ledger.claim("T-C2", "Lemma C.2", "The signal term is at most 4 L^2 for every window").check(
+    measured=f"max signal at L = 1: affine {float(aff.signal.max()):.3f}, 2-ReLU {float(relu.signal.max()):.3f}",
+    how=f"Monte-Carlo curves on c in [0, {pl_cfg.c_max:g}], d = {d_}, n = {pl_cfg.n}", passed=under4)
+ledger.claim("T-C4", "Lemmas C.4-C.5, eqs. (10)-(11) [R]",
+             "Affine signal = (L^2/3d) E||x - x_hat||^2; its radial (bias) part decays like 1/w^2").check(
+    measured=f"reduction within {reduction_z:.1f} SE; radial slope {slope_radial:.2f} (whole signal {pl.slope_affine:.2f})",
+    how=f"log-log fit on c in [{lo:g}, {hi:g}], d = {d_}, n = {pl_cfg.n}, {pl_cfg.tasks} tasks",
+    passed=reduction_z < 4 and abs(slope_radial + 2) < 0.3,
+    caveat="the whole signal term decays more slowly at finite n: its tangential part (eq. 12) is ~1/n")
+ledger.claim("T-C8", "Lemmas C.8-C.9", "2-ReLU signal lies between (affine signal)/2 and O(L^2/w): slope in [-2, -1]").check(
+    measured=f"above affine/2 at every c: {relu_ge}; slope {pl.slope_relu:.2f} (heuristic -3/2 [OURS])",
+    how=f"log-log fit on c in [{lo:g}, {hi:g}], d = {d_}, n = {pl_cfg.n}",
+    passed=relu_ge and -2.1 <= pl.slope_relu <= -0.9)
+ledger.claim("T-D2", "Lemma D.2", "The noise term increases monotonically with the window scale, from 1/n to 1").check(
+    measured=f"monotone: {mono}; N(0) = {float(aff.noise[0]):.2e} (1/n = {1 / pl_cfg.n:.2e}), N(c_max) = {float(aff.noise[-1]):.2f}",
+    how="noise curve on the c grid (common random numbers)", passed=mono and abs(float(aff.noise[0]) * pl_cfg.n - 1) < 1e-9)
+ledger.claim("T-D1", "Lemma D.1 [R], Cor. G.5",
+             "In the middle regime the noise term scales as sigma^2 w^(d/2) / n").check(
+    measured=f"fitted exponent {pl.slope_noise:.2f} vs paper d/2 = {d_ / 2:g} and intrinsic (d-1)/2 = {(d_ - 1) / 2:g}",
+    how=f"log-log fit where 20/n <= N <= 0.05 (c in [{r0:.0f}, {r1:.0f}]), d = {d_}, n = {pl_cfg.n}",
+    passed=abs(pl.slope_noise - d_ / 2) < abs(pl.slope_noise - (d_ - 1) / 2),
+    caveat=None)
+assert mono and relu_ge and under4 and abs(slope_radial + 2) < 0.4
+assert abs(pl.slope_noise - (d_ - 1) / 2) < 0.2  # the measured exponent is the intrinsic one
+
+# %% [markdown]
+# ### Derivation 10: putting the bounds together (Theorem 3.4)
+#
+# ```{prf:theorem} Theorem 3.4 (exponents [R])
+# :label: win-thm-34
+#
+# Let $x\sim\mathcal U^d$ and tasks from $D(\mathcal F^{\rm aff}_L)$ (Case 1) or $D(\mathcal F^+_L)$
+# (Case 2). For $n=\Omega(1)$ and $\Omega(n^{-2/d})\le\sigma^2/L^2\le O(n)$, every minimiser of (ICL)
+# is $M^\star=w_{KQ}I$ with, for $\Lambda=nL^2/\sigma^2$, $\alpha=\frac1{d+4}$, $\beta=\frac1{d+2}$,
+#
+# $$
+# \text{(Case 1)}\ \ \Omega(\Lambda^{\alpha})\le w_{KQ}\le O\big(\Lambda^{\frac{2(d+2)}{d}\alpha}\big),\qquad
+# \text{(Case 2)}\ \ \Omega(\Lambda^{\beta})\le w_{KQ}\le O(\Lambda^{2\beta}).
+# $$
+# ```
+#
+# The proof (App. E) splits $w$ into three regions. For $w<d+\sqrt d$ the signal lower bound is
+# $\Omega(L^2)$; for $w>(n/\log n)^{2/d}$ the noise is $\Omega(\sigma^2/\log n)$ by monotonicity; in
+# between, for 2-ReLU,
+# $c\big(\frac{L^2}{(w+1)^2}+\frac{\sigma^2w^{d/2}}n\big)\le\mathcal L(w)\le c'\big(\frac{L^2}w+\frac{\sigma^2w^{d/2}}n+\frac{\sigma^2+L^2}n\big)$.
+# Minimising the upper bound at $w\propto\Lambda^{2/(d+2)}$ gives $\min\mathcal L\lesssim L^2\Lambda^{-2/(d+2)}$;
+# any minimiser must satisfy both lower-bound terms below this value, which inverts to
+# $w\gtrsim\Lambda^{1/(d+2)}$ and $w\lesssim\Lambda^{2/(d+2)}$. The affine case uses
+# $\frac{L^2}{w^2}+\frac{L^2w^{d/2-1}}n$ instead and gives the Case-1 bracket. Only the upper affine
+# exponent $\frac{2(d+2)}{d(d+4)}$ is legible; the rest is reconstructed from these inversions
+# **[R]**. The condition $\sigma^2/L^2\ge\Omega(n^{-2/d})$ keeps the bracket below the scale
+# $n^{2/d}$ where the window runs out of demonstrations; the theorem says nothing outside it.
+#
+# Since the window scale is $c=2w_{KQ}$, $c^\star$ and $w_{KQ}$ have the same exponents. We compute
+# $c^\star(\Lambda)$ from the population curves, fit the exponent **only inside the reconstructed
+# regime** — $n^{-2/d}\le\sigma^2/L^2\le n$ and $d+\sqrt d\le c^\star\le2n^{2/d}$ (the lemmas'
+# $w\ge(d+\sqrt d)/2$ and the count condition, with the constants $45\sqrt d\log n$ dropped because
+# they make the regime empty for any $n$ we can simulate) — and look at the saturation outside it.
+
+# %%
+sc_cfg = W.ScalingConfig.for_scale(SCALE)
+sc = W.run_scaling(sc_cfg)
+fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+for ax, cls in zip(axes, ("affine", "relu")):
+    for (d_s, n_s, cl), cur in sc.curves.items():
+        if cl != cls:
+            continue
+        rows = [r for r in sc.rows if r["d"] == d_s and r["n"] == n_s and r["cls"] == cls]
+        lam = np.array([r["Lambda"] for r in rows])
+        cs = np.array([r["c_star"] for r in rows])
+        ok = np.array([r["admissible"] for r in rows])
+        line, = ax.loglog(lam, cs, "o-", ms=3, lw=1, label=f"d = {d_s}, n = {n_s}: slope {sc.slopes[(d_s, n_s, cls)]:.2f}")
+        ax.loglog(lam[ok], cs[ok], "o", ms=7, mfc="none", color=line.get_color())
+        b = W.brackets(d_s)[cls]
+        if ok.any():
+            l0 = lam[ok].min()
+            c0 = cs[ok][np.argmin(lam[ok])]
+            lam_line = np.array([l0, lam[ok].max()])
+            for e, sty in zip(b, (":", "--")):
+                ax.loglog(lam_line, c0 * (lam_line / l0) ** e, sty, color=line.get_color(), lw=0.8)
+    plotting.label(ax, r"$\Lambda = nL^2/\sigma^2$", r"optimal window $c^\star = \|M^\star\|$",
+                   f"Thm 3.4, {'Case 1: affine' if cls == 'affine' else 'Case 2: 2-ReLU'} (circles: admissible regime)")
+    ax.legend(fontsize=7)
+plotting.finish(fig)
+
+# %% [markdown]
+# Dotted and dashed lines start at the first admissible point with the bracket's lower and upper
+# exponents. The admissible points follow a power law inside the bracket; below the regime
+# (tiny $\sigma$, right end) $c^\star$ bends over towards the noise-free optimum, which is finite at
+# finite $n$ because of the tangential "position noise" of Derivation 7. The bend is gradual: the
+# saturation check below asks for a local slope under half the admissible one at the two smallest
+# $\sigma$, and for $d=2$ with the largest $n$ the bend may still be incomplete at $\sigma=10^{-3}$
+# (the noise-free optimum grows with $n$). The table lists the fitted exponents with both dimension
+# conventions; the ReLU exponents sit at the upper edge of the Case-2 bracket, and the affine ones
+# match the heuristic $2/(d+3)$ of the intrinsic dimension.
+
+# %%
+print(f"{'d':>2} {'n':>5} {'class':>7} {'slope':>6}   bracket (paper, d)   bracket (d-1)   points")
+within, within_m1 = {}, {}
+for (d_s, n_s, cls), s in sc.slopes.items():
+    b, bm = W.brackets(d_s)[cls], W.brackets(d_s, d_s - 1)[cls]
+    npts = sum(r["admissible"] for r in sc.rows if r["d"] == d_s and r["n"] == n_s and r["cls"] == cls)
+    within[(d_s, n_s, cls)] = b[0] <= s <= b[1]
+    within_m1[(d_s, n_s, cls)] = bm[0] <= s <= bm[1]
+    print(f"{d_s:>2} {n_s:>5} {cls:>7} {s:6.3f}   [{b[0]:.3f}, {b[1]:.3f}]       [{bm[0]:.3f}, {bm[1]:.3f}]    {npts}")
+# monotonicity: c* decreases with sigma (so grows with L at fixed sigma), grows with n at fixed L/sigma
+mono_sigma = all(
+    all(np.diff([r["c_star"] for r in sc.rows if r["d"] == d_s and r["n"] == n_s and r["cls"] == cls and r["interior"]]) < 0)
+    for (d_s, n_s, cls) in sc.slopes)
+n_edge = sum(not r["interior"] for r in sc.rows)
+print(f"optima at the end of the c grid (excluded): {n_edge} of {len(sc.rows)}")
+sat = {}
+for key in sc.slopes:
+    rows = [r for r in sc.rows if (r["d"], r["n"], r["cls"]) == key and r["interior"]]
+    l_lo = rows[:2]  # the two smallest sigmas with an interior optimum
+    sat[key] = fit_slope([r["Lambda"] for r in l_lo], [r["c_star"] for r in l_lo])
+print("local slope at the two smallest sigmas (far below the regime):", {f"{k}": round(v, 3) for k, v in sat.items()})
+for cls, case in (("affine", "Case 1"), ("relu", "Case 2")):
+    keys = [k for k in sc.slopes if k[2] == cls]
+    vals = ", ".join(f"d={k[0]}, n={k[1]}: {sc.slopes[k]:.3f}" for k in keys)
+    ok = all(within[k] for k in keys) and all(not math.isnan(sc.slopes[k]) for k in keys)
+    ledger.claim(f"T-34-{cls}", f"Thm 3.4 {case} [R exponents]",
+                 f"In the admissible regime the optimal window scales as Lambda^e with e inside the {case} bracket").check(
+        measured=vals + f"; inside the d-1 bracket too: {all(within_m1[k] for k in keys)}",
+        how=f"least-squares fit of log c* vs log Lambda over admissible sigmas (L = 1), {sc_cfg.tasks} tasks per curve",
+        passed=ok, caveat="regime constants dropped (with them the regime is empty); exponents reconstructed from App. E")
+ledger.claim("T-34-mono", "Thm 3.4 / Sec. 3.2", "The optimal window shrinks (||M*|| grows) as L or n grows and widens as sigma grows").check(
+    measured=f"c* strictly decreasing in sigma on every curve: {mono_sigma} ({n_edge} grid-edge optima excluded); c* at sigma = 0.1: " + ", ".join(
+        f"n={k[1]}: {optimal_window(sc.curves[k], 1.0, 0.1)[0]:.1f}" for k in sc.curves if k[2] == "relu"),
+    how="population optimum on the sigma sweep (L/sigma is the only parameter: larger L = smaller sigma)",
+    passed=mono_sigma)
+sat_ok = all(sat[k] < 0.5 * sc.slopes[k] for k in sc.slopes)
+ledger.claim("T-34-sat", "Thm 3.4 condition sigma^2/L^2 >= Omega(n^(-2/d))",
+             "Far below the admissible regime the Lambda-dependence of the optimal window fades (saturation)").check(
+    measured="local slope at the two smallest sigmas: " + ", ".join(f"{k[2]} d={k[0]} n={k[1]}: {v:.3f}" for k, v in sat.items()),
+    how="compared with the admissible-regime slope of the same curve (saturation: less than half of it)",
+    passed=sat_ok)
+assert mono_sigma
+assert all(0 < s < 1 for s in sc.slopes.values())
+
+# %% [markdown]
+# ### Derivation 11: transfer across Lipschitzness (Theorem 3.5)
+#
+# Pretrain on $D(\mathcal F^+_L)$: the window is fixed at $w\in[\Lambda^\beta,\Lambda^{2\beta}]$. On *any*
+# $L$-Lipschitz task the loss is at most the convex upper bound
+# $O(\frac{L^2}w+\frac{\sigma^2w^{d/2}}n)$ evaluated at the ends of that interval:
+# $\mathcal L\le O\big(L^2\Lambda^{-\beta}\big)$ **[R]** (sufficiency). On tasks with another constant
+# $L'$, the signal part scales like $L'^2$ while the noise floor $\sigma^2N_n(c)$ does not depend on
+# $L'$. If $L'\gg L$ the error grows like $L'^2$ — a matched model grows more slowly (like
+# $L'^{2d/(d+2)}$ by the heuristic while $\sigma^2/L'^2$ stays in the admissible regime, steepening
+# towards 2 once it saturates) — and if $L'\ll L$ the error stays at the noise floor of a window that is too
+# small, while a matched model keeps improving (necessity). With the two curves this is a one-liner:
+# $\mathcal L(c_{\rm pre};L')=L'^2S_n(c_{\rm pre})+\sigma^2N_n(c_{\rm pre})$.
+
+# %%
+tr_cfg = W.TransferConfig.for_scale(SCALE)
+tr = W.run_transfer(tr_cfg)
+Lp = tr.test_L
+fig, ax = plt.subplots(figsize=(6.6, 4.2))
+ax.loglog(Lp, tr.pretrained_loss, "o-", ms=3, label=f"pretrained at L = {tr_cfg.L:g} (c = {tr.c_pre:.1f})")
+ax.loglog(Lp, tr.matched_loss, "s-", ms=3, label="matched: pretrained at L' (min over c)")
+ax.axvline(tr_cfg.L, color="0.6", lw=0.8)
+plotting.label(ax, "test Lipschitz constant L'", "ICL loss", f"Thm 3.5: 2-ReLU, d = {tr_cfg.d}, n = {tr_cfg.n}, sigma = {tr_cfg.sigma}")
+ax.legend()
+plotting.finish(fig)
+top = slice(-4, None)
+slope_pre = fit_slope(Lp[top], tr.pretrained_loss[top])
+slope_match = fit_slope(Lp[top], tr.matched_loss[top])
+floor_ratio = float(tr.pretrained_loss[0] / tr.matched_loss[0])
+print(f"slope for L' >> L: pretrained {slope_pre:.2f}, matched {slope_match:.2f} (2d/(d+2) = {2 * tr_cfg.d / (tr_cfg.d + 2):.2f}); "
+      f"at L' = {float(Lp[0]):g}: pretrained / matched = {floor_ratio:.1f}")
+for cls, (at_pre, best, cbest) in tr.other_classes.items():
+    print(f"{cls:>6} tasks (L = {tr_cfg.L:g}): loss with the ReLU-pretrained window {at_pre:.2e}, with its own optimum "
+          f"(c = {cbest:.1f}) {best:.2e}, ratio {at_pre / best:.2f}")
+ratios = {k: v[0] / v[1] for k, v in tr.other_classes.items()}
+ledger.claim("T-35-up", "Thm 3.5 (upper bound)", "A model pretrained on D(F+_L) learns other L-Lipschitz tasks in context about as well as their own optimum").check(
+    measured=", ".join(f"{k}: {v:.2f} x its optimum" for k, v in ratios.items()),
+    how=f"population loss at the ReLU-optimal c vs min over c, d = {tr_cfg.d}, n = {tr_cfg.n}, sigma = {tr_cfg.sigma}",
+    passed=all(v < 1.5 for v in ratios.values()))
+ledger.claim("T-35-low", "Thm 3.5 (lower bounds)", "Testing at L' >> L the error grows like L'^2 (matched: slower); at L' << L it stays at a noise floor").check(
+    measured=f"slope {slope_pre:.2f} (matched {slope_match:.2f}); floor ratio at L' = {float(Lp[0]):g}: {floor_ratio:.1f}",
+    how="log-log slope over the four largest L'; pretrained/matched loss at the smallest L'",
+    passed=slope_pre > 1.8 and slope_match < slope_pre - 0.2 and floor_ratio > 3)
+assert slope_pre > 1.7 and floor_ratio > 2
+
+# %% [markdown]
+# ### Derivation 12: linear attention cannot adapt (Theorem 3.6)
+#
+# Linear attention predicts $h_{LA}(x)=\sum_i(f(x_i)+\epsilon_i)\,x_i^\top Mx$. Split $f$ into its
+# mean over inputs, $\mathbb E_xf=b$, and the centred part $\bar f$. The term $b\sum_ix_i^\top Mx$
+# has mean zero (the inputs are centred on the sphere), so it cannot reproduce the offset $b$: with
+# $Z=\sum_ix_i^\top Mx$, the intercept alone costs $\mathbb Eb^2\,\mathbb E(Z-1)^2\ge\mathbb Eb^2=L^2/3$.
+# The paper's proof (App. F) flips the centred task, $f'=\mathbb E_xf-f$, and uses
+# $\tfrac12\mathbb E(A+B)^2+\tfrac12\mathbb E(-A+B)^2=\mathbb EA^2+\mathbb EB^2$ to the same effect:
+#
+# $$
+# \mathcal L_{LA}(M)\ \ge\ \mathbb E_f\big(\mathbb E_xf\big)^2=\frac{L^2}3\qquad\text{for every }M\in\mathbb R^{d\times d}.
+# $$
+#
+# (Its displayed decomposition drops the term $\sum_i\mathbb E_xf\,x_i^\top Mx$, whose cross term with
+# $b$ vanishes, so the bound stands.) $\mathcal L_{LA}$ is quadratic in $M$, so its minimum is an exact
+# least-squares problem in the $d^2$ entries (`baselines.linear_attention_optimum`); we compare it
+# with $L^2/3$ and with the softmax optimum.
+
+# %%
+la_cfg = W.LinearAttentionConfig.for_scale(SCALE)
+la = W.run_linear_attention(la_cfg)
+bound = la_cfg.L**2 / 3
+print(f"{'n':>5} {'class':>7} {'linear (in-sample)':>19} {'linear (held-out)':>18} {'softmax opt':>12} {'diag(M*) n/d':>13}")
+for cls in ("affine", "relu"):
+    for i, nn_ in enumerate(la.n):
+        ins, held, se_ = la.linear[cls][i]
+        print(f"{nn_:>5} {cls:>7} {ins:19.4f} {held:12.4f} ± {se_:.4f} {la.softmax[cls][i]:12.4f} {la.diag_scaled[cls][i]:13.2f}")
+fig, ax = plt.subplots(figsize=(6.4, 4))
+for j, cls in enumerate(("affine", "relu")):
+    ax.loglog(la.n, [v[0] for v in la.linear[cls]], "o-", color=plotting.COLORS[1 + j], label=f"linear attention optimum, {cls}")
+    ax.loglog(la.n, la.softmax[cls], "s--", color=plotting.COLORS[1 + j], label=f"softmax optimum, {cls}")
+ax.axhline(bound, color="k", lw=1, label="$L^2/3$")
+plotting.label(ax, "context length n", "ICL loss", f"Thm 3.6: d = {la_cfg.d}, L = {la_cfg.L:g}, sigma = {la_cfg.sigma}")
+ax.legend(fontsize=7)
+plotting.finish(fig)
+lin_min = min(v[0] for cls in la.linear for v in la.linear[cls])
+z_held = min((v[1] - bound) / v[2] for cls in la.linear for v in la.linear[cls])
+soft_ratio = max(la.softmax[c][-1] / la.linear[c][-1][0] for c in la.linear)
+ledger.claim("T-36", "Thm 3.6 / Lemma F.1", "For every M, linear attention's ICL loss is at least L^2/3 (affine and 2-ReLU tasks)").check(
+    measured=f"held-out loss of the exact optimum minus L^2/3: at least {z_held:+.1f} SE; smallest in-sample minimum {lin_min:.4f} "
+             f"(L^2/3 = {bound:.4f}); softmax/linear optimum at n = {la.n[-1]}: {soft_ratio:.3f}",
+    how=f"exact least squares over the d^2 entries of M ({la_cfg.prompts} prompts x {la_cfg.queries} queries), evaluated on as many "
+        f"fresh prompts; n in {la.n}; consistent with the bound if no held-out value lies 2 SE below it",
+    passed=z_held > -2 and soft_ratio < 0.1)
+assert z_held > -3 and soft_ratio < 0.2
+
+# %% [markdown]
+# The exact optimum sits above $L^2/3$ for every $n$ and approaches it for the affine class (the
+# diagonal of $M^\star_{LA}$ tends to $\frac dnI$ **[OURS]**, which makes $\sum_iy_ix_i^\top M x$ the
+# empirical estimate of $\mathbb E[y\,x]^\top x\cdot d$ — exact for the linear part, blind to the
+# intercept). The softmax optimum keeps falling with $n$.
+#
+# ### Derivation 13: direction-wise Lipschitzness and low rank (Theorem 4.4)
+#
+# When the tasks depend on $x$ only through $B^\top x$, $B\in\mathbb O^{d\times k}$ (Definition 4.2:
+# $f(x)=a^\top B^\top x$, $a\sim\mathcal U^k$), the Lipschitzness is $L$ along $\mathrm{col}(B)$ and
+# $0$ along $\mathrm{col}(B_\perp)$ (Definition 4.1). With covariates $x=c_uBu+c_vB_\perp v$
+# (Assumption 4.3; $c_v$ may be arbitrarily large), write $M=BF+B_\perp G$. The kernel factors as
+# $e^{x_i^\top Mx}=e^{c_uu_i^\top Fx}\,\alpha_i$ with $\alpha_i=e^{c_vv_i^\top Gx}$ (eq. 28): the
+# spurious directions only multiply the weights by random factors $\alpha_i$ that are independent of
+# the labels. Rotational invariance gives $F=c_1B^\top$, $G=c_2B_\perp^\top$ (Lemma H.2), and
+# $c_1>0$ because $\frac{dJ}{dc_1}\big|_0\propto-\big(1-\frac{\sum\alpha_i^2}{(\sum\alpha_i)^2}\big)<0$
+# (Lemma H.1, eq. 26). The key step (Lemmas H.3, H.4) shows that the loss *decreases* when the
+# $\alpha_i$ are equalised — random reweighting only adds variance — so $c_2=0$:
+#
+# ```{prf:theorem} Theorem 4.4
+# :label: win-thm-44
+#
+# If $\sigma=0$ (Case 1) or $n=2$ (Case 2), the minimiser of (ICL) over symmetric $M$ with
+# $\lVert B^\top MB\rVert\le C_n/c_u^2$ ($C_n=2$ in Case 1, $1$ in Case 2) is $M^\star=c\,BB^\top$,
+# $c\in(0,C_n/c_u^2]$: attention projects onto $\mathrm{col}(B)$.
+# ```
+#
+# The cell maps the loss on the plane $M=c_1BB^\top+c_2B_\perp B_\perp^\top$ ($d=10$, $k=2$),
+# including negative $c_2$, in both cases and in a general case the theorem does not cover.
+
+# %%
+lr_cfg = W.LowRankLandscapeConfig.for_scale(SCALE)
+lrl = W.run_lowrank_landscape(lr_cfg)
+fig, axes = plt.subplots(1, len(lr_cfg.cases), figsize=(14, 3.8))
+for ax, case, c1, loss, am in zip(axes, lr_cfg.cases, lrl.c1, lrl.loss, lrl.argmin):
+    im = ax.contourf(lrl.c2.numpy(), c1.numpy(), np.log10(loss.numpy()), levels=20, cmap="viridis")
+    ax.plot([am[1]], [am[0]], "r*", ms=14, label=f"min: c1 = {am[0]:.2f}, c2 = {am[1]:.2f}")
+    ax.axvline(0, color="w", lw=0.8, ls="--")
+    fig.colorbar(im, ax=ax, label="log10 loss")
+    plotting.label(ax, "$c_2$ (spurious directions)", "$c_1$ (col B)", case[0])
+    ax.legend(fontsize=7, loc="lower left")
+plotting.finish(fig)
+for case, am, s0 in zip(lr_cfg.cases, lrl.argmin, lrl.slope_at_zero):
+    print(f"{case[0]:>32}: argmin (c1, c2) = ({am[0]:.2f}, {am[1]:.2f}); dJ/dc1 at c1 = 0: {s0:.3f}")
+step = float(lrl.c2[1] - lrl.c2[0])
+on_axis = [abs(am[1]) < step / 2 and am[0] > 0 for am in lrl.argmin]
+ledger.claim("T-44", "Thm 4.4 (Cases 1, 2)", "The minimiser over M = c1 BB^T + c2 B_perp B_perp^T has c2 = 0 and c1 > 0").check(
+    measured="; ".join(f"{case[0].split(':')[0]}: (c1, c2) = ({am[0]:.2f}, {am[1]:.2f})" for case, am in zip(lr_cfg.cases[:2], lrl.argmin[:2])),
+    how=f"Monte-Carlo landscape on a {lr_cfg.grid} x {2 * (lr_cfg.grid // 2) + 1} grid (c2 step {step:.2f}), d = {lr_cfg.d}, k = {lr_cfg.k}, {lr_cfg.tasks} tasks",
+    passed=all(on_axis[:2]), caveat="grid resolution; the minimum lies on the constraint boundary c1 = C_n")
+ledger.claim("T-44-gen", "Thm 4.4 beyond its cases [OURS]", "The projection also minimises the loss for n = 20 with noise (not covered by the theorem)").check(
+    measured=f"(c1, c2) = ({lrl.argmin[2][0]:.2f}, {lrl.argmin[2][1]:.2f})", how="same landscape, n = 20, sigma = 0.1",
+    passed=on_axis[2])
+ledger.claim("T-H1", "Lemma H.1", "dJ/dc1 < 0 at c1 = 0: a positive window along col(B) always helps").check(
+    measured=", ".join(f"{s:.3f}" for s in lrl.slope_at_zero), how="finite difference (h = 1e-3) with common random numbers, all three cases",
+    passed=all(s < 0 for s in lrl.slope_at_zero))
+assert all(on_axis[:2]) and all(s < 0 for s in lrl.slope_at_zero)
+
+# %% [markdown]
+# ## 3. Explore: the optimal window for your $L$, $\sigma$, $n$ and $d$
+#
+# The figure shows, for the 2-ReLU class, the population loss $L^2S_n(c)+\sigma^2N_n(c)$ with its two
+# parts and its minimum $c^\star$; the window $c^\star$ opens around a query on a great circle of the
+# sphere (shaded: $c^\star(1-\cos\theta)\le1$); and the attention profile $e^{c^\star\cos\theta}/Z$ it
+# puts on demonstrations at angle $\theta$ from the query, next to linear attention's $\cos\theta$,
+# which no $M=mI$ can reshape. The slider (kernel-free, pre-computed) moves $L$ at
+# $\sigma=0.1$, $n=100$, $d=2$; in a live notebook the widget below it recomputes for any
+# $(L,\sigma,n,d)$.
+
+# %%
+_curve_cache = {}
+
+
+def relu_curves(n_, d_):
+    key = (int(n_), int(d_))
+    if key not in _curve_cache:
+        grid = torch.cat([torch.zeros(1, dtype=F64), W.log_grid(0.02, 3000.0, 60)])
+        _curve_cache[key] = window_curves(TwoReLUTask(key[1], 1.0), W.sphere_inputs(key[1]), key[0], grid,
+                                          tasks=400 if SCALE == "ci" else 1000, generator=gen(21), chunk=max(1, 200_000 // key[0]))
+    return _curve_cache[key]
+
+
+def draw_window(L=1.0, sigma=0.1, n=100, d=2):
+    cur = relu_curves(n, d)
+    cst, lmin, _ = optimal_window(cur, L, sigma)
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    pos_ = cur.c > 0
+    ax = axes[0]
+    ax.loglog(cur.c[pos_], cur.loss(L, sigma)[pos_], "k", label="loss")
+    ax.loglog(cur.c[pos_], L**2 * cur.signal[pos_], "--", label="signal $L^2S_n$")
+    ax.loglog(cur.c[pos_], sigma**2 * cur.noise[pos_], ":", label=r"noise $\sigma^2N_n$")
+    ax.plot([cst], [lmin], "r*", ms=12, label=f"c* = {cst:.1f}")
+    ax.set_ylim(max(1e-7, lmin / 30), None)
+    plotting.label(ax, "window scale c", "ICL loss", f"L = {L:g}, σ = {sigma:g}, n = {n}, d = {d}")
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    t = np.linspace(-np.pi, np.pi, 400)
+    half = math.acos(max(-1.0, 1 - 1 / cst)) if cst > 0.5 else math.pi
+    ax.plot(np.cos(t), np.sin(t), color="0.6")
+    tt = np.linspace(-half, half, 100)
+    ax.fill(np.r_[0, np.cos(tt), 0], np.r_[0, np.sin(tt), 0], color=plotting.COLORS[0], alpha=0.25, label="window")
+    ax.scatter([1], [0], s=60, facecolor="white", edgecolor="k", zorder=5, label="query")
+    ax.set_aspect("equal")
+    ax.set_xlim(-1.2, 1.2)
+    ax.set_ylim(-1.2, 1.2)
+    ax.set_title(f"window half-angle {math.degrees(half):.0f}°")
+    ax.legend(fontsize=7, loc="lower left")
+    ax = axes[2]
+    wts = np.exp(cst * (np.cos(t) - 1))
+    ax.plot(t, wts / wts.max(), label="softmax, M = c* I")
+    ax.plot(t, np.cos(t), label="linear, M = m I (any m)")
+    plotting.label(ax, r"angle $\theta$ from the query", "weight / max", "attention profile")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+widgets.static_slider(lambda L: draw_window(L=L), [0.03, 0.1, 0.3, 1.0, 3.0, 10.0], name="L (sigma = 0.1, n = 100, d = 2)", fmt="{:g}")
+
+# %% tags=["remove-output"]
+import ipywidgets
+
+
+def _live(L=1.0, sigma=0.1, n=100, d=2):
+    fig = draw_window(L, sigma, n, d)
+    plt.show()
+    plt.close(fig)
+
+
+widgets.live(_live, L=ipywidgets.FloatLogSlider(value=1.0, base=10, min=-2, max=1.5, step=0.25),
+             sigma=ipywidgets.FloatLogSlider(value=0.1, base=10, min=-3, max=0, step=0.25),
+             n=ipywidgets.IntSlider(value=100, min=10, max=1000, step=10), d=ipywidgets.IntSlider(value=2, min=2, max=6))
+
+# %% [markdown]
+# A second kernel-free slider moves $n$ at fixed $L=1$, $\sigma=0.1$: more demonstrations, a
+# narrower window.
+
+# %%
+widgets.static_slider(lambda n_: draw_window(L=1.0, sigma=0.1, n=n_), [10, 30, 100, 300, 1000], name="n (L = 1, sigma = 0.1, d = 2)")
+
+# %% [markdown]
+# ## Exercises
+#
+# ````{exercise}
+# :label: win-ex-hard
+#
+# For the hard window with bias $L^2/w$ and variance $\sigma^2w^{m/2}/n$ ($m$ the dimension that
+# counts the points in a cap), find the optimal $w$ and the optimal loss. How do they change when the
+# bias is $L^2/w^2$ (affine tasks)?
+# ````
+#
+# ````{solution} win-ex-hard
+# :class: dropdown
+#
+# Setting the derivative of $\frac{L^2}w+\frac{\sigma^2w^{m/2}}n$ to zero gives
+# $\frac{L^2}{w^2}=\frac m2\frac{\sigma^2w^{m/2-1}}n$, so
+# $w^\star=\big(\frac{2}{m}\frac{nL^2}{\sigma^2}\big)^{2/(m+2)}\propto\Lambda^{2/(m+2)}$, and the loss is
+# $\propto L^2\Lambda^{-2/(m+2)}$. With bias $L^2/w^2$:
+# $w^\star\propto\Lambda^{2/(m+4)}$, loss $\propto L^2\Lambda^{-4/(m+4)}$. With $m=d$ these are the
+# paper's heuristic exponents; with the sphere's intrinsic $m=d-1$ they become $2/(d+1)$ and
+# $2/(d+3)$. The cell evaluates the closed form against a numerical minimisation.
+# ````
+
+# %%
+def hard_window_optimum(L, sigma, n, m):
+    return (2 / m * n * L**2 / sigma**2) ** (2 / (m + 2))
+
+
+ws_ = np.logspace(-2, 6, 200001)
+for (L_, s_, n_, m_) in [(1.0, 0.1, 100, 2), (2.0, 0.3, 1000, 3)]:
+    num = ws_[np.argmin(L_**2 / ws_ + s_**2 * ws_ ** (m_ / 2) / n_)]
+    closed = hard_window_optimum(L_, s_, n_, m_)
+    print(f"L={L_}, sigma={s_}, n={n_}, m={m_}: numerical {num:.3f}, closed form {closed:.3f}")
+    assert abs(num / closed - 1) < 1e-3
+
+# %% [markdown]
+# ````{exercise}
+# :label: win-ex-intercept
+#
+# Show that linear attention cannot fit the intercept: for $f(x)=b$ (a constant task,
+# $b\sim\mathrm{Unif}[-L,L]$) and $x_i\sim\mathcal U^d$, compute $\min_M\mathcal L_{LA}(M)$ without noise.
+# ````
+#
+# ````{solution} win-ex-intercept
+# :class: dropdown
+#
+# The prediction is $b\,Z$ with $Z=\sum_ix_i^\top Mx_{n+1}$, so
+# $\mathcal L_{LA}=\mathbb Eb^2\,\mathbb E(Z-1)^2=\frac{L^2}3\big(\mathrm{Var}Z+(\mathbb EZ-1)^2\big)$.
+# Independence and $\mathbb Ex=0$ give $\mathbb EZ=0$, so the loss is at least $L^2/3$, attained by
+# $M=0$: linear attention's best answer to a constant task is $0$. Softmax attention with $M=0$
+# returns the average label, $b$, exactly. The cell checks this with the exact least-squares optimum.
+# ````
+
+# %%
+from icl_lab.window import linear_attention_loss  # noqa: E402
+
+
+class ConstantTask(AffineTask):
+    """f(x) = b: the affine class with l = 0."""
+
+    def profile(self, z, c):
+        return c["b"] + 0 * z
+
+
+const = PromptSampler.from_inputs(W.sphere_inputs(3), ConstantTask(3, 1.0), N=10, num_queries=4)
+M_c, ins_c, held_c, se_c = linear_attention_loss(const, 4000, gen(30), gen(31))
+print(f"constant tasks: linear-attention optimum {ins_c:.4f} (held-out {held_c:.4f} ± {se_c:.4f}); L^2/3 = {1 / 3:.4f}; "
+      f"||M*|| = {float(torch.linalg.matrix_norm(M_c, ord=2)):.3f}")
+assert ins_c > 1 / 3 - 0.01 and float(torch.linalg.matrix_norm(M_c, ord=2)) < 0.05
+
+# %% [markdown]
+# ````{exercise}
+# :label: win-ex-transfer
+#
+# Using $\mathcal L(c;L')=L'^2S_n(c)+\sigma^2N_n(c)$, find the limits of the pretrained loss
+# $\mathcal L(c_L;L')$ and of the matched loss $\min_c\mathcal L(c;L')$ as $L'\to0$, and show that
+# their ratio tends to $n\,N_n(c_L)\ge1$: the number of demonstrations divided by the *effective*
+# number the pretrained window averages over.
+# ````
+#
+# ````{solution} win-ex-transfer
+# :class: dropdown
+#
+# As $L'\to0$ the signal term vanishes for every fixed $c$, so $\mathcal L(c_L;L')\to\sigma^2N_n(c_L)$.
+# The matched loss is at most $\mathcal L(0;L')=L'^2S_n(0)+\sigma^2/n\to\sigma^2/n$ and at least
+# $\sigma^2\min_cN_n(c)=\sigma^2N_n(0)=\sigma^2/n$ (Lemma D.2: $N_n$ is increasing), so it tends to
+# $\sigma^2/n$. The ratio tends to $n\,N_n(c_L)$, and $1/N_n(c)=1/\mathbb E\sum_ia_i^2$ is the
+# effective sample size of the window. The cell compares the limit with the smallest $L'$ of the
+# figure above.
+# ````
+
+# %%
+limit = tr_cfg.n * tr.noise_at_pre
+print(f"n N_n(c_pre) = {limit:.2f}; measured pretrained/matched at L' = {float(Lp[0]):g}: {floor_ratio:.2f}")
+assert abs(floor_ratio / limit - 1) < 0.25
+
+# %% [markdown]
+# ## Claims ledger (Part I)
+#
+# The claims checked on this page are listed here; the [second part](experiments.ipynb) adds the
+# training experiments, and its ledger shows the chapter's full table.
+
+# %%
+ledger.show()
+export_part(ledger, prefix="T-")

@@ -1,0 +1,199 @@
+"""The window chapter's library: population curves, optimal windows, the hills task, the grouped
+sampler, the part-wise ledger export and config validation."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from icl_lab import ConfigError, Ledger, make_generator
+from icl_lab.data import AffineTask, PromptSampler, StackedSampler, TwoReLUTask, sphere
+from icl_lab.experiments import window as W
+from icl_lab.models import KernelAttention
+from icl_lab.window import (GroupedSampler, WrappedCosineHills, export_part, fit_slope, linear_attention_loss,
+                            lowrank_landscape, merged_ledger, optimal_window, softmax_weights, window_curves)
+from icl_lab.window.theory import WindowCurves, _hard_weights
+
+from _helpers import F64, assert_close
+
+
+def _inp(d):
+    return lambda s, g: sphere(s, d, g)
+
+
+def test_grouped_sampler_equals_stacked_sampler():
+    a = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=6, num_queries=2, sigma=0.1)
+    b = PromptSampler.from_inputs(_inp(3), AffineTask(3, 2.0), N=6, num_queries=2, sigma=0.1)
+    samplers = [a, b, a, b, a]
+    seeds = [4, 5, 6, 7, 8]
+    gs = GroupedSampler(samplers).sample_runs(3, [make_generator(s) for s in seeds])
+    ss = StackedSampler(samplers).sample_runs(3, [make_generator(s) for s in seeds])
+    for name in ("x", "y", "x_query", "y_query"):
+        assert_close(getattr(gs, name), getattr(ss, name))
+
+
+def test_grouped_sampler_validates():
+    a = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=6)
+    b = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=7)
+    with pytest.raises(ConfigError, match="samplers"):
+        GroupedSampler([a, b])
+    with pytest.raises(ConfigError, match="generators"):
+        GroupedSampler([a, a]).sample_runs(2, [make_generator(0)])
+
+
+def test_hills_shapes():
+    x = sphere(200, 2, make_generator(0))[None]
+    assert_close(WrappedCosineHills(0.0).evaluate({"b": torch.tensor([0.3], dtype=F64)}, x), torch.ones(1, 200, dtype=F64))
+    for shape in ("freq", "bump"):
+        task = WrappedCosineHills(1.5, shape)
+        # continuous across the wrap point and equal to 1 at the centre b
+        b = torch.tensor([0.5], dtype=F64)
+        eps = 1e-7
+        pts = torch.tensor([[[math.cos(0.5 + math.pi - eps), math.sin(0.5 + math.pi - eps)],
+                             [math.cos(0.5 + math.pi + eps), math.sin(0.5 + math.pi + eps)],
+                             [math.cos(0.5), math.sin(0.5)]]], dtype=F64)
+        y = task.evaluate({"b": b}, pts)[0]
+        assert abs(float(y[0] - y[1])) < 1e-5 and abs(float(y[2]) - 1) < 1e-12
+    with pytest.raises(ConfigError, match="shape"):
+        WrappedCosineHills(1.0, "wave")
+
+
+def test_window_curves_identities():
+    c = torch.tensor([0.0, 1.0, 5.0, 50.0], dtype=F64)
+    n, d = 10, 3
+    cur = window_curves(TwoReLUTask(d, 1.0), _inp(d), n, c, tasks=200, generator=make_generator(1), chunk=64)
+    assert abs(float(cur.noise[0]) - 1 / n) < 1e-12  # uniform window
+    assert bool((cur.noise[1:] >= cur.noise[:-1]).all())  # Lemma D.2 on common draws
+    assert bool((cur.signal <= 4).all())  # Lemma C.2
+    # homogeneity: the L = 2 class is exactly 2x the L = 1 class on the same draws
+    cur2 = window_curves(TwoReLUTask(d, 2.0), _inp(d), n, c, tasks=200, generator=make_generator(1), chunk=64)
+    assert_close(cur2.signal, 4 * cur.signal, atol=1e-12)
+    # chunking does not change the draws' statistics beyond their identity: same chunk -> same result
+    again = window_curves(TwoReLUTask(d, 1.0), _inp(d), n, c, tasks=200, generator=make_generator(1), chunk=64)
+    assert_close(again.signal, cur.signal)
+    assert_close(cur.subset(slice(1, 3)).noise, cur.noise[1:3])
+
+
+def test_softmax_weights_and_hard_window():
+    x = sphere((4, 9), 3, make_generator(2))
+    xq = sphere((4, 2), 3, make_generator(3))
+    a = softmax_weights(x, xq, 3.0)
+    assert_close(a.sum(-1), torch.ones(4, 2, dtype=F64))
+    s = xq @ x.transpose(-1, -2)
+    h = _hard_weights(s, 0.5)  # squared radius 2: the cap of x^T x_q >= 0
+    assert_close(h.sum(-1), torch.ones(4, 2, dtype=F64))
+    inside = s >= 0
+    assert bool(((h > 0) == inside).all() | (~inside.any(-1, keepdim=True)).all())
+
+
+def test_optimal_window_finds_parabola_minimum():
+    c = torch.logspace(-1, 2, 31, dtype=F64)
+    t = torch.log(c)
+    loss = (t - math.log(3.0)) ** 2 + 1.0
+    cur = WindowCurves(c=c, signal=loss, noise=torch.zeros_like(c), spread=loss, signal_se=loss, noise_se=loss,
+                       radial=loss, n=5, d=2, tasks=1)
+    cs, lmin, interior = optimal_window(cur, 1.0, 0.0)
+    assert interior and abs(cs - 3.0) < 1e-9 and abs(lmin - 1.0) < 1e-12
+    edge = WindowCurves(c=c, signal=-t, noise=torch.zeros_like(c), spread=t, signal_se=t, noise_se=t, radial=t, n=5,
+                        d=2, tasks=1)
+    assert optimal_window(edge)[2] is False
+    assert abs(fit_slope(c, 2 * c**1.5) - 1.5) < 1e-12
+
+
+def test_linear_attention_loss_matches_its_prediction():
+    samp = PromptSampler.from_inputs(_inp(3), AffineTask(3, 1.0), N=8, num_queries=2, sigma=0.0)
+    M, ins, held, se = linear_attention_loss(samp, 600, make_generator(4), make_generator(5))
+    batch = samp.sample(600, make_generator(4))
+    pred = torch.einsum("bn,bnd,de,bme->bm", batch.y, batch.x, M, batch.x_query)
+    assert abs(float(((pred - batch.y_query) ** 2).mean()) - ins) < 1e-10
+    assert held is not None and se > 0 and ins > 0
+
+
+def test_lowrank_landscape_at_zero_is_the_context_average():
+    d, k, n = 5, 2, 6
+    loss = lowrank_landscape(d, k, n, 0.0, [0.0], [0.0], tasks=300, generator=make_generator(6))
+    # recompute by hand with the same draws: M = 0 averages the labels
+    g = make_generator(6)
+    a = sphere(300, k, g)
+    u = sphere((300, n + 4), k, g)
+    sphere((300, n + 4), d - k, g)
+    f = (u * a[:, None, :]).sum(-1)
+    ref = ((f[:, :n].mean(-1, keepdim=True) - f[:, n:]) ** 2).mean()
+    assert abs(float(loss[0, 0]) - float(ref)) < 1e-12
+    with pytest.raises(ConfigError, match="k"):
+        lowrank_landscape(3, 3, n, 0.0, [0.0], [0.0], tasks=10, generator=make_generator(0))
+
+
+def test_icl_error_and_anisotropy():
+    samp = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=8, num_queries=3, sigma=0.1)
+    batch = samp.sample(50, make_generator(7))
+    model = KernelAttention(3, runs=2, init=1.5).to(dtype=F64)  # M = 1.5^2 I
+    err = W.icl_error(model, batch)
+    pred = (softmax_weights(batch.x, batch.x_query, 2.25) * batch.y[:, None, :]).sum(-1)
+    assert_close(err, ((pred - batch.y_query) ** 2).mean().expand(2))
+    assert float(W.anisotropy(3 * torch.eye(4, dtype=F64))) < 1e-15
+    assert float(W.anisotropy(torch.diag(torch.tensor([1.0, 2.0], dtype=F64)))) > 0.1
+
+
+def test_part_ledgers_merge(tmp_path):
+    t = Ledger("window")
+    t.claim("T-1", "x", "theory claim").check(measured=1, how="h", passed=True)
+    e = Ledger("window")
+    e.claim("E-1", "y", "experiment claim").check(measured=2, how="h", passed=False)
+    export_part(t, "T-", tmp_path)
+    export_part(e, "E-", tmp_path)
+    ids = [c["id"] for c in json.loads((tmp_path / "window.json").read_text())["claims"]]
+    assert ids == ["T-1", "E-1"]
+    t2 = Ledger("window")
+    t2.claim("T-2", "x", "new theory claim").check(measured=1, how="h", passed=True)
+    export_part(t2, "T-", tmp_path)
+    ids = [c["id"] for c in json.loads((tmp_path / "window.json").read_text())["claims"]]
+    assert ids == ["T-2", "E-1"]  # a re-run replaces only its own part
+    assert [c.id for c in merged_ledger(e, "E-", tmp_path)] == ["T-2", "E-1"]
+    with pytest.raises(ConfigError, match="prefix"):
+        export_part(t2, "E-", tmp_path)
+
+
+@pytest.mark.parametrize("cls, kw, name", [
+    (W.ScalingConfig, dict(dims=(1,)), "dims"),
+    (W.HillsConfig, dict(hills_mode="wave"), "hills_mode"),
+    (W.LowRankTrainingConfig, dict(k=10), "k"),
+    (W.NormVsLConfig, dict(panels=(("relu", "sideways"),)), "panel inputs"),
+    (W.TransferTrainingConfig, dict(pretrain=(("poly", 1.0),)), "pretrain class"),
+    (W.PowerLawConfig, dict(c_max=0.01), "c_max"),
+    (W.NormVsSigmaNConfig, dict(seeds=0), "seeds"),
+    (W.IsotropyConfig, dict(init_std=-1.0), "init_std"),
+    (W.LinearAttentionConfig, dict(n_values=(0,)), "n_values"),
+    (W.BiasVarianceConfig, dict(sigma=0.0), "sigma"),
+    (W.TransferConfig, dict(test_L=(-1.0,)), "test_L"),
+    (W.LowRankLandscapeConfig, dict(grid=2), "grid"),
+])
+def test_configs_validate(cls, kw, name):
+    with pytest.raises(ConfigError, match=name):
+        cls.for_scale("ci", **kw)
+
+
+def test_registered_experiments_build_at_both_scales():
+    for exp in W.EXPERIMENTS.values():
+        for scale in ("ci", "paper"):
+            exp.config.for_scale(scale)
+
+
+def test_prefetch_sampler_serves_the_big_draw_step_by_step():
+    from icl_lab.window import PrefetchSampler
+
+    a = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=5, num_queries=2, sigma=0.1)
+    seeds = [1, 2]
+    pre = PrefetchSampler(GroupedSampler([a, a]), steps_per_draw=4)
+    gens = [make_generator(s) for s in seeds]
+    steps = [pre.sample_runs(2, gens) for _ in range(6)]  # crosses a refill
+    big = a.sample_runs(8, [make_generator(s) for s in seeds])
+    for t in range(4):
+        assert_close(steps[t].x, big.x[:, 2 * t:2 * t + 2])
+    # run 1 alone sees the same prompts as in the batched draw
+    alone = PrefetchSampler(GroupedSampler([a]), steps_per_draw=4)
+    g1 = [make_generator(2)]
+    for t in range(6):
+        assert_close(alone.sample_runs(2, g1).y[0], steps[t].y[1])
