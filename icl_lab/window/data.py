@@ -4,10 +4,10 @@
   f(theta) = cos(nu * wrap(theta - b)) (spec A6): constant at nu = 0, Lipschitz nu on the circle.
   The library's :class:`~icl_lab.data.HillsTask` is the literal OCR reading nu cos(theta - b), a
   *linear* function of x on the circle (linear attention is consistent for it); both are offered.
-* :class:`GroupedSampler` -- like :class:`~icl_lab.data.StackedSampler` (run r draws its prompts
-  from ``samplers[r]`` with generator r, exactly as alone), but runs that share a sampler are drawn
-  together through its ``sample_runs``: with 160 runs over 16 distinct samplers one draw costs
-  ~3 ms instead of ~45 ms (the per-run Python loop dominated Fig. 3's training time).
+* :class:`GroupedSampler` -- now the library's :class:`~icl_lab.data.StackedSampler` (run r draws its
+  prompts from ``samplers[r]`` with generator r, exactly as alone; runs that share a sampler are
+  drawn together through its ``sample_runs``: with 160 runs over 16 distinct samplers one draw costs
+  ~3 ms instead of ~45 ms, the per-run Python loop having dominated Fig. 3's training time).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import torch
 
 from .. import _checks as chk
 from ..data import _random as rnd
-from ..data.prompts import PromptBatch
+from ..data.prompts import PromptBatch, StackedSampler
 from ..data.tasks import TaskFamily, _scalar
 
 
@@ -54,44 +54,9 @@ class WrappedCosineHills(TaskFamily):
         return torch.cos((self.nu * delta.abs()).clamp_max(math.pi))
 
 
-class GroupedSampler:
-    """One sampler per run; runs sharing the same sampler object are drawn in one ``sample_runs``.
-
-    Run r's prompts equal ``samplers[r].sample(batch, generators[r])`` (the samplers' own guarantee
-    for ``sample_runs``), so results match :class:`~icl_lab.data.StackedSampler` exactly."""
-
-    def __init__(self, samplers: Sequence):
-        self.samplers = list(samplers)
-        if not self.samplers:
-            raise chk.ConfigError("samplers must be non-empty")
-        groups: dict[int, list[int]] = {}
-        for r, s in enumerate(self.samplers):
-            if not hasattr(s, "sample_runs"):
-                raise chk.ConfigError(f"samplers[{r}] has no sample_runs(batch, generators) method")
-            groups.setdefault(id(s), []).append(r)
-        self.groups = list(groups.values())
-        shapes = {(s.N, s.task.d, s.num_queries) for s in self.samplers}
-        if len(shapes) > 1:
-            raise chk.ConfigError(f"samplers must share N, d and num_queries (got {sorted(shapes)})")
-
-    def __len__(self) -> int:
-        return len(self.samplers)
-
-    def sample_runs(self, batch: int, generators: Sequence[torch.Generator], dtype=torch.float64) -> PromptBatch:
-        if len(generators) != len(self.samplers):
-            raise chk.ConfigError(f"generators must have one entry per sampler ({len(self.samplers)}); got {len(generators)}")
-        parts = [self.samplers[idx[0]].sample_runs(batch, [generators[r] for r in idx], dtype) for idx in self.groups]
-        order = torch.tensor([r for idx in self.groups for r in idx])
-        inv = torch.empty_like(order)
-        inv[order] = torch.arange(order.numel())
-
-        def cat(*ts):
-            return torch.cat(ts)[inv]
-
-        out = {}
-        for name in ("x", "y", "x_query", "y_query"):
-            out[name] = cat(*[getattr(p, name) for p in parts])
-        return PromptBatch(**out)
+# One sampler per run, runs that share a sampler object drawn in one ``sample_runs``: the library's
+# StackedSampler does exactly this (it was written here first and moved into icl_lab.data).
+GroupedSampler = StackedSampler
 
 
 class PrefetchSampler:
