@@ -693,7 +693,7 @@ class PolynomialConfig(ScaledConfig):
     eval_train: int = 200
     record_epochs: int = 2
     test_seed: int = 80_000
-    CI = dict(N=75, M=200, epochs=60, seeds=1, test_prompts=150, eval_train=150, record_epochs=2)
+    CI = dict(N=75, M=150, epochs=40, seeds=1, test_prompts=150, eval_train=150, record_epochs=2)
 
     def validate(self):
         chk.positive_int("d", self.d)
