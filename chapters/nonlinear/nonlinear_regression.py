@@ -890,13 +890,16 @@ def ordered(values):
 
 iF = [list(bcfg.L_values).index(L) for L in nl.FLAT]
 iS = [list(bcfg.L_values).index(L) for L in nl.SHARP]
-flat_ord, sharp_ord = ordered(T90m[iF].tolist()), ordered(T90m[iS].tolist())
-ledger.claim("F1a", "Sec. 6, Fig. 1(a)", "Flat set {0.1, 0.2, 0.4}: convergence time shortens with increasing L").check(
-    measured=f"epochs to own attention 0.9: {', '.join(f'{t:.0f}' for t in T90m[iF].tolist())}",
-    how=f"practical block, held-out prompts, mean over {bcfg.seeds} seed(s)", passed=flat_ord)
-ledger.claim("F1b", "Sec. 6, Fig. 1(b)", "Sharp set {1.0, 1.5, 2.0}: larger L converges faster").check(
-    measured=f"epochs to own attention 0.9: {', '.join(f'{t:.0f}' for t in T90m[iS].tolist())}",
-    how=f"practical block, held-out prompts, mean over {bcfg.seeds} seed(s)", passed=sharp_ord)
+# a loss-based convergence time too: first epoch at which the held-out loss is 5% of the uniform baseline
+Tloss = torch.stack([th.first_time(block.test_loss[:, i] / block.baseline[i], 0.05, above=False, times=bsteps)
+                     for i in range(len(bcfg.L_values))]).mean(-1)
+fmt = lambda v: ", ".join(f"{t:.0f}" for t in v.tolist())  # noqa: E731
+for name, idx, fig_id, stmt in (("F1a", iF, "Fig. 1(a)", "Flat set {0.1, 0.2, 0.4}: convergence time shortens with increasing L"),
+                                ("F1b", iS, "Fig. 1(b)", "Sharp set {1.0, 1.5, 2.0}: larger L converges faster")):
+    ledger.claim(name, f"Sec. 6, {fig_id}", stmt).check(
+        measured=f"epochs to own attention 0.9: {fmt(T90m[idx])}; to 5% of the uniform-attention loss: {fmt(Tloss[idx])}",
+        how=f"practical block, held-out prompts, mean over {bcfg.seeds} seed(s); both orderings required",
+        passed=ordered(T90m[idx].tolist()) and ordered(Tloss[idx].tolist()))
 i01, i1 = list(bcfg.L_values).index(0.1), list(bcfg.L_values).index(1.0)
 e40 = int(torch.argmin((bsteps - 40).abs()))
 loss40 = float(block.train_loss[e40, i01].mean())
@@ -911,6 +914,12 @@ ledger.not_checkable("F1d", "Sec. 6, Figs. 1(a,b)", "Flat L: two training phases
 assert float(own_b[-1].mean()) > 0.8 and float(norm_final.max()) < 0.3
 
 # %% [markdown]
+# Whether the orderings hold is recorded in the ledger (F1a, F1b) at the scale this page was built
+# with. Note why they need not: the paper's explanation — "stronger gradient updates" for larger $L$
+# — is a property of plain GD on the theory model (R1). The block is trained with Adam, whose steps
+# do not grow with the gradient, and which must grow the scale of its read-out in proportion to
+# $L$; nothing forces a larger $L$ to be faster there.
+#
 # The loss *values* of the paper's text (≈1.0 at epoch 40 for $L = 0.1$, ≈0.6 at epoch 30 for
 # $L = 1$) cannot come from the stated task family: $|f|\le L/c = 0.2$ at $L = 0.1$, so no sensible
 # predictor has a squared loss near 1 (spec A5). The shapes and orderings are what can be compared.
