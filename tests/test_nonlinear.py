@@ -176,3 +176,21 @@ def test_block_ci_smoke():
     rows = res.maps.sum(-1)
     assert bool(torch.isfinite(rows).all())
     assert_close(rows, torch.ones_like(rows), atol=1e-5)
+
+
+def test_registry_summaries_are_json():
+    import json
+
+    from icl_lab.experiments.registry import all_experiments
+
+    exps = {k: v for k, v in all_experiments().items() if k.startswith("nonlinear.")}
+    assert len(exps) == 7 and all(e.seed_splittable for e in exps.values() if e.config is not nl.ConcentrationConfig
+                                  and e.config is not nl.SweepConfig and e.config is not nl.LateConfig
+                                  and e.config is not nl.GeneralizationConfig)
+    small = {"theory_figures": dict(M=20, steps=5, seeds=1, test_prompts=10),
+             "concentration": dict(n_mc=100, N_values=(50,)),
+             "late_phase": dict(M=20, steps=200),
+             "generalization": dict(M=20, steps=10, test_prompts=20, snapshots=(0, 10))}
+    for name, over in small.items():
+        exp = exps[f"nonlinear.{name}"]
+        json.dumps(exp.summary(exp.run(exp.config.for_scale("ci", **over))))
