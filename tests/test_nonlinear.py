@@ -184,7 +184,7 @@ def test_registry_summaries_are_json():
     from icl_lab.experiments.registry import all_experiments
 
     exps = {k: v for k, v in all_experiments().items() if k.startswith("nonlinear.")}
-    assert len(exps) == 7 and all(e.seed_splittable for e in exps.values() if e.config is not nl.ConcentrationConfig
+    assert len(exps) == 8 and all(e.seed_splittable for e in exps.values() if e.config is not nl.ConcentrationConfig
                                   and e.config is not nl.SweepConfig and e.config is not nl.LateConfig
                                   and e.config is not nl.GeneralizationConfig)
     small = {"theory_figures": dict(M=20, steps=5, seeds=1, test_prompts=10),

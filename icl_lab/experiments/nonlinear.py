@@ -29,7 +29,7 @@ from ..data import (CosineFeatureTask, PromptBatch, PromptSampler, QuadraticTask
                     separated, standard_basis)
 from ..data import _random as rnd
 from ..data.inputs import sphere
-from ..models import OneBlockTransformer
+from ..models import OneBlockTransformer, QOnlyAttention
 from ..theory import nonlinear as th
 from ..train import train
 
@@ -693,7 +693,9 @@ class PolynomialConfig(ScaledConfig):
     eval_train: int = 200
     record_epochs: int = 2
     test_seed: int = 80_000
-    CI = dict(N=75, M=150, epochs=40, seeds=1, test_prompts=150, eval_train=150, record_epochs=2)
+    theory_lr: float = 0.1  # full-batch GD of the Q-only model on the same prompts (not given: our choice)
+    theory_steps: int = 400
+    CI = dict(N=75, M=150, epochs=40, seeds=1, test_prompts=150, eval_train=150, record_epochs=2, theory_steps=200)
 
     def validate(self):
         chk.positive_int("d", self.d)
@@ -710,6 +712,8 @@ class PolynomialConfig(ScaledConfig):
         chk.positive_int("test_prompts", self.test_prompts)
         chk.positive_int("eval_train", self.eval_train)
         chk.positive_int("record_epochs", self.record_epochs)
+        chk.positive("theory_lr", self.theory_lr)
+        chk.positive_int("theory_steps", self.theory_steps)
 
 
 def polynomial_sampler(d: int, N: int, L: float = 1.0) -> PromptSampler:
@@ -724,6 +728,38 @@ def run_polynomial(cfg: PolynomialConfig) -> BlockResult:
     test = PromptBatch.stack([samp.sample(cfg.test_prompts, make_generator(cfg.test_seed + s)) for s in seeds]).to(dtype=torch.float32)
     ep, trl, tel, bu, bz, _ = _block_train(cfg, base, test, cfg.eval_train, maps=False)
     return BlockResult(cfg, ep, trl, tel, bu, None, bz, time.perf_counter() - t0)
+
+
+def run_polynomial_theory(cfg: PolynomialConfig) -> BlockResult:
+    """Fig. 4 for the theory model: Q-only attention (Q = 0) trained by full-batch GD (step
+    ``theory_lr``, ``theory_steps`` steps = epochs) on the same prompt sets as :func:`run_polynomial`,
+    all (L, run) pairs together.  ``epochs`` of the result counts GD steps."""
+    t0 = time.perf_counter()
+    samp = polynomial_sampler(cfg.d, cfg.N)
+    seeds = [cfg.seed + s for s in range(cfg.seeds)]
+    base = PromptBatch.stack([samp.sample(cfg.M, make_generator(s)) for s in seeds]).to(dtype=torch.float32)
+    test = PromptBatch.stack([samp.sample(cfg.test_prompts, make_generator(cfg.test_seed + s)) for s in seeds]).to(dtype=torch.float32)
+    nL, S = len(cfg.L_values), cfg.seeds
+    iL, sd = _runs_grid(cfg.L_values, S)
+    L = torch.tensor(cfg.L_values, dtype=torch.float64)
+    data = ScaledPromptSet(base, sd, L[iL]).first(cfg.M)
+    ev_test = ScaledPromptSet(test, sd, L[iL]).first(cfg.test_prompts)
+    model = QOnlyAttention(cfg.d, seeds=[cfg.seed + s for s in sd])
+
+    def record(m, step):
+        out = m(ev_test)
+        return 0.5 * ((out.pred - ev_test.y_query) ** 2).mean(dim=(1, 2))
+
+    hist = train(model, data, steps=cfg.theory_steps, optimizer="gd", lr=cfg.theory_lr, record={"test": record},
+                 record_every=max(1, cfg.record_epochs))
+    steps = torch.tensor(hist.record_steps)
+    trl = torch.cat([hist.loss, hist.loss[-1:]])[steps]  # loss before each step; the last record repeats the final step
+    shape = lambda t: t.reshape(t.shape[0], nL, S).to(torch.float64)  # noqa: E731
+    yq = ev_test.y_query.to(torch.float64)
+    avg = ev_test.y.to(torch.float64).mean(-1, keepdim=True)
+    bu = (0.5 * ((avg - yq) ** 2).mean(dim=(1, 2))).reshape(nL, S)
+    bz = (0.5 * (yq**2).mean(dim=(1, 2))).reshape(nL, S)
+    return BlockResult(cfg, steps.to(torch.float64), shape(trl), shape(hist["test"]), bu, None, bz, time.perf_counter() - t0)
 
 
 def summarize_polynomial(res: BlockResult) -> dict:
@@ -763,4 +799,8 @@ EXPERIMENTS = {
         paper="nonlinear", location="App. A, Fig. 4",
         description="practical block on random quadratic tasks over Gaussian inputs, six L values x runs",
         config=PolynomialConfig, run=run_polynomial, summary=summarize_polynomial, claims=("F4", "R4")),
+    "polynomial_theory": Experiment(
+        paper="nonlinear", location="App. A, Fig. 4 (theory model)",
+        description="Q-only attention, full-batch GD, on the polynomial tasks of Fig. 4, six L values x runs",
+        config=PolynomialConfig, run=run_polynomial_theory, summary=summarize_polynomial, claims=("F4t",)),
 }
