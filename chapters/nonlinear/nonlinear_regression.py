@@ -636,7 +636,8 @@ ledger.claim("C6", "Prop. 2, Lemma 4",
     measured=f"rate ~ L^{slope_rate:.2f}; Phase-I mean rate ~ K^{slope_rate_K:.2f}; |q_(k,k')|/q_k at T^1 = {float(sweep.cross_ratio.mean()):.2f}",
     how="exact first-step g_k(0) over the L grid; q_k(T^1)/(eta T^1) over K in {2,4,8}; cross/own weight ratio at T^1",
     passed=abs(slope_rate - 2) < 0.05 and float(sweep.cross_ratio.max()) < 1 and abs(slope_rate_K + 1) < 0.3,
-    caveat=None)
+    caveat=f"K-dependence only as a Phase-I average: the first-step rate g_k(0) scales as K^{th.loglog_slope(Kg, sweep.rate_K):.2f} "
+           "(Lemma 4 assumes Attn_k = Theta(1), but Attn_k(0) = 1/K); the cross weights share exactly -q_k (ratio 1/(K-1))")
 ledger.claim("C7a", "Prop. 2", "T_f^1 = Theta(K log K / (eta L^2 Delta^2)): T^1 ~ L^-2 and ~ eta^-1").check(
     measured=f"slope in L {np.mean(slopes_L):.2f} (per eta: {', '.join(f'{s:.2f}' for s in slopes_L)}); slope in eta {slope_eta:.2f}",
     how=f"exact GD, L grid {list(scfg.L_grid)} x eta grid {list(scfg.eta_grid)} in one batched run",
