@@ -77,6 +77,15 @@ print(f"scale = {SCALE}, torch threads = {torch.get_num_threads()}")
 # exactly $L$-Lipschitz. Features are $v_k = \frac{\Delta}{\sqrt 2}e_k$ (choice A1: all distances
 # exactly $\Delta$), with random and non-orthogonal variants where the claim is about geometry.
 #
+# ```{admonition} Inconsistencies in the setup (spec §7.2, items 14, 15, 17)
+# :class: warning
+# (14) Eq. (4) calls its first line "the standard global $L$-Lipschitz condition" but imposes it only
+# for $\|x-x'\| = \Theta(\delta_0)$; the quadratic tasks of App. A are not globally Lipschitz at all
+# (the library's `QuadraticTask` has no `lipschitz`). (15) Sec. 6 calls $c$ "a random constant" and
+# sets $c = 0.5$. (17) The notation block defines $\Theta$, $\Omega$ with constants $C_1, C_2$ and
+# $\mathcal O$ with a third, $c_1$.
+# ```
+#
 # **Model.** One softmax-attention layer with $W^V$ copying the label row and $W^{KQ}$ acting on the
 # inputs only, so the single trained matrix is $Q\in\mathbb R^{d\times d}$ (Eq. 6):
 #
