@@ -1,0 +1,1 @@
+"""Theory: exact formulas and reduced dynamics of the papers' models (one module per paper)."""

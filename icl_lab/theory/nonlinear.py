@@ -1,0 +1,283 @@
+"""Li, Duan, Liang (nonlinear regression): the Q-only model reduced to feature space, exactly.
+
+When every token is one of K features v_1..v_K (rows of V, Gram matrix G = V V^T) and Q starts at
+0, the gradient of the Q-only model is a combination of outer products v_m v_k^T (spec D4-D5), so
+gradient descent only ever moves the K x K *feature-pair weights*
+
+    q[k, m] = v_m^T Q v_k         (query feature k, key feature m; the paper's q_{k,m}),
+
+and a prompt enters only through its feature counts |V_m|, the task values f(v_m) and the query's
+feature.  With Attn_m = |V_m| e^{q[k,m]} / sum_n |V_n| e^{q[k,n]} and y_hat = sum_m Attn_m f(v_m),
+one full-batch GD step on L = 1/2 mean (y_hat - f(v_k))^2 is exactly (spec D5, the Gram formula)
+
+    q <- q - eta * G Gamma G,   Gamma[k, m] = mean_b 1{k_b = k} (y_hat_b - f_b(v_k)) Attn_bm (f_b(v_m) - y_hat_b).
+
+For orthonormal features (G = I) this is the paper's Lemma 2 (App. C): g_{k,k'} = -Gamma[k, k'];
+for orthogonal features of norm s it carries the factor s^4 (observation R3); for general features
+the paper's formula is not exact, this one is.  :func:`feature_gd` runs it for R runs at once (per-run
+learning rates and label scales), thousands of steps per second, and is checked against the full
+d x d model trained with :func:`icl_lab.train.train` in the unit tests.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from .. import _checks as chk
+from ..data.prompts import PromptBatch
+
+F64 = torch.float64
+
+
+# ============================================================================ reduced prompts
+@dataclass
+class FeaturePrompts:
+    """Prompts as the Q-only model sees them: (B, K) counts |V_m|, (B, K) values f_b(v_m) (0 where a
+    feature is absent: it gets no attention), (B,) query feature ids and (B,) targets f_b(v_{k_b})."""
+
+    counts: torch.Tensor
+    values: torch.Tensor
+    query: torch.Tensor
+    target: torch.Tensor
+
+    @property
+    def K(self) -> int:
+        return self.counts.shape[-1]
+
+    @property
+    def B(self) -> int:
+        return self.counts.shape[0]
+
+    @classmethod
+    def from_batch(cls, batch: PromptBatch) -> "FeaturePrompts":
+        """Reduce a feature-token :class:`PromptBatch` (no run dimension, one query, noiseless labels)."""
+        if batch.has_runs or batch.num_queries != 1 or batch.ids is None or batch.K is None:
+            raise chk.ConfigError("batch must be feature prompts without run dimension and with one query")
+        K = batch.K
+        onehot = torch.nn.functional.one_hot(batch.ids, K).to(F64)  # (B, N, K)
+        counts = onehot.sum(1)
+        sums = torch.einsum("bnk,bn->bk", onehot, batch.y.to(F64))
+        values = torch.where(counts > 0, sums / counts.clamp_min(1), torch.zeros_like(sums))
+        return cls(counts=counts, values=values, query=batch.query_ids[:, 0].clone(), target=batch.y_query[:, 0].to(F64))
+
+    def scaled(self, scale: float) -> "FeaturePrompts":
+        return FeaturePrompts(self.counts, scale * self.values, self.query, scale * self.target)
+
+
+def _per_run(name: str, value, R: int) -> torch.Tensor:
+    t = chk.positive_values(name, value)
+    if t.ndim == 0:
+        return t.expand(R).clone()
+    if t.numel() != R:
+        raise chk.ConfigError(f"{name} must be a number or have one entry per run (R={R}); got {t.numel()}")
+    return t
+
+
+def attention(q: torch.Tensor, counts: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
+    """Feature attention Attn_bm of each prompt's query: q (R, K, K), counts (B, K), query (B,) -> (R, B, K)."""
+    logits = q[:, query, :]  # (R, B, K): q[k_b, m]
+    logits = logits + torch.log(counts)[None]  # |V_m| e^{q}: log 0 = -inf gives exact zeros
+    return torch.softmax(logits, dim=-1)
+
+
+def attention_map(q: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+    """(R, K, K) mean attention a query of feature k puts on feature m, over all contexts in ``counts``
+    (contexts do not depend on the query's feature). Rows sum to one."""
+    K = q.shape[-1]
+    logits = q[:, :, None, :] + torch.log(counts)[None, None]  # (R, K, B, K)
+    return torch.softmax(logits, dim=-1).mean(2)
+
+
+def forward(q: torch.Tensor, prompts: FeaturePrompts, scale: torch.Tensor):
+    """Attention (R, B, K), prediction and target (R, B) for per-run label scales (R,)."""
+    A = attention(q, prompts.counts, prompts.query)
+    values = scale[:, None, None] * prompts.values[None]
+    yhat = (A * values).sum(-1)
+    target = scale[:, None] * prompts.target[None]
+    return A, values, yhat, target
+
+
+def gradient_coefficients(q: torch.Tensor, prompts: FeaturePrompts, scale: torch.Tensor, with_own: bool = False):
+    """Loss (R,) and Gamma (R, K, K): grad_Q L = sum_{k,m} Gamma[k, m] v_m v_k^T (spec D5).
+    With ``with_own`` also the mean own-feature attention Attn_{k_b} over the prompts (R,)."""
+    A, values, yhat, target = forward(q, prompts, scale)
+    res = yhat - target  # (R, B)
+    loss = 0.5 * (res**2).mean(-1)
+    onehot = torch.nn.functional.one_hot(prompts.query, prompts.K).to(q.dtype)  # (B, K)
+    inner = res[..., None] * A * (values - yhat[..., None])  # (R, B, K)
+    gamma = torch.einsum("bk,rbm->rkm", onehot, inner) / prompts.B
+    if with_own:
+        return loss, gamma, (A * onehot[None]).sum(-1).mean(-1)
+    return loss, gamma
+
+
+def pair_gradients(q: torch.Tensor, prompts: FeaturePrompts, G: torch.Tensor, scale=1.0) -> torch.Tensor:
+    """The paper's g_{k,k'} = (q^{(t+1)}_{k,k'} - q^{(t)}_{k,k'}) / eta = -(G Gamma G)[k, k'], (R, K, K)."""
+    scale = _per_run("scale", scale, q.shape[0]).to(q)
+    _, gamma = gradient_coefficients(q, prompts, scale)
+    G = G.to(q)
+    return -(G @ gamma @ G)
+
+
+def lemma2_orthonormal(q: torch.Tensor, prompts: FeaturePrompts, scale=1.0) -> torch.Tensor:
+    """The paper's App. C closed form (orthonormal features):
+    g_{k,k'} = E[1{x_q = v_k} Attn_{k'} (f(v_k) - y_hat)(f(v_{k'}) - y_hat)], (R, K, K)."""
+    scale = _per_run("scale", scale, q.shape[0]).to(q)
+    A, values, yhat, target = forward(q, prompts, scale)
+    onehot = torch.nn.functional.one_hot(prompts.query, prompts.K).to(q.dtype)
+    term = (target - yhat)[..., None] * A * (values - yhat[..., None])
+    return torch.einsum("bk,rbm->rkm", onehot, term) / prompts.B
+
+
+# ============================================================================ exact GD
+@dataclass
+class FeatureTrajectory:
+    """What :func:`feature_gd` recorded.  ``loss`` and ``own`` (steps + 1, R) at every step (index
+    t = after t updates; ``own`` is the mean over the training prompts of the attention on the
+    query's own feature, Attn_{k_b}); ``q`` and ``maps`` (n_records, R, K, K) at ``record_steps``;
+    ``test_loss`` (n_records, R) on held-out prompts when given."""
+
+    loss: torch.Tensor
+    own: torch.Tensor
+    record_steps: list
+    q: torch.Tensor
+    maps: torch.Tensor
+    test_loss: torch.Tensor | None
+    lr: torch.Tensor
+    scale: torch.Tensor
+
+    @property
+    def map_own(self) -> torch.Tensor:
+        """(n_records, R) mean over query features of the diagonal of the attention maps."""
+        return torch.diagonal(self.maps, dim1=-2, dim2=-1).mean(-1)
+
+
+def feature_gd(prompts: FeaturePrompts, G: torch.Tensor, *, steps: int, lr=1.0, scale=1.0, runs: int | None = None,
+               q0: torch.Tensor | None = None, record_every: int = 1, test: FeaturePrompts | None = None,
+               with_maps: bool = True) -> FeatureTrajectory:
+    """Exact full-batch GD of the Q-only model from Q = 0 (or feature weights ``q0``), in feature space.
+
+    prompts : the fixed training set (all runs share its contexts; labels are scaled per run by ``scale``,
+        the Lipschitz constant L for the families f = L g).
+    G : (K, K) Gram matrix of the features.  lr, scale : a number or one per run.  runs : R (default: from lr/scale).
+    record_every : record q, attention maps and the held-out loss every so many steps (and at the end).
+    with_maps : compute the (R, K, K) attention maps at the records (``maps`` is empty otherwise).
+    """
+    steps = chk.positive_int("steps", steps)
+    record_every = chk.positive_int("record_every", record_every)
+    sizes = [torch.as_tensor(v).numel() for v in (lr, scale)] + ([runs] if runs else [])
+    R = max(sizes)
+    lr_t = _per_run("lr", lr, R)
+    sc = _per_run("scale", scale, R)
+    G = torch.as_tensor(G, dtype=F64)
+    K = prompts.K
+    chk.shape("G", G, (K, K))
+    q = torch.zeros(R, K, K, dtype=F64) if q0 is None else q0.to(F64).clone().expand(R, K, K).clone()
+    rec = sorted(set(range(0, steps, record_every)) | {steps})
+    rec_set = set(rec)
+    losses = torch.empty(steps + 1, R, dtype=F64)
+    owns = torch.empty(steps + 1, R, dtype=F64)
+    qs, maps, tl = [], [], []
+    for t in range(steps + 1):
+        loss, gamma, own = gradient_coefficients(q, prompts, sc, with_own=True)
+        losses[t] = loss
+        owns[t] = own
+        if t in rec_set:
+            qs.append(q.clone())
+            if with_maps:
+                maps.append(attention_map(q, prompts.counts))
+            if test is not None:
+                tl.append(gradient_coefficients(q, test, sc)[0])
+        if t < steps:
+            q = q - lr_t[:, None, None] * (G @ gamma @ G)
+    return FeatureTrajectory(loss=losses, own=owns, record_steps=rec, q=torch.stack(qs),
+                             maps=torch.stack(maps) if with_maps else torch.empty(0),
+                             test_loss=torch.stack(tl) if test is not None else None, lr=lr_t, scale=sc)
+
+
+def q_from_Q(Q: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+    """Feature-pair weights of a full (R, d, d) matrix Q: q[k, m] = v_m^T Q v_k = (V Q^T V^T)[k, m]."""
+    V = V.to(Q)
+    return V @ Q.transpose(-1, -2) @ V.T
+
+
+# ============================================================================ paper quantities
+def lemma1_terms(q: torch.Tensor, prompts: FeaturePrompts, scale=1.0):
+    """Per-prompt quantities of Lemma 1 (R, B): squared error (y_hat - f(v_k))^2, 1 - Attn_k, and the
+    exact envelope (1 - Attn_k)^2 max_{n != k, |V_n| > 0} (f(v_n) - f(v_k))^2 (D3)."""
+    sc = _per_run("scale", scale, q.shape[0]).to(q)
+    A, values, yhat, target = forward(q, prompts, sc)
+    own = A.gather(-1, prompts.query[None, :, None].expand(A.shape[0], -1, 1))[..., 0]
+    gap = (values - target[..., None]) ** 2
+    present = (prompts.counts > 0)[None].expand_as(gap)
+    gap = torch.where(present, gap, torch.zeros_like(gap)).max(-1).values
+    return (yhat - target) ** 2, 1 - own, (1 - own) ** 2 * gap
+
+
+def paper_concentration_bound(delta, N: int) -> torch.Tensor:
+    """The paper's (unproved) bound P(P_{1:N} in E*) >= 1 - 3 exp(-delta^2 N / 25) (after Eq. 9)."""
+    return 1 - 3 * torch.exp(-torch.as_tensor(delta, dtype=F64) ** 2 * N / 25)
+
+
+def hoeffding_union_bound(delta, N: int, K: int) -> torch.Tensor:
+    """P(E*) >= 1 - 2 K exp(-2 N delta^2): Hoeffding for each count |V_k| ~ Bin(N, p_k), union over k (D12)."""
+    return 1 - 2 * K * torch.exp(-2 * N * torch.as_tensor(delta, dtype=F64) ** 2)
+
+
+def concentration_probability(p, N: int, deltas, n_mc: int, generator: torch.Generator) -> torch.Tensor:
+    """Monte-Carlo P(|V_k| in [(p_k - delta) N, (p_k + delta) N] for all k) for each delta, with
+    multinomial counts drawn as a chain of conditional binomials (exact, O(K) per prompt)."""
+    p = chk.probabilities("p", p)
+    N = chk.positive_int("N", N)
+    n_mc = chk.positive_int("n_mc", n_mc)
+    counts = torch.empty(n_mc, p.numel(), dtype=F64)
+    left = torch.full((n_mc,), float(N), dtype=F64)
+    rest = 1.0
+    for k in range(p.numel()):
+        if k == p.numel() - 1:
+            c = left.clone()
+        else:
+            prob = torch.full((n_mc,), min(1.0, float(p[k]) / rest), dtype=F64)
+            c = torch.binomial(left, prob, generator=generator)
+        counts[:, k] = c
+        left = left - c
+        rest -= float(p[k])
+    deltas = torch.as_tensor(deltas, dtype=F64).reshape(-1)
+    dev = (counts / N - p[None]).abs().max(-1).values  # (n_mc,)
+    return (dev[None, :] <= deltas[:, None] + 1e-12).to(F64).mean(-1)
+
+
+def first_time(series: torch.Tensor, threshold: float, above: bool = True, times=None) -> torch.Tensor:
+    """First time (index, or entry of ``times``) at which ``series`` (T, R) reaches ``threshold``
+    from below (``above``) or above; NaN for runs that never do.  Returns (R,)."""
+    hit = series >= threshold if above else series <= threshold
+    any_hit = hit.any(0)
+    idx = hit.to(torch.int64).argmax(0)
+    t = idx.to(F64) if times is None else torch.as_tensor(times, dtype=F64)[idx]
+    return torch.where(any_hit, t, torch.full_like(t, float("nan")))
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log y against log x (finite points only)."""
+    x = torch.as_tensor(x, dtype=F64).reshape(-1)
+    y = torch.as_tensor(y, dtype=F64).reshape(-1)
+    ok = torch.isfinite(x) & torch.isfinite(y) & (x > 0) & (y > 0)
+    lx, ly = x[ok].log(), y[ok].log()
+    lx = lx - lx.mean()
+    return float((lx * (ly - ly.mean())).sum() / (lx * lx).sum())
+
+
+def late_phase_loss(t, lr: float, s4: float, K: int) -> torch.Tensor:
+    """Observation R2 (continuous-time, orthogonal features of norm s, p_k = 1/K): for large t
+    the total loss approaches K / (4 eta s^4 t), whatever L, the task law or the counts."""
+    return K / (4 * lr * s4 * torch.as_tensor(t, dtype=F64))
+
+
+def threshold_scale(K: int, N: int, delta_feat: float) -> dict:
+    """The paper's numbers for a configuration: delta_min = sqrt(20K/N), L* ~ 1/(Delta delta_min),
+    the Phase-I end level 1/(1 + delta_min), and whether delta_min < 1/K (needs N > 20 K^3)."""
+    dmin = math.sqrt(20 * K / N)
+    return {"delta_min": dmin, "L_star": 1 / (delta_feat * dmin), "phase1_level": 1 / (1 + dmin),
+            "delta_below_pk": dmin < 1 / K, "bound_at_delta_min": 1 - 3 * math.exp(-dmin**2 * N / 25)}
