@@ -190,24 +190,37 @@ class SymmetricColumn:
         return self.state(s)[0]
 
     # ------------------------------------------------------------------ integrators
-    def gd(self, eta: float, tau_end: float, record_every: int | None = None, s0=None) -> ColumnTrajectory:
-        """Discrete GD s <- s + eta G(s) until tau = eta t >= tau_end (the paper's algorithm)."""
+    def gd(self, eta: float, tau_end: float, record_every: int | None = None, s0=None,
+           stop_gap: float | None = None) -> ColumnTrajectory:
+        """Discrete GD s <- s + eta G(s) until tau = eta t >= tau_end (the paper's algorithm), or
+        until L_k - L_k^low <= ``stop_gap``."""
         eta = chk.positive("eta", eta)
         tau_end = chk.positive("tau_end", tau_end)
         steps = int(math.ceil(tau_end / eta))
-        every = max(1, steps // 2000) if record_every is None else chk.positive_int("record_every", record_every)
+        if record_every is None:  # every step early, then about 1000 records per decade of t
+            def keep(t):
+                return t < 1000 or t % max(1, t // 1000) == 0
+        else:
+            every = chk.positive_int("record_every", record_every)
+
+            def keep(t):
+                return t % every == 0
         s = np.zeros(len(self.names)) if s0 is None else np.array(s0, dtype=float)
         rec = []
         for t in range(steps + 1):
             G, a, loss = self.state(s)
-            if t % every == 0 or t == steps:
+            done = stop_gap is not None and loss - self.floor <= stop_gap
+            if keep(t) or t == steps or done:
                 rec.append((eta * t, s.copy(), G, a, loss))
+            if done:
+                break
             s = s + eta * G
         return self._pack(rec, "gd", eta)
 
     def flow(self, tau_end: float, rtol: float = 1e-8, atol: float = 1e-12, max_step_frac: float = 0.02,
-             s0=None) -> ColumnTrajectory:
-        """Gradient flow ds/dtau = G(s) by adaptive Dormand-Prince 5(4) up to tau_end.
+             s0=None, stop_gap: float | None = None) -> ColumnTrajectory:
+        """Gradient flow ds/dtau = G(s) by adaptive Dormand-Prince 5(4) up to tau_end (or until
+        L_k - L_k^low <= ``stop_gap``).
 
         Steps are limited to ``max_step_frac * (tau + 1)`` so that phase times read off the
         recorded points by linear interpolation are accurate to about that fraction."""
@@ -236,6 +249,8 @@ class SymmetricColumn:
                 y = y5
                 k1 = G5
                 rec.append((t, y.copy(), G5, a5, loss5))
+                if stop_gap is not None and loss5 - self.floor <= stop_gap:
+                    break
             h = h * min(5.0, max(0.2, 0.9 * (en + 1e-300) ** -0.2))
         return self._pack(rec, "flow", None)
 
