@@ -54,13 +54,16 @@ class ColumnTrajectory:
     def series(self, name: str) -> np.ndarray:
         """A named series: 'A', 'B1' (dominant key), 'Bo' (other keys), 'alpha', 'beta1', 'betao',
         'Attn_k', 'Attn_1', 'Attn_o' (per key)."""
-        j = self.column.class_index
-        base, cls = (name[:-1], name[-1]) if name not in ("A", "alpha", "Attn_k") else (name, "k")
-        idx = {"k": 0, "1": j.get("dominant"), "o": j.get("others")}[cls]
+        table = {"A": ("s", "target"), "B1": ("s", "dominant"), "Bo": ("s", "others"),
+                 "alpha": ("G", "target"), "beta1": ("G", "dominant"), "betao": ("G", "others"),
+                 "Attn_k": ("attn", "target"), "Attn_1": ("attn", "dominant"), "Attn_o": ("attn", "others")}
+        if name not in table:
+            raise chk.ConfigError(f"name must be one of {sorted(table)} (got {name!r})")
+        arr, cls = table[name]
+        idx = self.column.class_index.get(cls)
         if idx is None:
-            raise chk.ConfigError(f"this column has no class for {name!r}")
-        arr = {"A": self.s, "B": self.s, "alpha": self.G, "beta": self.G, "Attn_": self.attn}[base]
-        return arr[:, idx]
+            raise chk.ConfigError(f"this column has no class {cls!r} for {name!r}")
+        return getattr(self, arr)[:, idx]
 
 
 class SymmetricColumn:
@@ -129,7 +132,12 @@ class SymmetricColumn:
             self.weights = mc.weights.numpy()
             with np.errstate(divide="ignore"):
                 self.logc = np.log(self.counts)
-        self.floor = float(loss_floor(self.N, torch.as_tensor(self.p))[k])
+        if self.counts is None:
+            self.floor = float(loss_floor(self.N, torch.as_tensor(self.p))[k])
+        else:
+            # L_k^low of the count law actually used (for a Monte-Carlo sample: its own share of
+            # prompts without feature k; for the exact law this equals eq. (12))
+            self.floor = float(0.5 * K / (K - 1) * (self.weights * (self.counts[:, k] == 0)).sum())
         self.logK = math.log(K)
 
     # ------------------------------------------------------------------ named constructors
@@ -244,6 +252,8 @@ class SymmetricColumn:
             err = h * (c.e1 * k1 + c.e3 * k3 + c.e4 * k4 + c.e5 * k5 + c.e6 * k6 + c.e7 * G5)
             scale = atol + rtol * np.maximum(np.abs(y), np.abs(y5))
             en = float(np.sqrt(np.mean((err / scale) ** 2)))
+            if not math.isfinite(en):
+                raise FloatingPointError(f"gradient flow produced a non-finite state at tau = {t:.4g}")
             if en <= 1.0:
                 t += h
                 y = y5

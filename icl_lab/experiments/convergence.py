@@ -525,6 +525,7 @@ class SweepResult:
     eps_under: dict  # eps -> tau_eps (under-represented, K_eps, p1_main)
     dominant_times: dict  # (K, eps) -> tau_eps of the dominant column (p1_main)
     late: dict  # K -> {'tau', 'ratio'} 4 p_k tau L_k for the under-represented column (p1_main)
+    late_balanced: dict  # K -> {'tau', 'ratio'} the same for the balanced column
     seconds: float
 
 
@@ -560,13 +561,16 @@ def run_sweep(cfg: SweepConfig) -> SweepResult:
         tr = _flow_until(SymmetricColumn.dominant(K, cfg.p1_main), min(cfg.dominant_eps), cfg.rtol)
         for e in cfg.dominant_eps:
             dom_t[(K, e)] = convergence_time(tr, e)
-    late = {}
+    late, late_bal = {}, {}
     for K in cfg.K_late:
         col = SymmetricColumn.under_represented(K, cfg.p1_main)
         tr = col.flow(cfg.tau_late, rtol=cfg.rtol, max_step_frac=0.05)
         late[K] = {"tau": tr.tau, "ratio": 4 * col.pk * tr.tau * tr.loss, "pk": col.pk}
+        bcol = SymmetricColumn.balanced(K)
+        btr = bcol.flow(cfg.tau_late, rtol=cfg.rtol, max_step_frac=0.05)
+        late_bal[K] = {"tau": btr.tau, "ratio": 4 * bcol.pk * btr.tau * btr.loss, "pk": bcol.pk}
     return SweepResult(config=cfg, balanced=bal, under=und, dominant=dom, eps_balanced=eps_bal, eps_under=eps_und,
-                       dominant_times=dom_t, late=late, seconds=time.perf_counter() - t0)
+                       dominant_times=dom_t, late=late, late_balanced=late_bal, seconds=time.perf_counter() - t0)
 
 
 def loglog_slope(x, y) -> float:
@@ -674,7 +678,7 @@ class FiniteNConfig(ScaledConfig):
     K: int = 50
     p1: float = 0.5
     N_values: tuple = (200, 1000, 10_000, 100_000)
-    M: int = 2000
+    M: int = 1000
     eps: float = 1e-3
     fresh_prompts: int = 100_000
     seed: int = 0
@@ -696,7 +700,7 @@ class FiniteNResult:
     config: FiniteNConfig
     N: list  # finite values, then math.inf
     times: list  # phase_times per N
-    floor: list  # L_k^low per N
+    floor: list  # L_k^low per N (of the Monte-Carlo count sample used)
     absent: list  # P(|V_k| = 0) per N
     tail: dict  # N -> {C: fraction of fresh prompts with (1 - Attn_k)^2 > C eps}
     balanced_tail: dict  # same for the balanced column (B5)
@@ -721,7 +725,7 @@ def run_finite_n(cfg: FiniteNConfig) -> FiniteNResult:
     for i, N in enumerate(list(cfg.N_values) + [math.inf]):
         kw = {} if math.isinf(N) else dict(N=N, M=cfg.M, generator=make_generator(cfg.seed + i))
         col = SymmetricColumn.under_represented(cfg.K, cfg.p1, **kw)
-        tr = col.flow(1e11, rtol=1e-6 if kw else 1e-8, stop_gap=cfg.eps * 0.999)
+        tr = col.flow(1e11, rtol=1e-5 if kw else 1e-8, max_step_frac=0.05 if kw else 0.02, stop_gap=cfg.eps * 0.999)
         t = phase_times(tr, cfg.eps, "under")
         Ns.append(N)
         times.append(t)
@@ -730,7 +734,7 @@ def run_finite_n(cfg: FiniteNConfig) -> FiniteNResult:
         if kw and np.isfinite(t["tau_eps"]):
             tail[N] = _tail_fractions(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, make_generator(cfg.seed + 100 + i))
             bcol = SymmetricColumn.balanced(cfg.K, **dict(kw, generator=make_generator(cfg.seed + 200 + i)))
-            btr = bcol.flow(1e11, rtol=1e-6, stop_gap=cfg.eps * 0.999)
+            btr = bcol.flow(1e11, rtol=1e-5, max_step_frac=0.05, stop_gap=cfg.eps * 0.999)
             btail[N] = _tail_fractions(bcol, btr.s[-1], cfg.eps, cfg.fresh_prompts, make_generator(cfg.seed + 300 + i))
     return FiniteNResult(config=cfg, N=Ns, times=times, floor=floors, absent=absent, tail=tail, balanced_tail=btail,
                          seconds=time.perf_counter() - t0)
