@@ -267,7 +267,7 @@ assert float((bracket - bound).max()) <= 1e-15
 #
 # Balanced ($p = 1/K$): $\alpha^{(0)} = (K-1)/K^3 \approx K^{-2}$ and $\beta^{(0)} = -1/K^3$ —
 # the target grows $K$ times faster than anything else moves (§4.2). Imbalanced, rare query $k$:
-# $\beta_{k,1}^{(0)} \approx -p_kp_1(p_1 - \dots) = -\Omega(1/K)$, far larger than
+# $\beta_{k,1}^{(0)} \approx p_kp_1(p_1^2 - p_1) = -p_kp_1^2(1-p_1) = -\Theta(1/K)$, far larger than
 # $\alpha_k^{(0)} = \Theta(1/K^2)$ (§4.1.1): the first thing a rare feature learns is to **stop
 # attending to the dominant feature**. For the paper's $p = (0.8, 0.1, 0.1)$ and $k = 2$:
 # $\alpha_2 = 0.0146$, $\beta_{2,1} = -0.0192$, $\beta_{2,3} = +0.0046$. The table compares the
@@ -599,7 +599,8 @@ ledger.claim("U2", "Lemmas 4.2-4.5 (phase structure)", "Phase order T_1 < T_2 < 
     measured=f"p1 = {p1m}: ordered for K = {big}: {u2}; K = {Ks[0]}: {order_ok[(p1m, Ks[0])]}; p1 = 0.3: T1 reached for K = "
              + str([K for K in Ks if np.isfinite(sw.under[(0.3, K)]['times']['T1'])]),
     how="mean-field flows, paper thresholds -0.49 log K, 1.01 log K, log K and the eps criterion",
-    passed=u2, caveat=f"asymptotic: degenerate at K = {Ks[0]} (phases II/III empty) and, for p1 = 0.3, B_k1 never reaches -0.49 log K at K >= 50")
+    passed=u2, caveat=f"asymptotic: degenerate at K = {Ks[0]} (phases II/III empty) and, for p1 = 0.3, B_k1 never reaches -0.49 log K at K = "
+    + str([K for K in Ks if not np.isfinite(sw.under[(0.3, K)]["times"]["T1"])]))
 big50 = [K for K in Ks if K >= 50]
 mk = all(marker_ok[(p1, K)] for p1 in p1_vals for K in big50)
 ledger.claim("U2m", "spec U2 (mechanistic markers, proposed)", "Constant-free markers tau_sw < tau_AB < tau_logK < tau_eps hold for every p1 once K >= 50").check(
@@ -680,6 +681,25 @@ ledger.claim("U5", "spec §8 item 18 (derived)", "Late-time law: 4 p_k tau L_k -
     measured="; ".join(f"K = {K}: [{a:.3f}, {b:.3f}] on tau in [1e5, 1e7], {c:.3f} at tau = {sw_cfg.tau_late:.0e}" for K, (a, b, c) in late_vals.items()),
     how=f"mean-field flow to tau = {sw_cfg.tau_late:.0e}, p1 = {p1m}", passed=u5)
 assert u5
+
+# %% [markdown]
+# The same law predicts the $\epsilon$-scaling of the last phase (EXP-F): phase IV of a rare
+# feature should last about $1/(4p_k\epsilon)$, i.e. its length should scale like $1/\epsilon$ (the
+# bound's $K\log(K\epsilon^{-1/2})/\epsilon$ up to the logarithm).
+
+# %%
+eps_u = sorted(sw.eps_under, reverse=True)
+T3u = sw.under[(p1m, sw_cfg.K_eps)]["times"]["T3"]
+ph4 = np.array([sw.eps_under[e] - T3u for e in eps_u])
+slope_f = cv.loglog_slope(1 / np.array(eps_u[-3:]), ph4[-3:])
+pk_u = (1 - p1m) / (sw_cfg.K_eps - 1)
+print(f"K = {sw_cfg.K_eps}, p1 = {p1m}: eps = {eps_u}")
+print("phase IV length tau_eps - T3:", np.round(ph4, 1), " law 1/(4 p_k eps):", np.round([1 / (4 * pk_u * e) for e in eps_u], 1))
+print(f"log-log slope against 1/eps over the three smallest eps: {slope_f:.2f}")
+ledger.claim("F1", "Lemma E.24 (spec EXP-F)", "Phase IV lasts O(K log(K eps^-1/2)/(eta eps)): its length scales like 1/eps").check(
+    measured=f"slope {slope_f:.2f} of log(tau_eps - T3) vs log(1/eps) (three smallest eps of {eps_u})",
+    how=f"mean-field flow, K = {sw_cfg.K_eps}, p1 = {p1m}", passed=0.8 <= slope_f <= 1.2)
+assert 0.5 < slope_f < 1.5
 
 # %% [markdown]
 # ### Sensitivity to $p_1$ (EXP-J)
@@ -872,9 +892,11 @@ for ax, setting in zip(axes[:2], ("imbalanced", "balanced")):
     pr = tm.population[setting]
     m = pr.tau > 0
     for k in range(3):
-        ax.loglog(pr.tau[m], pr.losses[m, k], color=plotting.COLORS[k], label=rf"$\mathcal{{L}}_{k + 1}$ (population GD)")
-        ax.axhline(pr.floor[k], color=plotting.COLORS[k], ls=":", lw=0.8) if pr.floor[k] > 1e-8 else None
-    plotting.label(ax, r"GD step $t$ ($\eta = 1$)", r"$\mathcal{L}_k$", f"Figure 2 (theory model, {setting}): exact population GD")
+        ax.loglog(pr.tau[m], pr.losses[m, k], color=plotting.COLORS[k], ls="-" if k < 2 else "--",
+                  label=rf"$\mathcal{{L}}_{k + 1}$" + (" (= L_2)" if k == 2 else ""))
+        if pr.floor[k] > 1e-8:
+            ax.axhline(pr.floor[k], color=plotting.COLORS[k], ls=":", lw=0.8)
+    plotting.label(ax, r"GD step $t$ ($\eta = 1$)", r"$\mathcal{L}_k$ (dotted: floor)", f"Fig. 2 (theory model, {setting})")
     ax.legend(fontsize=7)
 pr = tm.population["imbalanced"]
 m = pr.tau > 0
@@ -887,8 +909,8 @@ steps_show = [s for s in (1, 10, 30, 100, 300, 1000, 3000, 20000) if s <= tm_cfg
 for setting, tag in (("imbalanced", "3a"), ("balanced", "3b")):
     prs = tm.population[setting]
     ii = [int(np.argmin(np.abs(prs.tau - s))) for s in steps_show]
-    fig = cplot.draw_heatmaps(prs.attn[ii], [int(prs.tau[i]) for i in ii],
-                              title=f"Figure {tag} (theory model, {setting}): population attention map E[Attn | x_q = v_k] under GD (epochs = GD steps)")
+    fig = cplot.draw_heatmaps(prs.attn[ii], [int(prs.tau[i]) for i in ii], unit="step",
+                              title=f"Figure {tag} (theory model, {setting}): population attention map E[Attn | x_q = v_k] under GD, eta = 1")
     plotting.finish(fig)
 
 # %%
@@ -1005,7 +1027,7 @@ pops = {p1: cv.population_columns(cv._p_for("imbalanced", 3, p1), 60, 1.0, 1000,
 def draw_heat_p1(p1):
     pr = pops[p1]
     steps_h = [1, 10, 30, 100, 300, 1000]
-    fig = cplot.draw_heatmaps(pr.attn[steps_h], steps_h, title=f"K = 3, N = 60, p1 = {p1}: population attention map under GD (columns: GD step)")
+    fig = cplot.draw_heatmaps(pr.attn[steps_h], steps_h, unit="step", title=f"K = 3, N = 60, p1 = {p1}: population attention map under GD (eta = 1)")
     return fig
 
 
@@ -1026,7 +1048,7 @@ def _explore(K=20, p1=0.5, eta=5.0, N=0):
     plt.close(fig)
     pr = cv.population_columns(cv._p_for("imbalanced", 3, p1), 60 if N == 0 else min(int(N), 200), eta, int(1000 / eta) + 1)
     steps_h = [i for i in (1, 3, 10, 30, 100, 300, 1000) if i < pr.tau.size]
-    fig = cplot.draw_heatmaps(pr.attn[steps_h], [int(pr.tau[i]) for i in steps_h], title="K = 3 theory model: population attention map (columns: tau)")
+    fig = cplot.draw_heatmaps(pr.attn[steps_h], [int(pr.tau[i]) for i in steps_h], unit="tau", title="K = 3 theory model: population attention map")
     plt.show()
     plt.close(fig)
 

@@ -359,13 +359,17 @@ def _train_on_settings(make_model, settings: list, lrs: list, seeds: list, *, K,
                 lr_list.append(lr)
     data = PromptBatch.stack(batches)
     model = make_model([lab["seed"] for lab in labels])
-    which = torch.tensor([settings.index(lab["setting"]) for lab in labels])
+
+    groups = {s: [r for r, lab in enumerate(labels) if lab["setting"] == s] for s in settings}
 
     def rec(m, step):
-        tr_loss, tr_map = _feature_metrics(m, data.to(dtype=torch.float32), K)
-        te = [_feature_metrics(m, tests[s], K) for s in settings]
-        te_loss = torch.stack([te[int(w)][0][r] for r, w in enumerate(which)])
-        te_map = torch.stack([te[int(w)][1][r] for r, w in enumerate(which)])
+        dev = next(m.parameters()).device
+        tr_loss, tr_map = _feature_metrics(m, data.to(dev, torch.float32), K)
+        te_loss = torch.empty_like(tr_loss)
+        te_map = torch.empty_like(tr_map)
+        for s, idx in groups.items():  # each run on its own setting's held-out prompts
+            l_, m_ = _feature_metrics(m.select_runs(idx), tests[s].to(dev), K)
+            te_loss[idx], te_map[idx] = l_, m_
         return torch.cat([tr_loss, te_loss, tr_map.flatten(1), te_map.flatten(1)], 1)
 
     t0 = time.perf_counter()
@@ -376,7 +380,8 @@ def _train_on_settings(make_model, settings: list, lrs: list, seeds: list, *, K,
                       train_map=m[..., 2 * K:2 * K + K * K].reshape(-1, R, K, K),
                       test_map=m[..., 2 * K + K * K:].reshape(-1, R, K, K), seconds=time.perf_counter() - t0)
     if hasattr(model, "Q"):
-        out.final_S = (V.to(model.Q.dtype) @ model.Q.detach() @ V.T.to(model.Q.dtype)).double()
+        Q = model.Q.detach().to("cpu", torch.float64)
+        out.final_S = V @ Q @ V.T
     return out
 
 
@@ -421,7 +426,7 @@ class ReplicaConfig(ScaledConfig):
     ffn: int = 64
     seeds: int = 5
     seed: int = 0
-    record_every: int = 10
+    record_every: int = 20
     snapshots: tuple = SNAPSHOTS
     CI = dict(epochs=100, seeds=2, test_prompts=500, snapshots=(1, 10, 50, 100), record_every=10)
 

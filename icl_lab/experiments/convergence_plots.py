@@ -24,7 +24,7 @@ def _phase_lines(ax, times: dict, keys=("T1", "T2", "T3", "T4"), labels=True):
         ax.axvspan(prev, t, color=PHASE_COLORS[i % 4], alpha=0.45, lw=0)
         ax.axvline(t, color="k", lw=0.7, ls=":")
         if labels:
-            ax.text(t, 1.0, f" {key}", transform=ax.get_xaxis_transform(), fontsize=7, va="top", ha="left")
+            ax.text(t, 1.0 - 0.07 * (i % 2), f" {key}", transform=ax.get_xaxis_transform(), fontsize=7, va="top", ha="left")
         prev = t
 
 
@@ -40,7 +40,8 @@ def draw_portrait(tr: ColumnTrajectory, times: dict, eps: float, title: str = ""
     strip = fig.add_subplot(gs[0, :])
     axes = [fig.add_subplot(gs[1, 0]), fig.add_subplot(gs[1, 1]), fig.add_subplot(gs[2, 0]), fig.add_subplot(gs[2, 1])]
     # strip: total attention on the dominant feature, the target, and all other features (Figure 1 top row)
-    grid = np.geomspace(max(tau[1], 1e-3), tau[-1], 300)
+    t1 = times.get("T1", math.nan)
+    grid = np.geomspace(max(tau[1], 0.03 * t1 if np.isfinite(t1) else 1e-3), tau[-1], 300)
     rows = [np.interp(grid, tau, tr.series("Attn_1")), np.interp(grid, tau, tr.series("Attn_k")),
             np.interp(grid, tau, (K - 2) * tr.series("Attn_o"))]
     strip.imshow(np.array(rows), aspect="auto", cmap="Greys", vmin=0, vmax=1,
@@ -92,8 +93,10 @@ def draw_portrait(tr: ColumnTrajectory, times: dict, eps: float, title: str = ""
     ax.set_yscale("log")
     plotting.label(ax, r"$\tau$", "error above the floor", "prediction error")
     ax.legend(fontsize=7)
+    t1 = times.get("T1", math.nan)
+    lo = 0.03 * t1 if np.isfinite(t1) else tau[1]  # the action starts around T1 / 30
     for a in axes:
-        a.set_xlim(max(tau[1], 1e-3) * 0.9, tau[-1] * 1.1)
+        a.set_xlim(max(tau[1], lo), tau[-1] * 1.1)
         _phase_lines(a, times, labels=a is axes[0])
     return fig
 
@@ -108,8 +111,9 @@ def draw_error_curves(ax, epochs, curves, labels=None, log=True, title=""):
     ax.legend(fontsize=7)
 
 
-def draw_heatmaps(maps, epochs, title: str = "", figsize=None):
-    """A row of K x K attention maps (Figure 3): maps (T, K, K), row = query feature, column = key."""
+def draw_heatmaps(maps, epochs, title: str = "", figsize=None, unit: str = "epoch"):
+    """A row of K x K attention maps (Figure 3): maps (T, K, K), row = query feature, column = key;
+    ``unit`` names the time axis ('epoch' for Adam, 'step t' for GD)."""
     T = len(epochs)
     fig, axes = plt.subplots(1, T, figsize=figsize or (1.7 * T + 0.6, 2.3))
     axes = np.atleast_1d(axes)
@@ -120,7 +124,7 @@ def draw_heatmaps(maps, epochs, title: str = "", figsize=None):
                          col_labels=[f"$v_{k + 1}$" for k in range(K)])
         if ax is not axes[0]:
             ax.set_yticks([])
-        ax.set_title(f"epoch {e}", fontsize=8)
+        ax.set_title(f"{unit} {e}", fontsize=8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
