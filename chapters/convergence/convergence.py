@@ -574,6 +574,13 @@ ledger.claim("U1", "Fig. 1, Section 4.1", "Four phases: B_{k,1} falls first (|be
     how=f"mean-field flow, K = {po_cfg.K}, p1 = {po_cfg.p1}; GD on N = {po_cfg.N} gives {po.finite_times['T1']:.0f}/{po.finite_times['T2']:.0f}/{po.finite_times['T3']:.0f}",
     passed=all(u1.values()))
 assert u1["beta1 dominates before tau_sw"] and u1["all beta <= 0 in phase IV"] and u1["order T1 < T2 < T3 < T4"]
+min_alpha_all = min([hres.min_alpha, float(po.flow.series("alpha").min()), float(po.finite.series("alpha").min())]
+                    + [float(v["traj"].series("alpha").min()) for d_ in (sw.balanced, sw.under, sw.dominant) for v in d_.values()])
+ledger.claim("I5", "Lemma 4.1 (remark after it)", "alpha_k >= 0 at every step: A_k never decreases").check(
+    measured=f"min alpha over all runs = {min_alpha_all:.2e}",
+    how=f"EXP-H reduced GD, the portrait (flow and finite-N GD) and all {len(sw.balanced) + len(sw.under) + len(sw.dominant)} sweep columns",
+    passed=min_alpha_all >= 0)
+assert min_alpha_all >= 0
 
 # %% [markdown]
 # ### Phase order, markers and durations across K (EXP-E, EXP-J)
