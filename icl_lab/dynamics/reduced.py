@@ -1,0 +1,309 @@
+"""Symmetry reductions of the population dynamics: one query column, 2-3 unknowns.
+
+Column decoupling (spec §4.3): alpha_k and beta_{k,.} depend only on column k of S, and column k
+is driven at rate p_k.  From S = 0, key features that the data treat alike keep equal weights, so a
+column is described by one value per *class* of key features:
+
+* balanced (p_k = 1/K): column k has classes {target k} and {the K-1 others}: (A, B);
+* imbalanced, dominant column 1: {target 1}, {the K-1 others}: (A_1, B_{1,.});
+* imbalanced, under-represented column k >= 2: {target k}, {dominant 1}, {the K-2 others}:
+  (A_k, B_{k,1}, B_{k,o}).
+
+In the mean-field limit the right-hand side costs O(number of classes); with a finite context N it
+is a Monte-Carlo average over fixed count vectors (common random numbers), O(M K).  Time is
+tau = eta t.  Two integrators share the right-hand side: discrete GD (the paper's algorithm) and
+an adaptive Dormand-Prince 5(4) solver for the gradient flow (the limit eta -> 0, used for the
+wide K sweeps; numpy only, no scipy).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .. import _checks as chk
+
+
+@dataclass
+class ColumnTrajectory:
+    """A recorded run of one reduced query column.
+
+    tau (T,); s (T, J) class weights (s[:, 0] = A_k, the target); G (T, J) their gradients
+    (G[:, 0] = alpha_k, G[:, j] = beta_{k,n} for a key n in class j); attn (T, J) attention *per key*
+    of each class (Attn_m for one feature m of the class); loss (T,) the conditional error L_k;
+    floor: L_k^low.
+    """
+
+    tau: np.ndarray
+    s: np.ndarray
+    G: np.ndarray
+    attn: np.ndarray
+    loss: np.ndarray
+    floor: float
+    column: "SymmetricColumn"
+    method: str
+    eta: float | None = None
+
+    @property
+    def gap(self) -> np.ndarray:
+        """L_k - L_k^low (the convergence criterion's left side)."""
+        return self.loss - self.floor
+
+    def series(self, name: str) -> np.ndarray:
+        """A named series: 'A', 'B1' (dominant key), 'Bo' (other keys), 'alpha', 'beta1', 'betao',
+        'Attn_k', 'Attn_1', 'Attn_o' (per key)."""
+        table = {"A": ("s", "target"), "B1": ("s", "dominant"), "Bo": ("s", "others"),
+                 "alpha": ("G", "target"), "beta1": ("G", "dominant"), "betao": ("G", "others"),
+                 "Attn_k": ("attn", "target"), "Attn_1": ("attn", "dominant"), "Attn_o": ("attn", "others")}
+        if name not in table:
+            raise chk.ConfigError(f"name must be one of {sorted(table)} (got {name!r})")
+        arr, cls = table[name]
+        idx = self.column.class_index.get(cls)
+        if idx is None:
+            raise chk.ConfigError(f"this column has no class {cls!r} for {name!r}")
+        return getattr(self, arr)[:, idx]
+
+
+class SymmetricColumn:
+    """One query column of the population dynamics, reduced by symmetry.
+
+    Parameters
+    ----------
+    p : (K,) feature probabilities.
+    k : the query feature (0-based).
+    classes : dict name -> list of key features; must contain 'target': [k]; every other feature
+        in exactly one class, with equal p inside a class (checked).
+    N : context length (``math.inf``: mean-field limit).
+    M, generator : Monte-Carlo count sample for finite N (drawn once).
+    law : alternatively a :class:`~icl_lab.dynamics.CountLaw` over the same p (e.g. the exact
+        enumeration for K = 3); its count vectors and weights define the expectation.
+    """
+
+    def __init__(self, p, k: int, classes: dict, N: float = math.inf, M: int = 2000,
+                 generator: torch.Generator | None = None, law=None):
+        from .population import CountLaw, loss_floor
+
+        self.p = chk.probabilities("p", p).numpy()
+        K = self.K = self.p.size
+        self.k = chk.positive_int("k", k, minimum=0)
+        if k >= K:
+            raise chk.ConfigError(f"k must be < K={K} (got {k})")
+        names = list(classes)
+        if names[0] != "target" or list(classes["target"]) != [k]:
+            raise chk.ConfigError("classes must start with 'target': [k]")
+        members = [list(classes[n]) for n in names]
+        flat = sorted(m for ms in members for m in ms)
+        if flat != list(range(K)):
+            raise chk.ConfigError("classes must partition the K key features")
+        for n, ms in zip(names, members):
+            if not ms:
+                raise chk.ConfigError(f"class {n!r} is empty")
+            if np.ptp(self.p[ms]) > 1e-12:
+                raise chk.ConfigError(f"class {n!r} mixes features with different p")
+        self.names = names
+        self.class_index = {n: i for i, n in enumerate(names)}
+        self.members = members
+        self.mult = np.array([len(ms) for ms in members], dtype=float)
+        self.q = np.array([self.p[ms[0]] for ms in members])
+        self.pk = float(self.p[k])
+        self.key_class = np.empty(K, dtype=int)
+        for j, ms in enumerate(members):
+            self.key_class[ms] = j
+        if law is not None:
+            if law.query is not None or law.K != K or not torch.allclose(law.p, torch.as_tensor(self.p)):
+                raise chk.ConfigError("law must be a population CountLaw over the same p")
+            self.N = law.N
+            self.counts = None if math.isinf(law.N) else law.counts.numpy()
+            self.weights = law.weights.numpy()
+            if self.counts is not None:
+                with np.errstate(divide="ignore"):
+                    self.logc = np.log(self.counts)
+        elif N is None or (isinstance(N, float) and math.isinf(N)):
+            self.N = math.inf
+            self.counts = None
+        else:
+            self.N = chk.positive_int("N", N)
+            if generator is None:
+                raise chk.ConfigError("a finite N needs a generator for the Monte-Carlo count sample")
+            mc = CountLaw.monte_carlo(self.N, torch.as_tensor(self.p), M, generator)
+            self.counts = mc.counts.numpy()
+            self.weights = mc.weights.numpy()
+            with np.errstate(divide="ignore"):
+                self.logc = np.log(self.counts)
+        if self.counts is None:
+            self.floor = float(loss_floor(self.N, torch.as_tensor(self.p))[k])
+        else:
+            # L_k^low of the count law actually used (for a Monte-Carlo sample: its own share of
+            # prompts without feature k; for the exact law this equals eq. (12))
+            self.floor = float(0.5 * K / (K - 1) * (self.weights * (self.counts[:, k] == 0)).sum())
+        self.logK = math.log(K)
+
+    # ------------------------------------------------------------------ named constructors
+    @classmethod
+    def balanced(cls, K: int, **kw) -> "SymmetricColumn":
+        K = chk.positive_int("K", K, minimum=2)
+        return cls(np.full(K, 1.0 / K), 0, {"target": [0], "others": list(range(1, K))}, **kw)
+
+    @staticmethod
+    def imbalanced_p(K: int, p1: float) -> np.ndarray:
+        K = chk.positive_int("K", K, minimum=3)
+        p1 = chk.probability("p1", p1, open_interval=True)
+        return np.array([p1] + [(1 - p1) / (K - 1)] * (K - 1))
+
+    @classmethod
+    def under_represented(cls, K: int, p1: float, **kw) -> "SymmetricColumn":
+        """Column k = 2 (0-based 1) with v_1 dominant (p_1), p_m = (1 - p_1)/(K - 1) otherwise."""
+        p = cls.imbalanced_p(K, p1)
+        return cls(p, 1, {"target": [1], "dominant": [0], "others": list(range(2, K))}, **kw)
+
+    @classmethod
+    def dominant(cls, K: int, p1: float, **kw) -> "SymmetricColumn":
+        p = cls.imbalanced_p(K, p1)
+        return cls(p, 0, {"target": [0], "others": list(range(1, K))}, **kw)
+
+    # ------------------------------------------------------------------ the right-hand side
+    def state(self, s) -> tuple[np.ndarray, np.ndarray, float]:
+        """(G (J,), attention per key (J,), loss L_k) at class weights s (J,)."""
+        s = np.asarray(s, dtype=float)
+        if self.counts is None:
+            z = self.q * np.exp(s - s.max())
+            a = z / float((self.mult * z).sum())  # attention on one key of each class
+            sq = float((self.mult * a * a).sum())
+            at = a[0]
+            inner = sq - at - a  # (e_k - a)^T(e_n - a) for n outside the target: -a_n - a_t + ||a||^2
+            inner[0] = 1.0 - at - at + sq
+            G = self.pk * a * inner
+            loss = 0.5 * ((1 - at) ** 2 + sq - at * at)
+            return G, a, loss
+        col = s[self.key_class]  # (K,)
+        logits = self.logc + col[None]
+        logits = logits - logits.max(1, keepdims=True)
+        e = np.exp(logits)
+        a = e / e.sum(1, keepdims=True)  # (M, K)
+        sq = (a * a).sum(1, keepdims=True)
+        at = a[:, self.k : self.k + 1]
+        inner = sq - at - a
+        inner[:, self.k] = (1 - 2 * at + sq)[:, 0]
+        w = self.weights
+        g = w @ (a * inner)  # (K,)
+        abar = w @ a
+        loss = 0.5 * float(w @ ((1 - at[:, 0]) ** 2 + sq[:, 0] - at[:, 0] ** 2))
+        G = self.pk * np.bincount(self.key_class, weights=g, minlength=len(self.names)) / self.mult
+        A = np.bincount(self.key_class, weights=abar, minlength=len(self.names)) / self.mult
+        return G, A, loss
+
+    def rhs(self, s) -> np.ndarray:
+        return self.state(s)[0]
+
+    # ------------------------------------------------------------------ integrators
+    def gd(self, eta: float, tau_end: float, record_every: int | None = None, s0=None,
+           stop_gap: float | None = None) -> ColumnTrajectory:
+        """Discrete GD s <- s + eta G(s) until tau = eta t >= tau_end (the paper's algorithm), or
+        until L_k - L_k^low <= ``stop_gap``."""
+        eta = chk.positive("eta", eta)
+        tau_end = chk.positive("tau_end", tau_end)
+        steps = int(math.ceil(tau_end / eta))
+        if record_every is None:  # every step early, then about 1000 records per decade of t
+            def keep(t):
+                return t < 1000 or t % max(1, t // 1000) == 0
+        else:
+            every = chk.positive_int("record_every", record_every)
+
+            def keep(t):
+                return t % every == 0
+        s = np.zeros(len(self.names)) if s0 is None else np.array(s0, dtype=float)
+        rec = []
+        for t in range(steps + 1):
+            G, a, loss = self.state(s)
+            done = stop_gap is not None and loss - self.floor <= stop_gap
+            if keep(t) or t == steps or done:
+                rec.append((eta * t, s.copy(), G, a, loss))
+            if done:
+                break
+            s = s + eta * G
+        return self._pack(rec, "gd", eta)
+
+    def flow(self, tau_end: float, rtol: float = 1e-8, atol: float = 1e-12, max_step_frac: float = 0.02,
+             s0=None, stop_gap: float | None = None) -> ColumnTrajectory:
+        """Gradient flow ds/dtau = G(s) by adaptive Dormand-Prince 5(4) up to tau_end (or until
+        L_k - L_k^low <= ``stop_gap``).
+
+        Steps are limited to ``max_step_frac * (tau + 1)`` so that phase times read off the
+        recorded points by linear interpolation are accurate to about that fraction."""
+        tau_end = chk.positive("tau_end", tau_end)
+        y = np.zeros(len(self.names)) if s0 is None else np.array(s0, dtype=float)
+        t = 0.0
+        G, a, loss = self.state(y)
+        rec = [(0.0, y.copy(), G, a, loss)]
+        h = min(1.0, tau_end)
+        k1 = G
+        c = _DP
+        while t < tau_end:
+            h = min(h, tau_end - t, max_step_frac * (t + 1.0))
+            k2 = self.rhs(y + h * c.a21 * k1)
+            k3 = self.rhs(y + h * (c.a31 * k1 + c.a32 * k2))
+            k4 = self.rhs(y + h * (c.a41 * k1 + c.a42 * k2 + c.a43 * k3))
+            k5 = self.rhs(y + h * (c.a51 * k1 + c.a52 * k2 + c.a53 * k3 + c.a54 * k4))
+            k6 = self.rhs(y + h * (c.a61 * k1 + c.a62 * k2 + c.a63 * k3 + c.a64 * k4 + c.a65 * k5))
+            y5 = y + h * (c.b1 * k1 + c.b3 * k3 + c.b4 * k4 + c.b5 * k5 + c.b6 * k6)
+            G5, a5, loss5 = self.state(y5)
+            err = h * (c.e1 * k1 + c.e3 * k3 + c.e4 * k4 + c.e5 * k5 + c.e6 * k6 + c.e7 * G5)
+            scale = atol + rtol * np.maximum(np.abs(y), np.abs(y5))
+            en = float(np.sqrt(np.mean((err / scale) ** 2)))
+            if not math.isfinite(en):
+                raise FloatingPointError(f"gradient flow produced a non-finite state at tau = {t:.4g}")
+            if en <= 1.0:
+                t += h
+                y = y5
+                k1 = G5
+                rec.append((t, y.copy(), G5, a5, loss5))
+                if stop_gap is not None and loss5 - self.floor <= stop_gap:
+                    break
+            h = h * min(5.0, max(0.2, 0.9 * (en + 1e-300) ** -0.2))
+        return self._pack(rec, "flow", None)
+
+    def _pack(self, rec, method, eta) -> ColumnTrajectory:
+        tau = np.array([r[0] for r in rec])
+        return ColumnTrajectory(tau=tau, s=np.stack([r[1] for r in rec]), G=np.stack([r[2] for r in rec]),
+                                attn=np.stack([r[3] for r in rec]), loss=np.array([r[4] for r in rec]),
+                                floor=self.floor, column=self, method=method, eta=eta)
+
+    def full_S_column(self, s) -> np.ndarray:
+        """(K,) the column S[:, k] that the class weights s stand for."""
+        return np.asarray(s, dtype=float)[self.key_class]
+
+
+@dataclass(frozen=True)
+class _Tableau:
+    a21: float = 1 / 5
+    a31: float = 3 / 40
+    a32: float = 9 / 40
+    a41: float = 44 / 45
+    a42: float = -56 / 15
+    a43: float = 32 / 9
+    a51: float = 19372 / 6561
+    a52: float = -25360 / 2187
+    a53: float = 64448 / 6561
+    a54: float = -212 / 729
+    a61: float = 9017 / 3168
+    a62: float = -355 / 33
+    a63: float = 46732 / 5247
+    a64: float = 49 / 176
+    a65: float = -5103 / 18656
+    b1: float = 35 / 384
+    b3: float = 500 / 1113
+    b4: float = 125 / 192
+    b5: float = -2187 / 6784
+    b6: float = 11 / 84
+    # error weights: b (5th order) - b* (4th order)
+    e1: float = 35 / 384 - 5179 / 57600
+    e3: float = 500 / 1113 - 7571 / 16695
+    e4: float = 125 / 192 - 393 / 640
+    e5: float = -2187 / 6784 + 92097 / 339200
+    e6: float = 11 / 84 - 187 / 2100
+    e7: float = -1 / 40
+
+
+_DP = _Tableau()
