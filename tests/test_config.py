@@ -78,3 +78,17 @@ def test_default_device_honours_environment(monkeypatch):
     monkeypatch.setenv("ICL_LAB_DEVICE", "not-a-device")
     with pytest.raises(ConfigError, match="device"):
         icl_lab.default_device()
+
+
+def test_tune_allocator_is_idempotent_and_can_be_disabled(monkeypatch):
+    import sys
+
+    from icl_lab import config
+
+    first = config.tune_allocator()
+    assert config.tune_allocator() == first  # a second call changes nothing
+    if sys.platform.startswith("linux"):
+        assert first is True  # glibc accepts the thresholds
+    monkeypatch.setattr(config, "_allocator_tuned", False)
+    monkeypatch.setenv("ICL_LAB_MALLOC", "0")
+    assert config.tune_allocator() is False
