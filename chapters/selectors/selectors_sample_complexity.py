@@ -480,21 +480,7 @@ widgets.static_slider(draw_alpha, list(range(len(acfg.alphas))), name="alpha ind
 # attention mass. It is hidden in the static book.
 
 # %% tags=["remove-cell"]
-import ipywidgets
-
-
-def _live(alpha=0.6, tau=0.25, lambda_star=0.6, l_tr=14, task_set="all_pairs", steps=300):
-    res = sel.quick_train(alpha=alpha, tau=tau, lambda_star=lambda_star, l_tr=l_tr, task_set_name=task_set, steps=steps)
-    fig = sel.plot_mechanism(res, title=f"alpha={alpha}, tau={tau}, lambda*={lambda_star}, l={l_tr}, {task_set}")
-    plt.show()
-    plt.close(fig)
-
-
-widgets.live(_live, alpha=ipywidgets.FloatSlider(value=0.6, min=0.2, max=1.0, step=0.05),
-             tau=ipywidgets.FloatSlider(value=0.25, min=0.0, max=4.0, step=0.25),
-             lambda_star=ipywidgets.FloatSlider(value=0.6, min=0.2, max=1.0, step=0.1),
-             l_tr=ipywidgets.IntSlider(value=14, min=2, max=32), task_set=["all_pairs", "cyclic"],
-             steps=ipywidgets.IntSlider(value=300, min=100, max=1000, step=100))
+sel.live_mechanism()
 
 # %% [markdown]
 # ## Exercises

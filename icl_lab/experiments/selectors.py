@@ -1076,6 +1076,28 @@ def summarize_train(res: TrainResult) -> dict:
     return res.summary()
 
 
+def live_mechanism() -> None:
+    """Live controls (ipywidgets) for alpha, tau, lambda*, l_tr, the task set and the number of steps:
+    each change retrains with :func:`quick_train` and redraws :func:`plot_mechanism` (both notebooks
+    of the chapter show it; the static book hides it and uses kernel-free sliders instead)."""
+    import ipywidgets
+    import matplotlib.pyplot as plt
+
+    from .. import widgets
+
+    def _live(alpha=0.6, tau=0.25, lambda_star=0.6, l_tr=14, task_set="all_pairs", steps=300):
+        res = quick_train(alpha=alpha, tau=tau, lambda_star=lambda_star, l_tr=l_tr, task_set_name=task_set, steps=steps)
+        fig = plot_mechanism(res, title=f"alpha={alpha}, tau={tau}, lambda*={lambda_star}, l={l_tr}, {task_set}")
+        plt.show()
+        plt.close(fig)
+
+    widgets.live(_live, alpha=ipywidgets.FloatSlider(value=0.6, min=0.2, max=1.0, step=0.05),
+                 tau=ipywidgets.FloatSlider(value=0.25, min=0.0, max=4.0, step=0.25),
+                 lambda_star=ipywidgets.FloatSlider(value=0.6, min=0.2, max=1.0, step=0.1),
+                 l_tr=ipywidgets.IntSlider(value=14, min=2, max=32), task_set=["all_pairs", "cyclic"],
+                 steps=ipywidgets.IntSlider(value=300, min=100, max=1000, step=100))
+
+
 from .registry import Experiment  # noqa: E402  (bottom: the registry imports this module lazily)
 
 EXPERIMENTS = {
