@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 import icl_lab
-from icl_lab.experiments.registry import all_experiments
+from icl_lab.registry import all_experiments
 
 
 def _numbers(x, path=""):

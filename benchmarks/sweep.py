@@ -20,7 +20,7 @@ from pathlib import Path
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--experiment", default="common_setup.context_length")
+    ap.add_argument("--experiment", default="common.context_length")
     ap.add_argument("--scale", default="ci")
     ap.add_argument("--grid", action="append", default=[])
     ap.add_argument("--set", action="append", default=[])

@@ -35,7 +35,7 @@ import torch
 import icl_lab
 from icl_lab import baselines, metrics, plotting, widgets
 from icl_lab.data import LinearTask, PromptBatch, PromptSampler, sphere, standard_basis
-from icl_lab.experiments.common_setup import (ContextLengthConfig, q_only_gradient_closed_form,
+from icl_lab.papers.common.experiments import (ContextLengthConfig, q_only_gradient_closed_form,
                                               run_context_length)
 from icl_lab.train import mse_loss
 

@@ -1,17 +1,30 @@
 """The claims ledger: every checkable statement of a paper, how it was measured, and its status.
 
-Usage in a chapter::
+Claims are *declared* in the library, one module per paper (``icl_lab/papers/<key>/claims.py``)::
 
-    ledger = Ledger("convergence")
-    c = ledger.claim("C1", "Thm 3.1", "Balanced features converge in two phases")
-    c.check(measured=f"{t2/t1:.2f}", how="phase times from 5 seeds", passed=t2 > t1)
-    ledger.not_checkable("C9", "Lemma C.3", "...", why="hidden constants only")
+    CLAIMS = (
+        declare("C1", "Thm 3.1", r"Balanced features converge in two phases", kind="paper",
+                hypotheses=("K >= 3",)),
+        declare("C9", "Lemma C.3", r"...", not_checkable="hidden constants only"),
+    )
+
+and *checked* in the chapters::
+
+    ledger = Ledger("convergence")          # every declared claim, pending
+    ledger["C1"].check(measured=f"{t2/t1:.2f}", how="phase times from 5 seeds", passed=t2 > t1)
     ledger.show()      # a table in the notebook
     ledger.export()    # JSON for the synthesis chapter and CI
 
-Statuses (DESIGN.md §4): ``reproduced``, ``reproduced with caveat``, ``not reproduced``,
-``not checkable``.  A claim's status comes from a measurement (:meth:`Claim.check`), never from
-a literal; a ledger with an unmeasured claim refuses to export.
+Kinds: ``paper`` (a statement of the paper: theorem, lemma, figure observation, stated number),
+``consistency`` (holds by construction, or checks the library's own code) and ``finding`` (the
+book's own result or conjecture). Headline counts count ``paper`` claims.
+
+Statuses: ``reproduced``, ``reproduced with caveat``, ``not reproduced``, ``inconclusive`` (the
+measurement cannot decide: a hypothesis of the statement is violated where it was measured, or the
+measurement is not a valid test; always with the reason) and ``not checkable``. A claim's status
+comes from a measurement (:meth:`Claim.check`), never from a literal; a ledger with an unmeasured
+claim refuses to export. How a status is decided is written once, on the book's page "How claims
+are judged".
 """
 from __future__ import annotations
 
@@ -20,14 +33,56 @@ import json
 import math
 import os
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import _checks as chk
 from .config import get_scale
 
-STATUSES = ("reproduced", "reproduced with caveat", "not reproduced", "not checkable")
+STATUSES = ("reproduced", "reproduced with caveat", "not reproduced", "inconclusive", "not checkable")
+KINDS = ("paper", "consistency", "finding")
 PAPERS = ("common", "convergence", "nonlinear", "window", "selectors", "synthesis")
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A claim as the library declares it: what it says, where, what kind of claim it is, and the
+    conditions under which the statement is made."""
+
+    id: str
+    location: str
+    statement: str  # MyST markdown: inline math as $...$
+    kind: str = "paper"
+    hypotheses: tuple = ()  # the statement's conditions, in words
+    not_checkable: str = ""  # why it cannot be checked ("" = it is checked)
+
+
+def declare(id: str, location: str, statement: str, *, kind: str = "paper", hypotheses=(),
+            not_checkable: str = "") -> Declared:
+    """Declare a claim (used in ``icl_lab/papers/<key>/claims.py``)."""
+    if not id or not statement or not location:
+        raise chk.ConfigError("id, location and statement must be non-empty")
+    chk.one_of("kind", kind, KINDS)
+    return Declared(id, location, statement, kind, tuple(hypotheses), not_checkable)
+
+
+def declared(paper: str) -> dict[str, Declared]:
+    """The claims declared for ``paper`` in ``icl_lab.papers.<paper>.claims`` (in order)."""
+    import importlib
+
+    chk.one_of("paper", paper, PAPERS)
+    try:
+        mod = importlib.import_module(f"icl_lab.papers.{paper}.claims")
+    except ModuleNotFoundError as e:
+        if e.name and e.name.startswith("icl_lab.papers"):
+            return {}
+        raise
+    out: dict[str, Declared] = {}
+    for d in getattr(mod, "CLAIMS", ()):
+        if d.id in out:
+            raise chk.ConfigError(f"claim id {d.id!r} is declared twice for {paper}")
+        out[d.id] = d
+    return out
 
 
 @dataclass
@@ -40,10 +95,18 @@ class Claim:
     measured: str = ""
     status: str = "pending"
     caveat: str = ""
+    kind: str = "paper"
+    hypotheses: dict = field(default_factory=dict)  # condition -> held where measured (True/False)
 
-    def check(self, *, measured, how: str, passed: bool, caveat: str | None = None) -> "Claim":
+    def check(self, *, measured, how: str, passed: bool, caveat: str | None = None,
+              hypotheses: dict | None = None, inconclusive: str | None = None) -> "Claim":
         """Record a measurement. ``passed`` is the outcome of comparing the measurement with the
-        statement; with a ``caveat`` a pass becomes ``reproduced with caveat``."""
+        statement; with a ``caveat`` a pass becomes ``reproduced with caveat``.
+
+        ``hypotheses`` maps each declared condition of the statement to whether it held where the
+        measurement was taken. A failure where a condition was violated is ``inconclusive``, not
+        ``not reproduced``; a pass there carries the violated conditions as a caveat.
+        ``inconclusive`` (a reason) records that the measurement cannot decide the statement."""
         if not isinstance(passed, bool):
             try:
                 passed = bool(passed)  # accepts 0-d tensors / numpy bools
@@ -51,11 +114,33 @@ class Claim:
                 raise chk.ConfigError(f"passed must be a boolean (got {passed!r})") from e
         if not how:
             raise chk.ConfigError(f"how must describe the measurement of claim {self.id}")
+        hyp = {str(k): bool(v) for k, v in (hypotheses or {}).items()}
+        unknown = [k for k in hyp if self.hypotheses_declared and k not in self.hypotheses_declared]
+        if unknown:
+            raise chk.ConfigError(f"hypotheses {unknown} are not declared for claim {self.id} "
+                                  f"(declared: {list(self.hypotheses_declared)})")
         self.measured = _fmt(measured)
         self.how = how
-        self.caveat = caveat or ""
-        self.status = ("reproduced with caveat" if caveat else "reproduced") if passed else "not reproduced"
+        self.hypotheses = hyp
+        violated = [k for k, v in hyp.items() if not v]
+        notes = [caveat] if caveat else []
+        if inconclusive:
+            self.status, self.caveat = "inconclusive", inconclusive
+            return self
+        if violated and not passed:
+            self.status = "inconclusive"
+            self.caveat = "; ".join(notes + ["measured where these hypotheses do not hold: " + "; ".join(violated)])
+            return self
+        if violated:
+            notes.append("measured outside the hypotheses: " + "; ".join(violated))
+        self.caveat = "; ".join(notes)
+        self.status = ("reproduced with caveat" if self.caveat else "reproduced") if passed else "not reproduced"
         return self
+
+    @property
+    def hypotheses_declared(self) -> tuple:
+        d = declared(self.paper).get(self.id) if self.paper in PAPERS else None
+        return d.hypotheses if d is not None else ()
 
     @property
     def ok(self) -> bool:
@@ -88,17 +173,29 @@ class Ledger:
     def __init__(self, paper: str):
         self.paper = chk.one_of("paper", paper, PAPERS)
         self.claims: dict[str, Claim] = {}
+        for d in declared(paper).values():
+            c = Claim(id=d.id, paper=paper, location=d.location, statement=d.statement, kind=d.kind)
+            if d.not_checkable:
+                c.status, c.how, c.measured = "not checkable", d.not_checkable, "—"
+            self.claims[d.id] = c
 
-    def claim(self, id: str, location: str, statement: str) -> Claim:
-        if not id or not statement:
-            raise chk.ConfigError("id and statement must be non-empty")
+    def claim(self, id: str, location: str | None = None, statement: str | None = None, *,
+              kind: str = "paper") -> Claim:
+        """The declared claim ``id``. Claims not declared in the library can still be added here
+        (``location`` and ``statement`` given), e.g. by a reader's own notebook."""
         if id in self.claims:
-            raise chk.ConfigError(f"claim id {id!r} is declared twice in the {self.paper} ledger")
-        c = Claim(id=id, paper=self.paper, location=location, statement=statement)
+            if statement is not None and statement != self.claims[id].statement:
+                raise chk.ConfigError(f"claim {id!r} is declared in icl_lab.papers.{self.paper}.claims with "
+                                      "another statement: check it with ledger[id]")
+            return self.claims[id]
+        if not id or not statement or not location:
+            raise chk.ConfigError(f"claim {id!r} is not declared for {self.paper}: give its location and statement")
+        c = Claim(id=id, paper=self.paper, location=location, statement=statement, kind=chk.one_of("kind", kind, KINDS))
         self.claims[id] = c
         return c
 
-    def not_checkable(self, id: str, location: str, statement: str, *, why: str) -> Claim:
+    def not_checkable(self, id: str, location: str | None = None, statement: str | None = None, *,
+                      why: str) -> Claim:
         if not why:
             raise chk.ConfigError("why must explain why the claim cannot be checked")
         c = self.claim(id, location, statement)
@@ -106,16 +203,24 @@ class Ledger:
         return c
 
     def __getitem__(self, id: str) -> Claim:
+        if id not in self.claims:
+            raise chk.ConfigError(f"claim {id!r} is not declared for {self.paper} "
+                                  f"(declared: {', '.join(self.claims) or 'none'})")
         return self.claims[id]
 
     def __iter__(self):
         return iter(self.claims.values())
 
-    def counts(self) -> dict[str, int]:
+    def counts(self, kind: str | None = "paper") -> dict[str, int]:
+        """Claims per status, of one kind (default: the paper's own claims; ``None``: all)."""
         out = {s: 0 for s in STATUSES}
         for c in self:
-            out[c.status] = out.get(c.status, 0) + 1
+            if kind is None or c.kind == kind:
+                out[c.status] = out.get(c.status, 0) + 1
         return out
+
+    def counts_by_kind(self) -> dict[str, dict[str, int]]:
+        return {k: self.counts(k) for k in KINDS}
 
     def pending(self) -> list[str]:
         return [c.id for c in self if c.status == "pending"]
@@ -164,7 +269,8 @@ class Ledger:
         d = Path(directory) if directory is not None else claims_dir()
         d.mkdir(parents=True, exist_ok=True)
         path = d / f"{self.paper}.json"
-        payload = {"paper": self.paper, "scale": get_scale(), "counts": self.counts(), "claims": self.to_records()}
+        payload = {"paper": self.paper, "scale": get_scale(), "counts": self.counts(None),
+                   "counts_by_kind": self.counts_by_kind(), "claims": self.to_records()}
         fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{self.paper}.", suffix=".json.tmp")
         try:
             with os.fdopen(fd, "w") as f:
@@ -182,7 +288,8 @@ def load_all(directory: str | os.PathLike | None = None) -> list[Claim]:
     out: list[Claim] = []
     for p in sorted(d.glob("*.json")):
         data = json.loads(p.read_text())
-        out.extend(Claim(**c) for c in data["claims"])
+        names = set(Claim.__dataclass_fields__)
+        out.extend(Claim(**{k: v for k, v in c.items() if k in names}) for c in data["claims"])
     return out
 
 
@@ -202,10 +309,11 @@ class ClaimsTable:
     def papers(self) -> list[str]:
         return list(dict.fromkeys(c.paper for c in self.claims))
 
-    def counts(self, paper: str | None = None) -> dict[str, int]:
+    def counts(self, paper: str | None = None, kind: str | None = "paper") -> dict[str, int]:
+        """Claims per status for one paper (``None``: all papers) and one kind (default ``paper``)."""
         out = {s: 0 for s in STATUSES}
         for c in self.claims:
-            if paper is None or c.paper == paper:
+            if (paper is None or c.paper == paper) and (kind is None or c.kind == kind):
                 out[c.status] = out.get(c.status, 0) + 1
         return out
 
@@ -213,10 +321,10 @@ class ClaimsTable:
         """The papers whose ledger has not been exported (their chapter has not run at this scale)."""
         return [p for p in expected if p not in self.papers]
 
-    def counts_markdown(self) -> str:
+    def counts_markdown(self, kind: str | None = "paper") -> str:
         rows = ["| paper | " + " | ".join(STATUSES) + " | total |", "|---" * (len(STATUSES) + 2) + "|"]
         for p in [*self.papers, None]:
-            c = self.counts(p)
+            c = self.counts(p, kind)
             rows.append(f"| {p or '**all**'} | " + " | ".join(str(c[s]) for s in STATUSES) + f" | {sum(c.values())} |")
         return "\n".join(rows)
 

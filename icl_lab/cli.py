@@ -18,9 +18,9 @@ from .config import SCALES
 EPILOG_MAIN = """\
 examples:
   icl-lab list                                   what can I run, and which claims does it measure?
-  icl-lab show common_setup.context_length       its parameters, with their ci and paper values
-  icl-lab run common_setup.context_length --scale ci
-  icl-lab run common_setup.context_length --scale paper --seeds 30 --grid lr=10,30,100 \\
+  icl-lab show common.context_length       its parameters, with their ci and paper values
+  icl-lab run common.context_length --scale ci
+  icl-lab run common.context_length --scale paper --seeds 30 --grid lr=10,30,100 \\
           --executor dask --workers 8              a sweep on 8 local processes
   icl-lab report                                 the claims ledger and what is stored
 
@@ -42,10 +42,10 @@ values:
   Everything is checked before anything runs.
 
 examples:
-  icl-lab run common_setup.context_length --scale ci --set steps=100 --dry-run
-  icl-lab run common_setup.context_length --scale paper --seeds 30 --seeds-per-task 6 \\
+  icl-lab run common.context_length --scale ci --set steps=100 --dry-run
+  icl-lab run common.context_length --scale paper --seeds 30 --seeds-per-task 6 \\
           --grid lr=10,30 --grid K=2,4,8 --executor dask --workers 16
-  icl-lab run common_setup.context_length --executor dask --address tcp://10.0.0.5:8786
+  icl-lab run common.context_length --executor dask --address tcp://10.0.0.5:8786
           (a running scheduler, e.g. started by dask-jobqueue on Slurm/PBS; see the README)
 """
 
@@ -83,13 +83,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     sh = sub.add_parser("show", help="an experiment's parameters, their types and ci/paper values",
                         description="The parameters of an experiment's config (what --set and --grid accept).")
-    sh.add_argument("experiment", metavar="EXPERIMENT", help="e.g. common_setup.context_length (see icl-lab list)")
+    sh.add_argument("experiment", metavar="EXPERIMENT", help="e.g. common.context_length (see icl-lab list)")
 
     r = sub.add_parser("run", help="run an experiment, or a sweep over a grid of parameters and seeds",
                        formatter_class=fmt, epilog=EPILOG_RUN,
                        description="Run EXPERIMENT at a scale, with parameters set or swept over a grid, and store "
                                    "every completed task in the results folder.")
-    r.add_argument("experiment", metavar="EXPERIMENT", help="e.g. common_setup.context_length (see icl-lab list)")
+    r.add_argument("experiment", metavar="EXPERIMENT", help="e.g. common.context_length (see icl-lab list)")
     r.add_argument("--scale", choices=SCALES, default=None,
                    help="ci: small and fast; paper: the paper's settings (default: $ICL_LAB_SCALE, else paper)")
     r.add_argument("--seeds", type=_positive_int, metavar="N", help="seeds per grid point (default: the scale's)")

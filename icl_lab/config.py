@@ -1,8 +1,10 @@
 """Scales, devices, threads and seeded generators.
 
-* **Scales** — every experiment has a ``ci`` and a ``paper`` configuration, chosen by the
-  environment variable ``ICL_LAB_SCALE`` (default ``paper``: what a reader running a notebook or
-  building the book gets). ``ci`` is smaller but must still show the effect the claims check.
+* **Scales** — every experiment has three configurations, chosen by the environment variable
+  ``ICL_LAB_SCALE`` (or ``scale=`` in code): ``paper`` (exactly the paper's parameters; where the
+  paper gives none, the documented reference setting), ``book`` (the default for notebooks and the
+  book: ``paper`` wherever it fits the book's budget, each reduction declared with its reason) and
+  ``ci`` (smaller, for the test suite, but still showing the effect the claims check).
 * **Device** — ``ICL_LAB_DEVICE`` (``cpu``, ``cuda``, ``cuda:1`` ...) overrides the automatic
   choice (CUDA when available).
 * **Threads** — on small machines PyTorch's default of one thread per core oversubscribes when
@@ -20,21 +22,24 @@ import torch
 
 from ._checks import ConfigError, one_of
 
-SCALES = ("ci", "paper")
+SCALES = ("ci", "book", "paper")
+DEFAULT_SCALE = "book"
 _T = TypeVar("_T")
 
 
 def get_scale(scale: str | None = None) -> str:
-    """The active scale: ``scale`` if given, else ``$ICL_LAB_SCALE``, else ``'paper'``."""
+    """The active scale: ``scale`` if given, else ``$ICL_LAB_SCALE``, else ``'book'``."""
     if scale is None:
-        scale = os.environ.get("ICL_LAB_SCALE", "paper").strip() or "paper"
+        scale = os.environ.get("ICL_LAB_SCALE", DEFAULT_SCALE).strip() or DEFAULT_SCALE
         return one_of("ICL_LAB_SCALE", scale, SCALES)
     return one_of("scale", scale, SCALES)
 
 
 def by_scale(scale: str | None = None, **variants: _T) -> _T:
-    """Pick a value per scale: ``by_scale(ci=200, paper=2000)``."""
+    """Pick a value per scale: ``by_scale(ci=200, paper=2000)`` (``book`` defaults to ``paper``)."""
     s = get_scale(scale)
+    if "book" not in variants and "paper" in variants:
+        variants = dict(variants, book=variants["paper"])
     missing = [k for k in SCALES if k not in variants]
     if missing:
         raise ConfigError(f"by_scale needs a value for every scale; missing {missing}")
@@ -48,39 +53,66 @@ def by_scale(scale: str | None = None, **variants: _T) -> _T:
 class ScaledConfig:
     """Base class for experiment configurations with per-scale variants.
 
-    Subclasses define their fields with the ``paper`` defaults and a class attribute ``CI`` holding
-    the overrides for the ``ci`` scale, e.g.::
+    Subclasses define their fields with the ``paper`` values as defaults, declare each field's
+    allowed values once in ``PARAMS`` (see :mod:`icl_lab.params`), and give the overrides of the
+    smaller scales: ``CI`` for the test suite, ``BOOK`` for the book, with the reason for every
+    ``BOOK`` reduction in ``BOOK_WHY`` (the reproduction page lists them as the book's deviations
+    from the paper)::
 
         @dataclass(frozen=True)
-        class Fig1(ScaledConfig):
-            N: int = 100
+        class Fig4(ScaledConfig):
+            runs: int = 30
             epochs: int = 400
-            CI = dict(epochs=100)
+            PARAMS = dict(runs=Int(1, 1000), epochs=Int(1, 10**5))
+            CI = dict(runs=2, epochs=20)
+            BOOK = dict(runs=3)
+            BOOK_WHY = dict(runs="30 runs per L take 25 min on 2 cores; 3 show the same ordering")
 
-        cfg = Fig1.for_scale()          # follows ICL_LAB_SCALE
-        cfg = Fig1.for_scale("ci", N=50)  # explicit scale plus overrides
+        cfg = Fig4.for_scale()            # follows ICL_LAB_SCALE
+        cfg = Fig4.for_scale("ci", epochs=5)  # explicit scale plus overrides
 
-    ``validate`` (override it) runs on every construction, so bad values fail early.
+    Every construction checks each field against its declaration, then runs :meth:`validate`
+    (override it for rules that span fields, e.g. ``K <= d``), so bad values fail before any
+    computation with an error that names the field.
     """
 
     CI = {}  # type: dict[str, Any]
+    BOOK = {}  # type: dict[str, Any]
+    BOOK_WHY = {}  # type: dict[str, str]
+    PARAMS = {}  # type: dict[str, Any]
+
+    @classmethod
+    def scale_overrides(cls, scale: str | None = None) -> dict:
+        s = get_scale(scale)
+        return dict(cls.CI) if s == "ci" else dict(cls.BOOK) if s == "book" else {}
 
     @classmethod
     def for_scale(cls, scale: str | None = None, /, **overrides):  # '/': a field may be called 'scale'
-        s = get_scale(scale)
         names = {f.name for f in fields(cls)}
-        values = dict(cls.CI) if s == "ci" else {}
+        values = cls.scale_overrides(scale)
         for key in list(overrides):
             if key not in names:
                 raise ConfigError(f"{key} is not a parameter of {cls.__name__} (known: {sorted(names)})")
         values.update(overrides)
         return cls(**values)
 
+    @classmethod
+    def deviations(cls) -> list[dict]:
+        """The book's reductions of the paper's setting: ``[{field, paper, book, why}]``."""
+        paper = cls()
+        return [dict(field=k, paper=getattr(paper, k), book=v, why=cls.BOOK_WHY.get(k, ""))
+                for k, v in cls.BOOK.items() if getattr(paper, k) != v]
+
     def __post_init__(self):
+        from .params import check_fields, constraints_of
+
+        if constraints_of(type(self)):  # every field declared: check and normalise each one
+            for name, value in check_fields(self).items():
+                object.__setattr__(self, name, value)
         self.validate()
 
-    def validate(self) -> None:  # pragma: no cover - default does nothing
-        pass
+    def validate(self) -> None:
+        """Rules that span several fields (each field's own range is declared in ``PARAMS``)."""
 
     def replace(self, **changes):
         return replace(self, **changes)

@@ -6,7 +6,7 @@ the complete configuration, so the same configuration always lands in the same f
 was reached (``--scale ci`` plus overrides or ``--scale paper``).  A record holds::
 
     format      "icl-lab-result/1"
-    experiment  "common_setup.context_length"
+    experiment  "common.context_length"
     key         the file's name (hash of experiment + config)
     config      every field of the config (JSON: tuples as lists)
     seeds       the seeds this task trained (``seed .. seed + seeds - 1``), or null
@@ -477,7 +477,7 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
 
         from icl_lab import store
         cfg = ContextLengthConfig.for_scale()
-        summary = store.load_or_run("common_setup.context_length", cfg)
+        summary = store.load_or_run("common.context_length", cfg)
     """
     from .config import get_scale
     from .sweep import _for_scale, resolve_experiment

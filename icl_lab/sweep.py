@@ -20,7 +20,7 @@ interrupted sweep completes on the next invocation of the same command.
 Python::
 
     from icl_lab import sweep
-    plan = sweep.plan("common_setup.context_length", scale="ci", sets=["steps=100"],
+    plan = sweep.plan("common.context_length", scale="ci", sets=["steps=100"],
                       grid=["lr=10,30"], seeds=6, seeds_per_task=3)
     result = sweep.run(plan, executor="dask", workers=2)
     result.point_summaries()      # one merged summary per grid point
@@ -56,7 +56,7 @@ def experiments() -> dict:
     """Every runnable experiment: the registry's, plus those of the modules named (comma-separated)
     in ``$ICL_LAB_EXPERIMENTS`` — your own experiments, registered as ``<module>.<name>`` from the
     module's ``EXPERIMENTS`` dict, without editing the library."""
-    from .experiments import registry
+    from . import registry
 
     out = dict(registry.all_experiments())
     for mod_name in [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
@@ -162,7 +163,7 @@ def _record_schedule(steps: int, record_every: int | None, record_at) -> list[in
 def train(model: RunModule, data, *, steps: int, optimizer: str = "adam", lr=1e-3,
           loss: str | Callable = "mse", batch_size: int | None = None, seeds: Sequence[int] | None = None,
           lr_decay: float = 1.0, betas=(0.9, 0.999), eps: float = 1e-8, momentum: float = 0.0,
-          weight_decay: float = 0.0, record: Mapping[str, Callable] | None = None,
+          weight_decay: float = 0.0, record: Callable | None = None,
           record_every: int | None = None, record_at: Sequence[int] | None = None,
           device=None, dtype: torch.dtype = torch.float32, progress: bool | None = None) -> History:
     """Train the R runs of ``model`` in place and return a :class:`History`.
@@ -180,9 +181,10 @@ def train(model: RunModule, data, *, steps: int, optimizer: str = "adam", lr=1e-
     seeds : per-run seeds of the data streams (fresh prompts, mini-batch shuffling); default
         ``model.seeds``.  Seeds are the only source of randomness.
     lr_decay : learning-rate factor per step (1 = constant).
-    record : ``{name: fn(model, step) -> tensor (R, ...)}`` evaluated without gradients at
+    record : ``fn(model, step) -> {name: tensor (R, ...)}``, evaluated without gradients at
         ``record_steps`` (every ``record_every`` steps, default steps // 50, plus the last; or at
-        ``record_at``).  Values are moved to the CPU.
+        ``record_at``); ``History[name]`` stacks each name's values over the records (moved to
+        the CPU).
     device : default :func:`~icl_lab.config.default_device`; dtype : float32 unless float64 is
         needed for identity checks.
     progress : show a tqdm bar (default: only for long runs in an interactive terminal, never in CI).
@@ -223,10 +225,11 @@ def train(model: RunModule, data, *, steps: int, optimizer: str = "adam", lr=1e-
     if len(seeds) != R:
         raise chk.ConfigError(f"seeds must have one entry per run (R={R}); got {len(seeds)}")
     schedule = _record_schedule(steps, record_every, record_at)
-    record = dict(record or {})
-    for name, fn in record.items():
-        if not callable(fn):
-            raise chk.ConfigError(f"record[{name!r}] must be callable fn(model, step)")
+    if isinstance(record, Mapping):  # TODO(structure): legacy {name: fn} form, removed once every caller moved
+        _named = dict(record)
+        record = lambda m, step: {k: fn(m, step) for k, fn in _named.items()}  # noqa: E731
+    if record is not None and not callable(record):
+        raise chk.ConfigError("record must be callable: fn(model, step) -> {name: tensor}")
 
     # ---- set up
     ensure_threads()
@@ -238,7 +241,7 @@ def train(model: RunModule, data, *, steps: int, optimizer: str = "adam", lr=1e-
     opt = BatchedOptimizer([p for p in model.parameters() if p.requires_grad], optimizer, lr_t.to(dev),
                            betas=betas, eps=eps, momentum=momentum, lr_decay=lr_decay, weight_decay=weight_decay)
     losses = torch.empty(steps, R, dtype=torch.float64, device=dev)  # copied to the CPU once, at the end
-    recs: dict[str, list] = {k: [] for k in record}
+    recs: dict[str, list] = {}
     perm = None
     pos = 0
 
@@ -259,10 +262,16 @@ def train(model: RunModule, data, *, steps: int, optimizer: str = "adam", lr=1e-
         return data_dev._map(take)
 
     def do_record(step):
+        if record is None:
+            return
         with torch.no_grad():
-            for k, fn in record.items():
-                v = fn(model, step)
-                recs[k].append(v.detach().to("cpu") if isinstance(v, torch.Tensor) else torch.as_tensor(v))
+            values = record(model, step)
+        if not isinstance(values, Mapping):
+            raise chk.ConfigError(f"record must return a dict of named tensors (got {type(values).__name__})")
+        if recs and set(values) != set(recs):
+            raise chk.ConfigError(f"record returned {sorted(values)} at step {step}, {sorted(recs)} before")
+        for k, v in values.items():
+            recs.setdefault(k, []).append(v.detach().to("cpu") if isinstance(v, torch.Tensor) else torch.as_tensor(v))
 
     bar = None
     if _progress_enabled(progress, steps * R):
@@ -291,3 +300,80 @@ def train(model: RunModule, data, *, steps: int, optimizer: str = "adam", lr=1e-
     seconds = time.perf_counter() - t0
     out = {k: torch.stack(v) for k, v in recs.items()}
     return History(loss=losses.to("cpu"), record_steps=schedule, records=out, seconds=seconds, lr=lr_t)
+
+
+# ----------------------------------------------------------------------------- run grids
+class RunGrid:
+    """The runs of one batched training as the product of named axes (the last axis varies
+    fastest), and the way back from run index to swept values::
+
+        grid = RunGrid(L=[1.0, 1.5, 2.0], seed=range(3))    # R = 9 runs
+        grid["L"]                 # per-run values: [1.0, 1.0, 1.0, 1.5, ...]
+        grid.index(L=1.5)         # the runs with L = 1.5: [3, 4, 5]
+        grid.reshape(loss)        # (R, ...) -> (3, 3, ...); dim= picks the run dimension
+        grid.runs                 # [{'L': 1.0, 'seed': 0}, ...]
+
+    Every paper's batched experiments map runs to (swept values, seed) with it.
+    """
+
+    def __init__(self, **axes):
+        if not axes:
+            raise chk.ConfigError("a RunGrid needs at least one axis")
+        self.axes = {}
+        for name, values in axes.items():
+            values = list(values)
+            if not values:
+                raise chk.ConfigError(f"RunGrid axis {name} must have at least one value")
+            self.axes[name] = values
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.axes)
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(len(v) for v in self.axes.values())
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def runs(self) -> list[dict]:
+        import itertools
+
+        return [dict(zip(self.axes, combo)) for combo in itertools.product(*self.axes.values())]
+
+    def __getitem__(self, name: str) -> list:
+        if name not in self.axes:
+            raise chk.ConfigError(f"{name} is not an axis of this RunGrid (axes: {self.names})")
+        i = self.names.index(name)
+        inner = math.prod(self.shape[i + 1:])
+        values = self.axes[name]
+        return [values[(r // inner) % len(values)] for r in range(self.size)]
+
+    def positions(self, name: str) -> list[int]:
+        """Per run, the position of its value on axis ``name`` (e.g. to index a table of L)."""
+        i = self.names.index(name)
+        inner = math.prod(self.shape[i + 1:])
+        return [(r // inner) % self.shape[i] for r in range(self.size)]
+
+    def index(self, **fixed) -> list[int]:
+        """The run indices whose values equal ``fixed`` (axes not named are free)."""
+        for k in fixed:
+            if k not in self.axes:
+                raise chk.ConfigError(f"{k} is not an axis of this RunGrid (axes: {self.names})")
+        return [r for r, run in enumerate(self.runs) if all(run[k] == v for k, v in fixed.items())]
+
+    def reshape(self, t: torch.Tensor, dim: int = 0) -> torch.Tensor:
+        """Split the run dimension ``dim`` of ``t`` (size R) into the grid's shape."""
+        dim = dim % t.ndim
+        if t.shape[dim] != self.size:
+            raise chk.ConfigError(f"dimension {dim} has size {t.shape[dim]}, the grid has {self.size} runs")
+        return t.reshape(*t.shape[:dim], *self.shape, *t.shape[dim + 1:])
+
+    def __repr__(self) -> str:
+        return "RunGrid(" + ", ".join(f"{k}={v}" for k, v in self.axes.items()) + ")"

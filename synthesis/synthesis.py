@@ -39,7 +39,7 @@ from icl_lab import metrics, plotting, widgets
 from icl_lab.claims import PAPERS, ClaimsTable
 from icl_lab.data import LinearTask, PromptSampler, standard_basis
 from icl_lab import store
-from icl_lab.experiments.synthesis import CrossPaperConfig, contrast_law_fit, result_from_summary
+from icl_lab.papers.synthesis.experiments import CrossPaperConfig, contrast_law_fit, result_from_summary
 
 icl_lab.configure_threads()
 plotting.use_style()

@@ -10,7 +10,7 @@ import torch
 
 from icl_lab import _checks as chk
 from icl_lab.config import ScaledConfig, make_generator
-from icl_lab.experiments.registry import Experiment
+from icl_lab.registry import Experiment
 
 CALLS = []  # configs run in this process (to check that stored tasks are skipped)
 

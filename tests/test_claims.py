@@ -23,7 +23,7 @@ def test_check_sets_status_from_passed():
     assert c3.status == "not reproduced" and not c3.ok
     assert c4.status == "reproduced" and c4.measured == "0.5"
     assert c5.status == "not reproduced"
-    assert led.counts() == {"reproduced": 2, "reproduced with caveat": 1, "not reproduced": 2, "not checkable": 0}
+    assert led.counts() == {"reproduced": 2, "reproduced with caveat": 1, "not reproduced": 2, "inconclusive": 0, "not checkable": 0}
     with pytest.raises(ConfigError, match="how"):
         led.claim("C6", "x", "y").check(measured=1, how="", passed=True)
 
@@ -119,5 +119,5 @@ def test_claims_table_orders_papers_and_counts(tmp_path):
     assert table.missing(("common", "window", "selectors")) == ["selectors"]
     md = table.to_markdown()
     assert md.count("\n") == 1 + 4 and "| window | A |" in md
-    assert "| **all** | 1 | 0 | 1 | 2 | 4 |" in table.counts_markdown()
+    assert "| **all** | 1 | 0 | 1 | 0 | 2 | 4 |" in table.counts_markdown()
     assert "<h4>window</h4>" in table._repr_html_()

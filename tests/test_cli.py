@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from icl_lab import Ledger, cli, store
-from icl_lab.experiments import registry
+from icl_lab import registry
 
 import _sweep_toy
 from _sweep_toy import TOY
 
 TESTS = Path(__file__).resolve().parent
-CS = "common_setup.context_length"
+CS = "common.context_length"
 TINY = ["d=4", "K=2", "N_values=2,4", "steps=3", "batch=8", "test_prompts=16", "linear_fit_prompts=64"]
 
 
@@ -54,7 +54,7 @@ def test_help_explains_with_examples(capsys):
         cli.main(["--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
-    assert "examples:" in out and "icl-lab run common_setup.context_length" in out and "report" in out
+    assert "examples:" in out and "icl-lab run common.context_length" in out and "report" in out
     with pytest.raises(SystemExit):
         cli.main(["run", "--help"])
     out = capsys.readouterr().out

@@ -12,13 +12,14 @@ from icl_lab import ConfigError, ScaledConfig, by_scale, get_scale
 
 def test_by_scale_follows_ICL_LAB_SCALE(monkeypatch):
     monkeypatch.delenv("ICL_LAB_SCALE", raising=False)
-    assert get_scale() == "paper" and by_scale(ci=1, paper=2) == 2  # default: what a reader gets
+    assert get_scale() == "book" and by_scale(ci=1, paper=2) == 2  # default: what a reader gets (book = paper here)
     monkeypatch.setenv("ICL_LAB_SCALE", "ci")
     assert get_scale() == "ci" and by_scale(ci=1, paper=2) == 1
     monkeypatch.setenv("ICL_LAB_SCALE", " paper ")
     assert by_scale(ci=1, paper=2) == 2
     monkeypatch.setenv("ICL_LAB_SCALE", "")
-    assert get_scale() == "paper"
+    assert get_scale() == "book"
+    assert by_scale("book", ci=1, book=3, paper=2) == 3
     assert by_scale("ci", ci="small", paper="big") == "small"  # an explicit scale wins over the environment
 
 

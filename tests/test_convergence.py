@@ -1,5 +1,5 @@
 """Unit tests for the convergence chapter's library code: icl_lab.dynamics and
-icl_lab.experiments.convergence (gradients vs autograd, reduced vs full dynamics, validation)."""
+icl_lab.papers.convergence.experiments (gradients vs autograd, reduced vs full dynamics, validation)."""
 import math
 
 import numpy as np
@@ -8,10 +8,10 @@ import torch
 
 import icl_lab
 from icl_lab.data import LinearTask, PromptSampler, random_orthonormal, standard_basis
-from icl_lab.dynamics import (CountLaw, SymmetricColumn, feature_losses, gradient, initial_gradient_mean_field,
+from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, feature_losses, gradient, initial_gradient_mean_field,
                               loss_floor, phase_times, population_gd, total_loss)
-from icl_lab.dynamics.phases import first_crossing, last_holding
-from icl_lab.experiments import convergence as cv
+from icl_lab.papers.convergence.phases import first_crossing, last_holding
+from icl_lab.papers.convergence import experiments as cv
 
 D = torch.float64
 
@@ -155,7 +155,7 @@ def test_law_validation():
 
 
 def test_registry_lists_convergence_experiments():
-    from icl_lab.experiments.registry import all_experiments
+    from icl_lab.registry import all_experiments
 
     names = [n for n in all_experiments() if n.startswith("convergence.")]
     assert {"convergence.identities", "convergence.sweep", "convergence.replica"} <= set(names)

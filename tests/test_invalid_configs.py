@@ -10,9 +10,9 @@ import random
 import pytest
 
 from icl_lab import ConfigError, cli, store, sweep
-from icl_lab.experiments.common_setup import ContextLengthConfig
+from icl_lab.papers.common.experiments import ContextLengthConfig
 
-CS = "common_setup.context_length"
+CS = "common.context_length"
 
 # invalid values per field of ContextLengthConfig, as Python values; ``typed`` ones are rejected by
 # the type layer of the sweep/CLI/store (e.g. True for a number) but not by every config's validate()

@@ -9,8 +9,8 @@ import torch
 
 from icl_lab import ConfigError, QOnlyAttention, make_generator
 from icl_lab.data import PromptBatch, estimate_lipschitz, separated, standard_basis
-from icl_lab.experiments import nonlinear as nl
-from icl_lab.theory import nonlinear as th
+from icl_lab.papers.nonlinear import experiments as nl
+from icl_lab.papers.nonlinear import theory as th
 from icl_lab.train import mse_loss, train
 
 from _helpers import F64, assert_close
@@ -181,7 +181,7 @@ def test_block_ci_smoke():
 def test_registry_summaries_are_json():
     import json
 
-    from icl_lab.experiments.registry import all_experiments
+    from icl_lab.registry import all_experiments
 
     exps = {k: v for k, v in all_experiments().items() if k.startswith("nonlinear.")}
     assert len(exps) == 8 and all(e.seed_splittable for e in exps.values() if e.config is not nl.ConcentrationConfig

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from icl_lab import (ConfigError, KernelAttention, QOnlyAttention, make_generator, make_generators, store, sweep,
                      train)
 from icl_lab.data import (LinearTask, PromptSampler, QuadraticTask, sphere, standard_basis)
-from icl_lab.experiments.common_setup import ContextLengthConfig
+from icl_lab.papers.common.experiments import ContextLengthConfig
 from icl_lab.models.attention import attend
 
 from _helpers import F64, randomize_
@@ -110,8 +110,8 @@ def test_training_reproduces_bit_for_bit(seed, lr, optimizer):
 def test_experiment_summaries_reproduce_bit_for_bit():
     cfg = ContextLengthConfig.for_scale("ci", d=4, K=2, N_values=(2, 4), steps=3, batch=8, test_prompts=16,
                                         linear_fit_prompts=64, seeds=2)
-    a = store.run_and_record("common_setup.context_length", cfg)
-    b = store.run_and_record("common_setup.context_length", cfg)
+    a = store.run_and_record("common.context_length", cfg)
+    b = store.run_and_record("common.context_length", cfg)
     assert store.strip_timings(a["summary"]) == store.strip_timings(b["summary"])
     assert a["key"] == b["key"]
 
@@ -146,7 +146,7 @@ def test_valid_configs_build_roundtrip_and_parse_from_text(overrides, scale):
     again = store.config_from_json(ContextLengthConfig, store.config_to_json(cfg))
     assert again == cfg and store.config_key("x", again) == store.config_key("x", cfg)
     # typing each value as text on the command line gives the same config
-    plan = sweep.plan("common_setup.context_length", scale, sets=[f"{k}={_as_text(v)}" for k, v in overrides.items()])
+    plan = sweep.plan("common.context_length", scale, sets=[f"{k}={_as_text(v)}" for k, v in overrides.items()])
     assert plan.tasks[0].config == cfg
 
 

@@ -1,4 +1,4 @@
-"""Unit tests for the selectors chapter's library code (icl_lab.experiments.selectors)."""
+"""Unit tests for the selectors chapter's library code (icl_lab.papers.selectors.experiments)."""
 from __future__ import annotations
 
 import math
@@ -9,8 +9,8 @@ import torch
 
 from icl_lab import ConfigError, Ledger, make_generator, make_generators
 from icl_lab.data import PairClassificationSampler
-from icl_lab.experiments import selectors as sel
-from icl_lab.experiments.registry import all_experiments
+from icl_lab.papers.selectors import experiments as sel
+from icl_lab.registry import all_experiments
 from icl_lab.train import hinge_loss
 
 F64 = torch.float64

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from icl_lab import ConfigError, store, sweep
-from icl_lab.experiments import registry
+from icl_lab import registry
 from icl_lab.store import ResultsStore, StoreError
 
 import _sweep_toy
@@ -138,7 +138,7 @@ def test_load_or_run_merges_stored_seed_chunks(tmp_path, toy_registry):
 
 
 def test_load_or_run_rejects_a_config_of_another_experiment(tmp_path, toy_registry):
-    from icl_lab.experiments.common_setup import ContextLengthConfig
+    from icl_lab.papers.common.experiments import ContextLengthConfig
 
     with pytest.raises(ConfigError, match="^cfg must be a ToyConfig"):
         store.load_or_run(toy_registry, ContextLengthConfig.for_scale("ci"), tmp_path)
@@ -189,7 +189,7 @@ def test_load_or_run_recomputes_a_record_made_by_other_library_code(tmp_path, mo
         return real(*a, **k)
 
     monkeypatch.setattr(store, "run_and_record", counting)
-    from icl_lab.experiments.synthesis import CrossPaperConfig
+    from icl_lab.papers.synthesis.experiments import CrossPaperConfig
 
     cfg = CrossPaperConfig.for_scale("ci", L_values=(2.0,), seeds=1, steps=20, contrast_tasks=200, eval_prompts=16)
     first = store.load_or_run("synthesis.cross_paper", cfg, tmp_path)

@@ -11,13 +11,13 @@ import pytest
 import torch
 
 from icl_lab import ConfigError, configure_threads, store, sweep
-from icl_lab.experiments import registry
-from icl_lab.experiments.common_setup import ContextLengthConfig
+from icl_lab import registry
+from icl_lab.papers.common.experiments import ContextLengthConfig
 
 import _sweep_toy
 from _sweep_toy import TOY, ToyConfig
 
-CS = "common_setup.context_length"
+CS = "common.context_length"
 # common_setup at a tiny size: a task takes ~0.05 s
 TINY = dict(d=4, K=2, N_values="2,4,8", steps=5, batch=8, test_prompts=16, linear_fit_prompts=64)
 
@@ -82,7 +82,7 @@ def test_plan_grid_product_and_seed_chunks(toy):
     (dict(seeds=0), r"^seeds must be an integer >= 1"),
     (dict(seeds=2, sets=["seeds=3"]), r"^seeds is given twice"),
     (dict(seeds_per_task=0), r"^seeds_per_task must be an integer >= 1"),
-    (dict(scale="big"), r"^scale must be one of \('ci', 'paper'\)"),
+    (dict(scale="big"), r"^scale must be one of \('ci', 'book', 'paper'\)"),
 ])
 def test_bad_plans_fail_before_anything_runs(toy, kw, pattern, tmp_path):
     kw = dict(kw)
@@ -93,8 +93,8 @@ def test_bad_plans_fail_before_anything_runs(toy, kw, pattern, tmp_path):
 
 
 def test_unknown_experiment_lists_the_known_ones():
-    with pytest.raises(ConfigError, match=r"^experiment must be one of \[.*'common_setup.context_length'"):
-        sweep.plan("common_setup.nope", "ci")
+    with pytest.raises(ConfigError, match=r"^experiment must be one of \[.*'common.context_length'"):
+        sweep.plan("common.nope", "ci")
 
 
 def test_plugin_experiments_from_the_environment(monkeypatch):

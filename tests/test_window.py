@@ -10,11 +10,11 @@ import torch
 
 from icl_lab import ConfigError, Ledger, make_generator
 from icl_lab.data import AffineTask, PromptSampler, StackedSampler, TwoReLUTask, sphere
-from icl_lab.experiments import window as W
+from icl_lab.papers.window import experiments as W
 from icl_lab.models import KernelAttention
-from icl_lab.window import (GroupedSampler, WrappedCosineHills, export_part, fit_slope, linear_attention_loss,
+from icl_lab.papers.window import (GroupedSampler, WrappedCosineHills, export_part, fit_slope, linear_attention_loss,
                             lowrank_landscape, merged_ledger, optimal_window, softmax_weights, window_curves)
-from icl_lab.window.theory import WindowCurves, _hard_weights
+from icl_lab.papers.window.theory import WindowCurves, _hard_weights
 
 from _helpers import F64, assert_close
 
@@ -182,7 +182,7 @@ def test_registered_experiments_build_at_both_scales():
 
 
 def test_prefetch_sampler_serves_the_big_draw_step_by_step():
-    from icl_lab.window import PrefetchSampler
+    from icl_lab.papers.window import PrefetchSampler
 
     a = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=5, num_queries=2, sigma=0.1)
     seeds = [1, 2]

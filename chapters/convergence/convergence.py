@@ -25,7 +25,7 @@
 # The tool that makes all of it cheap is exact: with orthonormal features, GD on the $d\times d$
 # matrix $Q$ is GD on the $K\times K$ matrix $S = V^\top Q V$, the task vector $w$ averages out in
 # closed form, and the remaining expectation is over the **counts** of each feature in the prompt.
-# The library's `icl_lab.dynamics` package implements that reduced dynamics (exact enumeration,
+# The library's `icl_lab.papers.convergence` package implements that reduced dynamics (exact enumeration,
 # Monte Carlo over counts, the mean-field limit $N\to\infty$, and 2–3-variable symmetry reductions
 # for sweeps up to $K = 2000$); the first sections prove it equals the full model.
 #
@@ -44,10 +44,10 @@ import torch
 
 import icl_lab
 from icl_lab import plotting, widgets
-from icl_lab.dynamics import (CountLaw, SymmetricColumn, feature_attention, gradient, initial_gradient_mean_field,
+from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, feature_attention, gradient, initial_gradient_mean_field,
                               loss_floor, phase_times, value_at)
-from icl_lab.experiments import convergence as cv
-from icl_lab.experiments import convergence_plots as cplot
+from icl_lab.papers.convergence import experiments as cv
+from icl_lab.papers.convergence import figures as cplot
 
 icl_lab.configure_threads()
 plotting.use_style()
@@ -534,7 +534,7 @@ assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 # i.e. $B_{k,1}\approx-\frac12\log K$. Because the thresholds $0.49$, $0.51$, $1.01$ are asymptotic,
 # we also report the spec's constant-free **mechanistic markers**: $\tau_{\rm sw}$ (first
 # $\alpha_k\ge|\beta_{k,1}|$), $\tau_{AB}$ (first $A_k\ge -B_{k,1}$), $\tau_{\log K}$ (first
-# $A_k\ge\log K$) and $\tau_\epsilon$. `icl_lab.dynamics.phase_times` computes both sets.
+# $A_k\ge\log K$) and $\tau_\epsilon$. `icl_lab.papers.convergence.phase_times` computes both sets.
 #
 # ### Figure 1, from data (EXP-D)
 #
@@ -1147,7 +1147,7 @@ assert t_ex["T1"] < t_ex["T2"] < t_ex["T3"] < t_ex["T4"]
 p_paper = torch.tensor(cv.IMBALANCED_P, dtype=torch.float64)
 S_box = torch.full((3, 3), -0.8, dtype=torch.float64)
 S_box.fill_diagonal_(0.8)
-L_box = icl_lab.dynamics.feature_losses(S_box, CountLaw.exact(60, p_paper))
+L_box = icl_lab.papers.convergence.feature_losses(S_box, CountLaw.exact(60, p_paper))
 print(f"best L_k with |S| <= 0.8: {np.round(L_box.numpy(), 4)}; floor L_2^low = {float(loss_floor(60, p_paper)[1]):.4f}")
 assert float(L_box[1]) > 0.05
 

@@ -30,8 +30,8 @@
 # **polynomial** in time rather than logarithmic, and the feature norm enters the step as
 # $\|v\|^4$.
 #
-# Everything runs from the library (`icl_lab.theory.nonlinear` for the exact dynamics,
-# `icl_lab.experiments.nonlinear` for the experiments); the scale is chosen by `ICL_LAB_SCALE`.
+# Everything runs from the library (`icl_lab.papers.nonlinear.theory` for the exact dynamics,
+# `icl_lab.papers.nonlinear.experiments` for the experiments); the scale is chosen by `ICL_LAB_SCALE`.
 
 # %%
 import math
@@ -43,8 +43,8 @@ import torch
 import icl_lab
 from icl_lab import metrics, plotting, widgets
 from icl_lab.data import PromptBatch
-from icl_lab.experiments import nonlinear as nl
-from icl_lab.theory import nonlinear as th
+from icl_lab.papers.nonlinear import experiments as nl
+from icl_lab.papers.nonlinear import theory as th
 from icl_lab.train import mse_loss
 
 icl_lab.configure_threads()

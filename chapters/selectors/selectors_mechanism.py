@@ -44,7 +44,7 @@ import torch
 
 import icl_lab
 from icl_lab import metrics, plotting, widgets
-from icl_lab.experiments import selectors as sel
+from icl_lab.papers.selectors import experiments as sel
 from icl_lab.train import hinge_loss
 
 icl_lab.configure_threads()

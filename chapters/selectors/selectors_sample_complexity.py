@@ -54,7 +54,7 @@ import torch
 
 import icl_lab
 from icl_lab import plotting, widgets
-from icl_lab.experiments import selectors as sel
+from icl_lab.papers.selectors import experiments as sel
 
 icl_lab.configure_threads()
 plotting.use_style()

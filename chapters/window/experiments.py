@@ -30,7 +30,7 @@
 # (`icl_lab.train.train`), trial $t$ using seed $t$ in every configuration. Iteration counts, the
 # $L$/$\sigma$/$n$ grids and Figure 9's learning rates (tuned over $\{10^{-3},10^{-2},10^{-1}\}$) are
 # not given in the paper; the choices are stated with each figure. Runs draw 500 iterations' worth of
-# tasks at a time (`icl_lab.window.PrefetchSampler`): still one task per iteration, at a third of the
+# tasks at a time (`icl_lab.papers.window.PrefetchSampler`): still one task per iteration, at a third of the
 # sampling cost. The `ci` scale (tests) uses fewer trials and iterations.
 
 # %%
@@ -42,8 +42,8 @@ import torch
 
 import icl_lab
 from icl_lab import plotting, widgets
-from icl_lab.experiments import window as W
-from icl_lab.window.ledger import export_part, merged_ledger
+from icl_lab.papers.window import experiments as W
+from icl_lab.papers.window.ledger import export_part, merged_ledger
 
 icl_lab.configure_threads()
 plotting.use_style()

@@ -45,10 +45,10 @@ import torch
 import icl_lab
 from icl_lab import plotting, widgets
 from icl_lab.data import AffineTask, PromptSampler, TwoReLUTask
-from icl_lab.experiments import window as W
+from icl_lab.papers.window import experiments as W
 from icl_lab.models import KernelAttention
-from icl_lab.window import fit_slope, hard_window_loss, optimal_window, window_curves
-from icl_lab.window.ledger import export_part
+from icl_lab.papers.window import fit_slope, hard_window_loss, optimal_window, window_curves
+from icl_lab.papers.window.ledger import export_part
 
 icl_lab.configure_threads()
 plotting.use_style()
@@ -888,7 +888,7 @@ for (L_, s_, n_, m_) in [(1.0, 0.1, 100, 2), (2.0, 0.3, 1000, 3)]:
 # ````
 
 # %%
-from icl_lab.window import linear_attention_loss  # noqa: E402
+from icl_lab.papers.window import linear_attention_loss  # noqa: E402
 
 
 class ConstantTask(AffineTask):

@@ -4,7 +4,7 @@ Two models are trained on the paper's cosine tasks f(x) = (L/c) cos(c w^T x + ph
 at pairwise distance Delta (spec A1-A2):
 
 * the **theory model** (Q-only softmax attention, Q = 0 at start, full-batch GD on a fixed set of M
-  prompts), run exactly in feature space by :func:`icl_lab.theory.nonlinear.feature_gd` (checked
+  prompts), run exactly in feature space by :func:`icl_lab.papers.nonlinear.theory.feature_gd` (checked
   against the full d x d model in the tests);
 * the **practical block** of the paper's Sec. 6 (:class:`icl_lab.models.OneBlockTransformer`, spec
   A7-A8: Adam 1e-3, batch 30), for Figures 1-3, and on random quadratic tasks over Gaussian inputs
@@ -22,16 +22,16 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import _checks as chk
-from .. import metrics
-from ..config import ScaledConfig, make_generator
-from ..data import (CosineFeatureTask, PromptBatch, PromptSampler, QuadraticTask, TaskFamily, TwoReLUTask, gaussian,
+from ... import _checks as chk
+from ... import metrics
+from ...config import ScaledConfig, make_generator
+from ...data import (CosineFeatureTask, PromptBatch, PromptSampler, QuadraticTask, TaskFamily, TwoReLUTask, gaussian,
                     separated, standard_basis)
-from ..data import _random as rnd
-from ..data.inputs import sphere
-from ..models import OneBlockTransformer, QOnlyAttention
-from ..theory import nonlinear as th
-from ..train import train
+from ...data import _random as rnd
+from ...data.inputs import sphere
+from ...models import OneBlockTransformer, QOnlyAttention
+from . import theory as th
+from ...train import train
 
 FEATURE_KINDS = ("orth", "random", "gaussian", "unit")
 FLAT = (0.1, 0.2, 0.4)
@@ -768,7 +768,7 @@ def summarize_polynomial(res: BlockResult) -> dict:
             "seconds": res.seconds}
 
 
-from .registry import Experiment  # noqa: E402
+from ...registry import Experiment  # noqa: E402
 
 EXPERIMENTS = {
     "theory_figures": Experiment(

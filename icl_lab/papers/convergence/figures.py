@@ -8,8 +8,8 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .. import plotting
-from ..dynamics import ColumnTrajectory
+from ... import plotting
+from . import ColumnTrajectory
 
 PHASE_COLORS = ("#fde0c5", "#f9c4d2", "#d0e4f5", "#d5efd5")
 

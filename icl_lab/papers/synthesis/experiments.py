@@ -25,12 +25,12 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import _checks as chk
-from .. import metrics
-from ..config import ScaledConfig, make_generator
-from ..data import CosineFeatureTask, LinearTask, PromptSampler, StackedSampler, standard_basis
-from ..models import QOnlyAttention
-from ..train import train
+from ... import _checks as chk
+from ... import metrics
+from ...config import ScaledConfig, make_generator
+from ...data import CosineFeatureTask, LinearTask, PromptSampler, StackedSampler, standard_basis
+from ...models import QOnlyAttention
+from ...train import train
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def result_from_summary(cfg: CrossPaperConfig, s: dict) -> CrossPaperResult:
                             loss=t("final_loss")[None], t_half=t("t_half"), seconds=float(s["seconds"]))
 
 
-from .registry import Experiment  # noqa: E402
+from ...registry import Experiment  # noqa: E402
 
 EXPERIMENTS = {
     "cross_paper": Experiment(

@@ -16,10 +16,10 @@ from typing import Sequence
 
 import torch
 
-from .. import _checks as chk
-from ..data import _random as rnd
-from ..data.prompts import PromptBatch, StackedSampler
-from ..data.tasks import TaskFamily, _scalar
+from ... import _checks as chk
+from ...data import _random as rnd
+from ...data.prompts import PromptBatch, StackedSampler
+from ...data.tasks import TaskFamily, _scalar
 
 
 class WrappedCosineHills(TaskFamily):

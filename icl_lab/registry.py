@@ -1,7 +1,7 @@
 """The registry of runnable experiments: one :class:`Experiment` per figure or claim group.
 
-Each chapter module ``icl_lab/experiments/<key>.py`` ends with a dict ``EXPERIMENTS`` mapping a short
-name to an :class:`Experiment`; :func:`all_experiments` collects them as ``"<key>.<name>"``. The
+Each paper's module ``icl_lab/papers/<key>/experiments.py`` ends with a dict ``EXPERIMENTS`` mapping a
+short name to an :class:`Experiment`; :func:`all_experiments` collects them as ``"<key>.<name>"``. The
 benchmark, the command line and the results store use this registry, so an experiment registered
 here runs the same from a notebook, a benchmark, a terminal or a cluster.
 
@@ -21,9 +21,9 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .._checks import ConfigError
+from ._checks import ConfigError
 
-CHAPTER_MODULES = ("common_setup", "convergence", "nonlinear", "window", "selectors", "synthesis")
+from .papers import PAPERS
 
 
 @dataclass(frozen=True)
@@ -45,13 +45,13 @@ class Experiment:
 
 
 def all_experiments() -> dict[str, Experiment]:
-    """Every registered experiment, as ``{"<chapter module>.<name>": Experiment}``."""
+    """Every registered experiment, as ``{"<paper>.<name>": Experiment}``."""
     out: dict[str, Experiment] = {}
-    for mod_name in CHAPTER_MODULES:
+    for mod_name in PAPERS:
         try:
-            mod = importlib.import_module(f"{__package__}.{mod_name}")
+            mod = importlib.import_module(f"{__package__}.papers.{mod_name}.experiments")
         except ModuleNotFoundError as e:
-            if e.name == f"{__package__}.{mod_name}":
+            if e.name == f"{__package__}.papers.{mod_name}.experiments":
                 continue  # chapter not written yet
             raise
         for name, exp in getattr(mod, "EXPERIMENTS", {}).items():

@@ -27,13 +27,13 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .. import _checks as chk
-from ..config import ScaledConfig, make_generator
-from ..data import _random as rnd
-from ..data.prompts import PairClassificationSampler, PromptBatch
-from ..data.tasks import PairTask, cyclic_pair_tasks
-from ..models import AttentionMLP
-from ..train import train
+from ... import _checks as chk
+from ...config import ScaledConfig, make_generator
+from ...data import _random as rnd
+from ...data.prompts import PairClassificationSampler, PromptBatch
+from ...data.tasks import PairTask, cyclic_pair_tasks
+from ...models import AttentionMLP
+from ...train import train
 
 TASK_SETS = ("cyclic", "all_pairs")
 
@@ -1023,7 +1023,7 @@ def plot_mechanism(res: TrainResult, group: int = 0, title: str = ""):
     over its seeds); returns the figure."""
     import matplotlib.pyplot as plt
 
-    from .. import plotting
+    from ... import plotting
 
     st = np.asarray(res.steps)
 
@@ -1056,7 +1056,7 @@ def export_chapter_ledger(ledger, prefix: str, directory=None):
     claims from their last run at the same scale, and return the merged :class:`~icl_lab.Ledger`."""
     import json
 
-    from ..claims import Claim, Ledger, claims_dir
+    from ...claims import Claim, Ledger, claims_dir
 
     d = claims_dir() if directory is None else directory
     path = d / f"{ledger.paper}.json"
@@ -1083,7 +1083,7 @@ def live_mechanism() -> None:
     import ipywidgets
     import matplotlib.pyplot as plt
 
-    from .. import widgets
+    from ... import widgets
 
     def _live(alpha=0.6, tau=0.25, lambda_star=0.6, l_tr=14, task_set="all_pairs", steps=300):
         res = quick_train(alpha=alpha, tau=tau, lambda_star=lambda_star, l_tr=l_tr, task_set_name=task_set, steps=steps)
@@ -1098,7 +1098,7 @@ def live_mechanism() -> None:
                  steps=ipywidgets.IntSlider(value=300, min=100, max=1000, step=100))
 
 
-from .registry import Experiment  # noqa: E402  (bottom: the registry imports this module lazily)
+from ...registry import Experiment  # noqa: E402  (bottom: the registry imports this module lazily)
 
 EXPERIMENTS = {
     "seed_sweep": Experiment(

@@ -22,15 +22,15 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .. import _checks as chk
-from ..config import ScaledConfig, make_generator
-from ..data import (AffineTask, CosineTask, LowRankTask, PromptBatch, PromptSampler, TwoReLUTask, anisotropic_sphere,
+from ... import _checks as chk
+from ...config import ScaledConfig, make_generator
+from ...data import (AffineTask, CosineTask, LowRankTask, PromptBatch, PromptSampler, TwoReLUTask, anisotropic_sphere,
                     low_rank_covariates, random_subspace, sphere, transformed_sphere)
-from ..data.tasks import HillsTask
-from ..metrics import spectral_norm
-from ..models import KernelAttention
-from ..train import train
-from ..window import (GroupedSampler, PrefetchSampler, WrappedCosineHills, fit_slope, linear_attention_loss, lowrank_landscape,
+from ...data.tasks import HillsTask
+from ...metrics import spectral_norm
+from ...models import KernelAttention
+from ...train import train
+from . import (GroupedSampler, PrefetchSampler, WrappedCosineHills, fit_slope, linear_attention_loss, lowrank_landscape,
                       optimal_window, window_curves)
 
 F64 = torch.float64
@@ -943,7 +943,7 @@ class LowRankTrainingResult:
 
 
 def run_lowrank_training(cfg: LowRankTrainingConfig, device=None) -> LowRankTrainingResult:
-    from ..data.inputs import orthogonal_complement
+    from ...data.inputs import orthogonal_complement
 
     t0 = time.perf_counter()
     Bs, samplers = [], {}
@@ -1084,7 +1084,7 @@ def summarize_bias_variance(res: BiasVarianceResult) -> dict:
 
 
 # ============================================================================ registry
-from .registry import Experiment  # noqa: E402
+from ...registry import Experiment  # noqa: E402
 
 EXPERIMENTS = {
     "power_laws": Experiment("window", "App. C, D (Lemmas C.4, C.8, D.1)", "signal and noise terms against c at large n",

@@ -19,11 +19,11 @@ from typing import Callable
 
 import torch
 
-from .. import _checks as chk
-from .. import baselines
-from ..data import _random as rnd
-from ..data.inputs import sphere
-from ..data.tasks import TaskFamily
+from ... import _checks as chk
+from ... import baselines
+from ...data import _random as rnd
+from ...data.inputs import sphere
+from ...data.tasks import TaskFamily
 
 F64 = torch.float64
 

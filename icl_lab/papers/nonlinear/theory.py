@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import _checks as chk
-from ..data.prompts import PromptBatch
+from ... import _checks as chk
+from ...data.prompts import PromptBatch
 
 F64 = torch.float64
 

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import _checks as chk
-from .. import baselines, metrics
-from ..config import ScaledConfig, make_generator
-from ..data import LinearTask, PromptBatch, PromptSampler, standard_basis
-from ..models import KernelAttention, QOnlyAttention
-from ..train import mse_loss, train
+from ... import _checks as chk
+from ... import baselines, metrics
+from ...config import ScaledConfig, make_generator
+from ...data import LinearTask, PromptBatch, PromptSampler, standard_basis
+from ...models import KernelAttention, QOnlyAttention
+from ...train import mse_loss, train
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ def summarize_context_length(res: ContextLengthResult) -> dict:
     }
 
 
-from .registry import Experiment  # noqa: E402  (bottom: the registry imports this module lazily)
+from ...registry import Experiment  # noqa: E402  (bottom: the registry imports this module lazily)
 
 EXPERIMENTS = {
     "context_length": Experiment(

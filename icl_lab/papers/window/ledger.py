@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import _checks as chk
-from ..claims import Claim, Ledger, claims_dir
+from ... import _checks as chk
+from ...claims import Claim, Ledger, claims_dir
 
 
 def merged_ledger(ledger: Ledger, prefix: str, directory=None) -> Ledger:

@@ -26,16 +26,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .. import _checks as chk
-from .. import metrics
-from ..config import ScaledConfig, make_generator
-from ..data import LinearTask, PromptBatch, PromptSampler, random_orthonormal, standard_basis
-from ..dynamics import (CountLaw, SymmetricColumn, feature_losses, gradient, loss_floor, phase_times,
+from ... import _checks as chk
+from ... import metrics
+from ...config import ScaledConfig, make_generator
+from ...data import LinearTask, PromptBatch, PromptSampler, random_orthonormal, standard_basis
+from . import (CountLaw, SymmetricColumn, feature_losses, gradient, loss_floor, phase_times,
                         population_gd, total_loss)
-from ..dynamics.phases import value_at, window
-from ..models import OneBlockTransformer, QOnlyAttention
-from ..train import mse_loss, train
-from .common_setup import q_only_gradient_closed_form
+from .phases import value_at, window
+from ...models import OneBlockTransformer, QOnlyAttention
+from ...train import mse_loss, train
+from ..common.experiments import q_only_gradient_closed_form
 
 IMBALANCED_P = (0.8, 0.1, 0.1)  # App. A
 BALANCED_P = (1 / 3, 1 / 3, 1 / 3)
@@ -557,7 +557,7 @@ def run_sweep(cfg: SweepConfig) -> SweepResult:
         bal[cfg.K_eps] = {"times": phase_times(tr, cfg.eps, "balanced"), "traj": tr}
         tr = _flow_until(SymmetricColumn.under_represented(cfg.K_eps, cfg.p1_main), eps_min, cfg.rtol)
         und[(cfg.p1_main, cfg.K_eps)] = {"times": phase_times(tr, cfg.eps, "under"), "traj": tr}
-    from ..dynamics import convergence_time
+    from . import convergence_time
 
     eps_bal = {e: convergence_time(bal[cfg.K_eps]["traj"], e) for e in cfg.eps_values}
     eps_und = {e: convergence_time(und[(cfg.p1_main, cfg.K_eps)]["traj"], e) for e in cfg.eps_values}
@@ -934,7 +934,7 @@ def summarize_unseen_w(res: UnseenWResult) -> dict:
             "median_one_minus_attn": res.median_one_minus_attn, "bound_violation": res.bound_violation}
 
 
-from .registry import Experiment  # noqa: E402  (bottom: the registry imports this module lazily)
+from ...registry import Experiment  # noqa: E402  (bottom: the registry imports this module lazily)
 
 EXPERIMENTS = {
     "identities": Experiment(paper="convergence", location="Lemmas 4.1, C.1, C.2, C.6; eq. (12)",

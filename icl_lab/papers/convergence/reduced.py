@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .. import _checks as chk
+from ... import _checks as chk
 
 
 @dataclass
@@ -77,7 +77,7 @@ class SymmetricColumn:
         in exactly one class, with equal p inside a class (checked).
     N : context length (``math.inf``: mean-field limit).
     M, generator : Monte-Carlo count sample for finite N (drawn once).
-    law : alternatively a :class:`~icl_lab.dynamics.CountLaw` over the same p (e.g. the exact
+    law : alternatively a :class:`~icl_lab.papers.convergence.CountLaw` over the same p (e.g. the exact
         enumeration for K = 3); its count vectors and weights define the expectation.
     """
 

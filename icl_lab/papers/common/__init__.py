@@ -1,0 +1,1 @@
+"""The common paper's package: theory, experiments, figures and claims."""

@@ -1,0 +1,1 @@
+"""The nonlinear paper's package: theory, experiments, figures and claims."""

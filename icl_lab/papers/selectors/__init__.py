@@ -1,0 +1,1 @@
+"""The selectors paper's package: theory, experiments, figures and claims."""

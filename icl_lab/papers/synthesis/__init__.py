@@ -1,0 +1,1 @@
+"""The synthesis paper's package: theory, experiments, figures and claims."""

@@ -1,0 +1,350 @@
+"""Declared parameter constraints: every config field says once what values it accepts.
+
+In the style of scikit-learn's ``_parameter_constraints``: a config class lists, for each field,
+one :class:`Constraint`::
+
+    @dataclass(frozen=True)
+    class Fig1(ScaledConfig):
+        d: int = 16
+        lr: float = 30.0
+        N_values: tuple = (2, 4, 8)
+        PARAMS = dict(d=Int(1, 4096), lr=Real(0, 1e6, closed="right"),
+                      N_values=TupleOf(Int(1, 100_000)))
+
+From that one declaration come
+
+* validation with one error format (``<name> must be <description> (got <value>)``), run on every
+  construction before any computation;
+* parsing of command-line text (``icl-lab run --set lr=3``) and the allowed range that
+  ``icl-lab show`` prints;
+* generated invalid values for the invalid-configuration tests of every config.
+
+Every bound is finite: the upper bound of a size protects the machine (a batch of 10^9 prompts
+would ask for terabytes). ``validate()`` on the config keeps only the rules that span fields
+(``K <= d``).
+"""
+from __future__ import annotations
+
+import ast
+import math
+import numbers
+from dataclasses import dataclass
+
+from ._checks import ConfigError
+
+CLOSED = ("both", "left", "right", "neither")
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float) and v.is_integer() and abs(v) >= 1e5:
+        return f"{v:.0e}"
+    return repr(v) if isinstance(v, str) else f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _bad(name, what, value) -> ConfigError:
+    shown = repr(value)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return ConfigError(f"{name} must be {what} (got {shown})")
+
+
+def literal(text: str):
+    """A Python literal from command-line text (``ast.literal_eval``), else the text itself."""
+    text = text.strip()
+    if len(text) > 10_000:
+        raise ConfigError(f"a value may be at most 10000 characters (got {len(text)})")
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+
+
+class Constraint:
+    """What a field accepts. Subclasses implement ``check`` (validate and normalise a Python value),
+    ``describe`` (the allowed values in words), ``parse`` (command-line text to a value) and
+    ``invalid`` (values that must be rejected)."""
+
+    def check(self, name: str, value):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def parse(self, name: str, text: str):
+        """Command-line text to a checked value."""
+        return self.check(name, literal(text) if isinstance(text, str) else text)
+
+    def invalid(self) -> list:
+        """Values this constraint must reject (for the invalid-configuration tests)."""
+        return [None, "abc", [object()]]
+
+    def __repr__(self) -> str:
+        return self.describe()
+
+
+@dataclass(frozen=True, repr=False)
+class Int(Constraint):
+    """An integer in [lo, hi] (or an open end with ``closed``). ``2.0`` and ``1e4`` are accepted as
+    the integers they denote; ``True`` is not a number here."""
+
+    lo: int
+    hi: int
+    closed: str = "both"
+
+    def __post_init__(self):
+        assert self.closed in CLOSED and self.lo <= self.hi
+
+    def _in(self, v) -> bool:
+        lo_ok = v >= self.lo if self.closed in ("both", "left") else v > self.lo
+        hi_ok = v <= self.hi if self.closed in ("both", "right") else v < self.hi
+        return lo_ok and hi_ok
+
+    def describe(self) -> str:
+        a = "[" if self.closed in ("both", "left") else "("
+        b = "]" if self.closed in ("both", "right") else ")"
+        return f"an integer in {a}{_fmt(self.lo)}, {_fmt(self.hi)}{b}"
+
+    def check(self, name, value):
+        if isinstance(value, bool) or not (
+            isinstance(value, numbers.Integral)
+            or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+        ):
+            raise _bad(name, self.describe(), value)
+        v = int(value)
+        if not self._in(v):
+            raise _bad(name, self.describe(), value)
+        return v
+
+    def parse(self, name, text):
+        v = literal(text) if isinstance(text, str) else text
+        if isinstance(v, str):  # '1e4' parses as a float literal already; anything else is not a number
+            raise _bad(name, self.describe(), text)
+        return self.check(name, v)
+
+    def invalid(self) -> list:
+        out = [2.5, "abc", None, True, float("nan"), float("inf"), [self.lo]]
+        out += [self.lo - 1] if self.closed in ("both", "left") else [self.lo]
+        out += [self.hi + 1] if self.closed in ("both", "right") else [self.hi]
+        return out
+
+
+@dataclass(frozen=True, repr=False)
+class Real(Constraint):
+    """A finite real number in the interval between lo and hi (``closed`` says which ends
+    belong to it)."""
+
+    lo: float
+    hi: float
+    closed: str = "both"
+
+    def __post_init__(self):
+        assert self.closed in CLOSED and self.lo <= self.hi
+        assert math.isfinite(self.lo) and math.isfinite(self.hi)
+
+    def _in(self, v) -> bool:
+        lo_ok = v >= self.lo if self.closed in ("both", "left") else v > self.lo
+        hi_ok = v <= self.hi if self.closed in ("both", "right") else v < self.hi
+        return lo_ok and hi_ok
+
+    def describe(self) -> str:
+        a = "[" if self.closed in ("both", "left") else "("
+        b = "]" if self.closed in ("both", "right") else ")"
+        return f"a number in {a}{_fmt(self.lo)}, {_fmt(self.hi)}{b}"
+
+    def check(self, name, value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise _bad(name, self.describe(), value)
+        try:
+            v = float(value)
+        except OverflowError:
+            raise _bad(name, self.describe(), value) from None
+        if not math.isfinite(v) or not self._in(v):
+            raise _bad(name, self.describe(), value)
+        return v
+
+    def parse(self, name, text):
+        v = literal(text) if isinstance(text, str) else text
+        if isinstance(v, str):
+            try:
+                v = float(v)  # 'inf', 'nan' parse here and are then refused as not finite
+            except ValueError:
+                raise _bad(name, self.describe(), text) from None
+        return self.check(name, v)
+
+    def invalid(self) -> list:
+        out = ["abc", None, True, float("nan"), float("inf"), -float("inf"), [self.lo]]
+        span = max(1.0, abs(self.hi - self.lo))
+        out += [self.lo - 0.5 * span] if self.closed in ("both", "left") else [self.lo]
+        out += [self.hi + 0.5 * span] if self.closed in ("both", "right") else [self.hi]
+        return out
+
+
+@dataclass(frozen=True, repr=False)
+class OneOf(Constraint):
+    """One of a fixed set of values (strings, or numbers such as a list of allowed dimensions)."""
+
+    options: tuple
+
+    def __init__(self, *options):
+        object.__setattr__(self, "options", tuple(options))
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(_fmt(o) for o in self.options)
+
+    def check(self, name, value):
+        for o in self.options:
+            if type(value) is type(o) and value == o or (
+                isinstance(o, numbers.Real) and not isinstance(o, bool) and isinstance(value, numbers.Real)
+                and not isinstance(value, bool) and value == o
+            ):
+                return o
+        raise _bad(name, self.describe(), value)
+
+    def parse(self, name, text):
+        if isinstance(text, str) and text.strip() in [o for o in self.options if isinstance(o, str)]:
+            return text.strip()
+        return self.check(name, literal(text) if isinstance(text, str) else text)
+
+    def invalid(self) -> list:
+        bad = ["not-an-option", None, 12345, ""]
+        return [b for b in bad if b not in self.options]
+
+
+@dataclass(frozen=True, repr=False)
+class Bool(Constraint):
+    """True or False (the command line also accepts true/false, yes/no, 1/0)."""
+
+    def describe(self) -> str:
+        return "true or false"
+
+    def check(self, name, value):
+        if not isinstance(value, bool):
+            raise _bad(name, self.describe(), value)
+        return value
+
+    def parse(self, name, text):
+        if isinstance(text, str):
+            t = text.strip().lower()
+            if t in ("true", "yes", "1", "on"):
+                return True
+            if t in ("false", "no", "0", "off"):
+                return False
+        return self.check(name, text)
+
+    def invalid(self) -> list:
+        return ["maybe", None, 2, 0.5]
+
+
+@dataclass(frozen=True, repr=False)
+class TupleOf(Constraint):
+    """A tuple of ``min_len`` to ``max_len`` values, each meeting ``item``; ``distinct`` and
+    ``increasing`` add order rules. Lists are accepted and stored as tuples."""
+
+    item: Constraint
+    min_len: int = 1
+    max_len: int = 1000
+    distinct: bool = False
+    increasing: bool = False
+
+    def describe(self) -> str:
+        n = f"{self.min_len} to {self.max_len}" if self.min_len != self.max_len else str(self.min_len)
+        order = " increasing" if self.increasing else " distinct" if self.distinct else ""
+        return f"a list of {n}{order} values, each {self.item.describe()}"
+
+    def check(self, name, value):
+        if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
+            raise _bad(name, self.describe(), value)
+        if not self.min_len <= len(value) <= self.max_len:
+            raise _bad(name, self.describe(), value)
+        out = tuple(self.item.check(f"{name}[{i}]", v) for i, v in enumerate(value))
+        if (self.distinct or self.increasing) and len(set(out)) != len(out):
+            raise _bad(name, self.describe(), value)
+        if self.increasing and list(out) != sorted(out):
+            raise _bad(name, self.describe(), value)
+        return out
+
+    def parse(self, name, text):
+        v = literal(text) if isinstance(text, str) else text
+        if isinstance(v, str):  # '2,4,8' without brackets when an item is not a literal
+            v = [literal(p) for p in v.split(",")]
+        if not isinstance(v, (tuple, list)):
+            v = (v,)  # '--set N_values=5' is the one-element list
+        items = []
+        for i, x in enumerate(v):
+            items.append(self.item.parse(f"{name}[{i}]", x) if isinstance(x, str) else x)
+        return self.check(name, items)
+
+    def invalid(self) -> list:
+        out = [None, "abc", 5] if not isinstance(self.item, TupleOf) else [None, "abc"]
+        if self.min_len > 0:
+            out.append(())
+        bad_items = [b for b in self.item.invalid() if not isinstance(b, (list, tuple))][:3]
+        out += [(b,) * max(1, self.min_len) for b in bad_items]
+        out.append((self.item_example(),) * (self.max_len + 1))
+        return out
+
+    def item_example(self):
+        it = self.item
+        if isinstance(it, (Int, Real)):
+            return it.lo if it.closed in ("both", "left") else it.hi
+        if isinstance(it, OneOf):
+            return it.options[0]
+        return None
+
+
+@dataclass(frozen=True, repr=False)
+class Optional(Constraint):
+    """``None`` or a value meeting ``inner``."""
+
+    inner: Constraint
+
+    def describe(self) -> str:
+        return f"None or {self.inner.describe()}"
+
+    def check(self, name, value):
+        return None if value is None else self.inner.check(name, value)
+
+    def parse(self, name, text):
+        if isinstance(text, str) and text.strip() in ("None", "none", "null"):
+            return None
+        return self.inner.parse(name, text)
+
+    def invalid(self) -> list:
+        return [b for b in self.inner.invalid() if b is not None]
+
+
+# ------------------------------------------------------------------ common declarations
+SEED = Int(0, 2**63 - 1)  # what torch.Generator.manual_seed accepts
+COUNT = Int(1, 10**6)  # seeds, runs, samples of a summary
+SIZE = Int(1, 4096)  # a dimension d, a number of features K, a width
+STEPS = Int(1, 10**7)
+PROMPTS = Int(1, 10**6)
+LR = Real(0, 1e6, closed="right")
+PROB = Real(0, 1)
+
+
+def constraints_of(cls) -> dict:
+    """The declared constraints of a config class (``PARAMS``, merged along the class hierarchy)."""
+    out: dict = {}
+    for klass in reversed(cls.__mro__):
+        out.update(getattr(klass, "PARAMS", None) or {})
+    return out
+
+
+def check_fields(obj) -> dict:
+    """Check every field of the dataclass ``obj`` against its declaration; return the normalised
+    values. A field without a declaration is a programming error and fails loudly."""
+    from dataclasses import fields
+
+    cons = constraints_of(type(obj))
+    out = {}
+    for f in fields(obj):
+        if f.name not in cons:
+            raise TypeError(f"{type(obj).__name__}.{f.name} has no declared constraint in PARAMS")
+        out[f.name] = cons[f.name].check(f.name, getattr(obj, f.name))
+    return out
+
+
+def describe(cls) -> dict[str, str]:
+    """``{field: allowed values in words}`` for ``icl-lab show``."""
+    return {k: c.describe() for k, c in constraints_of(cls).items()}

@@ -1,1 +1,0 @@
-"""Theory: exact formulas and reduced dynamics of the papers' models (one module per paper)."""
