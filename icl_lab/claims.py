@@ -55,15 +55,16 @@ class Declared:
     kind: str = "paper"
     hypotheses: tuple = ()  # the statement's conditions, in words
     not_checkable: str = ""  # why it cannot be checked ("" = it is checked)
+    part: str = ""  # for a chapter over several notebooks: the notebook that checks it
 
 
 def declare(id: str, location: str, statement: str, *, kind: str = "paper", hypotheses=(),
-            not_checkable: str = "") -> Declared:
+            not_checkable: str = "", part: str = "") -> Declared:
     """Declare a claim (used in ``icl_lab/papers/<key>/claims.py``)."""
     if not id or not statement or not location:
         raise chk.ConfigError("id, location and statement must be non-empty")
     chk.one_of("kind", kind, KINDS)
-    return Declared(id, location, statement, kind, tuple(hypotheses), not_checkable)
+    return Declared(id, location, statement, kind, tuple(hypotheses), not_checkable, part)
 
 
 def declared(paper: str) -> dict[str, Declared]:
@@ -170,10 +171,18 @@ def claims_dir() -> Path:
 class Ledger:
     """The claims of one paper (or of the common-setup chapter)."""
 
-    def __init__(self, paper: str):
+    def __init__(self, paper: str, part: str | None = None):
+        """The declared claims of ``paper`` (of one ``part`` only, for a chapter split over
+        several notebooks: each notebook checks and exports its own part)."""
         self.paper = chk.one_of("paper", paper, PAPERS)
+        self.part = part
         self.claims: dict[str, Claim] = {}
-        for d in declared(paper).values():
+        decl = declared(paper).values()
+        if part is not None:
+            parts = sorted({d.part for d in decl})
+            chk.one_of("part", part, parts)
+            decl = [d for d in decl if d.part == part]
+        for d in decl:
             c = Claim(id=d.id, paper=paper, location=d.location, statement=d.statement, kind=d.kind)
             if d.not_checkable:
                 c.status, c.how, c.measured = "not checkable", d.not_checkable, "—"
@@ -268,10 +277,11 @@ class Ledger:
             raise chk.ConfigError(f"claims {pending} of the {self.paper} ledger were declared but never checked")
         d = Path(directory) if directory is not None else claims_dir()
         d.mkdir(parents=True, exist_ok=True)
-        path = d / f"{self.paper}.json"
-        payload = {"paper": self.paper, "scale": get_scale(), "counts": self.counts(None),
+        name = self.paper if not self.part else f"{self.paper}.{self.part}"
+        path = d / f"{name}.json"
+        payload = {"paper": self.paper, "part": self.part or "", "scale": get_scale(), "counts": self.counts(None),
                    "counts_by_kind": self.counts_by_kind(), "claims": self.to_records()}
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{self.paper}.", suffix=".json.tmp")
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{name}.", suffix=".json.tmp")
         try:
             with os.fdopen(fd, "w") as f:
                 json.dump(payload, f, indent=2)

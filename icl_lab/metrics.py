@@ -5,6 +5,8 @@ demonstrations); feature ids are (R?, B, N) for demonstrations and (R?, B, m) fo
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
 from . import _checks as chk
@@ -111,3 +113,52 @@ def ema(values: torch.Tensor, rate: float = 0.01, dim: int = 0) -> torch.Tensor:
         acc = (1 - rate) * acc + rate * v[t]
         out[t] = acc
     return out.movedim(0, dim)
+
+
+# ----------------------------------------------------------------------------- fits and intervals
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log y against log x over the finite, positive pairs (NaN if fewer
+    than two)."""
+    x = torch.as_tensor(x, dtype=torch.float64).reshape(-1)
+    y = torch.as_tensor(y, dtype=torch.float64).reshape(-1)
+    ok = torch.isfinite(x) & torch.isfinite(y) & (x > 0) & (y > 0)
+    if int(ok.sum()) < 2:
+        return float("nan")
+    lx, ly = x[ok].log(), y[ok].log()
+    lx = lx - lx.mean()
+    return float((lx * (ly - ly.mean())).sum() / (lx * lx).sum())
+
+
+def mean_se(values) -> tuple[float, float]:
+    """Mean and standard error over seeds (SE is NaN for a single value)."""
+    v = torch.as_tensor(values, dtype=torch.float64).reshape(-1)
+    se = float(v.std() / v.numel() ** 0.5) if v.numel() > 1 else float("nan")
+    return float(v.mean()), se
+
+
+def median_interval(values, level: float = 0.95, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """Median over seeds with a percentile-bootstrap interval ``(median, lo, hi)``; the resampling
+    uses its own seeded generator, so the interval is the same on every run."""
+    v = torch.as_tensor(values, dtype=torch.float64).reshape(-1)
+    if v.numel() == 0:
+        raise ValueError("values must not be empty")
+    g = torch.Generator().manual_seed(seed)
+    idx = torch.randint(0, v.numel(), (n_boot, v.numel()), generator=g)
+    meds = v[idx].median(dim=1).values
+    a = (1 - level) / 2
+    return float(v.median()), float(meds.quantile(a)), float(meds.quantile(1 - a))
+
+
+def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float, float]:
+    """A binomial proportion with its Wilson score interval ``(p, lo, hi)``, e.g. the fraction of
+    seeds on which an event happened."""
+    if n <= 0 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n and n > 0 (got {successes}, {n})")
+    z = {0.9: 1.6448536, 0.95: 1.9599640, 0.99: 2.5758293}.get(level)
+    if z is None:
+        raise ValueError("level must be 0.9, 0.95 or 0.99")
+    p = successes / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return p, max(0.0, centre - half), min(1.0, centre + half)
