@@ -9,6 +9,7 @@ import torch
 from ... import _checks as chk
 from ... import baselines, metrics
 from ...config import ScaledConfig, make_generator
+from ...params import LR, SEED, SIZE, STEPS, Int, Real, TupleOf
 from ...data import LinearTask, PromptBatch, PromptSampler, standard_basis
 from ...models import KernelAttention, QOnlyAttention
 from ...train import mse_loss, train
@@ -35,28 +36,14 @@ class ContextLengthConfig(ScaledConfig):
     nw_bandwidths: tuple = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
     test_seed: int = 10_000
     CI = dict(N_values=(2, 4, 8, 16, 32), seeds=3, steps=250, batch=128, test_prompts=2000, linear_fit_prompts=20_000)
+    PARAMS = dict(d=SIZE, K=SIZE, N_values=TupleOf(Int(1, 100_000), max_len=64), seeds=Int(1, 1000), seed=SEED,
+                  steps=STEPS, lr=LR, batch=Int(1, 100_000), test_prompts=Int(1, 200_000),
+                  linear_fit_prompts=Int(1, 1_000_000), nw_bandwidths=TupleOf(Real(0, 1e6, closed="right"), max_len=64),
+                  test_seed=SEED)
 
     def validate(self):
-        chk.positive_int("d", self.d)
-        chk.positive_int("K", self.K)
         if self.K > self.d:
             raise chk.ConfigError(f"K must be <= d for orthonormal features (got K={self.K}, d={self.d})")
-        if not isinstance(self.N_values, (tuple, list)) or not self.N_values:
-            raise chk.ConfigError(f"N_values must be a non-empty list of context lengths (got {self.N_values!r})")
-        for N in self.N_values:
-            chk.positive_int("N", N)
-        chk.positive_int("seeds", self.seeds)
-        chk.positive_int("seed", self.seed, minimum=0)
-        chk.positive_int("steps", self.steps)
-        chk.positive("lr", self.lr)
-        chk.positive_int("batch", self.batch)
-        chk.positive_int("test_prompts", self.test_prompts)
-        chk.positive_int("linear_fit_prompts", self.linear_fit_prompts)
-        if not isinstance(self.nw_bandwidths, (tuple, list)) or not self.nw_bandwidths:
-            raise chk.ConfigError(f"nw_bandwidths must be a non-empty list of positive bandwidths (got {self.nw_bandwidths!r})")
-        for h in self.nw_bandwidths:
-            chk.positive("nw_bandwidths", h)
-        chk.positive_int("test_seed", self.test_seed, minimum=0)
 
 
 @dataclass
