@@ -1,16 +1,21 @@
-"""Benchmark: wall time of every chapter notebook in the table of contents, at ci and paper scale.
+"""Benchmark: wall and CPU time of every notebook of the table of contents, at ci and book scale.
 
-    .venv/bin/python benchmarks/book.py [--scales ci paper] [--threads 2]
+    .venv/bin/python benchmarks/book.py [--scales ci book] [--threads 2] [--out benchmarks/results]
 
-Executes each notebook in a fresh kernel (as nbval and the book build do) and writes
-benchmarks/out/book.json plus a Markdown table.  It reports; it never fails on slowness.
+Executes each notebook in a fresh kernel (as nbval and the book build do), one after the other, and
+writes ``<out>/book.json`` (per notebook: wall seconds, the kernel's CPU seconds, the machine's load
+average before and after; the machine, the commit and the date), plus a Markdown table on stdout.
+The reproduction page shows the latest file. It reports; it never fails on slowness.
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import platform
+import resource
+import subprocess
 import time
 from pathlib import Path
 
@@ -31,39 +36,67 @@ def toc_notebooks() -> list[Path]:
     return out
 
 
-def run(nb_path: Path, scale: str, threads: int) -> float:
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def run(nb_path: Path, scale: str, threads: int) -> dict:
+    """Execute one notebook in a fresh kernel; the kernel is a child process, so its CPU time is the
+    growth of this process's children's CPU time once it has exited."""
     nb = nbformat.read(nb_path, as_version=4)
     env_before = dict(os.environ)
     os.environ.update(ICL_LAB_SCALE=scale, ICL_LAB_THREADS=str(threads), MPLBACKEND="Agg")
+    load0 = os.getloadavg()[0]
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         t = time.perf_counter()
-        NotebookClient(nb, timeout=3600, kernel_name="python3", resources={"metadata": {"path": str(nb_path.parent)}}).execute()
-        return time.perf_counter() - t
+        NotebookClient(nb, timeout=7200, kernel_name="python3",
+                       resources={"metadata": {"path": str(nb_path.parent)}}).execute()
+        wall = time.perf_counter() - t
     finally:
         os.environ.clear()
         os.environ.update(env_before)
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    return {"notebook": str(nb_path.relative_to(ROOT)), "scale": scale, "wall_seconds": round(wall, 1),
+            "cpu_seconds": round(cpu, 1), "load_before": round(load0, 2), "load_after": round(os.getloadavg()[0], 2)}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scales", nargs="+", default=["ci", "paper"])
+    ap.add_argument("--scales", nargs="+", default=["ci", "book"])
     ap.add_argument("--threads", type=int, default=min(4, os.cpu_count() or 1))
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out"))
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--only", nargs="*", default=None, help="notebook paths (default: the whole table of contents)")
     args = ap.parse_args()
     rows = []
-    for nb in toc_notebooks():
-        for scale in args.scales:
-            secs = run(nb, scale, args.threads)
-            rows.append({"notebook": str(nb.relative_to(ROOT)), "scale": scale, "seconds": round(secs, 2)})
-            print(f"{nb.relative_to(ROOT)} [{scale}]: {secs:.1f} s", flush=True)
-    report = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": args.threads},
+    nbs = [ROOT / p for p in args.only] if args.only else toc_notebooks()
+    for scale in args.scales:
+        for nb in nbs:
+            r = run(nb, scale, args.threads)
+            rows.append(r)
+            print(f"{r['notebook']} [{scale}]: {r['wall_seconds']:.1f} s wall, {r['cpu_seconds']:.1f} s CPU, "
+                  f"load {r['load_before']} -> {r['load_after']}", flush=True)
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        commit = ""
+    report = {"machine": {"platform": platform.platform(), "cpu": cpu_model(), "cpus": os.cpu_count(),
+                          "threads": args.threads, "gpu": "none used"},
+              "commit": commit, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "notebooks": rows}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "book.json").write_text(json.dumps(report, indent=2))
-    print("\n| notebook | scale | seconds (kernel start included) |\n|---|---|---|")
+    (out / "book.json").write_text(json.dumps(report, indent=2) + "\n")
+    print("\n| notebook | scale | wall s | CPU s |\n|---|---|---|---|")
     for r in rows:
-        print(f"| {r['notebook']} | {r['scale']} | {r['seconds']:.1f} |")
+        print(f"| {r['notebook']} | {r['scale']} | {r['wall_seconds']:.1f} | {r['cpu_seconds']:.1f} |")
 
 
 if __name__ == "__main__":

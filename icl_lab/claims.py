@@ -358,3 +358,21 @@ class ClaimsTable:
             parts.append(f"<h4>{html.escape(p)}</h4>" + led._repr_html_())
         total = ", ".join(f"{v} {k}" for k, v in self.counts().items() if v)
         return "".join(parts) + f"<p><strong>All chapters: {html.escape(total)}</strong></p>"
+
+
+def compare(a: "ClaimsTable", b: "ClaimsTable") -> list[dict]:
+    """The claims whose status differs between two ledgers (two builds, scales or machines):
+    ``[{paper, id, kind, a, b, measured_a, measured_b}]``; a claim present in only one is listed with
+    status ``"absent"`` on the other side."""
+    left = {(c.paper, c.id): c for c in a.claims}
+    right = {(c.paper, c.id): c for c in b.claims}
+    out = []
+    order = {p: i for i, p in enumerate(PAPERS)}
+    for key in sorted(set(left) | set(right), key=lambda k: (order.get(k[0], 99), k[1])):
+        ca, cb = left.get(key), right.get(key)
+        sa = ca.status if ca else "absent"
+        sb = cb.status if cb else "absent"
+        if sa != sb:
+            out.append({"paper": key[0], "id": key[1], "kind": (ca or cb).kind, "a": sa, "b": sb,
+                        "measured_a": ca.measured if ca else "", "measured_b": cb.measured if cb else ""})
+    return out

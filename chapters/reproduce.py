@@ -1,0 +1,112 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+#   mystnb:
+#     execution_mode: force
+# ---
+
+# %% [markdown]
+# (reproduce)=
+# # Reproducing every figure
+#
+# Every figure and every ledger entry in this book is computed by the notebooks when the book is
+# built; nothing is pasted in. This page says how to recompute them — all at once, one chapter, or
+# one experiment — at each of the three scales, where the book departs from the papers' settings,
+# and how long it all takes.
+#
+# ## Three scales
+#
+# | scale | what it runs | used by |
+# |---|---|---|
+# | `paper` | exactly the papers' parameters (where a paper gives none, the book's documented reference setting) | `make book-paper`, reference results |
+# | `book` | the paper's parameters wherever they fit a laptop's budget; every reduction is listed below | `make book`, notebooks by default |
+# | `ci` | smaller configurations that still show each effect the claims check | `make test`, CI |
+#
+# A notebook's first cell chooses the scale; from a terminal, `ICL_LAB_SCALE=paper` does the same.
+#
+# ```bash
+# make book          # the whole book at book scale -> _build/book/_build/html
+# make book-paper    # the whole book at paper scale (hours) -> _build/paper/_build/html
+# .venv/bin/icl-lab list                                   # experiments and claims
+# .venv/bin/icl-lab show window.fig3                       # a configuration's parameters at every scale
+# .venv/bin/icl-lab run window.fig3 --scale paper          # one experiment, into the results store
+# ```
+#
+# The README's section *Sweeps on many cores or a cluster* explains sweeps over parameters and seeds,
+# on one machine or on a Dask cluster.
+
+# %% tags=["remove-cell"]
+from IPython.display import Markdown, display
+
+from icl_lab import reports
+
+# %% [markdown]
+# ## Where the book departs from the papers
+#
+# At `book` scale these parameters differ from the papers' settings (at `paper` scale none does).
+# Each figure affected names its reduction in its caption.
+
+# %% tags=["remove-input"]
+display(Markdown(reports.deviations_markdown()))
+
+# %% [markdown]
+# ## Reference results at the papers' full size
+#
+# Where `book` reduces an experiment, the full-size run was made once, on the machine named in the
+# record, through `icl-lab run <experiment> --scale paper`, and its record ships with the book in
+# `results/reference/` (configuration, date, commit, host, wall and CPU time, library versions). The
+# chapters show these reference figures beside the book-scale ones. A test fails when a record's
+# configuration no longer equals the current `paper` configuration; `tools/reference_runs.sh`
+# regenerates them all.
+
+# %% tags=["remove-input"]
+rows = reports.reference_rows()
+if rows:
+    lines = ["| experiment | record | date | commit | wall time |", "|---|---|---|---|---|"]
+    for r in rows:
+        wall = f"{r['wall_seconds'] / 60:.0f} min" if r["wall_seconds"] else "—"
+        lines.append(f"| `{r['experiment']}` | `{r['file']}` | {r['date'][:10]} | {r['commit'][:10]} | {wall} |")
+    display(Markdown("\n".join(lines)))
+else:
+    display(Markdown("No reference records have been shipped yet."))
+
+# %% [markdown]
+# ## Claims whose status depends on the scale
+#
+# The ledgers of the last `ci` and `book` builds ship in `results/reference/claims/`. These claims
+# have a different status at the two scales; the measured values show why (the `ci` configurations
+# are smaller: fewer seeds, shorter ranges of $K$, $n$ or $M$).
+
+# %% tags=["remove-input"]
+display(Markdown(reports.scale_differences_markdown("ci", "book")))
+
+# %% [markdown]
+# ## How long it takes
+#
+# `benchmarks/book.py` executes every notebook in a fresh kernel, one after the other, and records
+# its wall and CPU time at `ci` and `book` scale, with the machine and its load. The latest
+# measurement:
+
+# %% tags=["remove-input"]
+display(Markdown(reports.timings_markdown()))
+
+# %% [markdown]
+# `make book` executes independent notebooks two at a time, so on two cores its wall time is below
+# the sum above.
+#
+# ## On a GPU
+#
+# The same code runs on a GPU with no change: `icl_lab.default_device()` picks CUDA when it is
+# available, `ICL_LAB_DEVICE=cpu` (or `cuda:1`) overrides it, and data are always drawn on the CPU
+# from seeded generators, so a seed gives the same prompts on every device.
+# `benchmarks/experiments.py --compare-devices` runs every experiment on both and reports the
+# largest relative difference of the float32 summaries. No GPU timings are recorded in this book:
+# the machines it was developed and tested on have none.
