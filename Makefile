@@ -10,6 +10,9 @@ JB     := $(BIN)/jupyter-book
 # folders of py:percent notebooks paired with .ipynb; synthesis/ sorts after chapters/, so a book build
 # (Sphinx reads documents in name order) runs it after every chapter has exported its claims
 NOTEBOOK_DIRS := chapters synthesis
+# notebooks executed at once by make book / book-ci, and torch threads per kernel (2 x 1 on two cores)
+JOBS ?= 2
+KERNEL_THREADS ?= 1
 # the notebooks' execution cache is keyed on their code only: clear it when the library changes
 LIBHASH = $(shell cat $(sort $(wildcard icl_lab/*.py icl_lab/*/*.py)) requirements.txt | sha256sum | cut -c1-16)
 
@@ -29,6 +32,8 @@ define build_book
 	@mkdir -p _build/$(1)
 	@if [ "$$(cat _build/$(1)/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then rm -rf _build/$(1)/_build/.jupyter_cache; fi
 	@touch synthesis/synthesis.ipynb  # the synthesis reads every chapter's exported claims: always re-read it
+	@# execute the notebooks $(JOBS) at a time into the build's execution cache (a failure is re-run and shown by the build)
+	-ICL_LAB_SCALE=$(1) ICL_LAB_THREADS=$(KERNEL_THREADS) $(BIN)/python tools/execute_parallel.py _build/$(1)/_build/.jupyter_cache --jobs $(JOBS)
 	ICL_LAB_SCALE=$(1) $(JB) build . --path-output _build/$(1) $(2)
 	@echo "$(LIBHASH)" > _build/$(1)/.libhash
 	@echo "book: _build/$(1)/_build/html/index.html"

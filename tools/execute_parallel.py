@@ -1,0 +1,99 @@
+"""Execute the book's notebooks a few at a time into Jupyter Book's execution cache.
+
+    python tools/execute_parallel.py _build/book/_build/.jupyter_cache --jobs 2
+
+``jupyter-book build`` with ``execute_notebooks: cache`` executes notebooks one after the other and
+re-uses a cached execution whenever a notebook's code is unchanged. This script fills that same
+cache (jupyter-cache, the library Jupyter Book uses) with several kernels at once, so the build
+that follows only reads the outputs. Notebooks whose metadata forces execution on every build
+(``mystnb: execution_mode: force``: the synthesis, which reads every chapter's ledger, and the
+reproduction page) are left to the build. Each kernel inherits the environment (``ICL_LAB_SCALE``,
+``ICL_LAB_THREADS``). The longest notebooks start first (their last measured time, else the order
+of the table of contents). Exits non-zero if a notebook fails, naming it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def toc_notebooks() -> list[Path]:
+    out = []
+    for line in (ROOT / "_toc.yml").read_text().splitlines():
+        line = line.strip()
+        if line.startswith("- file:") or line.startswith("file:"):
+            f = line.split("file:", 1)[1].strip()
+            if f.endswith(".ipynb"):
+                out.append(ROOT / f)
+    return out
+
+
+def forced(path: Path) -> bool:
+    nb = nbformat.read(path, as_version=4)
+    return nb.metadata.get("mystnb", {}).get("execution_mode") == "force"
+
+
+def _execute(args):
+    cache_path, pk, uri, timeout = args
+    from jupyter_cache import get_cache
+    from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
+
+    t = time.perf_counter()
+    code, _ = ExecutionWorkerLocalMProc()(ProcessData(pk, uri, get_cache(cache_path), timeout, False))
+    return uri, code, time.perf_counter() - t
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cache", help="the build's jupyter-cache folder, e.g. _build/book/_build/.jupyter_cache")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=int, default=3600)
+    args = ap.parse_args()
+    if args.jobs < 1:
+        print("execute_parallel: --jobs must be >= 1", file=sys.stderr)
+        return 2
+    from jupyter_cache import get_cache
+
+    cache = get_cache(args.cache)
+    todo = []
+    for nb in toc_notebooks():
+        if forced(nb):
+            continue
+        rec = cache.add_nb_to_project(str(nb))
+        if cache.get_cached_project_nb(rec.pk) is None:  # no cached execution of this exact code
+            todo.append((rec.pk, str(nb)))
+    if not todo:
+        print("execute_parallel: every notebook's execution is cached")
+        return 0
+    last = {}
+    timings = ROOT / "benchmarks" / "results" / "book.json"
+    if timings.exists():
+        for r in json.loads(timings.read_text()).get("notebooks", []):
+            last[str(ROOT / r["notebook"])] = max(last.get(str(ROOT / r["notebook"]), 0), r.get("wall_seconds", 0))
+    todo.sort(key=lambda t: -last.get(t[1], 0))
+    print(f"execute_parallel: {len(todo)} notebook(s), {args.jobs} at a time", flush=True)
+    failed = []
+    with mp.get_context("spawn").Pool(args.jobs) as pool:
+        for uri, code, secs in pool.imap_unordered(_execute, [(args.cache, pk, uri, args.timeout) for pk, uri in todo],
+                                                    chunksize=1):
+            name = Path(uri).relative_to(ROOT)
+            print(f"  {name}: {'ok' if code == 0 else 'FAILED'} in {secs:.0f} s", flush=True)
+            if code != 0:
+                failed.append(str(name))
+    if failed:
+        print(f"execute_parallel: failed: {', '.join(failed)} (the build re-runs them and shows the error)",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
