@@ -82,17 +82,14 @@ class Constraint:
         return self.describe()
 
 
-@dataclass(frozen=True, repr=False)
-class Int(Constraint):
-    """An integer in [lo, hi] (or an open end with ``closed``). ``2.0`` and ``1e4`` are accepted as
-    the integers they denote; ``True`` is not a number here."""
+class _Interval(Constraint):
+    """Shared by :class:`Int` and :class:`Real`: the bounds ``lo``, ``hi`` and which ends belong."""
 
-    lo: int
-    hi: int
-    closed: str = "both"
+    what = "a number"
 
     def __post_init__(self):
         assert self.closed in CLOSED and self.lo <= self.hi
+        assert math.isfinite(self.lo) and math.isfinite(self.hi)
 
     def _in(self, v) -> bool:
         lo_ok = v >= self.lo if self.closed in ("both", "left") else v > self.lo
@@ -102,7 +99,18 @@ class Int(Constraint):
     def describe(self) -> str:
         a = "[" if self.closed in ("both", "left") else "("
         b = "]" if self.closed in ("both", "right") else ")"
-        return f"an integer in {a}{_fmt(self.lo)}, {_fmt(self.hi)}{b}"
+        return f"{self.what} in {a}{_fmt(self.lo)}, {_fmt(self.hi)}{b}"
+
+
+@dataclass(frozen=True, repr=False)
+class Int(_Interval):
+    """An integer in [lo, hi] (or an open end with ``closed``). ``2.0`` and ``1e4`` are accepted as
+    the integers they denote; ``True`` is not a number here."""
+
+    lo: int
+    hi: int
+    closed: str = "both"
+    what = "an integer"
 
     def check(self, name, value):
         if isinstance(value, bool) or not (
@@ -129,27 +137,13 @@ class Int(Constraint):
 
 
 @dataclass(frozen=True, repr=False)
-class Real(Constraint):
+class Real(_Interval):
     """A finite real number in the interval between lo and hi (``closed`` says which ends
     belong to it)."""
 
     lo: float
     hi: float
     closed: str = "both"
-
-    def __post_init__(self):
-        assert self.closed in CLOSED and self.lo <= self.hi
-        assert math.isfinite(self.lo) and math.isfinite(self.hi)
-
-    def _in(self, v) -> bool:
-        lo_ok = v >= self.lo if self.closed in ("both", "left") else v > self.lo
-        hi_ok = v <= self.hi if self.closed in ("both", "right") else v < self.hi
-        return lo_ok and hi_ok
-
-    def describe(self) -> str:
-        a = "[" if self.closed in ("both", "left") else "("
-        b = "]" if self.closed in ("both", "right") else ")"
-        return f"a number in {a}{_fmt(self.lo)}, {_fmt(self.hi)}{b}"
 
     def check(self, name, value):
         if isinstance(value, bool) or not isinstance(value, numbers.Real):

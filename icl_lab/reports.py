@@ -12,6 +12,18 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "results" / "reference"
 
 
+def toc_notebooks() -> list[Path]:
+    """The notebooks of the table of contents, in book order."""
+    out = []
+    for line in (ROOT / "_toc.yml").read_text().splitlines():
+        line = line.strip()
+        if line.startswith("- file:") or line.startswith("file:"):
+            f = line.split("file:", 1)[1].strip()
+            if f.endswith(".ipynb"):
+                out.append(ROOT / f)
+    return out
+
+
 def _cell(v) -> str:
     if isinstance(v, tuple):
         v = list(v)

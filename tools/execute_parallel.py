@@ -22,18 +22,9 @@ from pathlib import Path
 
 import nbformat
 
+from icl_lab.reports import toc_notebooks
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def toc_notebooks() -> list[Path]:
-    out = []
-    for line in (ROOT / "_toc.yml").read_text().splitlines():
-        line = line.strip()
-        if line.startswith("- file:") or line.startswith("file:"):
-            f = line.split("file:", 1)[1].strip()
-            if f.endswith(".ipynb"):
-                out.append(ROOT / f)
-    return out
 
 
 def forced(path: Path) -> bool:
