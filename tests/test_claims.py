@@ -7,7 +7,15 @@ import pytest
 import torch
 
 from icl_lab import ConfigError, Ledger
-from icl_lab.claims import Claim, load_all
+from icl_lab import claims as claims_mod
+from icl_lab.claims import Claim, ClaimsTable, compare, declare, load_all
+
+
+@pytest.fixture(autouse=True)
+def no_declarations(request, monkeypatch):
+    """Most tests build ledgers by hand: hide the library's declarations unless a test asks for them."""
+    if "declarations" not in request.keywords:
+        monkeypatch.setattr(claims_mod, "declared", lambda paper: {})
 
 
 def test_check_sets_status_from_passed():
@@ -121,3 +129,70 @@ def test_claims_table_orders_papers_and_counts(tmp_path):
     assert md.count("\n") == 1 + 4 and "| window | A |" in md
     assert "| **all** | 1 | 0 | 1 | 0 | 2 | 4 |" in table.counts_markdown()
     assert "<h4>window</h4>" in table._repr_html_()
+
+
+DECL = {"A": declare("A", "Thm 1", r"$x > 0$ for $K \\ge 2$", hypotheses=("K >= 2",)),
+        "B": declare("B", "Lemma 2", "an identity", kind="consistency", part="theory"),
+        "C": declare("C", "Fig. 3", "hidden constants", not_checkable="only hidden constants", part="experiments"),
+        "D": declare("D", "this book", "our conjecture", kind="finding", part="experiments")}
+
+
+@pytest.mark.declarations
+def test_declared_claims_are_loaded_pending_and_checked_by_id(monkeypatch, tmp_path):
+    monkeypatch.setattr(claims_mod, "declared", lambda paper: DECL)
+    led = Ledger("window")
+    assert [c.id for c in led] == ["A", "B", "C", "D"] and led["A"].status == "pending"
+    assert led["C"].status == "not checkable" and led["B"].kind == "consistency"
+    with pytest.raises(ConfigError, match="not declared"):
+        led["Z"]
+    with pytest.raises(ConfigError, match="another statement"):
+        led.claim("A", "Thm 1", "a different statement")
+    with pytest.raises(ConfigError, match="never checked"):
+        led.export(tmp_path)
+    # a failure where a declared hypothesis is violated is inconclusive, with the reason
+    a = led["A"].check(measured=-1, how="h", passed=False, hypotheses={"K >= 2": False})
+    assert a.status == "inconclusive" and "K >= 2" in a.caveat and a.hypotheses == {"K >= 2": False}
+    # a pass there keeps the violated condition as a caveat
+    assert led["A"].check(measured=1, how="h", passed=True, hypotheses={"K >= 2": False}).status == "reproduced with caveat"
+    assert led["A"].check(measured=1, how="h", passed=True, hypotheses={"K >= 2": True}).status == "reproduced"
+    with pytest.raises(ConfigError, match="not declared"):
+        led["A"].check(measured=1, how="h", passed=True, hypotheses={"N large": True})
+    b = led["B"].check(measured=0, how="h", passed=False, inconclusive="the test cannot see the identity")
+    assert b.status == "inconclusive" and b.caveat == "the test cannot see the identity"
+    led["D"].check(measured=1, how="h", passed=False)
+    # headline counts count paper claims only
+    assert led.counts() == {"reproduced": 1, "reproduced with caveat": 0, "not reproduced": 0, "inconclusive": 0,
+                            "not checkable": 1}
+    assert led.counts(None)["inconclusive"] == 1 and led.counts("finding")["not reproduced"] == 1
+    path = led.export(tmp_path)
+    data = json.loads(path.read_text())
+    assert data["counts_by_kind"]["consistency"]["inconclusive"] == 1
+    assert {c["id"]: c["kind"] for c in data["claims"]} == {"A": "paper", "B": "consistency", "C": "paper", "D": "finding"}
+
+
+@pytest.mark.declarations
+def test_parts_export_their_own_claims_and_load_together(monkeypatch, tmp_path):
+    monkeypatch.setattr(claims_mod, "declared", lambda paper: DECL)
+    theory = Ledger("window", part="theory")
+    assert [c.id for c in theory] == ["B"]
+    theory["B"].check(measured=0, how="h", passed=True)
+    exp = Ledger("window", part="experiments")
+    exp["D"].check(measured=1, how="h", passed=True)
+    assert theory.export(tmp_path).name == "window.theory.json"
+    assert exp.export(tmp_path).name == "window.experiments.json"
+    table = ClaimsTable.load(tmp_path)
+    assert sorted(c.id for c in table.claims) == ["B", "C", "D"] and table.papers == ["window"]
+    with pytest.raises(ConfigError, match="part must be one of"):
+        Ledger("window", part="nope")
+
+
+def test_compare_lists_status_changes(tmp_path):
+    def table(status_a):
+        led = Ledger("common")
+        led.claim("A", "x", "y").check(measured=1, how="h", passed=status_a)
+        led.claim("B", "x", "y").check(measured=1, how="h", passed=True)
+        return ClaimsTable(list(led))
+
+    assert compare(table(True), table(True)) == []
+    diff = compare(table(True), table(False))
+    assert [(d["id"], d["a"], d["b"]) for d in diff] == [("A", "reproduced", "not reproduced")]
