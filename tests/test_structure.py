@@ -1,0 +1,122 @@
+"""The library's shape: one package per paper with the same four files, modules of one job and
+modest size, imports that flow one way, and reader-facing text that cites papers, never the
+internal reproduction specs."""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from icl_lab.claims import PAPERS, declared
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = ROOT / "icl_lab"
+MAX_LINES = 650
+
+
+def _modules():
+    return sorted(p for p in LIB.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path, modules: set[str] | None = None) -> set[str]:
+    """icl_lab modules imported at module level (imports inside functions are deliberate late binding);
+    ``from pkg import mod`` counts as importing ``pkg.mod`` only."""
+    modules = modules if modules is not None else {_name(p) for p in _modules()}
+    tree = ast.parse(path.read_text())
+    pkg = _name(path) if path.name == "__init__.py" else _name(path).rsplit(".", 1)[0]
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if mod.startswith("icl_lab"):
+                subs = {f"{mod}.{a.name}" for a in node.names} & modules
+                out.update(subs)
+                if len(subs) < len(node.names):
+                    out.add(mod)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("icl_lab"))
+    return out
+
+
+def test_every_paper_has_one_package_with_the_same_files():
+    for key in PAPERS:
+        pkg = LIB / "papers" / key
+        assert pkg.is_dir(), f"icl_lab/papers/{key} is missing"
+        for f in ("experiments.py", "claims.py"):
+            assert (pkg / f).exists(), f"icl_lab/papers/{key}/{f} is missing"
+    # no second home for a paper elsewhere in the library
+    for old in ("experiments", "dynamics", "theory", "window"):
+        assert not (LIB / old).exists(), f"icl_lab/{old}/ is a second home for paper code"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_modules_are_of_modest_size(path):
+    n = len(path.read_text().splitlines())
+    assert n <= MAX_LINES, f"{path.relative_to(ROOT)} has {n} lines (at most {MAX_LINES}: split it by job)"
+
+
+def test_no_import_cycles():
+    mods = {_name(p): p for p in _modules()}
+    graph = {m: {i for i in _imports(p) if i in mods and i != m} for m, p in mods.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                cycle = stack[stack.index(n):] + [n]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if n not in state:
+                visit(n)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+
+
+def test_store_does_not_import_sweep():
+    assert "icl_lab.sweep" not in _imports(LIB / "store.py")
+
+
+SPEC = re.compile(r"\bspecs?\b ?(§|[A-Z]?[0-9]|item)|the spec\b|spec['’]s\b|\bspec A[0-9]", re.I)
+
+
+def test_reader_facing_text_cites_no_spec():
+    offenders = []
+    for folder in ("icl_lab", "chapters", "synthesis"):
+        for p in (ROOT / folder).rglob("*"):
+            if p.suffix not in (".py", ".md") or "__pycache__" in p.parts or ".ipynb_checkpoints" in p.parts:
+                continue
+            for i, line in enumerate(p.read_text().splitlines(), 1):
+                if SPEC.search(line):
+                    offenders.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()[:90]}")
+    assert not offenders, "reader-facing text cites a spec readers do not have:\n" + "\n".join(offenders)
+
+
+@pytest.mark.declarations
+def test_claims_are_declared_in_the_library_with_statements():
+    for key in PAPERS:
+        decl = declared(key)
+        assert decl, f"icl_lab/papers/{key}/claims.py declares no claims"
+        for d in decl.values():
+            assert d.statement and d.location and d.kind in ("paper", "consistency", "finding")
+            assert "Theta(" not in d.statement, f"{key} {d.id}: write math as MyST ($\\Theta(...)$)"
