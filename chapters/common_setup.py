@@ -22,8 +22,9 @@
 # {cite:t}`huang2024convergence` on linear tasks and compare it with classical in-context
 # predictors as the context grows.
 #
-# Everything below comes from the library `icl_lab`; the notebook holds the story. The scale is
-# chosen by `ICL_LAB_SCALE` (`paper` by default, `ci` in the tests).
+# Everything below comes from the library `icl_lab`; the notebook holds the story. Each claim this
+# chapter checks appears where it is checked, as a card with the measured value and its verdict
+# (how verdicts are reached: {ref}`claims-rules`).
 
 # %%
 import math
@@ -38,12 +39,12 @@ from icl_lab.data import LinearTask, PromptBatch, PromptSampler, sphere, standar
 from icl_lab.papers.common.experiments import (ContextLengthConfig, q_only_gradient_closed_form,
                                               run_context_length)
 from icl_lab.train import mse_loss
+from IPython.display import Markdown, display
 
 icl_lab.configure_threads()
 plotting.use_style()
 SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("common")
-print(f"scale = {SCALE}, device = {icl_lab.default_device()}, torch threads = {torch.get_num_threads()}")
 
 # %% [markdown]
 # ## 1. Prompts and their embedding
@@ -113,7 +114,7 @@ print(prompt.embedding()[0].T)
 # `AttentionMLP`, all built on the same `attend` read-out. Let us check the kernel-smoother identity
 # numerically.
 
-# %%
+# %% tags=["hide-input"]
 g = icl_lab.make_generator(1)
 xs = sphere((64, 30), 5, g)  # 64 prompts, 30 points on S^4
 ys = torch.cos(3 * xs[..., 0])
@@ -123,11 +124,10 @@ h = 0.3
 att = icl_lab.BilinearAttention(5, runs=1, init=2.0 / h)  # M = (2/h) I
 with torch.no_grad():
     nw_gap = float((att(nw_batch).pred[0] - baselines.nadaraya_watson(nw_batch.x, nw_batch.y, nw_batch.x_query, h)).abs().max())
-print(f"max |softmax attention with M=(2/h)I  -  Nadaraya-Watson(h)| = {nw_gap:.2e}")
+assert nw_gap < 1e-12
 ledger["S1"].check(
     measured=f"{nw_gap:.1e}", how="max abs difference of predictions, 64 prompts x 10 queries, float64",
     passed=nw_gap < 1e-12)
-assert nw_gap < 1e-12
 
 # %% [markdown]
 # The window that $M$ opens is easiest to see on the circle ($d = 2$): below, the weight a query at
@@ -136,12 +136,12 @@ assert nw_gap < 1e-12
 # grows — a nearest-neighbour window whose width is $\approx 1/\sqrt c$ — while linear-attention
 # weights $c\cos\theta$ keep the same shape for every $c$ (and are negative on the far side).
 
-# %%
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The window that $M = cI$ opens on the circle: the weight a query at angle 0 gives to each of 60 demonstrations spread around the circle, normalised by the largest weight, for four values of $c$. Left, softmax attention: the window narrows as $c$ grows. Right, linear attention: the same shape for every $c$.", "name": "fig-common-window"}, "image": {"alt": "Two panels of weight against angle; softmax curves narrow with c, linear curves coincide."}}
 theta = torch.linspace(-math.pi, math.pi, 61)[:-1]
 circle = torch.stack([torch.cos(theta), torch.sin(theta)], -1).to(torch.float64)
 window_batch = PromptBatch(x=circle[None], y=torch.zeros(1, 60, dtype=torch.float64),
                            x_query=torch.tensor([[[1.0, 0.0]]], dtype=torch.float64), y_query=torch.zeros(1, 1, dtype=torch.float64))
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharey=True)
 for c in (1.0, 4.0, 16.0, 64.0):
     for ax, act in zip(axes, ("softmax", "linear")):
         m = icl_lab.BilinearAttention(2, runs=1, init=c, activation=act).to(dtype=torch.float64)
@@ -149,9 +149,9 @@ for c in (1.0, 4.0, 16.0, 64.0):
             w = m(window_batch).attn[0, 0, 0]
         ax.plot(theta, w / w.abs().max(), label=f"c = {c:g}")
 for ax, act in zip(axes, ("softmax", "linear")):
-    plotting.label(ax, r"angle $\theta$ between demonstration and query (rad)", "weight / max weight",
-                   f"{act} attention, M = cI")
-axes[0].legend()
+    plotting.label(ax, r"angle $\theta$ to the query (rad)", "weight / max weight" if act == "softmax" else "",
+                   f"{act} attention, $M = cI$")
+axes[0].legend(fontsize=8)
 plotting.finish(fig)
 
 # %% [markdown]
@@ -184,7 +184,7 @@ plotting.finish(fig)
 # feature, which needs $x_q^\top Q x_q \to \infty$: the minimum is an infimum, approached slowly.
 # We check the closed form against autograd in float64 at a random $Q$.
 
-# %%
+# %% tags=["hide-input"]
 Kg, dg, Ng = 4, 8, 12
 Vg = icl_lab.data.random_orthonormal(Kg, dg, icl_lab.make_generator(2))
 samp_g = PromptSampler.from_features(Vg, LinearTask(dg), N=Ng)
@@ -196,14 +196,14 @@ closed = q_only_gradient_closed_form(model_g.Q.detach()[0], batch_g)
 grad_gap = float((auto[0] - closed).abs().max() / closed.abs().max())
 P = Vg.T @ Vg  # projector onto span{v_k}
 outside = float((auto[0] - P @ auto[0] @ P).abs().max())
-print(f"relative max |autograd - closed form| = {grad_gap:.1e};  gradient outside the feature span: {outside:.1e}")
+assert grad_gap < 1e-10 and outside < 1e-12
 ledger["S2"].check(
     measured=f"{grad_gap:.1e}", how="relative max abs difference, 256 prompts, random orthonormal features, float64",
     passed=grad_gap < 1e-10)
 ledger["S3"].check(
     measured=f"{outside:.1e}", how="max entry of grad - P grad P, P the projector onto span{v_k}, float64",
     passed=outside < 1e-12)
-assert grad_gap < 1e-10 and outside < 1e-12
+display(ledger["S2"], ledger["S3"])
 
 # %% [markdown]
 # ## 4. A first experiment: attention against classical predictors as $N$ grows
@@ -224,12 +224,15 @@ assert grad_gap < 1e-10 and outside < 1e-12
 
 # %%
 cfg = ContextLengthConfig.for_scale(SCALE)
-print(cfg)
 res = run_context_length(cfg)
-print(f"trained {len(cfg.N_values)} x {cfg.seeds} models in {res.seconds:.1f} s")
 
-# %%
-fig, ax = plt.subplots(figsize=(6.8, 4.2))
+# %% tags=["remove-input"]
+display(Markdown(f"The run above trains {cfg.seeds} seeds for each of $N \\in$ {{{', '.join(map(str, cfg.N_values))}}} "
+                 f"({cfg.steps} gradient-descent steps at learning rate {cfg.lr:g}, {cfg.batch} fresh prompts per "
+                 f"step, $K = {cfg.K}$, $d = {cfg.d}$) and evaluates on {cfg.test_prompts} held-out prompts."))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Held-out loss against the context length $N$ for trained softmax attention (mean ± std over seeds) and the classical predictors, on linear tasks with orthonormal features. Losses that are exactly zero lie below the axis.", "name": "fig-common-baselines"}, "image": {"alt": "Log-log plot of held-out loss against N for attention, linear attention, nearest neighbour, Nadaraya-Watson, Bayes and the attention floor."}}
+fig, ax = plt.subplots(figsize=(7, 4.2))
 Ns = res.N
 plotting.band(ax, Ns, res.trained_loss.T, label="softmax attention, trained (mean ± std)", log=True, marker="o")
 ax.plot(Ns, res.uniform_loss, "--", label="uniform average (Q = 0)")
@@ -242,8 +245,8 @@ ax.set_xscale("log", base=2)
 # held-out losses that are exactly 0 (every test query's feature was in its context) lie below the axis
 ax.set_ylim(bottom=0.3 * float(min(res.trained_loss.min(), res.lower_bound.min())), top=1.0)
 plotting.label(ax, "context length N", r"held-out loss $\frac{1}{2}E(\hat{y} - y_q)^2$",
-               f"Linear tasks, K = {cfg.K} orthonormal features, d = {cfg.d}")
-ax.legend(fontsize=7, loc="lower left")
+               f"Linear tasks, $K = {cfg.K}$ orthonormal features, $d = {cfg.d}$")
+ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
 plotting.finish(fig)
 
 # %% [markdown]
@@ -261,15 +264,15 @@ plotting.finish(fig)
 # $L^{\rm low}$ and the Bayes risk. With few demonstrations gradient descent is also slower (the
 # signal that drives $A_k$ up is weaker), so short-context models are the least converged.
 
-# %%
-table = np.column_stack([res.N, res.trained_loss.mean(1).numpy(), res.uniform_loss.numpy(),
-                         res.linear_attention_loss.numpy(), res.bayes_risk.numpy(), res.lower_bound.numpy(),
-                         res.own_attention.mean(1).numpy()])
-print(f"{'N':>4} {'trained':>10} {'uniform':>10} {'lin. opt':>10} {'Bayes':>10} {'L_low':>10} {'own attn':>9}")
-for row in table:
-    print(f"{int(row[0]):>4} " + " ".join(f"{v:>10.2e}" for v in row[1:6]) + f" {row[6]:>9.3f}")
+# %% tags=["remove-input"]
+rows = ["| $N$ | trained | uniform | best linear | 1-NN | Bayes | $L^{\\rm low}$ | own attention |", "|---|---|---|---|---|---|---|---|"]
+for i, N in enumerate(res.N):
+    vals = [res.trained_loss[i].mean(), res.uniform_loss[i], res.linear_attention_loss[i], res.knn1_loss[i],
+            res.bayes_risk[i], res.lower_bound[i]]
+    rows.append(f"| {N} | " + " | ".join(f"{float(v):.2e}" for v in vals) + f" | {float(res.own_attention[i].mean()):.3f} |")
+display(Markdown("\n".join(rows)))
 
-# %%
+# %% tags=["remove-input"]
 mean_loss = res.trained_loss.mean(1)
 decreasing = bool((mean_loss[1:] < mean_loss[:-1]).all())
 ratio_uniform = float(mean_loss[-1] / res.uniform_loss[-1])
@@ -291,6 +294,7 @@ ledger["S8"].check(
     measured=f"max |LS - Bayes prediction| = {ls_gap:.1e}", how="all held-out prompts, every N, float64",
     passed=ls_gap < 1e-8)
 assert decreasing and own_last > 0.9 and ratio_uniform < 0.05 and ratio_linear < 1 and ls_gap < 1e-8
+display(ledger["S4"], ledger["S5"], ledger["S6"], ledger["S8"])
 
 # %% [markdown]
 # The trained loss lies above $L^{\rm low}$ at large $N$: reaching the floor needs
@@ -299,16 +303,16 @@ assert decreasing and own_last > 0.9 and ratio_uniform < 0.05 and ratio_linear <
 # the first steps and then flatten: at this balanced setting there is no visible plateau; the
 # plateaus that the convergence chapter dissects appear for under-represented features.
 
-# %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Left: training loss on fresh prompts for each context length $N$ (exponential moving average, mean ± std over seeds). Right: the learned $S = V^\\top Q V$ at the longest context (seed 0): large diagonal entries $A_k$, negative off-diagonal entries $B_{k,n}$.", "name": "fig-common-training"}, "image": {"alt": "Left, decreasing training curves for several N; right, a heatmap of S with a dominant diagonal."}}
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
 for N, curve in zip(res.N, res.train_curves):
     plotting.band(axes[0], torch.arange(curve.shape[0]), metrics.ema(curve, rate=0.1).T, label=f"N = {N}", log=True)
-plotting.label(axes[0], "GD step t", "training loss (fresh prompts, EMA 0.1)", "Training curves, mean ± std over seeds")
-axes[0].legend(fontsize=7)
+plotting.label(axes[0], "GD step t", "training loss (fresh prompts)", "Training curves")
+axes[0].legend(fontsize=8)
 S = metrics.feature_space_weights(res.models[-1].Q.detach()[0], standard_basis(cfg.K, cfg.d))
 plotting.heatmap(axes[1], S, vmin=float(S.min()), vmax=float(S.max()), fmt="{:.1f}",
                  row_labels=[f"key $v_{n+1}$" for n in range(cfg.K)], col_labels=[f"query $v_{k+1}$" for k in range(cfg.K)])
-axes[1].set_title(rf"$S = V^\top Q V$ after training (N = {res.N[-1]}, seed 0)")
+axes[1].set_title(rf"$S = V^\top Q V$ after training ($N = {res.N[-1]}$)")
 plotting.finish(fig)
 
 # %% [markdown]
@@ -324,7 +328,7 @@ plotting.finish(fig)
 # query's feature. In the built book the slider works without a kernel (the frames are
 # pre-rendered); in a live notebook the `ipywidgets` version below it recomputes.
 
-# %%
+# %% tags=["hide-input"]
 demo_sampler = PromptSampler.from_features(standard_basis(4, 8), LinearTask(8), N=24)
 demo = demo_sampler.sample(1, icl_lab.make_generator(5))
 colors = plotting.COLORS
@@ -408,7 +412,7 @@ widgets.live(_live, alpha=ipywidgets.FloatSlider(value=1.0, min=0.0, max=8.0, st
 #
 # We check the second answer's rate against the closed-form linear-attention optimum measured above.
 
-# %%
+# %% tags=["remove-input"]
 pk = 1.0 / cfg.K
 # exact best-constant loss: 1/2 * Var(c) / E[c^2] with c ~ Bin(N, p): 1/2 (1 - E[c]^2 / E[c^2])
 exact = torch.tensor([0.5 * (1 - (N * pk) ** 2 / (N * pk * (1 - pk) + (N * pk) ** 2)) for N in res.N], dtype=torch.float64)
@@ -416,19 +420,23 @@ exact = torch.tensor([0.5 * (1 - (N * pk) ** 2 / (N * pk * (1 - pk) + (N * pk) *
 # (d^2 / n_fit) x loss (the classical least-squares overfitting term). Beyond that, the deviation
 # should be test-set noise: compare it with the standard error of the held-out loss.
 z = (res.linear_attention_loss - exact * (1 + cfg.d**2 / cfg.linear_fit_prompts)) / res.linear_attention_se
-print("N:", res.N)
-print("closed-form linear attention (measured):", [f"{v:.3e}" for v in res.linear_attention_loss.tolist()])
-print("best constant c, exact formula        :", [f"{v:.3e}" for v in exact.tolist()])
-print("deviation in standard errors          :", [f"{v:+.1f}" for v in z.tolist()])
+rows = ["| $N$ | best linear attention (measured) | exact formula | deviation (standard errors) |", "|---|---|---|---|"]
+rows += [f"| {N} | {m:.3e} | {e:.3e} | {v:+.1f} |" for N, m, e, v in
+         zip(res.N, res.linear_attention_loss.tolist(), exact.tolist(), z.tolist())]
+display(Markdown("\n".join(rows)))
 ledger["S7"].check(
     measured=f"max |deviation| = {float(z.abs().max()):.1f} standard errors",
     how="closed-form optimum fitted on separate prompts, held-out loss vs the formula (plus the d^2/n_fit fitting excess)",
     passed=float(z.abs().max()) < 4)
 assert float(z.abs().max()) < 4
+display(ledger["S7"])
 
 # %% [markdown]
 # ## Claims ledger of this chapter
+#
+# Every claim checked above, with its kind and verdict; {ref}`claims-rules` says how each verdict is
+# reached.
 
-# %%
+# %% tags=["remove-input"]
 ledger.show()
-ledger.export()
+ledger.export();
