@@ -28,6 +28,7 @@ import torch
 from ... import _checks as chk
 from ... import metrics
 from ...config import ScaledConfig, make_generator
+from ...params import LR, SEED, SIZE, STEPS, Int, Real, TupleOf
 from ...data import CosineFeatureTask, LinearTask, PromptSampler, StackedSampler, standard_basis
 from ...models import QOnlyAttention
 from ...train import train
@@ -55,27 +56,14 @@ class CrossPaperConfig(ScaledConfig):
     CI = dict(L_values=(1.0, 2.0, 4.0), seeds=2, steps=600, batch=64, record_every=5, contrast_tasks=50_000,
               eval_prompts=256)
 
+    PARAMS = dict(d=SIZE, K=Int(2, 4096), N=Int(1, 100_000), L_values=TupleOf(Real(0, 1e3, closed="right"), max_len=64),
+                  c=Real(0, 1e3, closed="right"), seeds=Int(1, 1000), seed=SEED, steps=STEPS, lr=LR,
+                  batch=Int(1, 100_000), target=Real(0, 1, closed="neither"), record_every=STEPS,
+                  contrast_tasks=Int(100, 10**7), eval_prompts=Int(1, 10**6))
+
     def validate(self):
-        chk.positive_int("d", self.d)
-        chk.positive_int("K", self.K, minimum=2)
         if self.K > self.d:
             raise chk.ConfigError(f"K must be <= d for orthonormal features (got K={self.K}, d={self.d})")
-        chk.positive_int("N", self.N)
-        if not self.L_values:
-            raise chk.ConfigError("L_values must be a non-empty tuple of positive Lipschitz constants")
-        for L in self.L_values:
-            chk.positive("L_values", L)
-        chk.positive("c", self.c)
-        chk.positive_int("seeds", self.seeds)
-        chk.positive_int("seed", self.seed, minimum=0)
-        chk.positive_int("steps", self.steps)
-        chk.positive("lr", self.lr)
-        chk.positive_int("batch", self.batch)
-        if not 0 < self.target < 1:
-            raise chk.ConfigError(f"target must lie in (0, 1) (got {self.target})")
-        chk.positive_int("record_every", self.record_every)
-        chk.positive_int("contrast_tasks", self.contrast_tasks, minimum=100)
-        chk.positive_int("eval_prompts", self.eval_prompts)
 
 
 @dataclass
