@@ -381,3 +381,72 @@ def trained_window(c_tr: float, c_op: float, L: float):
     axes[1].legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def bound_bracket(cur, L: float, sigma: float):
+    """The paper's Fig. 7 from measured curves (2-ReLU class, w = c / 2): the signal (bias) term
+    between rough bounds a_lo L^2/(w+1)^2 and a_up L^2 (1/w + 1/n), the constants a_lo, a_up the
+    smallest and largest ratios measured over the grid (so the bounds hold there); the noise
+    sigma^2 N_n(w); the overall bounds U = bias upper + noise and Lo = bias lower + noise; the
+    bracket {w : Lo(w) <= min U} that must contain the optimum w*.  Returns a dict with the curves,
+    the bracket and w*."""
+    pos = cur.c > 0
+    w = (cur.c[pos] / 2).numpy()
+    S = cur.signal[pos].numpy()
+    N = cur.noise[pos].numpy()
+    up_shape, lo_shape = 1 / w + 1 / cur.n, 1 / (w + 1) ** 2
+    a_up, a_lo = float(np.max(S / up_shape)), float(np.min(S / lo_shape))
+    bias_up, bias_lo, noise = a_up * L**2 * up_shape, a_lo * L**2 * lo_shape, sigma**2 * N
+    U, Lo, loss = bias_up + noise, bias_lo + noise, L**2 * S + noise
+    u_min = float(U.min())
+    inside = np.nonzero(Lo <= u_min)[0]
+    bracket = (float(w[inside.min()]), float(w[inside.max()]))
+    w_star = float(w[np.argmin(loss)])
+    return dict(w=w, bias_up=bias_up, bias_lo=bias_lo, noise=noise, U=U, Lo=Lo, loss=loss, u_min=u_min,
+                bracket=bracket, w_star=w_star, a_up=a_up, a_lo=a_lo)
+
+
+def fig7(cur, L: float = 1.0, sigma: float = 0.3):
+    """Fig. 7 of the paper, drawn from the measured curves (see :func:`bound_bracket`)."""
+    b = bound_bracket(cur, L, sigma)
+    w = b["w"]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    ax = axes[0]
+    ax.fill_between(w, b["bias_lo"], b["bias_up"], color=C[0], alpha=0.2, label="bias bounds")
+    ax.loglog(w, b["bias_up"], color=C[0], lw=1, label=r"bias upper $\propto L^2(1/w + 1/n)$")
+    ax.loglog(w, b["bias_lo"], color=C[0], lw=1, ls="--", label=r"bias lower $\propto L^2/(w+1)^2$")
+    ax.loglog(w, b["loss"] - b["noise"], "k", lw=1, label="measured bias (signal term)")
+    ax.loglog(w, b["noise"], color="0.5", lw=2, label=r"noise $\sigma^2 N_n$")
+    plotting.label(ax, r"$w_{KQ} = c/2$", "loss term", "bias and noise")
+    ax.legend(fontsize=7, loc="lower left")
+    ax = axes[1]
+    ax.loglog(w, b["U"], color=C[1], label="overall upper bound")
+    ax.loglog(w, b["Lo"], color=C[1], ls="--", label="overall lower bound")
+    ax.loglog(w, b["loss"], "k", lw=1, label="measured loss")
+    ax.axhline(b["u_min"], color="0.4", ls="--", lw=0.8)
+    for x in b["bracket"]:
+        ax.axvline(x, color="0.4", ls="--", lw=0.8)
+    ax.plot([b["w_star"]], [b["loss"].min()], "r*", ms=12, label=f"optimum w* = {b['w_star']:.1f}")
+    ax.set_ylim(b["loss"].min() / 5, None)
+    plotting.label(ax, r"$w_{KQ} = c/2$", "ICL loss", f"bracket for w*: [{b['bracket'][0]:.1f}, {b['bracket'][1]:.1f}]")
+    ax.legend(fontsize=7, loc="upper center")
+    fig.tight_layout()
+    return fig, b
+
+
+def covariate_laws(cov: dict):
+    """rho(M, B) during training for each covariate law (dict law -> LowRankTrainingResult), one
+    panel per task class."""
+    laws = list(cov)
+    kinds = cov[laws[0]].config.kinds
+    names = {"J": r"$\tilde J$ law on the sphere (paper)", "J-gaussian": r"$\tilde J z$, not projected",
+             "sphere": "isotropic, on the sphere", "gaussian": "isotropic Gaussian", "assumption43": "Assumption 4.3"}
+    fig, axes = plt.subplots(1, len(kinds), figsize=(4.5 * len(kinds), 3.6), squeeze=False)
+    for ax, kind in zip(axes[0], kinds):
+        for i, law in enumerate(laws):
+            r = cov[law]
+            bands(ax, r.steps, r.rho[("softmax", kind)], color=C[i], label=names.get(law, law), log=True)
+        plotting.label(ax, "pretraining iteration", r"$\rho(M, B)$", LOWRANK_LABELS[kind])
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -97,7 +97,9 @@ def summarize_power_laws(res: PowerLawResult) -> dict:
 class ScalingConfig(ScaledConfig):
     """Optimal window c*(Lambda) for the affine and 2-ReLU classes (Thm 3.4), sweeping sigma at
     L = 1 for each (d, n); the fit uses only the reconstructed admissible regime
-    n^(-2/d) <= sigma^2/L^2 <= n with d + sqrt(d) <= c* <= 2 n^(2/d) (w = c/2 in Lemmas C.4, D.1)."""
+    n^(-2/d) <= sigma^2/L^2 <= n with d + sqrt(d) <= c* <= 2 n^(2/d) (w = c/2 in Lemmas C.4, D.1).
+    The fit is repeated with Lemma D.1's stricter floor w >= d + sqrt(d), i.e. c* >= 2 (d + sqrt(d)).
+    ``sat_sigmas`` (far below the regime) locate where c* stops depending on Lambda (saturation)."""
 
     dims: tuple = (2, 3)
     n_values: tuple = (250, 1000)
@@ -105,14 +107,13 @@ class ScalingConfig(ScaledConfig):
     tasks: int = 1500
     points: int = 80
     c_max: float = 30000.0
+    sat_sigmas: tuple = (1e-4, 1e-5, 1e-6)
     seed: int = 0
     CI = dict(dims=(2,), n_values=(250,), sigmas=tuple(float(s) for s in torch.logspace(-3, 0.5, 10).tolist()),
               tasks=400, points=60)
     PARAMS = dict(dims=TupleOf(Int(2, 64), max_len=16), n_values=TupleOf(Int(2, 10**6), max_len=16),
                   sigmas=TupleOf(Real(0, 1e3, closed="right"), max_len=200), tasks=PROMPTS, points=Int(5, 10_000),
-                  c_max=POS_C, seed=SEED)
-
-
+                  c_max=POS_C, sat_sigmas=TupleOf(Real(0, 1e3, closed="right"), max_len=16), seed=SEED)
 
 def brackets(d: int, dim: float | None = None) -> dict:
     """Thm 3.4's exponent brackets (reconstructed from the inversions of App. E) for c* ~ Lambda^slope; ``dim`` replaces
@@ -128,16 +129,21 @@ class ScalingResult:
     slopes: dict  # (d, n, cls) -> fitted slope in the admissible regime (nan if < 3 points)
     curves: dict  # (d, n, cls) -> WindowCurves
     seconds: float
+    slopes_strict: dict = None  # the same fit with c* >= 2 (d + sqrt d) (Lemma D.1's floor w >= d + sqrt d)
+    sat_rows: list = None  # rows at sat_sigmas (far below the regime)
+    sat_slopes: dict = None  # (d, n, cls) -> local slope of log c* in log Lambda at the two smallest sigmas
 
 
-def admissible(d: int, n: int, sigma: float, L: float, c_star: float) -> bool:
+def admissible(d: int, n: int, sigma: float, L: float, c_star: float, floor: float = 1.0) -> bool:
+    """sigma^2 / L^2 in [n^(-2/d), n] and c* in [floor (d + sqrt d), 2 n^(2/d)] (floor 2: Lemma D.1's
+    w >= d + sqrt d instead of Lemma C.4's)."""
     r = sigma**2 / L**2
-    return (n ** (-2 / d) <= r <= n) and (d + math.sqrt(d) <= c_star <= 2 * n ** (2 / d))
+    return (n ** (-2 / d) <= r <= n) and (floor * (d + math.sqrt(d)) <= c_star <= 2 * n ** (2 / d))
 
 
 def run_scaling(cfg: ScalingConfig) -> ScalingResult:
     t0 = time.perf_counter()
-    rows, slopes, curves = [], {}, {}
+    rows, slopes, curves, strict, sat_rows, sat = [], {}, {}, {}, [], {}
     for d in cfg.dims:
         for n in cfg.n_values:
             c = torch.cat([torch.zeros(1, dtype=F64), log_grid(0.05, cfg.c_max, cfg.points)])
@@ -155,7 +161,18 @@ def run_scaling(cfg: ScalingConfig) -> ScalingResult:
                         lam.append(n / s**2)
                         cs.append(cstar)
                 slopes[(d, n, cls)] = loglog_slope(lam, cs) if len(lam) >= 3 else float("nan")
-    return ScalingResult(cfg, rows, slopes, curves, time.perf_counter() - t0)
+                pts = [(r["Lambda"], r["c_star"]) for r in rows[-len(cfg.sigmas):]
+                       if r["interior"] and admissible(d, n, r["sigma"], 1.0, r["c_star"], floor=2.0)]
+                strict[(d, n, cls)] = loglog_slope(*zip(*pts)) if len(pts) >= 3 else float("nan")
+                extra = []
+                for s in cfg.sat_sigmas:
+                    cstar, loss, interior = optimal_window(cur, 1.0, s)
+                    extra.append(dict(d=d, n=n, cls=cls, sigma=s, Lambda=n / s**2, c_star=cstar, loss=loss,
+                                      interior=interior, admissible=False))
+                sat_rows += extra
+                low = sorted([r for r in rows[-len(cfg.sigmas):] + extra if r["interior"]], key=lambda r: r["sigma"])[:2]
+                sat[(d, n, cls)] = loglog_slope([r["Lambda"] for r in low], [r["c_star"] for r in low])
+    return ScalingResult(cfg, rows, slopes, curves, time.perf_counter() - t0, strict, sat_rows, sat)
 
 
 def summarize_scaling(res: ScalingResult) -> dict:
@@ -291,7 +308,7 @@ class LowRankLandscapeConfig(ScaledConfig):
     c_v: float = 1.0
     case_n: tuple = (20, 2, 20)  # Case 1, Case 2, a general case outside the theorem
     case_sigma: tuple = (0.0, 0.1, 0.1)
-    case_c1_max: tuple = (2.0, 1.0, 2.0)  # the c1 range searched: the theorem's C_n in its two cases
+    case_c1_max: tuple = (2.0, 1.0, 40.0)  # c1 range: the theorem's C_n in its cases; wide enough to hold the optimum else
     grid: int = 25
     c2_range: float = 2.0
     tasks: int = 4000
@@ -328,25 +345,27 @@ class LowRankLandscapeResult:
     argmin: list  # per case: (c1*, c2*)
     slope_at_zero: list  # per case: dJ/dc1 at c1 = 0 (c2 = 0), finite difference
     seconds: float
+    interior: list = None  # per case: (c1 minimiser inside its grid, c2 minimiser inside its grid)
 
 
 def run_lowrank_landscape(cfg: LowRankLandscapeConfig) -> LowRankLandscapeResult:
     t0 = time.perf_counter()
     c2 = torch.linspace(-cfg.c2_range, cfg.c2_range, 2 * (cfg.grid // 2) + 1, dtype=F64)  # contains 0
-    c1s, losses, argmins, slopes = [], [], [], []
+    c1s, losses, argmins, slopes, interior = [], [], [], [], []
     for i, (n, sigma, Cn) in enumerate(zip(cfg.case_n, cfg.case_sigma, cfg.case_c1_max)):
         c1 = torch.linspace(0.0, Cn, cfg.grid, dtype=F64)
         loss = lowrank_landscape(cfg.d, cfg.k, n, sigma, c1, c2, tasks=cfg.tasks, c_v=cfg.c_v,
                                  generator=make_generator(cfg.seed + i))
         j = int(torch.argmin(loss))
         argmins.append((float(c1[j // c2.numel()]), float(c2[j % c2.numel()])))
+        interior.append((0 < j // c2.numel() < c1.numel() - 1, 0 < j % c2.numel() < c2.numel() - 1))
         h = 1e-3
         pair = lowrank_landscape(cfg.d, cfg.k, n, sigma, torch.tensor([0.0, h], dtype=F64), torch.zeros(1, dtype=F64),
                                  tasks=cfg.tasks, c_v=cfg.c_v, generator=make_generator(cfg.seed + i))
         slopes.append(float((pair[1, 0] - pair[0, 0]) / h))
         c1s.append(c1)
         losses.append(loss)
-    return LowRankLandscapeResult(cfg, c1s, c2, losses, argmins, slopes, time.perf_counter() - t0)
+    return LowRankLandscapeResult(cfg, c1s, c2, losses, argmins, slopes, time.perf_counter() - t0, interior)
 
 
 def summarize_lowrank_landscape(res: LowRankLandscapeResult) -> dict:

@@ -425,8 +425,9 @@ class LowRankTrainingConfig(ScaledConfig):
     {1e-3, 1e-2, 1e-1} separately for softmax and linear attention: every value of ``lrs`` is
     trained (as runs of the same training) and, per class and activation, the one with the lowest
     final test error is reported.  ``covariates``: 'J' (the paper's Fig. 9), 'assumption43'
-    (x = c_u B u + c_v B_perp v, the setting of Thm 4.4) or 'gaussian' (x ~ N(0, I_d / d), not on
-    the sphere: the directions outside col(B) then carry no information about B^T x)."""
+    (x = c_u B u + c_v B_perp v, the setting of Thm 4.4), 'J-gaussian' (J~ z / ||J~||_F, the J law
+    before its projection onto the sphere), 'sphere' (x ~ U^d) or 'gaussian' (x ~ N(0, I_d / d), off the sphere: there B_perp^T x is independent of B^T x, while on the sphere
+    ||B_perp^T x||^2 = 1 - ||B^T x||^2 carries information about the task)."""
 
     d: int = 10
     k: int = 2
@@ -434,6 +435,7 @@ class LowRankTrainingConfig(ScaledConfig):
     sigma: float = 0.01
     kinds: tuple = ("affine", "quadratic", "cosine")
     covariates: str = "J"
+    activations: tuple = ("softmax", "linear")
     c_v: float = 1.0
     steps: int = 5000
     lrs: tuple = (1e-3, 1e-2, 1e-1)
@@ -446,7 +448,8 @@ class LowRankTrainingConfig(ScaledConfig):
     CI = dict(steps=1200, seeds=2, test_tasks=100, records=13)
     PARAMS = dict(d=Int(2, 256), k=Int(1, 256), n=Int(1, 10**5), sigma=Real(0, 1e3),
                   kinds=TupleOf(OneOf(*LowRankTask.KINDS), max_len=4, distinct=True),
-                  covariates=OneOf("J", "assumption43", "gaussian"), c_v=POS, steps=STEPS, lrs=TupleOf(LR, max_len=8),
+                  covariates=OneOf("J", "J-gaussian", "assumption43", "sphere", "gaussian"),
+                  activations=TupleOf(OneOf("softmax", "linear"), max_len=2, distinct=True), c_v=POS, steps=STEPS, lrs=TupleOf(LR, max_len=8),
                   lr_decay=DECAY, queries=Int(1, 1000), seeds=SEEDS, seed=SEED, test_tasks=PROMPTS, records=Int(2, 10_000))
 
     def validate(self):
@@ -469,11 +472,16 @@ class LowRankTrainingResult:
 
 
 def _covariates(cfg, B, g):
-    if cfg.covariates == "J":
+    if cfg.covariates in ("J", "J-gaussian"):
         J = torch.randn(cfg.d, cfg.d, generator=g, dtype=F64)
         evals, evecs = torch.linalg.eigh(J.T @ J)
         Jt = evecs @ torch.diag(evals.clamp_min(0).sqrt()) @ evecs.T  # (J^T J)^{1/2}
+        if cfg.covariates == "J-gaussian":  # the same law before its projection onto the sphere, scaled to E||x||^2 = 1
+            scale = math.sqrt(float((Jt**2).sum()))
+            return lambda s, gg: gaussian(s, cfg.d, gg) @ Jt.T / scale
         return lambda s, gg: transformed_sphere(s, Jt, gg)
+    if cfg.covariates == "sphere":
+        return sphere_inputs(cfg.d)
     if cfg.covariates == "gaussian":
         return lambda s, gg: gaussian(s, cfg.d, gg) / math.sqrt(cfg.d)
     return lambda s, gg: low_rank_covariates(s, B, gg, c_u=1.0, c_v=cfg.c_v)
@@ -513,7 +521,7 @@ def run_lowrank_training(cfg: LowRankTrainingConfig, device=None) -> LowRankTrai
 
     rec_at = sorted({int(round(v)) for v in torch.linspace(0, cfg.steps, cfg.records).tolist()})
     rho, cross, err, fin, chosen, by_lr = {}, {}, {}, {}, {}, {}
-    for act in ("softmax", "linear"):
+    for act in cfg.activations:
         model, hist = train_window(grid, lambda r: samplers[(r["kind"], r["trial"])], cfg.d, cfg.seed, steps=cfg.steps,
                                    lr=grid["lr"], lr_decay=cfg.lr_decay, activation=act, record=record, record_at=rec_at,
                                    device=device)
