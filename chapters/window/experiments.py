@@ -31,7 +31,8 @@
 # $L$/$\sigma$/$n$ grids and Figure 9's learning rates (tuned over $\{10^{-3},10^{-2},10^{-1}\}$) are
 # not given in the paper; the choices are stated with each figure. Runs draw 500 iterations' worth of
 # tasks at a time (`icl_lab.papers.window.PrefetchSampler`): still one task per iteration, at a third of the
-# sampling cost. The `ci` scale (tests) uses fewer trials and iterations.
+# sampling cost. This page runs at the book's reduced scale (fewer trials and iterations, stated with
+# each figure and in the book's table of deviations); the `paper` scale runs the paper's settings.
 
 # %%
 import math
@@ -73,7 +74,7 @@ print(f"scale = {SCALE}, device = {icl_lab.default_device()}, torch threads = {t
 # add the **population optima**: the best $c$ on a grid for softmax, the exact least-squares $M$ for
 # linear attention.
 
-# %%
+# %% tags=["hide-input"]
 h_cfg = W.HillsConfig.for_scale(SCALE)
 hills = W.run_hills(h_cfg)
 lit = W.run_hills(h_cfg.replace(hills_mode="amp"))
@@ -83,9 +84,11 @@ print(f"two readings x {2 * len(h_cfg.n_values)} batched models ({len(h_cfg.nus)
 # %% [markdown]
 # The hill reading:
 
-# %%
+# %% tags=["hide-input"]
 nus, ns = h_cfg.nus, hills.n
 n_show = ns[-1]
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Hills on the circle for $\\nu=0,1.5,6$: target, noisy context and windows (top), attention weights (middle), ICL error against $n$ of trained units with the population optima dashed (bottom). Reproduces Fig. 1 of Collins et al. under the stated reading of its task formula; book scale: fewer iterations and trials (see the deviation table).", "name": "fig-win-fig1"}, "image": {"alt": "Softmax windows narrow as nu grows and its error falls with n; linear attention's profile keeps one shape."}}
 plotting.finish(WF.hills(hills))
 
 # %% [markdown]
@@ -99,14 +102,14 @@ plotting.finish(WF.hills(hills))
 # optimum, i.e. a wider window): a single task per iteration gives noisy gradients and the window
 # grows slowly. The printed formula:
 
-# %%
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 1 under the task formula as printed, $\\nu\\cos(\\theta-b)$: a linear function of $x$ on the circle; same layout and training as the figure above. Not a figure of the paper.", "name": "fig-win-fig1-printed"}, "image": {"alt": "With linear tasks both softmax and linear attention errors fall with n."}}
 plotting.finish(WF.hills(lit))
 
 # %% [markdown]
 # Here every task is linear in $x$ and linear attention adapts: its error falls with $n$ for $\nu>0$;
 # at $\nu=0$ the task is $f\equiv0$ and both units predict about 0 (linear attention exactly, with $M=0$).
 
-# %%
+# %% tags=["hide-input"]
 def drops(res):
     """(softmax last/first n, linear last/first n, softmax/linear at the largest n) per nu (means over trials)."""
     tr = {k: v.mean(-1) for k, v in res.trained.items()}
@@ -118,8 +121,8 @@ def drops(res):
 soft_drop, ratio_lin, beats = drops(hills)
 soft_lit, lin_lit, beats_lit = drops(lit)
 for name, (a, b, c_) in (("hill", (soft_drop, ratio_lin, beats)), ("printed", (soft_lit, lin_lit, beats_lit))):
-    print(f"{name:>8} reading: softmax last/first n", {k: round(v, 3) for k, v in a.items()},
-          "| linear", {k: round(v, 3) for k, v in b.items()}, "| softmax/linear at largest n", {k: round(v, 3) for k, v in c_.items()})
+    print(f"{name} reading, error at the largest n / at the smallest n, for nu = {list(a)}: softmax "
+          + ", ".join(f"{v:.3f}" for v in a.values()) + "; linear " + ", ".join(f"{v:.3f}" for v in b.values()))
 ledger["E-F1a"].check(
     measured="softmax last/first n: " + ", ".join(f"nu={k:g}: {v:.3f}" for k, v in soft_drop.items())
              + "; linear: " + ", ".join(f"{v:.2f}" for v in ratio_lin.values())
@@ -153,7 +156,7 @@ assert all(np.diff(c_last) > 0)
 # flat around $M=0$ (the hill pattern has no first harmonic, so a slightly tilted window gains
 # nothing), and the trained unit never leaves the plateau although the optimum is a narrow window:
 
-# %%
+# %% tags=["hide-input"]
 freq_cfg = W.HillsConfig.for_scale(SCALE, hills_mode="freq", nus=(6.0,), n_values=(64,), seeds=2,
                                    steps=h_cfg.steps, test_tasks=500, population_tasks=500, linear_prompts=500)
 freq = W.run_hills(freq_cfg)
@@ -173,13 +176,14 @@ assert float(freq.c_trained[6.0][0].max()) < 0.1 * float(freq.c_opt[6.0][0])
 # the optimum moves ($L\in\{0.01,0.03,0.1,1\}$ for ReLU, $\{0.1,0.3,0.5,1\}$ for cosine). Dotted lines: the population optimum $c^\star(L)$ (isotropic panels). All
 # $2\times4\times4$ settings × trials are one training.
 
-# %%
+# %% tags=["hide-input"]
 f3_cfg = W.NormVsLConfig.for_scale(SCALE)
 f3 = W.run_norm_vs_L(f3_cfg)
-print(f"{len(f3.keys)} settings x {f3_cfg.seeds} trials = {len(f3.keys) * f3_cfg.seeds} runs in one training: {f3.seconds:.0f} s")
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Spectral norm of $M$ during pretraining for several $L$ (mean ± std over trials); dotted: population optimum $c^\\star(L)$. Top: $L$ near 1; bottom: small $L$. Reproduces Fig. 3 of Collins et al.", "name": "fig-win-fig3"}, "image": {"alt": "Curves order by L in the small-L grids and coincide around L = 1."}}
 plotting.finish(WF.norm_vs_L(f3))
 
-# %%
+# %% tags=["hide-input"]
 def final_means(res, keys):
     return [float(res.norm[k][-1].mean()) for k in keys]
 
@@ -213,7 +217,7 @@ assert all(inc[k] for k in inc if k[1] == "iso")
 # around $c^\star I$, and $\lVert M\rVert_2$ is its *largest* eigenvalue. The average eigenvalue
 # $\mathrm{tr}(M)/d$ is the fair comparison with $c^\star$:
 
-# %%
+# %% tags=["hide-input"]
 rows = []
 for k in f3.keys:
     if k[2] == "iso" and k[1] == "relu" and k[0] == "visible":
@@ -236,21 +240,23 @@ ledger["E-34-trained"].check(
 # The $\sigma$ and $n$ values are our choice (not given). One training for the $\sigma$ sweep (both
 # classes); one per $n$ (the prompt shapes differ).
 
-# %%
+# %% tags=["hide-input"]
 f4_cfg = W.NormVsSigmaNConfig.for_scale(SCALE)
 f4 = W.run_norm_vs_sigma_n(f4_cfg)
-print(f"Figure 4 trainings: {f4.seconds:.0f} s")
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Spectral norm of $M$ during pretraining for several noise levels $\\sigma$ (top) and context lengths $n$ (bottom), ReLU and cosine tasks; dotted: population optima. Reproduces Fig. 4 of Collins et al.", "name": "fig-win-fig4"}, "image": {"alt": "The norm ends lower for larger sigma and higher for larger n."}}
 plotting.finish(WF.norm_vs_sigma_n(f4))
 
-# %%
+# %% tags=["hide-input"]
 dec_sigma, inc_n = {}, {}
 for cls in f4_cfg.classes:
     ks = [k for k in f4.keys if k[0] == "sigma" and k[1] == cls]
     dec_sigma[cls] = [float(f4.norm[k][-1].mean()) for k in ks]
     kn = [k for k in f4.keys if k[0] == "n" and k[1] == cls]
     inc_n[cls] = [float(f4.norm[k][-1].mean()) for k in kn]
-print("final ||M|| vs sigma", f4_cfg.sigmas, {c: [round(v, 2) for v in vs] for c, vs in dec_sigma.items()})
-print("final ||M|| vs n", f4_cfg.n_values, {c: [round(v, 2) for v in vs] for c, vs in inc_n.items()})
+for c_, vs in dec_sigma.items():
+    print(f"{c_}: final ||M|| at sigma = {list(f4_cfg.sigmas)}: " + ", ".join(f"{v:.2f}" for v in vs)
+          + f"; at n = {list(f4_cfg.n_values)}: " + ", ".join(f"{v:.2f}" for v in inc_n[c_]))
 s_ok = {c: bool(np.all(np.diff(v) < 0)) for c, v in dec_sigma.items()}
 n_ok = {c: bool(np.all(np.diff(v) > 0)) for c, v in inc_n.items()}
 ledger["E-F4-sigma"].check(
@@ -271,10 +277,14 @@ assert s_ok["relu"] and n_ok["relu"]
 # tasks ($d=5$, $n=20$, $\sigma=0.1$). For contrast, the same training on $\mathcal U^d_\psi$ inputs,
 # where the lemma does not apply.
 
-# %%
+# %% tags=["hide-input"]
 iso_cfg = W.IsotropyConfig.for_scale(SCALE)
 iso = W.run_isotropy(iso_cfg)
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Anisotropy (left) and scale (right) of $M$ during pretraining from a random anisotropic start, tied and untied, isotropic and non-isotropic inputs. Not a figure of the paper (Lemma B.5 by training).", "name": "fig-win-isotropy"}, "image": {"alt": "Anisotropy falls for isotropic inputs and stays higher for non-isotropic ones."}}
 plotting.finish(WF.isotropy(iso))
+
+# %% tags=["hide-input"]
 an = {k: (float(v[0].mean()), float(v[-1].mean())) for k, v in iso.anisotropy.items()}
 for k, (a0, a1) in an.items():
     print(f"{k}: anisotropy {a0:.2f} -> {a1:.2f}")
@@ -296,20 +306,21 @@ assert all(an[k][1] < 0.5 * an[k][0] for k in an if k[1] == "iso")
 # the optimal window almost unchanged). Test error on a fixed set of tasks of each class, evaluated
 # every few iterations (instead of the paper's 5 fresh tasks smoothed with rate 0.01, for smoother curves).
 
-# %%
+# %% tags=["hide-input"]
 f5_cfg = W.TransferTrainingConfig.for_scale(SCALE)
 f5 = W.run_transfer_training(f5_cfg)
-print(f"one training of {len(f5_cfg.pretrain)} x {f5_cfg.seeds} runs with {len(f5_cfg.test_classes)} test sets: {f5.seconds:.0f} s")
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Test ICL error during pretraining on each 1-Lipschitz class (three panels) and, bottom right, cosine test error of units pretrained with mismatched $L$. Reproduces Fig. 5 of Collins et al.", "name": "fig-win-fig5"}, "image": {"alt": "Units pretrained on any 1-Lipschitz class reach similar errors; mismatched L ends several times higher."}}
 plotting.finish(WF.transfer_training(f5))
 
-# %%
+# %% tags=["hide-input"]
 final = {k: float(v[-1].mean()) for k, v in f5.error.items()}
 same_L = [p for p in f5_cfg.pretrain if p[1] == 1.0]
 spread = {t: max(final[(c, L, t)] for c, L in same_L) / min(final[(c, L, t)] for c, L in same_L) for t in f5_cfg.test_classes}
 matched = final[("cos", 1.0, "cos")]
 mism = {L: final[("cos", L, "cos")] / matched for (c, L) in f5_cfg.pretrain if c == "cos" and L != 1.0}
 aff_on_cos = final[("affine", 1.0, "cos")] / matched
-print("max/min final error across L = 1 pretraining classes, per test class:", {k: round(v, 2) for k, v in spread.items()})
+print("max/min final error across the L = 1 pretraining classes, per test class: " + ", ".join(f"{k} {v:.2f}" for k, v in spread.items()))
 print(f"cosine test: affine-pretrained / cos-pretrained = {aff_on_cos:.2f}; mismatched L: " + ", ".join(f"L={k:g}: {v:.1f}x" for k, v in mism.items()))
 ledger["E-F5-same"].check(
     measured="max/min final error over pretraining classes: " + ", ".join(f"{k}: {v:.2f}" for k, v in spread.items()),
@@ -337,13 +348,14 @@ assert aff_on_cos < 2 and all(v > 1.5 for v in mism.values())
 # illegible): 0 when $M$ is a multiple of the projection onto $\mathrm{col}(B)$, and 1 at the
 # isotropic initialisation. Test error on 500 tasks.
 
-# %%
+# %% tags=["hide-input"]
 f9_cfg = W.LowRankTrainingConfig.for_scale(SCALE)
 f9 = W.run_lowrank_training(f9_cfg)
-print(f"softmax + linear, {len(f9_cfg.kinds)} classes x {f9_cfg.seeds} trials: {f9.seconds:.0f} s")
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Subspace error $\\rho(M,B)$ (top) and test ICL error (bottom) during pretraining of softmax and linear attention on three low-rank task classes (mean ± std). Reproduces Fig. 9 of Collins et al.; book scale: fewer iterations and trials.", "name": "fig-win-fig9"}, "image": {"alt": "Softmax rho falls on the affine class; on the other two it falls and rises back; linear attention's rho grows."}}
 plotting.finish(WF.lowrank_training(f9))
 
-# %%
+# %% tags=["hide-input"]
 rho_end = {k: float(v[-1].mean()) for k, v in f9.rho.items()}
 err_end = {k: float(v[-1].mean()) for k, v in f9.error.items()}
 print("final (rho, test error) for every learning rate:")
@@ -380,17 +392,18 @@ assert rho_end[("softmax", "affine")] < 0.6 and err_end[("softmax", "affine")] <
 # the paper's $\tilde J$ law on the sphere, the same Gaussian law $\tilde Jz$ *before* its projection
 # onto the sphere, and isotropic covariates on the sphere.
 
-# %%
+# %% tags=["hide-input"]
 rho_min = {k: float(v.mean(-1).min()) for k, v in f9.rho.items()}
 print("softmax rho of this run: minimum over training / final:",
       {k[1]: (round(rho_min[k], 2), round(rho_end[k], 2)) for k in f9.rho if k[0] == "softmax"})
-cov = {}
-for law in ("J", "J-gaussian", "sphere"):
-    cfg_ = W.LowRankTrainingConfig.for_scale(SCALE, kinds=("quadratic", "cosine"), covariates=law, lrs=(1e-2,),
-                                             activations=("softmax",), steps=5000, records=26)
-    cov[law] = W.run_lowrank_training(cfg_)
+cfg_ = W.LowRankTrainingConfig.for_scale(SCALE, kinds=("quadratic", "cosine"), lrs=(1e-2,), steps=5000, records=26)
+cov = W.run_covariate_laws(cfg_, laws=("J", "J-gaussian", "sphere"))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Softmax $\\rho(M,B)$ over 5000 iterations under three covariate laws (paper's $\\tilde J$ law on the sphere, the same law unprojected, isotropic on the sphere). Not a figure of the paper.", "name": "fig-win-covariates"}, "image": {"alt": "On the isotropic sphere rho falls to about 0.01; under the J law it falls and rises back."}}
 plotting.finish(WF.covariate_laws(cov))
-summary = {(law, k[1]): (float(r.rho[k].mean(-1).min()), float(r.rho[k][-1].mean())) for law, r in cov.items() for k in r.rho}
+
+# %% tags=["hide-input"]
+summary = {k: (float(v.mean(-1).min()), float(v[-1].mean())) for k, v in cov.rho.items()}
 for (law, kind), (mn, fin) in summary.items():
     print(f"{law:>10} {kind:>9}: rho min {mn:.3f}, final {fin:.3f}")
 ledger["E-F9-sphere"].check(
@@ -411,7 +424,7 @@ ledger["E-F9-sphere"].check(
 # low-rank *linear* tasks $a^\top B^\top x$ with Assumption 4.3 covariates $x=Bu+B_\perp v$. The
 # theorem's minimiser $cBB^\top$ has $\rho=0$ and no cross block $B^\top MB_\perp$.
 
-# %%
+# %% tags=["hide-input"]
 t44_cfg = W.LowRankTrainingConfig.for_scale(SCALE, kinds=("linear",), covariates="assumption43", sigma=0.0, lrs=(1e-2,))
 t44 = W.run_lowrank_training(t44_cfg)
 rho44 = float(t44.rho[("softmax", "linear")][-1].mean())
@@ -420,7 +433,11 @@ Mf = t44.final_M[("softmax", "linear")]
 inner = torch.stack([t44.B[t].T.to(Mf.dtype) @ Mf[t] @ t44.B[t].to(Mf.dtype) for t in range(t44_cfg.seeds)])
 ev = torch.linalg.eigvalsh(0.5 * (inner + inner.transpose(-1, -2)))
 cond = float((ev[:, -1] / ev[:, 0]).mean())
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Subspace error and cross block of $M$ during pretraining in the setting of Theorem 4.4 (linear low-rank tasks, Assumption 4.3 covariates, $\\sigma=0$). Not a figure of the paper.", "name": "fig-win-t44"}, "image": {"alt": "Both quantities fall to near zero."}}
 plotting.finish(WF.t44_training(t44))
+
+# %% tags=["hide-input"]
 print(f"final rho {rho44:.3f}, cross block {cross44:.3f}, condition number of B^T M B {cond:.2f}")
 ledger["E-T44"].check(
     measured=f"rho {rho44:.3f}, ||B^T M B_perp|| / ||M|| = {cross44:.3f}, cond(B^T M B) = {cond:.2f}",
@@ -435,16 +452,16 @@ assert rho44 < 0.6
 # grid): for each $L$ it shows the learned window on the circle through a query and its attention
 # profile, next to the population optimum. (Part I has the live widget for $L$, $\sigma$, $n$ and $d$.)
 
-# %%
+# %% tags=["hide-input"]
 relu_keys = [k for k in f3.keys if k[0] == "visible" and k[1] == "relu" and k[2] == "iso"]
 
 
-def draw_trained(i):
-    k = relu_keys[i]
+def draw_trained(L):
+    k = next(k for k in relu_keys if k[3] == L)
     return WF.trained_window(float(f3.mean_eig[k][-1].mean()), f3.c_star[k], k[3])
 
 
-widgets.static_slider(draw_trained, list(range(len(relu_keys))), name="index of L in " + str([k[3] for k in relu_keys]))
+widgets.static_slider(draw_trained, [k[3] for k in relu_keys], name="L", fmt="{:g}")
 
 # %% [markdown]
 # ## Exercise
@@ -471,7 +488,7 @@ widgets.static_slider(draw_trained, list(range(len(relu_keys))), name="index of 
 # first harmonic of both.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 delta = torch.linspace(-math.pi, math.pi, 20001, dtype=F64)[:-1]
 xs = torch.stack([torch.cos(delta), torch.sin(delta)], -1)[None]
 for shape in ("freq", "bump"):
@@ -484,11 +501,13 @@ for shape in ("freq", "bump"):
         assert a1 > 0.05
 
 # %% [markdown]
-# ## Claims ledger of the chapter
+# ## Claims ledger (Part II)
 #
-# Both parts' claims, as exported for the synthesis chapter. Part I's claims (ids `T-`) come from
-# its last run at this scale; if Part I has not run, only this part's claims (ids `E-`) appear.
+# The claims checked on this page (the training experiments). [Part I](theory.ipynb) has its own
+# ledger for the population-level claims; the synthesis chapter joins both.
 
-# %%
+# %% tags=["remove-input"]
 ledger.show()
+
+# %% tags=["remove-cell"]
 ledger.export();

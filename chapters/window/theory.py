@@ -120,7 +120,7 @@ print(f"scale = {SCALE}, torch threads = {torch.get_num_threads()}")
 # matrices, and compares it with the library's `KernelAttention` (which reads $x$ and $y$ directly);
 # it then measures the loss with a value leak $v\ne0$.
 
-# %%
+# %% tags=["hide-input"]
 d, n = 3, 12
 batch = PromptSampler.from_inputs(W.sphere_inputs(d), TwoReLUTask(d, 1.0), N=n, num_queries=1, sigma=0.1).sample(
     4000, gen(0))
@@ -158,7 +158,7 @@ def leak_loss(v):
 
 leak = {s: leak_loss(s * torch.ones(d) / math.sqrt(d)) for s in (0.0, 0.3, 0.6)}
 print(f"max |ATTN with eq. (4) weights - KernelAttention| = {head_gap:.1e}")
-print("loss with a value leak of size |v|:", {k: round(v, 4) for k, v in leak.items()})
+print("loss with a value leak of size |v| = 0, 0.3, 0.6: " + ", ".join(f"{v:.4f}" for v in leak.values()))
 ledger["T-EQ4"].check(
     measured=f"{head_gap:.1e}", how="max abs difference over 4000 random 2-ReLU contexts, d = 3, n = 12, random M_K, M_Q, float64",
     passed=head_gap < 1e-12)
@@ -210,7 +210,7 @@ assert head_gap < 1e-12 and leak[0.0] < leak[0.3] < leak[0.6]
 # (common random numbers), which makes the curves smooth enough to locate their minimum. The cell
 # checks the split against a direct simulation with noise drawn, and the homogeneity exactly.
 
-# %%
+# %% tags=["hide-input"]
 c_chk = torch.tensor([0.0, 2.0, 8.0, 30.0], dtype=F64)
 sig = 0.3
 cur1 = window_curves(TwoReLUTask(d, 1.0), W.sphere_inputs(d), n, c_chk, tasks=3000, generator=gen(5))
@@ -250,12 +250,15 @@ assert z_split.max() < 4 and homog_gap < 1e-10
 # to the true label) and a spread (its variance). Shrinking the window (larger $c$) removes bias and
 # adds variance.
 
-# %%
+# %% tags=["hide-input"]
 bv_cfg = W.BiasVarianceConfig.for_scale(SCALE)
 bv = W.run_bias_variance(bv_cfg)
 k3 = len(bv_cfg.c_values)
-WF.bias_variance(bv)
-plotting.finish(plt.gcf())
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The bias–variance trade-off measured: one fixed hill task and query on the circle, the window of three scales $c$ (shaded), one noisy context, and the estimate's mean ± std over many contexts; bottom right: squared bias and variance against $c$. Reproduces the schematic Fig. 2 of Collins et al. from simulation.", "name": "fig-win-bias-variance"}, "image": {"alt": "Three panels with shrinking windows around the query: the estimate moves onto the true label while its spread grows; the last panel shows bias falling and variance rising with c."}}
+plotting.finish(WF.bias_variance(bv))
+
+# %% tags=["hide-input"]
 b2, vv = bv.bias2[:k3], bv.var[:k3]
 ledger["T-F2"].check(
     measured=f"bias² {', '.join(f'{v:.3f}' for v in b2.tolist())}; variance {', '.join(f'{v:.3f}' for v in vv.tolist())} at c = {bv_cfg.c_values}",
@@ -286,7 +289,7 @@ assert (b2[1:] < b2[:-1]).all() and (vv[1:] > vv[:-1]).all()
 # hard-window loss by Monte Carlo for the affine and 2-ReLU classes in $d=3$ and fits the optimal
 # $w$ against $\Lambda$.
 
-# %%
+# %% tags=["hide-input"]
 hw_n = 2000 if SCALE == "paper" else 800
 hw_grid = W.log_grid(1.0, 400.0, 36)
 hw_tasks = 600 if SCALE == "paper" else 250
@@ -329,7 +332,7 @@ print(f"  2-ReLU {hw_fit['relu']:.2f}  (heuristic 2/(d+2) = {2 / 5:.2f}, with d-
 # traceless symmetric direction, $M=c^\star(I+\varepsilon D)$, raises the loss for either sign of
 # $\varepsilon$ (the training check, from an anisotropic start, is in Part II).
 
-# %%
+# %% tags=["hide-input"]
 iso_d, iso_n, iso_sig = 5, 20, 0.1
 c_iso = W.log_grid(0.5, 60.0, 40)
 base = window_curves(TwoReLUTask(iso_d, 1.0), W.sphere_inputs(iso_d), iso_n, c_iso, tasks=3000, generator=gen(8))
@@ -344,7 +347,7 @@ for e in eps_grid:
     cur = window_curves(TwoReLUTask(iso_d, 1.0), W.sphere_inputs(iso_d), iso_n, [c_star_iso], tasks=3000, generator=gen(8),
                         metric=torch.eye(iso_d, dtype=F64) + e * Dm)
     pert.append(float(cur.loss(1.0, iso_sig)[0]))
-print(f"c* = {c_star_iso:.2f}; loss of M = c*(I + eps D):", {e: round(v, 5) for e, v in zip(eps_grid, pert)})
+print(f"c* = {c_star_iso:.2f}; loss of M = c*(I + eps D) at eps = {eps_grid}: " + ", ".join(f"{v:.5f}" for v in pert))
 i0 = eps_grid.index(0.0)
 iso_ok = all(pert[i] > pert[i0] for i in range(len(eps_grid)) if i != i0)
 ledger["T-B5"].check(
@@ -401,7 +404,7 @@ assert iso_ok
 # The cell estimates the curves at large $n$ in $d=3$, where the two conventions differ most
 # visibly ($(d-1)/2=1$ against $d/2=1.5$).
 
-# %%
+# %% tags=["hide-input"]
 pl_cfg = W.PowerLawConfig.for_scale(SCALE)
 pl = W.run_power_laws(pl_cfg)
 c = pl.affine.c
@@ -410,7 +413,11 @@ lo, hi = pl_cfg.fit_signal
 sel = (c >= lo) & (c <= hi)
 slope_radial = loglog_slope(c[sel], pl.affine.radial[sel])
 r0, r1 = pl.noise_fit_range
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Left: the signal term at $L=1$ against the window scale $c$ (affine, its radial and tangential parts, 2-ReLU, half the affine one). Right: the noise term $N_n(c)$ with slopes $(d-1)/2$ and $d/2$. Checks Lemmas C.4–C.9, D.1, D.2; not a figure of the paper.", "name": "fig-win-power-laws"}, "image": {"alt": "Log-log curves: the radial affine part falls with slope -2, the tangential part is flat near 1/n; the noise rises from 1/n to 1 along the slope (d-1)/2."}}
 plotting.finish(WF.power_laws(pl))
+
+# %% tags=["hide-input"]
 print(f"fitted slopes on c in [{lo:g}, {hi:g}]: affine signal {pl.slope_affine:.2f} (radial part {slope_radial:.2f}), "
       f"2-ReLU signal {pl.slope_relu:.2f}; noise {pl.slope_noise:.2f} on c in [{r0:.0f}, {r1:.0f}]")
 
@@ -427,7 +434,7 @@ print(f"fitted slopes on c in [{lo:g}, {hi:g}]: affine signal {pl.slope_affine:.
 # as $n\to\infty$ (the ratio $w^{1/2}$ grows up to $n^{1/d}$). The exponents of Theorem 3.4, built
 # from these bounds, inherit the question; we report both conventions there.
 
-# %%
+# %% tags=["hide-input"]
 aff, relu = pl.affine, pl.relu
 mono = bool((aff.noise[1:] >= aff.noise[:-1] - 1e-12).all())
 relu_ge = bool((relu.signal[pos] >= aff.signal[pos] / 2 - 3 * relu.signal_se[pos]).all())
@@ -497,9 +504,11 @@ assert abs(pl.slope_noise - (d_ - 1) / 2) < 0.2  # the measured exponent is the 
 # $c\ge2(d+\sqrt d)$; the proof of Theorem 3.4 (App. E, Case 1: "$w_{KQ}<d+\sqrt d$") uses the second.
 # We fit with the looser floor, repeat the fit with the stricter one, and report both.
 
-# %%
+# %% tags=["hide-input"]
 sc_cfg = W.ScalingConfig.for_scale(SCALE)
 sc = W.run_scaling(sc_cfg)
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Optimal window scale $c^\\star$ against $\\Lambda=nL^2/\\sigma^2$ for the affine (left) and 2-ReLU (right) classes; circles mark the admissible regime of Theorem 3.4, dotted and dashed lines the bracket's lower and upper exponents. Not a figure of the paper.", "name": "fig-win-scaling"}, "image": {"alt": "c* grows as a power of Lambda inside the admissible regime and flattens for very small noise."}}
 plotting.finish(WF.scaling(sc))
 
 # %% [markdown]
@@ -515,7 +524,7 @@ plotting.finish(WF.scaling(sc))
 # conventions; the ReLU exponents sit at the upper edge of the Case-2 bracket, and the affine ones
 # match the heuristic $2/(d+3)$ of the intrinsic dimension.
 
-# %%
+# %% tags=["hide-input"]
 print(f"{'d':>2} {'n':>5} {'class':>7} {'slope':>6}   bracket (paper, d)   bracket (d-1)   points")
 within, within_m1 = {}, {}
 for (d_s, n_s, cls), s in sc.slopes.items():
@@ -535,8 +544,9 @@ for key in sc.slopes:
     rows = sorted([r for r in sc.rows + sc.sat_rows if (r["d"], r["n"], r["cls"]) == key and r["interior"]],
                   key=lambda r: r["sigma"])
     local = [loglog_slope([a["Lambda"], b["Lambda"]], [a["c_star"], b["c_star"]]) for a, b in zip(rows, rows[1:])]
-    print(f"{key}: local slope from sigma = {rows[0]['sigma']:.0e} up:", " ".join(f"{v:.2f}" for v in local))
-print("strict floor c* >= 2(d + sqrt d) (Lemma D.1):", {k: round(v, 3) for k, v in sc.slopes_strict.items()})
+    print(f"{key[2]}, d = {key[0]}, n = {key[1]}: local slope from sigma = {rows[0]['sigma']:.0e} up:", " ".join(f"{v:.2f}" for v in local))
+print("slopes with the strict floor c* >= 2(d + sqrt d) of Lemma D.1: "
+      + ", ".join(f"{k[2]} d={k[0]} n={k[1]}: {v:.3f}" for k, v in sc.slopes_strict.items()))
 for cls, case in (("affine", "Case 1"), ("relu", "Case 2")):
     keys = [k for k in sc.slopes if k[2] == cls]
     vals = ", ".join(f"d={k[0]}, n={k[1]}: {sc.slopes[k]:.3f}" for k in keys)
@@ -571,10 +581,14 @@ assert all(0 < s < 1 for s in sc.slopes.values())
 # upper bound (horizontal line), so the optimum must lie where the *lower* bound is below it: the
 # bracket between the vertical lines. This is the inversion that gives the exponents above.
 
-# %%
+# %% tags=["hide-input"]
 key7 = next(k for k in sc.curves if k[2] == "relu")
 fig7, b7 = WF.fig7(sc.curves[key7], L=1.0, sigma=0.3)
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The bracket for $w^\\star$: bias bounds and noise (left), overall upper and lower bounds with the measured loss (right), 2-ReLU class. Reproduces Fig. 7 of Collins et al. with measured curves.", "name": "fig-win-fig7"}, "image": {"alt": "The lower bound stays above the minimum of the upper bound except in an interval that contains the optimum w*."}}
 plotting.finish(fig7)
+
+# %% tags=["hide-input"]
 print(f"d = {key7[0]}, n = {key7[1]}, L = 1, sigma = 0.3: optimum w* = {b7['w_star']:.1f} in the bracket "
       f"[{b7['bracket'][0]:.1f}, {b7['bracket'][1]:.1f}]")
 assert b7["bracket"][0] <= b7["w_star"] <= b7["bracket"][1]
@@ -593,11 +607,15 @@ assert b7["bracket"][0] <= b7["w_star"] <= b7["bracket"][1]
 # small, while a matched model keeps improving (necessity). With the two curves this is a one-liner:
 # $\mathcal L(c_{\rm pre};L')=L'^2S_n(c_{\rm pre})+\sigma^2N_n(c_{\rm pre})$.
 
-# %%
+# %% tags=["hide-input"]
 tr_cfg = W.TransferConfig.for_scale(SCALE)
 tr = W.run_transfer(tr_cfg)
 Lp = tr.test_L
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Population loss of the window pretrained at $L=1$ (2-ReLU) tested at other $L'$, against the window matched to each $L'$. Illustrates Theorem 3.5; not a figure of the paper.", "name": "fig-win-transfer"}, "image": {"alt": "The pretrained loss grows like L' squared for large L' and stays at a noise floor for small L', while the matched loss keeps falling."}}
 plotting.finish(WF.transfer(tr))
+
+# %% tags=["hide-input"]
 top = slice(-4, None)
 slope_pre = loglog_slope(Lp[top], tr.pretrained_loss[top])
 slope_match = loglog_slope(Lp[top], tr.matched_loss[top])
@@ -637,7 +655,7 @@ assert slope_pre > 1.7 and floor_ratio > 2
 # least-squares problem in the $d^2$ entries (`baselines.linear_attention_optimum`); we compare it
 # with $L^2/3$ and with the softmax optimum.
 
-# %%
+# %% tags=["hide-input"]
 la_cfg = W.LinearAttentionConfig.for_scale(SCALE)
 la = W.run_linear_attention(la_cfg)
 bound = la_cfg.L**2 / 3
@@ -646,7 +664,11 @@ for cls in ("affine", "relu"):
     for i, nn_ in enumerate(la.n):
         ins, held, se_ = la.linear[cls][i]
         print(f"{nn_:>5} {cls:>7} {ins:19.4f} {held:12.4f} ± {se_:.4f} {la.softmax[cls][i]:12.4f} {la.diag_scaled[cls][i]:13.2f}")
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Exact optimum of linear attention against $n$ (affine and 2-ReLU tasks), the bound $L^2/3$, and the softmax optimum. Illustrates Theorem 3.6; not a figure of the paper.", "name": "fig-win-linear"}, "image": {"alt": "Linear attention stays above L^2/3 for every n while softmax attention's optimum falls."}}
 plotting.finish(WF.linear_attention(la))
+
+# %% tags=["hide-input"]
 lin_min = min(v[0] for cls in la.linear for v in la.linear[cls])
 z_held = min((v[1] - bound) / v[2] for cls in la.linear for v in la.linear[cls])
 soft_ratio = max(la.softmax[c][-1] / la.linear[c][-1][0] for c in la.linear)
@@ -690,11 +712,15 @@ assert z_held > -3 and soft_ratio < 0.2
 # case the theorem does not cover ($n=20$, $\sigma=0.1$), where we drop the constraint and search
 # $c_1$ up to 40, far enough to contain the unconstrained optimum.
 
-# %%
+# %% tags=["hide-input"]
 lr_cfg = W.LowRankLandscapeConfig.for_scale(SCALE)
 lrl = W.run_lowrank_landscape(lr_cfg)
 titles = W.case_titles(lr_cfg)
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Loss on the plane $M=c_1BB^\\top+c_2B_\\perp B_\\perp^\\top$ ($d=10$, $k=2$): Case 1, Case 2 and a general case outside Theorem 4.4 (star: grid minimum). Not a figure of the paper.", "name": "fig-win-landscape"}, "image": {"alt": "In every case the loss is smallest on the line c2 = 0 at positive c1."}}
 plotting.finish(WF.lowrank_landscape(lrl, titles))
+
+# %% tags=["hide-input"]
 for case, am, s0 in zip(titles, lrl.argmin, lrl.slope_at_zero):
     print(f"{case:>32}: argmin (c1, c2) = ({am[0]:.2f}, {am[1]:.2f}); dJ/dc1 at c1 = 0: {s0:.3f}")
 step = float(lrl.c2[1] - lrl.c2[0])
@@ -727,8 +753,8 @@ assert all(on_axis[:2]) and all(s < 0 for s in lrl.slope_at_zero)
 # $\sigma=0.1$, $n=100$, $d=2$; in a live notebook the widget below it recomputes for any
 # $(L,\sigma,n,d)$.
 
-# %%
-TASKS = 400 if SCALE == "ci" else 1000
+# %% tags=["hide-input"]
+TASKS = 1000 if SCALE == "paper" else 400
 
 
 def draw_window(L=1.0, sigma=0.1, n=100, d=2):
@@ -755,7 +781,7 @@ widgets.live(_live, L=ipywidgets.FloatLogSlider(value=1.0, base=10, min=-2, max=
 # A second kernel-free slider moves $n$ at fixed $L=1$, $\sigma=0.1$: more demonstrations, a
 # narrower window.
 
-# %%
+# %% tags=["hide-input"]
 widgets.static_slider(lambda n_: draw_window(L=1.0, sigma=0.1, n=n_), [10, 30, 100, 300, 1000], name="n (L = 1, sigma = 0.1, d = 2)")
 
 # %% [markdown]
@@ -781,7 +807,7 @@ widgets.static_slider(lambda n_: draw_window(L=1.0, sigma=0.1, n=n_), [10, 30, 1
 # $2/(d+3)$. The cell evaluates the closed form against a numerical minimisation.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 def hard_window_optimum(L, sigma, n, m):
     return (2 / m * n * L**2 / sigma**2) ** (2 / (m + 2))
 
@@ -811,7 +837,7 @@ for (L_, s_, n_, m_) in [(1.0, 0.1, 100, 2), (2.0, 0.3, 1000, 3)]:
 # returns the average label, $b$, exactly. The cell checks this with the exact least-squares optimum.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 from icl_lab.papers.window import linear_attention_loss  # noqa: E402
 
 
@@ -849,7 +875,7 @@ assert ins_c > 1 / 3 - 0.01 and float(torch.linalg.matrix_norm(M_c, ord=2)) < 0.
 # figure above.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 limit = tr_cfg.n * tr.noise_at_pre
 print(f"n N_n(c_pre) = {limit:.2f}; measured pretrained/matched at L' = {float(Lp[0]):g}: {floor_ratio:.2f}")
 assert abs(floor_ratio / limit - 1) < 0.25
@@ -857,9 +883,11 @@ assert abs(floor_ratio / limit - 1) < 0.25
 # %% [markdown]
 # ## Claims ledger (Part I)
 #
-# The claims checked on this page are listed here; the [second part](experiments.ipynb) adds the
-# training experiments, and its ledger shows the chapter's full table.
+# The claims checked on this page (Part I, population level). The [second part](experiments.ipynb)
+# has its own ledger for the training experiments; the synthesis chapter joins both.
 
-# %%
+# %% tags=["remove-input"]
 ledger.show()
+
+# %% tags=["remove-cell"]
 ledger.export();

@@ -16,7 +16,7 @@ from .population import (BiasVarianceConfig, LinearAttentionConfig, LowRankLands
                          run_transfer, summarize_bias_variance, summarize_linear_attention, summarize_lowrank_landscape,
                          summarize_power_laws, summarize_scaling, summarize_transfer)
 from .trained import (HillsConfig, IsotropyConfig, LowRankTrainingConfig, NormVsLConfig, NormVsSigmaNConfig,  # noqa: F401
-                      TransferTrainingConfig, run_hills, run_isotropy, run_lowrank_training, run_norm_vs_L,
+                      TransferTrainingConfig, run_covariate_laws, run_hills, run_isotropy, run_lowrank_training, run_norm_vs_L,
                       run_norm_vs_sigma_n, run_transfer_training, summarize_hills, summarize_isotropy,
                       summarize_lowrank_training, summarize_norms, summarize_transfer_training)
 from .training import anisotropy, icl_error, train_window  # noqa: F401

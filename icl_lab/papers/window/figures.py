@@ -34,7 +34,7 @@ def bias_variance(bv):
     variance against c."""
     cfg = bv.config
     k3 = len(cfg.c_values)
-    fig, axes = plt.subplots(2, 2, figsize=(9, 6.4))
+    fig, axes = plt.subplots(2, 2, figsize=(7.5, 5.8))
     axes = axes.ravel()
     th = torch.linspace(-math.pi, math.pi, 400, dtype=F64)
     xs_c = torch.stack([th.cos(), th.sin()], -1)
@@ -69,7 +69,7 @@ def power_laws(pl):
     pos = c > 0
     lo, hi = cfg.fit_signal
     sel = (c >= lo) & (c <= hi)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
     ax = axes[0]
     ax.loglog(c[pos], pl.affine.signal[pos], label="affine signal $S_n(c)$")
     ax.loglog(c[pos], pl.affine.radial[pos] / (3 * cfg.d), "--", label="affine, radial part / 3d")
@@ -98,7 +98,7 @@ def power_laws(pl):
 
 def scaling(sc):
     """c*(Lambda) for the affine and 2-ReLU classes, admissible points circled, bracket slopes."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6))
     for ax, cls in zip(axes, ("affine", "relu")):
         for (d_s, n_s, cl) in sc.curves:
             if cl != cls:
@@ -125,7 +125,7 @@ def scaling(sc):
 
 def transfer(tr):
     cfg = tr.config
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(6.0, 3.8))
     ax.loglog(tr.test_L, tr.pretrained_loss, "o-", ms=3, label=f"pretrained at L = {cfg.L:g} (c = {tr.c_pre:.1f})")
     ax.loglog(tr.test_L, tr.matched_loss, "s-", ms=3, label="matched: pretrained at L' (min over c)")
     ax.axvline(cfg.L, color="0.6", lw=0.8)
@@ -137,7 +137,7 @@ def transfer(tr):
 
 def linear_attention(la):
     cfg = la.config
-    fig, ax = plt.subplots(figsize=(6.4, 4))
+    fig, ax = plt.subplots(figsize=(6.0, 3.8))
     for j, cls in enumerate(("affine", "relu")):
         ax.loglog(la.n, [v[0] for v in la.linear[cls]], "o-", color=C[1 + j], label=f"linear attention optimum, {cls}")
         ax.loglog(la.n, la.softmax[cls], "s--", color=C[1 + j], label=f"softmax optimum, {cls}")
@@ -151,8 +151,8 @@ def linear_attention(la):
 def lowrank_landscape(lrl, titles):
     """log10 loss on the (c2, c1) plane per case, the grid minimum starred."""
     k = len(titles)
-    fig, axes = plt.subplots(1, k, figsize=(4.2 * k, 3.8), squeeze=False)
-    for ax, title, c1, loss, am in zip(axes[0], titles, lrl.c1, lrl.loss, lrl.argmin):
+    fig, axes = plt.subplots(k, 1, figsize=(5.0, 3.3 * k), squeeze=False)
+    for ax, title, c1, loss, am in zip(axes[:, 0], titles, lrl.c1, lrl.loss, lrl.argmin):
         im = ax.contourf(lrl.c2.numpy(), c1.numpy(), np.log10(loss.numpy()), levels=20, cmap="viridis")
         ax.plot([am[1]], [am[0]], "r*", ms=14, label=f"min: c1 = {am[0]:.2f}, c2 = {am[1]:.2f}")
         ax.axvline(0, color="w", lw=0.8, ls="--")
@@ -180,7 +180,7 @@ def draw_window(L=1.0, sigma=0.1, n=100, d=2, tasks=1000):
     attention profile of c* next to linear attention's."""
     cur = relu_curves(n, d, tasks)
     cst, lmin, _ = optimal_window(cur, L, sigma)
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    fig, axes = plt.subplots(1, 3, figsize=(7.5, 2.8))
     pos_ = cur.c > 0
     ax = axes[0]
     ax.loglog(cur.c[pos_], cur.loss(L, sigma)[pos_], "k", label="loss")
@@ -219,7 +219,7 @@ def hills(res, seed=123):
     cfg = res.config
     nus, ns = cfg.nus, res.n
     n_show = ns[-1]
-    fig, axes = plt.subplots(3, len(nus), figsize=(4.0 * len(nus), 10))
+    fig, axes = plt.subplots(3, len(nus), figsize=(7.5, 8.4))
     th = torch.linspace(-math.pi, math.pi, 500, dtype=F64)
     circ = torch.stack([th.cos(), th.sin()], -1)
     g = make_generator(seed)
@@ -267,7 +267,7 @@ def norm_vs_L(f3):
     titles = {("relu", "iso"): "ReLU, isotropic", ("relu", "aniso"): "ReLU, non-isotropic",
               ("cos", "iso"): "cosine, isotropic", ("cos", "aniso"): "cosine, non-isotropic"}
     panels = cfg.panel_pairs()
-    fig, axes = plt.subplots(2, len(panels), figsize=(3.6 * len(panels) + 1, 7), squeeze=False)
+    fig, axes = plt.subplots(2, len(panels), figsize=(7.5 if len(panels) > 2 else 6.4, 5.8), squeeze=False)
     for row, grid_name in enumerate(("paper", "visible")):
         for col, (cls, inp) in enumerate(panels):
             ax = axes[row, col]
@@ -284,7 +284,7 @@ def norm_vs_L(f3):
 
 
 def norm_vs_sigma_n(f4):
-    fig, axes = plt.subplots(2, 2, figsize=(9, 7))
+    fig, axes = plt.subplots(2, 2, figsize=(7.5, 5.8))
     for ax, (kind, cls) in zip(axes.ravel(), (("sigma", "relu"), ("sigma", "cos"), ("n", "relu"), ("n", "cos"))):
         keys = [k for k in f4.keys if k[0] == kind and k[1] == cls]
         for i, k in enumerate(keys):
@@ -298,7 +298,7 @@ def norm_vs_sigma_n(f4):
 
 
 def isotropy(iso):
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.3))
     for i, (k, v) in enumerate(iso.anisotropy.items()):
         bands(axes[0], iso.steps, v, label=f"{k[0]} M, {'isotropic' if k[1] == 'iso' else 'non-isotropic'} inputs",
               color=C[i], ls="-" if k[1] == "iso" else "--")
@@ -317,7 +317,7 @@ NAMES = {"affine": "affine", "relu": "ReLU", "cos": "cosine"}
 
 def transfer_training(f5):
     cfg = f5.config
-    fig, axes = plt.subplots(2, 2, figsize=(9, 7))
+    fig, axes = plt.subplots(2, 2, figsize=(7.5, 5.8))
     axes = axes.ravel()
     for col, test in enumerate(cfg.test_classes[:3]):
         ax = axes[col]
@@ -340,7 +340,7 @@ LOWRANK_LABELS = {"affine": r"$a^\top B^\top x + 2$", "quadratic": r"$(a^\top B^
 
 def lowrank_training(f9):
     kinds = f9.config.kinds
-    fig, axes = plt.subplots(2, len(kinds), figsize=(3.6 * len(kinds) + 0.6, 6.6), squeeze=False)
+    fig, axes = plt.subplots(2, len(kinds), figsize=(7.5, 5.4), squeeze=False)
     for col, kind in enumerate(kinds):
         for act, colr in (("softmax", C[0]), ("linear", C[1])):
             bands(axes[0, col], f9.steps, f9.rho[(act, kind)], color=colr, label=act, log=True)
@@ -353,7 +353,7 @@ def lowrank_training(f9):
 
 
 def t44_training(t44):
-    fig, ax = plt.subplots(figsize=(6.2, 3.6))
+    fig, ax = plt.subplots(figsize=(6.0, 3.4))
     bands(ax, t44.steps, t44.rho[("softmax", "linear")], label=r"$\rho(M,B)$", log=True)
     bands(ax, t44.steps, t44.cross[("softmax", "linear")], label=r"$\|B^\top M B_\perp\|_2 / \|M\|_2$", log=True)
     plotting.label(ax, "pretraining iteration", "", r"linear low-rank tasks, Assumption 4.3, $\sigma = 0$")
@@ -364,7 +364,7 @@ def t44_training(t44):
 
 def trained_window(c_tr: float, c_op: float, L: float):
     """The trained (tr(M)/d) and optimal windows on the circle and their attention profiles."""
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
     t = np.linspace(-np.pi, np.pi, 400)
     axes[0].plot(np.cos(t), np.sin(t), color="0.6")
     for cc, col, lab in ((c_op, C[0], "optimal"), (c_tr, C[2], "trained")):
@@ -410,7 +410,7 @@ def fig7(cur, L: float = 1.0, sigma: float = 0.3):
     """Fig. 7 of the paper, drawn from the measured curves (see :func:`bound_bracket`)."""
     b = bound_bracket(cur, L, sigma)
     w = b["w"]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
     ax = axes[0]
     ax.fill_between(w, b["bias_lo"], b["bias_up"], color=C[0], alpha=0.2, label="bias bounds")
     ax.loglog(w, b["bias_up"], color=C[0], lw=1, label=r"bias upper $\propto L^2(1/w + 1/n)$")
@@ -434,18 +434,16 @@ def fig7(cur, L: float = 1.0, sigma: float = 0.3):
     return fig, b
 
 
-def covariate_laws(cov: dict):
-    """rho(M, B) during training for each covariate law (dict law -> LowRankTrainingResult), one
-    panel per task class."""
-    laws = list(cov)
-    kinds = cov[laws[0]].config.kinds
+def covariate_laws(res):
+    """rho(M, B) of softmax attention during training under each covariate law (a
+    :class:`~.trained.CovariateLawsResult`), one panel per task class."""
+    kinds = res.config.kinds
     names = {"J": r"$\tilde J$ law on the sphere (paper)", "J-gaussian": r"$\tilde J z$, not projected",
              "sphere": "isotropic, on the sphere", "gaussian": "isotropic Gaussian", "assumption43": "Assumption 4.3"}
-    fig, axes = plt.subplots(1, len(kinds), figsize=(4.5 * len(kinds), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(kinds), figsize=(7.5, 3.3), squeeze=False)
     for ax, kind in zip(axes[0], kinds):
-        for i, law in enumerate(laws):
-            r = cov[law]
-            bands(ax, r.steps, r.rho[("softmax", kind)], color=C[i], label=names.get(law, law), log=True)
+        for i, law in enumerate(res.laws):
+            bands(ax, res.steps, res.rho[(law, kind)], color=C[i], label=names.get(law, law), log=True)
         plotting.label(ax, "pretraining iteration", r"$\rho(M, B)$", LOWRANK_LABELS[kind])
         ax.legend(fontsize=7)
     fig.tight_layout()

@@ -61,6 +61,8 @@ class NormVsLConfig(ScaledConfig):
     seed: int = 0
     population_tasks: int = 3000
     CI = dict(steps=1000, seeds=3, population_tasks=800, panels=("relu-iso", "cos-iso"))
+    BOOK = dict(steps=1000, seeds=3, population_tasks=800, panels=("relu-iso", "cos-iso"))
+    BOOK_WHY = dict(steps="1000 iterations: the norms have settled", seeds="3 trials instead of the paper's 10", population_tasks="800 Monte-Carlo tasks for each c*", panels="isotropic inputs only (the non-isotropic panels have no population optimum to compare with)")
     PARAMS = dict(d=Int(2, 64), n=Int(1, 10**5), sigma=Real(0, 1e3, closed="right"), paper_L=TupleOf(POS, max_len=16),
                   visible_L_relu=TupleOf(POS, max_len=16), visible_L_cos=TupleOf(POS, max_len=16),
                   panels=TupleOf(OneOf(*PANELS), max_len=4, distinct=True), steps=STEPS, lr=LR, lr_decay=DECAY,
@@ -140,6 +142,8 @@ class NormVsSigmaNConfig(ScaledConfig):
     seed: int = 0
     population_tasks: int = 3000
     CI = dict(steps=800, seeds=3, n_values=(5, 20, 100), population_tasks=600)
+    BOOK = dict(steps=800, seeds=3, n_values=(5, 20, 100), population_tasks=600)
+    BOOK_WHY = dict(steps="800 iterations show the ordering", seeds="3 trials instead of the paper's 10", n_values="three context lengths (one training each)", population_tasks="600 Monte-Carlo tasks for each c*")
     PARAMS = dict(d=Int(2, 64), n=Int(1, 10**5), L=POS, sigma=Real(0, 1e3, closed="right"),
                   sigmas=TupleOf(Real(0, 1e3, closed="right"), max_len=16), n_values=TupleOf(Int(1, 10**5), max_len=16),
                   classes=TupleOf(OneOf(*CLASSES), max_len=3, distinct=True), steps=STEPS, lr=LR, lr_decay=DECAY,
@@ -198,6 +202,8 @@ class IsotropyConfig(ScaledConfig):
     seeds: int = 10
     seed: int = 0
     CI = dict(steps=1200, seeds=3)
+    BOOK = dict(steps=1200, seeds=3)
+    BOOK_WHY = dict(steps="1200 iterations", seeds="3 trials")
     PARAMS = dict(d=Int(2, 64), n=Int(1, 10**5), L=POS, sigma=Real(0, 1e3, closed="right"),
                   init_std=Real(0, 100, closed="right"), steps=STEPS, lr=LR, lr_decay=DECAY, seeds=SEEDS, seed=SEED)
 
@@ -263,6 +269,8 @@ class TransferTrainingConfig(ScaledConfig):
     seed: int = 0
     test_seed: int = 50_000
     CI = dict(steps=600, seeds=3, eval_every=30, test_tasks=60, n=100)
+    BOOK = dict(steps=600, seeds=3, eval_every=30, test_tasks=60, n=100)
+    BOOK_WHY = dict(steps="600 iterations: the errors have settled", seeds="3 trials instead of the paper's 10", eval_every="evaluation every 30 iterations", test_tasks="60 fixed test tasks per class", n="n = 100 instead of the paper's 200 (half the cost per step)")
     PARAMS = dict(d=Int(2, 64), n=Int(1, 10**5), sigma=Real(0, 1e3, closed="right"),
                   pretrain_classes=TupleOf(OneOf(*CLASSES), max_len=16), pretrain_L=TupleOf(POS, max_len=16),
                   test_classes=TupleOf(OneOf(*CLASSES), max_len=3, distinct=True), steps=STEPS, lr=LR, lr_decay=DECAY,
@@ -346,6 +354,8 @@ class HillsConfig(ScaledConfig):
     linear_prompts: int = 6000
     test_seed: int = 60_000
     CI = dict(n_values=(4, 16, 64), steps=1500, seeds=2, test_tasks=500, population_tasks=600, linear_prompts=2000)
+    BOOK = dict(n_values=(4, 16, 64), steps=1500, seeds=2, test_tasks=500, population_tasks=600, linear_prompts=2000)
+    BOOK_WHY = dict(n_values="n up to 64 (n = 256 is the most expensive)", steps="1500 iterations instead of the paper's 15000: the windows are still opening (see the caveat of the window claim)", seeds="2 trials", test_tasks="500 test tasks", population_tasks="600 Monte-Carlo tasks per optimum", linear_prompts="2000 prompts for the linear least squares")
     PARAMS = dict(nus=TupleOf(Real(0, 1e3), max_len=16), n_values=TupleOf(Int(2, 10**5), max_len=16), sigma=Real(0, 1e3),
                   hills_mode=OneOf(*HillsTask.SHAPES), steps=STEPS, lr=LR, lr_linear=LR, seeds=SEEDS, seed=SEED,
                   test_tasks=PROMPTS, population_tasks=PROMPTS, linear_prompts=PROMPTS, test_seed=SEED)
@@ -446,6 +456,8 @@ class LowRankTrainingConfig(ScaledConfig):
     test_tasks: int = 500
     records: int = 26
     CI = dict(steps=1200, seeds=2, test_tasks=100, records=13)
+    BOOK = dict(steps=1200, seeds=2, test_tasks=100, records=13)
+    BOOK_WHY = dict(steps="1200 iterations instead of 5000 (the covariate test below runs the full 5000)", seeds="2 trials instead of the paper's 5", test_tasks="100 test tasks", records="13 records of rho")
     PARAMS = dict(d=Int(2, 256), k=Int(1, 256), n=Int(1, 10**5), sigma=Real(0, 1e3),
                   kinds=TupleOf(OneOf(*LowRankTask.KINDS), max_len=4, distinct=True),
                   covariates=OneOf("J", "J-gaussian", "assumption43", "sphere", "gaussian"),
@@ -548,3 +560,45 @@ def summarize_lowrank_training(res: LowRankTrainingResult) -> dict:
             "error_final": {f"{a},{k}": v[-1].tolist() for (a, k), v in res.error.items()},
             "lr": {f"{a},{k}": v for (a, k), v in res.lr.items()},
             "by_lr": {f"{a},{k},{lr:g}": list(v) for (a, k, lr), v in res.final_by_lr.items()}, "seconds": res.seconds}
+
+
+@dataclass
+class CovariateLawsResult:
+    config: LowRankTrainingConfig
+    laws: list
+    steps: list
+    rho: dict  # (law, kind) -> (records, trials), softmax attention
+    seconds: float
+
+
+def run_covariate_laws(cfg: LowRankTrainingConfig, laws=("J", "J-gaussian", "sphere"), device=None) -> CovariateLawsResult:
+    """Softmax attention on ``cfg.kinds`` under several covariate laws, all in one batched training
+    (runs: law, class, trial; B and J of trial t as in :func:`run_lowrank_training`, learning rate
+    ``cfg.lrs[0]``): rho(M, B) during training."""
+    t0 = time.perf_counter()
+    samplers, Bs = {}, []
+    for t in range(cfg.seeds):
+        for law in laws:
+            g = make_generator(cfg.seed + 1000 + t)
+            B = random_subspace(cfg.d, cfg.k, g)
+            if law == laws[0]:
+                Bs.append(B)
+            inp = _covariates(cfg.replace(covariates=law), B, g)
+            for kind in cfg.kinds:
+                samplers[(law, kind, t)] = PromptSampler.from_inputs(inp, LowRankTask(B, kind), N=cfg.n,
+                                                                     num_queries=cfg.queries, sigma=cfg.sigma)
+    grid = RunGrid(law=list(laws), kind=list(cfg.kinds), trial=range(cfg.seeds))
+    Bstack = torch.stack([Bs[r["trial"]] for r in grid.runs])
+    Pstack = torch.stack([orthogonal_complement(Bs[r["trial"]]) for r in grid.runs])
+
+    def record(m, step):
+        M = m.M.detach().to("cpu", F64)
+        inner = Bstack.transpose(-1, -2) @ M @ Bstack
+        outer = Pstack.transpose(-1, -2) @ M @ Pstack
+        return {"rho": torch.linalg.matrix_norm(outer, ord=2) / torch.linalg.svdvals(inner)[..., -1]}
+
+    rec_at = sorted({int(round(v)) for v in torch.linspace(0, cfg.steps, cfg.records).tolist()})
+    _, hist = train_window(grid, lambda r: samplers[(r["law"], r["kind"], r["trial"])], cfg.d, cfg.seed, steps=cfg.steps,
+                           lr=cfg.lrs[0], lr_decay=cfg.lr_decay, record=record, record_at=rec_at, device=device)
+    rho = {(law, kind): hist["rho"][:, grid.index(law=law, kind=kind)] for law in laws for kind in cfg.kinds}
+    return CovariateLawsResult(cfg, list(laws), rec_at, rho, time.perf_counter() - t0)
