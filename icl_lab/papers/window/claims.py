@@ -31,7 +31,8 @@ CLAIMS = (
             r"Affine signal $= \frac{L^2}{3d}\,\mathbb{E}\lVert x - \hat x\rVert^2$; its radial (bias) part decays "
             r"like $1/w^2$", part=T),
     declare("T-C8", "Lemmas C.8–C.9",
-            r"The 2-ReLU signal lies between half the affine signal and $O(L^2/w)$: log-log slope in $[-2, -1]$",
+            r"The 2-ReLU signal lies above half the affine signal (Lemma C.9) and below the Lipschitz bound "
+            r"$O(L^2(1/w + 1/n))$ (Lemma C.8): its log-log slope in $c$ lies in $[-2, -1]$ up to the $1/n$ floor",
             part=T),
     declare("T-D2", "Lemma D.2", r"The noise term increases monotonically with the window scale, from $1/n$ to $1$",
             part=T),

@@ -19,7 +19,7 @@ from .trained import (HillsConfig, IsotropyConfig, LowRankTrainingConfig, NormVs
                       TransferTrainingConfig, run_covariate_laws, run_hills, run_isotropy, run_lowrank_training, run_norm_vs_L,
                       run_norm_vs_sigma_n, run_transfer_training, summarize_hills, summarize_isotropy,
                       summarize_lowrank_training, summarize_norms, summarize_transfer_training)
-from .training import anisotropy, icl_error, train_window  # noqa: F401
+from .training import anisotropy, icl_error, ordering, train_window  # noqa: F401
 
 EXPERIMENTS = {
     "power_laws": Experiment("window", "App. C, D (Lemmas C.4, C.8, D.1)", "signal and noise terms against c at large n",

@@ -3,6 +3,7 @@ W = 0.001 I, Adam, one task per iteration; every (swept value, trial) pair is on
 batched training, mapped by a :class:`~icl_lab.train.RunGrid`."""
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import torch
@@ -53,3 +54,15 @@ def train_window(grid: RunGrid, sampler_of: Callable, d: int, seed: int, *, step
     hist = train(model, data, steps=steps, optimizer="adam", lr=lr, lr_decay=lr_decay, batch_size=1, record=rec,
                  record_every=record_every, record_at=record_at, device=device)
     return model.to("cpu"), hist
+
+
+def ordering(values: list, increasing: bool = True, margin: float = 2.0) -> tuple[bool, list]:
+    """Are the trial means of ``values`` (one (trials,) tensor per grid point) strictly ordered, and
+    which adjacent pairs are *not resolved* (difference of means below ``margin`` standard errors of
+    the difference)?  Returns (ordered, [(i, i+1), ...])."""
+    from ...metrics import mean_se
+
+    ms = [mean_se(v) for v in values]
+    diffs = [(b[0] - a[0]) * (1 if increasing else -1) for a, b in zip(ms, ms[1:])]
+    ses = [math.hypot(a[1], b[1]) for a, b in zip(ms, ms[1:])]
+    return all(d > 0 for d in diffs), [(i, i + 1) for i, (d, s) in enumerate(zip(diffs, ses)) if not d > margin * s]
