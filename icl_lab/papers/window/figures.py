@@ -232,7 +232,7 @@ def hills(res, seed=123):
         ax = axes[0, j]
         for cc, col, lab in ((c_op, C[0], "optimal window"), (c_tr, C[2], "trained window")):
             half = _half_angle(cc)
-            ax.axvspan(-half, half, color=col, alpha=0.15, label=f"{lab} (c = {cc:.1f})")
+            ax.axvspan(-half, half, color=col, alpha=0.15, label=lab)
         xc = sphere(min(n_show, 64), 2, g)
         yc = task.evaluate({"b": b0}, xc[None])[0] + cfg.sigma * torch.randn(xc.shape[0], generator=g, dtype=F64)
         ax.scatter(torch.atan2(xc[:, 1], xc[:, 0]), yc, s=8, color="0.55", label="noisy context")
@@ -240,24 +240,27 @@ def hills(res, seed=123):
         ax.scatter([0.0], [float(task.evaluate({"b": b0}, torch.tensor([[[1.0, 0.0]]], dtype=F64))[0, 0])], s=60,
                    facecolor="white", edgecolor="k", zorder=5, label="query")
         lo, hi = float(min(f.min(), yc.min())), float(max(f.max(), yc.max()))
-        ax.set_ylim(lo - 0.1 * (hi - lo + 0.2), hi + 0.9 * (hi - lo + 0.2))  # room above the data for the legend
-        plotting.label(ax, r"angle $\theta$", "$f$", rf"$\nu$ = {nu:g}")
-        ax.legend(fontsize=6, loc="upper right", ncol=2)
+        ax.set_ylim(lo - 0.1 * (hi - lo + 0.2), hi + 0.6 * (hi - lo + 0.2))  # room above the data for the legend
+        plotting.label(ax, r"angle $\theta$", "$f$" if j == 0 else "", rf"$\nu$ = {nu:g}: $c^\star$ = {c_op:.1f}, trained {c_tr:.1f}")
+        ax.title.set_fontsize(9)
+        if j == 0:
+            ax.legend(fontsize=6, loc="upper center", ncol=2)
         ax = axes[1, j]
         wt = torch.exp(c_tr * (th.cos() - 1))
-        ax.plot(th, wt / wt.max(), color=C[0], label=f"softmax (trained, c = {c_tr:.1f})")
+        ax.plot(th, wt / wt.max(), color=C[0], label="softmax (trained)")
         Ml = res.M_linear[nu][-1].mean(0).to(F64)  # trained linear attention, averaged over trials
         lw = circ @ Ml @ torch.tensor([1.0, 0.0], dtype=Ml.dtype)
         ax.plot(th, lw / lw.abs().max(), color=C[1], label="linear (trained)")
-        plotting.label(ax, "angle from the query (rad)", "attention weight / max", f"n = {n_show}")
-        ax.legend(fontsize=7)
+        plotting.label(ax, "angle from the query (rad)", "weight / max" if j == 0 else "", f"n = {n_show}")
+        if j == 0:
+            ax.legend(fontsize=6, loc="lower center")
         ax = axes[2, j]
         for act, col in (("softmax", C[0]), ("linear", C[1])):
             bands(ax, ns, res.trained[(act, nu)], color=col, label=f"{act}, trained", marker="o", log=True)
             ax.plot(ns, res.optimum[(act, nu)], "--", color=col, lw=1, label=f"{act}, population optimum")
         ax.set_xscale("log", base=2)
-        plotting.label(ax, "context length n", "ICL error", None)
-        ax.legend(fontsize=6)
+        plotting.label(ax, "context length n", "ICL error" if j == 0 else "", None)
+    axes[2, 0].legend(fontsize=6, loc="center right")
     fig.tight_layout()
     return fig
 
