@@ -36,7 +36,7 @@ EXPERIMENTS = {
     "isotropy": Experiment("window", "Lemma B.5", "trained M becomes a multiple of I from an anisotropic start",
                            IsotropyConfig, run_isotropy, summarize_isotropy, ("E-B5",)),
     "fig1_hills": Experiment("window", "Fig. 1", "hills on the circle: softmax vs linear, error vs n",
-                             HillsConfig, run_hills, summarize_hills, ("E-F1a", "E-F1b")),
+                             HillsConfig, run_hills, summarize_hills, ("E-F1a", "E-F1a-lit", "E-F1b")),
     "fig2_bias_variance": Experiment("window", "Fig. 2", "bias and variance of the softmax estimate vs window",
                                      BiasVarianceConfig, run_bias_variance, summarize_bias_variance, ("T-F2",)),
     "fig3_norm_vs_L": Experiment("window", "Fig. 3", "||M|| during pretraining for several L",
@@ -48,5 +48,5 @@ EXPERIMENTS = {
                                 ("E-F5-same", "E-F5-mismatch")),
     "fig9_lowrank": Experiment("window", "Fig. 9 / Thm 4.4", "low-rank tasks: subspace alignment and test error",
                                LowRankTrainingConfig, run_lowrank_training, summarize_lowrank_training,
-                               ("E-F9-affine", "E-F9-quadratic", "E-F9-cosine", "E-T44")),
+                               ("E-F9-affine", "E-F9-quadratic", "E-F9-cosine", "E-T44", "E-F9-sphere")),
 }
