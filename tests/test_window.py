@@ -1,5 +1,5 @@
-"""The window chapter's library: population curves, optimal windows, the hills task, the grouped
-sampler, the part-wise ledger export and config validation."""
+"""The window chapter's library: population curves, optimal windows, the hills task, the
+prefetching sampler, the batched trainer's run grid, the part-wise ledger and config validation."""
 from __future__ import annotations
 
 import json
@@ -12,8 +12,11 @@ from icl_lab import ConfigError, Ledger, make_generator
 from icl_lab.data import AffineTask, PromptSampler, StackedSampler, TwoReLUTask, sphere
 from icl_lab.papers.window import experiments as W
 from icl_lab.models import KernelAttention
-from icl_lab.papers.window import (GroupedSampler, WrappedCosineHills, export_part, fit_slope, linear_attention_loss,
-                            lowrank_landscape, merged_ledger, optimal_window, softmax_weights, window_curves)
+from icl_lab.data import HillsTask
+from icl_lab.metrics import loglog_slope
+from icl_lab.papers.window import (linear_attention_loss, lowrank_landscape, optimal_window, softmax_weights,
+                                   window_curves)
+from icl_lab.train import RunGrid
 from icl_lab.papers.window.theory import WindowCurves, _hard_weights
 
 from _helpers import F64, assert_close
@@ -23,31 +26,11 @@ def _inp(d):
     return lambda s, g: sphere(s, d, g)
 
 
-def test_grouped_sampler_equals_stacked_sampler():
-    a = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=6, num_queries=2, sigma=0.1)
-    b = PromptSampler.from_inputs(_inp(3), AffineTask(3, 2.0), N=6, num_queries=2, sigma=0.1)
-    samplers = [a, b, a, b, a]
-    seeds = [4, 5, 6, 7, 8]
-    gs = GroupedSampler(samplers).sample_runs(3, [make_generator(s) for s in seeds])
-    ss = StackedSampler(samplers).sample_runs(3, [make_generator(s) for s in seeds])
-    for name in ("x", "y", "x_query", "y_query"):
-        assert_close(getattr(gs, name), getattr(ss, name))
-
-
-def test_grouped_sampler_validates():
-    a = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=6)
-    b = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=7)
-    with pytest.raises(ConfigError, match="samplers"):
-        GroupedSampler([a, b])
-    with pytest.raises(ConfigError, match="generators"):
-        GroupedSampler([a, a]).sample_runs(2, [make_generator(0)])
-
-
 def test_hills_shapes():
     x = sphere(200, 2, make_generator(0))[None]
-    assert_close(WrappedCosineHills(0.0).evaluate({"b": torch.tensor([0.3], dtype=F64)}, x), torch.ones(1, 200, dtype=F64))
+    assert_close(HillsTask(0.0, "freq").evaluate({"b": torch.tensor([0.3], dtype=F64)}, x), torch.ones(1, 200, dtype=F64))
     for shape in ("freq", "bump"):
-        task = WrappedCosineHills(1.5, shape)
+        task = HillsTask(1.5, shape)
         # continuous across the wrap point and equal to 1 at the centre b
         b = torch.tensor([0.5], dtype=F64)
         eps = 1e-7
@@ -57,7 +40,11 @@ def test_hills_shapes():
         y = task.evaluate({"b": b}, pts)[0]
         assert abs(float(y[0] - y[1])) < 1e-5 and abs(float(y[2]) - 1) < 1e-12
     with pytest.raises(ConfigError, match="shape"):
-        WrappedCosineHills(1.0, "wave")
+        HillsTask(1.0, "wave")
+    # the paper's literal formula: nu cos(theta - b), linear in x on the circle, 0 at nu = 0
+    b = torch.tensor([0.3], dtype=F64)
+    assert_close(HillsTask(1.5).evaluate({"b": b}, x), 1.5 * (x @ torch.tensor([math.cos(0.3), math.sin(0.3)], dtype=F64)))
+    assert_close(HillsTask(0.0, "amp").evaluate({"b": b}, x), torch.zeros(1, 200, dtype=F64))
 
 
 def test_window_curves_identities():
@@ -99,7 +86,7 @@ def test_optimal_window_finds_parabola_minimum():
     edge = WindowCurves(c=c, signal=-t, noise=torch.zeros_like(c), spread=t, signal_se=t, noise_se=t, radial=t, n=5,
                         d=2, tasks=1)
     assert optimal_window(edge)[2] is False
-    assert abs(fit_slope(c, 2 * c**1.5) - 1.5) < 1e-12
+    assert abs(loglog_slope(c, 2 * c**1.5) - 1.5) < 1e-12
 
 
 def test_linear_attention_loss_matches_its_prediction():
@@ -137,31 +124,39 @@ def test_icl_error_and_anisotropy():
     assert float(W.anisotropy(torch.diag(torch.tensor([1.0, 2.0], dtype=F64)))) > 0.1
 
 
-def test_part_ledgers_merge(tmp_path):
-    t = Ledger("window")
-    t.claim("T-1", "x", "theory claim").check(measured=1, how="h", passed=True)
-    e = Ledger("window")
-    e.claim("E-1", "y", "experiment claim").check(measured=2, how="h", passed=False)
-    export_part(t, "T-", tmp_path)
-    export_part(e, "E-", tmp_path)
-    ids = [c["id"] for c in json.loads((tmp_path / "window.json").read_text())["claims"]]
-    assert ids == ["T-1", "E-1"]
-    t2 = Ledger("window")
-    t2.claim("T-2", "x", "new theory claim").check(measured=1, how="h", passed=True)
-    export_part(t2, "T-", tmp_path)
-    ids = [c["id"] for c in json.loads((tmp_path / "window.json").read_text())["claims"]]
-    assert ids == ["T-2", "E-1"]  # a re-run replaces only its own part
-    assert [c.id for c in merged_ledger(e, "E-", tmp_path)] == ["T-2", "E-1"]
-    with pytest.raises(ConfigError, match="prefix"):
-        export_part(t2, "E-", tmp_path)
+def test_claims_are_declared_in_two_parts():
+    theory, experiments = Ledger("window", part="theory"), Ledger("window", part="experiments")
+    ids_t, ids_e = [c.id for c in theory], [c.id for c in experiments]
+    assert ids_t and ids_e and all(i.startswith("T-") for i in ids_t) and all(i.startswith("E-") for i in ids_e)
+    assert all(c.statement for c in [*theory, *experiments])
+
+
+def test_ordering_reports_unresolved_neighbours():
+    a, b, c = torch.tensor([1.0, 1.1, 0.9]), torch.tensor([2.0, 2.1, 1.9]), torch.tensor([2.05, 2.1, 2.0])
+    assert W.ordering([a, b, c]) == (True, [(1, 2)])
+    assert W.ordering([c, b, a], increasing=False) == (True, [(0, 1)])
+    assert W.ordering([b, a])[0] is False
+
+
+def test_train_window_maps_runs_with_the_grid():
+    a = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=5, num_queries=2, sigma=0.1)
+    b = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 3.0), N=5, num_queries=2, sigma=0.1)
+    grid = RunGrid(setting=["a", "b"], trial=range(2))
+    model, hist = W.train_window(grid, lambda r: {"a": a, "b": b}[r["setting"]], 3, 7, steps=5, lr=0.01, lr_decay=1.0,
+                                 record=lambda m, s: {"twice": 2 * torch.ones(2 * 2)}, record_every=5)
+    assert hist["norm"].shape == (2, 4) and hist["mean_eig"].shape == (2, 4) and hist["twice"].shape == (2, 4)
+    # run (b, trial 1) equals a single-run training of b with seed 7 + 1
+    alone, _ = W.train_window(RunGrid(setting=["b"], trial=[1]), lambda r: b, 3, 7, steps=5, lr=0.01, lr_decay=1.0)
+    assert_close(model.M.detach()[grid.index(setting="b", trial=1)[0]], alone.M.detach()[0])
 
 
 @pytest.mark.parametrize("cls, kw, name", [
     (W.ScalingConfig, dict(dims=(1,)), "dims"),
     (W.HillsConfig, dict(hills_mode="wave"), "hills_mode"),
     (W.LowRankTrainingConfig, dict(k=10), "k"),
-    (W.NormVsLConfig, dict(panels=(("relu", "sideways"),)), "panel inputs"),
-    (W.TransferTrainingConfig, dict(pretrain=(("poly", 1.0),)), "pretrain class"),
+    (W.NormVsLConfig, dict(panels=("relu-sideways",)), "panels"),
+    (W.TransferTrainingConfig, dict(pretrain_classes=("poly",)), "pretrain_classes"),
+    (W.TransferTrainingConfig, dict(pretrain_L=(1.0,)), "pretrain_L"),
     (W.PowerLawConfig, dict(c_max=0.01), "c_max"),
     (W.NormVsSigmaNConfig, dict(seeds=0), "seeds"),
     (W.IsotropyConfig, dict(init_std=-1.0), "init_std"),
@@ -177,7 +172,7 @@ def test_configs_validate(cls, kw, name):
 
 def test_registered_experiments_build_at_both_scales():
     for exp in W.EXPERIMENTS.values():
-        for scale in ("ci", "paper"):
+        for scale in ("ci", "book", "paper"):
             exp.config.for_scale(scale)
 
 
@@ -186,14 +181,14 @@ def test_prefetch_sampler_serves_the_big_draw_step_by_step():
 
     a = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=5, num_queries=2, sigma=0.1)
     seeds = [1, 2]
-    pre = PrefetchSampler(GroupedSampler([a, a]), steps_per_draw=4)
+    pre = PrefetchSampler(StackedSampler([a, a]), steps_per_draw=4)
     gens = [make_generator(s) for s in seeds]
     steps = [pre.sample_runs(2, gens) for _ in range(6)]  # crosses a refill
     big = a.sample_runs(8, [make_generator(s) for s in seeds])
     for t in range(4):
         assert_close(steps[t].x, big.x[:, 2 * t:2 * t + 2])
     # run 1 alone sees the same prompts as in the batched draw
-    alone = PrefetchSampler(GroupedSampler([a]), steps_per_draw=4)
+    alone = PrefetchSampler(StackedSampler([a]), steps_per_draw=4)
     g1 = [make_generator(2)]
     for t in range(6):
         assert_close(alone.sample_runs(2, g1).y[0], steps[t].y[1])

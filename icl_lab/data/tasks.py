@@ -188,14 +188,27 @@ class CosineTask(TaskFamily):
 
 
 class HillsTask(TaskFamily):
-    """Window paper, Fig. 1 (d = 2): f(x) = nu cos(theta - b) for x = (cos theta, sin theta),
-    b ~ U[-pi, pi]; nu is also its Lipschitz constant on the circle."""
+    """Window paper, Fig. 1 (d = 2): "phase-shifted cosine hills" on the circle,
+    x = (cos theta, sin theta), b ~ U[-pi, pi], delta = wrap(theta - b) in [-pi, pi).
+
+    The paper's text gives the class as nu cos(theta - b); three readings are offered:
+
+    * ``shape='amp'`` (default, the paper's literal formula): f = nu cos(theta - b), a *linear*
+      function nu (cos b, sin b)^T x of x on the circle (identically 0 at nu = 0);
+    * ``shape='freq'``: f = cos(nu * delta) -- nu / 2 full periods around the circle;
+    * ``shape='bump'``: f = cos(min(nu |delta|, pi)) -- one hill of width 2 pi / nu centred at b,
+      flat (-1) elsewhere.
+
+    'freq' and 'bump' are constant (1) at nu = 0. All three have Lipschitz constant nu along the
+    circle."""
 
     name = "hills"
+    SHAPES = ("amp", "freq", "bump")
 
-    def __init__(self, nu: float):
+    def __init__(self, nu: float, shape: str = "amp"):
         self.d = 2
         self.nu = chk.positive("nu", nu, allow_zero=True)
+        self.shape = chk.one_of("shape", shape, self.SHAPES)
         self.lipschitz = self.nu
 
     def sample(self, n, generator):
@@ -205,7 +218,13 @@ class HillsTask(TaskFamily):
     def evaluate(self, params, x):
         self._check_x(x)
         theta = torch.atan2(x[..., 1], x[..., 0])
-        return self.nu * torch.cos(theta - _scalar(params["b"], theta))
+        b = _scalar(params["b"], theta)
+        if self.shape == "amp":
+            return self.nu * torch.cos(theta - b)
+        delta = torch.remainder(theta - b + math.pi, 2 * math.pi) - math.pi
+        if self.shape == "freq":
+            return torch.cos(self.nu * delta)
+        return torch.cos((self.nu * delta.abs()).clamp_max(math.pi))
 
 
 class LowRankTask(TaskFamily):

@@ -1,14 +1,7 @@
-"""Data pieces specific to the window paper.
+"""The window chapter's data: its task classes and input laws, grids, and a prefetching sampler.
 
-* :class:`WrappedCosineHills` -- Fig. 1's "phase-shifted cosine hills" read as
-  f(theta) = cos(nu * wrap(theta - b)) (spec A6): constant at nu = 0, Lipschitz nu on the circle.
-  The library's :class:`~icl_lab.data.HillsTask` is the literal OCR reading nu cos(theta - b), a
-  *linear* function of x on the circle (linear attention is consistent for it); both are offered.
-* :class:`GroupedSampler` -- now the library's :class:`~icl_lab.data.StackedSampler` (run r draws its
-  prompts from ``samplers[r]`` with generator r, exactly as alone; runs that share a sampler are
-  drawn together through its ``sample_runs``: with 160 runs over 16 distinct samplers one draw costs
-  ~3 ms instead of ~45 ms, the per-run Python loop having dominated Fig. 3's training time).
-"""
+The Fig. 1 hills task is the library's :class:`~icl_lab.data.HillsTask` (``shape`` picks the
+reading of the paper's formula); everything else comes from :mod:`icl_lab.data`."""
 from __future__ import annotations
 
 import math
@@ -17,46 +10,38 @@ from typing import Sequence
 import torch
 
 from ... import _checks as chk
-from ...data import _random as rnd
-from ...data.prompts import PromptBatch, StackedSampler
-from ...data.tasks import TaskFamily, _scalar
+from ...data import AffineTask, CosineTask, TwoReLUTask, anisotropic_sphere, sphere
+from ...data.prompts import PromptBatch
+
+F64 = torch.float64
+CLASSES = ("affine", "relu", "cos")
 
 
-class WrappedCosineHills(TaskFamily):
-    """Phase-shifted cosine hills on the circle, x = (cos theta, sin theta), b ~ U[-pi, pi],
-    delta = wrap(theta - b) in [-pi, pi):
-
-    * ``shape='freq'``: f = cos(nu * delta) (spec A6) -- nu / 2 full periods around the circle;
-    * ``shape='bump'``: f = cos(min(nu |delta|, pi)) -- one hill of width 2 pi / nu centred at b,
-      flat (-1) elsewhere.
-
-    Both are constant (1) at nu = 0 and have Lipschitz constant nu along the circle."""
-
-    name = "hills"
-    SHAPES = ("freq", "bump")
-
-    def __init__(self, nu: float, shape: str = "freq"):
-        self.d = 2
-        self.nu = chk.positive("nu", nu, allow_zero=True)
-        self.shape = chk.one_of("shape", shape, self.SHAPES)
-        self.lipschitz = self.nu
-
-    def sample(self, n, generator):
-        n = chk.positive_int("n", n)
-        return {"b": math.pi * (2 * rnd.rand(generator, (n,)) - 1)}
-
-    def evaluate(self, params, x):
-        self._check_x(x)
-        theta = torch.atan2(x[..., 1], x[..., 0])
-        delta = torch.remainder(theta - _scalar(params["b"], theta) + math.pi, 2 * math.pi) - math.pi
-        if self.shape == "freq":
-            return torch.cos(self.nu * delta)
-        return torch.cos((self.nu * delta.abs()).clamp_max(math.pi))
+def make_task(kind: str, d: int, L: float):
+    """The paper's task classes: 'affine' (Def. 3.2), 'relu' (2-ReLU, Def. 3.2), 'cos' (cos(L w^T x),
+    App. J)."""
+    chk.one_of("task class", kind, CLASSES)
+    return {"affine": AffineTask, "relu": TwoReLUTask, "cos": CosineTask}[kind](d, L)
 
 
-# One sampler per run, runs that share a sampler object drawn in one ``sample_runs``: the library's
-# StackedSampler does exactly this (it was written here first and moved into icl_lab.data).
-GroupedSampler = StackedSampler
+def sphere_inputs(d: int):
+    """x ~ U^d, uniform on the unit sphere S^{d-1}."""
+    return lambda s, g: sphere(s, d, g)
+
+
+def input_law(name: str, d: int):
+    """'iso' = U^d (uniform on the sphere), 'aniso' = U^d_psi (S_d = diag(1..d), Sec. 3.2)."""
+    chk.one_of("inputs", name, ("iso", "aniso"))
+    return sphere_inputs(d) if name == "iso" else (lambda s, g: anisotropic_sphere(s, d, g))
+
+
+def queries_for(n: int) -> int:
+    """N = ceil(sqrt(n)) query points per task (App. J)."""
+    return math.ceil(math.sqrt(n))
+
+
+def log_grid(lo: float, hi: float, points: int) -> torch.Tensor:
+    return torch.logspace(math.log10(lo), math.log10(hi), points, dtype=F64)
 
 
 class PrefetchSampler:

@@ -7,7 +7,7 @@ noise is independent of everything else, so (App. B.1)
     L(c; L, sigma) = L_signal(c) + L_noise(c),   L_noise(c) = sigma^2 E sum_i a_i^2 =: sigma^2 N_n(c),
 
 and for the affine and 2-ReLU classes f = L f_1 in distribution, so L_signal(c) = L^2 S_n(c) with
-S_n the signal term at L = 1 (spec §5.0): two curves, estimated once on a grid of c with common
+S_n the signal term at L = 1: two curves, estimated once on a grid of c with common
 random numbers, give the optimal window c*(L, sigma) for every (L, sigma).  All losses here follow
 the paper's convention E(y_hat - f(x_q))^2 (no factor 1/2).
 """
@@ -147,16 +147,6 @@ def optimal_window(curves: WindowCurves, L: float = 1.0, sigma: float = 0.0) -> 
     cv = math.exp(tv) if bool((c[i - 1 : i + 2] > 0).all()) else tv
     Cc = float(y[1] - A * t[1] ** 2 - B * t[1])
     return cv, min(float(A * tv**2 + B * tv + Cc), float(loss[i])), True
-
-
-def fit_slope(x, y) -> float:
-    """Least-squares slope of log y against log x."""
-    lx = torch.log(torch.as_tensor(x, dtype=F64))
-    ly = torch.log(torch.as_tensor(y, dtype=F64))
-    if lx.numel() < 2:
-        return float("nan")
-    lx = lx - lx.mean()
-    return float((lx * (ly - ly.mean())).sum() / (lx**2).sum())
 
 
 def hard_window_loss(task, inputs, n, w_grid, **kw) -> WindowCurves:
