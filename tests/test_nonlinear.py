@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from icl_lab import ConfigError, QOnlyAttention, make_generator
+from icl_lab import ConfigError, QOnlyAttention, make_generator, metrics
 from icl_lab.data import PromptBatch, estimate_lipschitz, separated, standard_basis
 from icl_lab.papers.nonlinear import experiments as nl
 from icl_lab.papers.nonlinear import theory as th
@@ -149,7 +149,7 @@ def test_first_time_and_slope():
     t = th.first_time(s, 0.35)
     assert t[0] == 1 and math.isnan(float(t[1]))
     x = torch.tensor([1.0, 2.0, 4.0])
-    assert abs(th.loglog_slope(x, 3 * x**-2) + 2) < 1e-12
+    assert abs(metrics.loglog_slope(x, 3 * x**-2) + 2) < 1e-12
 
 
 @pytest.mark.parametrize("cls,bad,match", [

@@ -1,14 +1,14 @@
 """Li, Duan, Liang (nonlinear regression): the Q-only model reduced to feature space, exactly.
 
 When every token is one of K features v_1..v_K (rows of V, Gram matrix G = V V^T) and Q starts at
-0, the gradient of the Q-only model is a combination of outer products v_m v_k^T (spec D4-D5), so
+0, the gradient of the Q-only model is a combination of outer products v_m v_k^T (App. C; the chapter's D4-D5), so
 gradient descent only ever moves the K x K *feature-pair weights*
 
     q[k, m] = v_m^T Q v_k         (query feature k, key feature m; the paper's q_{k,m}),
 
 and a prompt enters only through its feature counts |V_m|, the task values f(v_m) and the query's
 feature.  With Attn_m = |V_m| e^{q[k,m]} / sum_n |V_n| e^{q[k,n]} and y_hat = sum_m Attn_m f(v_m),
-one full-batch GD step on L = 1/2 mean (y_hat - f(v_k))^2 is exactly (spec D5, the Gram formula)
+one full-batch GD step on L = 1/2 mean (y_hat - f(v_k))^2 is exactly (the Gram formula, the chapter's D5)
 
     q <- q - eta * G Gamma G,   Gamma[k, m] = mean_b 1{k_b = k} (y_hat_b - f_b(v_k)) Attn_bm (f_b(v_m) - y_hat_b).
 
@@ -100,7 +100,7 @@ def forward(q: torch.Tensor, prompts: FeaturePrompts, scale: torch.Tensor):
 
 
 def gradient_coefficients(q: torch.Tensor, prompts: FeaturePrompts, scale: torch.Tensor, with_own: bool = False):
-    """Loss (R,) and Gamma (R, K, K): grad_Q L = sum_{k,m} Gamma[k, m] v_m v_k^T (spec D5).
+    """Loss (R,) and Gamma (R, K, K): grad_Q L = sum_{k,m} Gamma[k, m] v_m v_k^T (the chapter's D5).
     With ``with_own`` also the mean own-feature attention Attn_{k_b} over the prompts (R,)."""
     A, values, yhat, target = forward(q, prompts, scale)
     res = yhat - target  # (R, B)
@@ -257,16 +257,6 @@ def first_time(series: torch.Tensor, threshold: float, above: bool = True, times
     idx = hit.to(torch.int64).argmax(0)
     t = idx.to(F64) if times is None else torch.as_tensor(times, dtype=F64)[idx]
     return torch.where(any_hit, t, torch.full_like(t, float("nan")))
-
-
-def loglog_slope(x, y) -> float:
-    """Least-squares slope of log y against log x (finite points only)."""
-    x = torch.as_tensor(x, dtype=F64).reshape(-1)
-    y = torch.as_tensor(y, dtype=F64).reshape(-1)
-    ok = torch.isfinite(x) & torch.isfinite(y) & (x > 0) & (y > 0)
-    lx, ly = x[ok].log(), y[ok].log()
-    lx = lx - lx.mean()
-    return float((lx * (ly - ly.mean())).sum() / (lx * lx).sum())
 
 
 def late_phase_loss(t, lr: float, s4: float, K: int) -> torch.Tensor:
