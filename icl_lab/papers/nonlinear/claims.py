@@ -13,7 +13,13 @@ CLAIMS = (
             r"($\mathrm{Attn}_k = |\mathcal V_k|/N$)"),
     declare("C4a", "Lemma 2, App. C",
             r"The closed-form gradients $g_k$, $g_{k,k'}$ equal the true gradient (orthonormal features)"),
-    declare("C4b", "Sec. 1 & Lemma 2", r"Lemma 2 holds for general, non-orthonormal features"),
+    declare("C4b", "Sec. 1 & Lemma 2",
+            r"Lemma 2 holds for general, non-orthonormal features: $g_k > 0$ and $g_k$, $g_{k,k'}$ of the orders "
+            r"of App. C (a $\Theta$-statement)"),
+    declare("C4c", "App. C (proof of Lemma 2)",
+            r"App. C's derivation is exact only for orthonormal features: it uses "
+            r"$v_{k'}^\top(v_m - v_n) = \mathbb 1\{m=k'\} - \mathbb 1\{n=k'\}$ (a proof gap for general features)",
+            kind="finding"),
     declare("R1", "this chapter (Prop. 'exact time rescaling')",
             r"The theory model's trajectory depends on $(\eta, L)$ only through $\eta L^2$", kind="finding"),
     declare("C1", "Sec. 4, after Eq. (9)",
@@ -26,23 +32,34 @@ CLAIMS = (
             r"$q_{k,k'}$ oscillates (no fixed sign of its increments) with an overall decreasing trend"),
     declare("C6", "Prop. 2, Lemma 4",
             r"In Phase I $q_k$ grows at rate $\Theta(\eta L^2\Delta^2/K)$; $q_{k,k'}$ moves slower, "
-            r"$\mathcal O(\eta L^2\Delta^2/K^2)$"),
+            r"$\mathcal O(\eta L^2\Delta^2/K^2)$", hypotheses=("N >= K^3",)),
     declare("C7a", "Prop. 2",
-            r"$T_f^1 = \Theta(K\log K/(\eta L^2\Delta^2))$: $T^1 \propto L^{-2}$ and $\propto \eta^{-1}$"),
-    declare("C7b", "Prop. 2", r"$T_f^1$ grows like $K\log K$"),
+            r"$T_f^1 = \Theta(K\log K/(\eta L^2\Delta^2))$: $T^1 \propto L^{-2}$ and $\propto \eta^{-1}$",
+            hypotheses=("N >= K^3",)),
+    declare("C7b", "Prop. 2", r"$T_f^1$ grows like $K\log K$", hypotheses=("N >= K^3",)),
     declare("C13", "Sec. 4 after Thm 1, Prop. 2",
             r"Larger feature separation $\Delta$ speeds training, $T \propto \Delta^{-2}$"),
-    declare("C10", "Thms 1-2, Sec. 5.3",
-            r"A phase transition at $L^* = \Theta(1/(\Delta\delta))$: flat $L$ gives two phases, sharp $L$ three"),
+    declare("C10", "Thms 1-2, Sec. 5.3 (against R1)",
+            r"The theory model's loss curves of every $(L, \eta)$ collapse onto one curve in $\eta L^2 t$ (the "
+            r"analytic consequence of R1), so it has no transition at $L^* = \Theta(1/(\Delta\delta))$",
+            kind="consistency"),
     declare("R2", "this chapter (D10)",
-            r"At fixed $\eta$ the late phase is polynomial: $\mathcal L \approx K/(4\eta s^4 t)$ and "
+            r"At fixed $\eta$ the late phase is polynomial: $\mathcal L \approx (K-1)/(4\eta s^4 t)$ and "
             r"$1-\mathrm{Attn}_k \propto t^{-1/2}$, independent of $L$", kind="finding"),
     declare("C8a", "Thm 1", r"$T_f^*$ scales as $1/L^2$"),
     declare("C8b", "Thm 1, Prop. 3",
-            r"Flat regime: $T_f^*$ grows like $\log(K/\epsilon)$ as the accuracy $\epsilon \to 0$"),
+            r"Flat regime: $T_f^*$ grows like $\log(K/\epsilon)$ as the accuracy $\epsilon \to 0$",
+            hypotheses=("K >= 1/eps", "N >= K^3")),
     declare("C9", "Thm 2, Prop. 4",
             r"Sharp regime: $T_s^* \propto \log(KL\Delta/\epsilon)/(\epsilon L^2)$, a slow third phase "
-            r"$\propto 1/\epsilon$"),
+            r"$\propto 1/\epsilon$", hypotheses=("K >= 1/eps", "N >= K^3")),
+    declare("C14", "Prop. 3",
+            r"In Phase II $q_k$ grows at the steady rate $\Theta(\eta\delta^2L^2\Delta^2/K)$: with "
+            r"$\delta = \sqrt{20K/N}$ the rate falls like $1/N$", hypotheses=("N > 20 K^3",)),
+    declare("C15", "Thms 1-2, Props. 3-4",
+            r"The times $T_f^*, T_s^* \propto \delta^{-2}$ after which the loss is $\mathcal O(\epsilon^2)$ "
+            r"(upper bounds; $\propto N$ at $\delta = \sqrt{20K/N}$), while $T_f^1$ has no $\delta$",
+            hypotheses=("N > 20 K^3",)),
     declare("C11", "Prop. 1, App. F",
             r"Once $1 - \mathrm{Attn}_k = \mathcal O(\epsilon)$, any $f$ in the class (seen or not) is predicted "
             r"with error $\mathcal O(\epsilon^2)$"),
@@ -64,6 +81,13 @@ CLAIMS = (
             r"predicting 0", kind="finding"),
     declare("F4t", "App. A, Fig. 4 (theory model)",
             r"Polynomial tasks, Q-only theory model: a larger $L$ converges faster"),
+    declare("A1", "Sec. 6 (announcing App. A)",
+            r"App. A contains a robustness check with non-uniform feature frequencies",
+            not_checkable="App. A contains Figs. 2-4 and their text only: the announced check is not in the paper; "
+                          "the chapter runs it (X1)"),
+    declare("X1", "this chapter (Sec. 8b)",
+            r"With non-uniform frequencies $p = (0.4, 0.3, 0.2, 0.1)$ the theory model's attention still "
+            r"concentrates on every feature; rarer features take longer, about $\propto 1/p_k$", kind="finding"),
     declare("R3", "this chapter (D5)",
             r"Orthogonal features of norm $s$ multiply the effective step by $s^4$ (absent from Lemma 2)",
             kind="finding"),

@@ -29,13 +29,14 @@ from ... import _checks as chk
 from ... import metrics
 from ...config import ScaledConfig, make_generator
 from ...data import CosineFeatureTask, PromptSampler, TwoReLUTask
-from ...params import LR, SEED, STEPS, Int, Real, TupleOf
+from ...params import LR, SEED, SIZE, STEPS, Int, OneOf, Real, TupleOf
 from . import theory as th
-from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, run_block, run_polynomial,  # noqa: F401
-                                run_polynomial_theory, summarize_block, summarize_polynomial)
+from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, block_times, censored_mean,  # noqa: F401
+                                half_zero_times, ordering, run_block, run_polynomial, run_polynomial_theory,
+                                summarize_block, summarize_polynomial)
 from .tasks import (FEATURE_KINDS, FLAT, L_TUPLE, POSITIVE, RUN_PARAMS, SETTING_PARAMS, SHARP,  # noqa: F401
-                    RandomReLUNetTask, ScaledPromptSet, check_features_fit, cosine_sampler, make_features,
-                    polynomial_sampler)
+                    RandomReLUNetTask, ScaledPromptSet, check_features_fit, cosine_feature_prompts, cosine_sampler,
+                    make_features, polynomial_sampler)
 
 
 # ============================================================================ theory model: Figs 1-3
@@ -130,20 +131,18 @@ class SweepConfig(ScaledConfig):
     M: int = 300
     L_grid: tuple = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
     eta_grid: tuple = (1.0, 3.0, 10.0)
-    K_grid: tuple = (2, 4, 8)
+    K_grid: tuple = (2, 4, 8, 16, 32)  # all in dimension max(d, 32): the task values vary ~ 1/sqrt(d)
     delta_grid: tuple = (1.0, 1.5, 2.0, 3.0, 4.0)  # eta rescaled by ||v||^4 (R3)
     L_ref: float = 0.4  # L and eta for the K and Delta sweeps
     eta_ref: float = 1.0
     seed: int = 0
-    CI = dict(M=150, L_grid=(0.1, 0.2, 0.4, 0.8, 1.6))
+    CI = dict(M=150, L_grid=(0.1, 0.2, 0.4, 0.8, 1.6), K_grid=(2, 4, 8, 16))
     PARAMS = dict(SETTING_PARAMS, L_grid=L_TUPLE, eta_grid=TupleOf(LR, max_len=64),
                   K_grid=TupleOf(Int(2, 4096), max_len=64), delta_grid=TupleOf(POSITIVE, max_len=64),
                   L_ref=POSITIVE, eta_ref=LR, seed=SEED)
 
     def validate(self):
         check_features_fit(self)
-        if max(self.K_grid) > self.d:
-            raise chk.ConfigError(f"K_grid must be <= d={self.d} for orthogonal features (got {self.K_grid})")
 
 
 @dataclass
@@ -170,12 +169,17 @@ def phase1_level(K: int) -> float:
     return K / (2 * K - 1)
 
 
-def _phase1(cfg, K, N, delta, L, eta, M, max_steps=200_000):
+def _phase1(cfg, K, N, delta, L, eta, M, max_steps=200_000, direct: bool = False):
     """Phase-I duration T^1 for scalar or per-run (L, eta): GD until every run reached the level
-    1/(1 + delta_min); also the exact first-step rates g(0) and q at T^1.  Returns a dict."""
-    V = make_features(cfg.features, K, cfg.d, delta)
+    K / (2K - 1); also the exact first-step rates g(0) and q at T^1.  ``direct``: draw the prompts
+    as feature counts (:func:`~icl_lab.papers.nonlinear.tasks.cosine_feature_prompts`, any N) in
+    dimension max(d, max K_grid) (the same d for every K), and keep only q at T^1 (a single run).  Returns a dict."""
+    V = make_features(cfg.features, K, max(cfg.d, max(cfg.K_grid)) if direct else cfg.d, delta)
     G = V @ V.T
-    fp = th.FeaturePrompts.from_batch(cosine_sampler(V, N, cfg.c).sample(M, make_generator(cfg.seed)))
+    if direct:
+        fp = cosine_feature_prompts(V, N, M, cfg.c, make_generator(cfg.seed))
+    else:
+        fp = th.FeaturePrompts.from_batch(cosine_sampler(V, N, cfg.c).sample(M, make_generator(cfg.seed)))
     level = phase1_level(K)
     L = torch.as_tensor(L, dtype=torch.float64).reshape(-1)
     eta = torch.as_tensor(eta, dtype=torch.float64).reshape(-1)
@@ -185,14 +189,18 @@ def _phase1(cfg, K, N, delta, L, eta, M, max_steps=200_000):
     # continuous-time estimate of the duration (generous), extended until every run got there
     guess = int(min(max_steps, max(50, 6 * 40.0 * K * K / float((eta * L**2).min() * s4 * delta**2))))
     while True:
-        traj = th.feature_gd(fp, G, steps=guess, lr=eta, scale=L, record_every=1, with_maps=False)
+        traj = th.feature_gd(fp, G, steps=guess, lr=eta, scale=L, record_every=guess if direct else 1, with_maps=False)
         T1 = th.first_time(traj.own, level)
         if not bool(torch.isnan(T1).any()) or guess >= max_steps:
             break
         guess = min(max_steps, guess * 3)
     g0 = th.pair_gradients(torch.zeros(R, K, K, dtype=torch.float64), fp, G, scale=L)  # (R, K, K)
     idx = torch.where(torch.isfinite(T1), T1, torch.full_like(T1, guess)).long()
-    q_end = traj.q[idx, torch.arange(R)]  # (R, K, K) q at T^1
+    if direct:
+        n = max(1, int(idx[0]))
+        q_end = th.feature_gd(fp, G, steps=n, lr=eta, scale=L, record_every=n, with_maps=False).q[-1]
+    else:
+        q_end = traj.q[idx, torch.arange(R)]  # (R, K, K) q at T^1
     return {"T1": T1, "g0": g0, "q_end": q_end, "traj": traj, "level": level, "s4": s4, "V": V}
 
 
@@ -214,11 +222,11 @@ def run_sweep(cfg: SweepConfig) -> SweepResult:
     t = torch.arange(traj.loss.shape[0], dtype=torch.float64)
     collapse = {(float(L_runs[r]), float(E_runs[r])): (t * float(E_runs[r] * L_runs[r] ** 2), traj.loss[:, r] / L_runs[r] ** 2)
                 for r in range(len(L_runs))}
-    # K sweep (N grows so that N >= 2 K^3, the paper's N >= Theta(K^3))
+    # K sweep (N grows so that N >= 2 K^3, the paper's N >= Theta(K^3); prompts drawn as counts)
     T1K, rK, pK, lvK = [], [], [], []
     for Kk in cfg.K_grid:
         N = max(cfg.N, 2 * Kk**3)
-        ph = _phase1(cfg, Kk, N, cfg.delta, cfg.L_ref, cfg.eta_ref, cfg.M)
+        ph = _phase1(cfg, Kk, N, cfg.delta, cfg.L_ref, cfg.eta_ref, cfg.M, direct=True)
         T = float(ph["T1"][0])
         T1K.append(T)
         rK.append(float(torch.diagonal(ph["g0"][0]).mean()))
@@ -413,6 +421,130 @@ def summarize_generalization(res: GeneralizationResult) -> dict:
             "max_ratio": res.max_ratio, "zero_err": res.zero_err}
 
 
+# ============================================================================ delta (N) dependence (Props. 2-3, Thm 1)
+@dataclass(frozen=True)
+class DeltaConfig(ScaledConfig):
+    """The concentration parameter delta = sqrt(20K/N) enters T_f^* (delta^-2), T_s^* (delta^-2) and
+    Prop. 3's Phase-II rate (delta^2), but not T_f^1.  GD of the theory model for several context
+    lengths N (prompts drawn as feature counts, so N is free); N > 20 K^3 keeps delta < 1/K = p_k
+    (the paper's delta = o(1))."""
+
+    d: int = 15
+    K: int = 4
+    N_grid: tuple = (1600, 6400, 25_600, 102_400)
+    c: float = 0.5
+    delta: float = 3.0
+    features: str = "orth"
+    M: int = 300
+    steps: int = 2000
+    lr: float = 1.0
+    L_values: tuple = (0.4, 1.0)  # one flat and one sharp L (R1: the same curve on another clock)
+    eps: float = 0.1
+    seed: int = 0
+    CI = dict(M=150, steps=1000, N_grid=(1600, 6400, 25_600))
+    PARAMS = dict(d=SIZE, K=Int(2, 4096), N_grid=TupleOf(Int(1, 10**7), max_len=64), c=POSITIVE, delta=POSITIVE,
+                  features=OneOf(*FEATURE_KINDS), M=Int(1, 100_000), steps=STEPS, lr=LR, L_values=L_TUPLE,
+                  eps=Real(0, 1, closed="neither"), seed=SEED)
+
+    def validate(self):
+        check_features_fit(self)
+
+
+@dataclass
+class DeltaResult:
+    config: DeltaConfig
+    delta_min: torch.Tensor  # (n_N,) sqrt(20 K / N)
+    T1: torch.Tensor  # (n_N, nL) end of Phase I (own attention K / (2K - 1))
+    T_star: torch.Tensor  # (n_N, nL) first t with 1 - Attn <= eps
+    rate2: torch.Tensor  # (n_N, nL) mean growth of q_k per step / eta between T1 and T_star
+    seconds: float
+
+
+def run_delta(cfg: DeltaConfig) -> DeltaResult:
+    t0 = time.perf_counter()
+    V = make_features(cfg.features, cfg.K, cfg.d, cfg.delta)
+    L = torch.tensor(cfg.L_values, dtype=torch.float64)
+    T1s, Ts, rates = [], [], []
+    for i, N in enumerate(cfg.N_grid):
+        fp = cosine_feature_prompts(V, N, cfg.M, cfg.c, make_generator(cfg.seed))
+        traj = th.feature_gd(fp, V @ V.T, steps=cfg.steps, lr=cfg.lr, scale=L, record_every=1, with_maps=False)
+        T1 = th.first_time(traj.own, phase1_level(cfg.K))
+        Ts_ = th.first_time(1 - traj.own, cfg.eps, above=False)
+        qk = torch.diagonal(traj.q, dim1=-2, dim2=-1).mean(-1)  # (T + 1, R)
+        r = []
+        for j in range(len(L)):
+            a, b = T1[j], Ts_[j]
+            ok = bool(torch.isfinite(a) & torch.isfinite(b)) and int(b) > int(a)
+            r.append(float((qk[int(b), j] - qk[int(a), j]) / (cfg.lr * (b - a))) if ok else float("nan"))
+        T1s.append(T1)
+        Ts.append(Ts_)
+        rates.append(torch.tensor(r, dtype=torch.float64))
+    dmin = torch.tensor([math.sqrt(20 * cfg.K / N) for N in cfg.N_grid], dtype=torch.float64)
+    return DeltaResult(cfg, dmin, torch.stack(T1s), torch.stack(Ts), torch.stack(rates), time.perf_counter() - t0)
+
+
+def summarize_delta(res: DeltaResult) -> dict:
+    return {"N": list(res.config.N_grid), "T1": res.T1.tolist(), "T_star": res.T_star.tolist(),
+            "rate2": res.rate2.tolist(), "seconds": res.seconds}
+
+
+# ============================================================================ non-uniform feature frequencies
+@dataclass(frozen=True)
+class NonUniformConfig(ScaledConfig):
+    """The robustness check with non-uniform feature frequencies that Sec. 6 announces for App. A
+    (App. A does not contain it): the theory model on the Sec. 6 setting with p_k unequal."""
+
+    d: int = 15
+    K: int = 4
+    N: int = 100
+    c: float = 0.5
+    delta: float = 3.0
+    features: str = "orth"
+    M: int = 300
+    p: tuple = (0.4, 0.3, 0.2, 0.1)
+    steps: int = 2000
+    lr: float = 1.0
+    L: float = 1.0
+    level: float = 0.9
+    record_every: int = 5
+    seed: int = 0
+    CI = dict(M=200, steps=1500)
+    PARAMS = dict(SETTING_PARAMS, p=TupleOf(Real(0, 1, closed="right"), min_len=2, max_len=4096), steps=STEPS, lr=LR,
+                  L=POSITIVE, level=Real(0, 1, closed="neither"), record_every=Int(1, 10**6), seed=SEED)
+
+    def validate(self):
+        check_features_fit(self)
+        if len(self.p) != self.K or abs(sum(self.p) - 1) > 1e-9:
+            raise chk.ConfigError(f"p must have K={self.K} entries summing to 1 (got {self.p})")
+
+
+@dataclass
+class NonUniformResult:
+    config: NonUniformConfig
+    steps: list  # record steps
+    own_k: torch.Tensor  # (n_rec, K) own attention per query feature
+    T_level: torch.Tensor  # (K,) first recorded step with own attention >= level
+    query_share: torch.Tensor  # (K,) share of training prompts whose query is feature k
+    seconds: float
+
+
+def run_nonuniform(cfg: NonUniformConfig) -> NonUniformResult:
+    t0 = time.perf_counter()
+    V = make_features(cfg.features, cfg.K, cfg.d, cfg.delta)
+    fp = cosine_feature_prompts(V, cfg.N, cfg.M, cfg.c, make_generator(cfg.seed), p=cfg.p)
+    traj = th.feature_gd(fp, V @ V.T, steps=cfg.steps, lr=cfg.lr, scale=cfg.L, record_every=cfg.record_every,
+                         with_maps=False)
+    own = torch.stack([th.own_by_feature(q, fp)[0] for q in traj.q])  # (n_rec, K)
+    T = th.first_time(own, cfg.level, times=traj.record_steps)
+    share = torch.bincount(fp.query, minlength=cfg.K).to(torch.float64) / cfg.M
+    return NonUniformResult(cfg, traj.record_steps, own, T, share, time.perf_counter() - t0)
+
+
+def summarize_nonuniform(res: NonUniformResult) -> dict:
+    return {"p": list(res.config.p), "T_level": res.T_level.tolist(), "final_own": res.own_k[-1].tolist(),
+            "seconds": res.seconds}
+
+
 from ...registry import Experiment  # noqa: E402
 
 EXPERIMENTS = {
@@ -448,4 +580,12 @@ EXPERIMENTS = {
         paper="nonlinear", location="App. A, Fig. 4 (theory model)",
         description="Q-only attention, full-batch GD, on the polynomial tasks of Fig. 4, six L values x runs",
         config=PolynomialConfig, run=run_polynomial_theory, summary=summarize_polynomial, claims=("F4t",)),
+    "delta": Experiment(
+        paper="nonlinear", location="Props. 2-3, Thms 1-2 (delta-dependence)",
+        description="Phase-I and Phase-II durations and the Phase-II rate against the context length N",
+        config=DeltaConfig, run=run_delta, summary=summarize_delta, claims=("C14", "C15")),
+    "nonuniform": Experiment(
+        paper="nonlinear", location="Sec. 6 (announced App. A check)",
+        description="theory model with non-uniform feature frequencies p_k",
+        config=NonUniformConfig, run=run_nonuniform, summary=summarize_nonuniform, claims=("X1",)),
 }

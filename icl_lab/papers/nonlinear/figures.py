@@ -45,26 +45,32 @@ def concentration_figure(conc):
 
 
 # ============================================================================ Fig. 1
-def fig1(steps, train_loss, test_loss, maps, L_values, xlabel, title_prefix, Ls_attn=(0.1, 1.0)):
+def fig1(steps, train_loss, test_loss, maps, L_values, xlabel, title_prefix, Ls_attn=(0.1, 1.0), sharp=None):
     """Loss curves of the flat and the sharp set (top) and the attention of queries v_1 (bottom).
-    train/test loss (runs, T, nL); maps (runs, T, nL, K, K) [query, key]."""
+    train/test loss (runs, T, nL); maps (runs, T, nL, K, K) [query, key].  ``sharp``: optionally a
+    dict(steps=, train=, test=, maps=, L_values=, title=) drawn in the sharp panels (b, d) instead, e.g.
+    the theory model at a smaller step."""
     fig, axes = plt.subplots(2, 2, figsize=(11, 7))
-    for ax, group, name in ((axes[0, 0], FLAT, "flat"), (axes[0, 1], SHARP, "sharp")):
-        for i, Lv in enumerate(L_values):
+    base = dict(steps=steps, train=train_loss, test=test_loss, maps=maps, L_values=L_values, title=title_prefix)
+    panels = (base, dict(base, **(sharp or {})))
+    for ax, group, name, src in ((axes[0, 0], FLAT, "flat", panels[0]), (axes[0, 1], SHARP, "sharp", panels[1])):
+        for i, Lv in enumerate(src["L_values"]):
             if Lv in group:
-                line = plotting.band(ax, steps, train_loss[:, :, i], label=f"L = {Lv:g}", log=True)
-                if test_loss is not None:
-                    plotting.band(ax, steps, test_loss[:, :, i], log=True, color=line.get_color(), ls="--")
-        plotting.label(ax, xlabel, r"loss $\frac{1}{2} E(\hat{y}-y)^2$", f"{title_prefix} ({name} L-set)")
+                line = plotting.band(ax, src["steps"], src["train"][:, :, i], label=f"L = {Lv:g}", log=True)
+                if src["test"] is not None:
+                    plotting.band(ax, src["steps"], src["test"][:, :, i], log=True, color=line.get_color(), ls="--")
+        plotting.label(ax, xlabel, r"loss $\frac{1}{2} E(\hat{y}-y)^2$", f"{src['title']} ({name} L-set)")
         ax.legend()
-    for ax, Lv, panel in ((axes[1, 0], Ls_attn[0], "c"), (axes[1, 1], Ls_attn[1], "d")):
-        i = list(L_values).index(Lv)
-        plotting.band(ax, steps, maps[:, :, i, 0, 0], label=r"$\mathrm{Attn}_1$ (own feature)", color="k")
-        for k in range(1, maps.shape[-1]):
-            plotting.band(ax, steps, maps[:, :, i, 0, k], label=rf"$\mathrm{{Attn}}_{{{k + 1},1}}$")
+    for ax, Lv, panel, src in ((axes[1, 0], Ls_attn[0], "c", panels[0]), (axes[1, 1], Ls_attn[1], "d", panels[1])):
+        i = list(src["L_values"]).index(Lv)
+        m = src["maps"]
+        plotting.band(ax, src["steps"], m[:, :, i, 0, 0], label=r"$\mathrm{Attn}_1$ (own feature)", color="k")
+        for k in range(1, m.shape[-1]):
+            plotting.band(ax, src["steps"], m[:, :, i, 0, k], label=rf"$\mathrm{{Attn}}_{{{k + 1},1}}$")
         ax.set_ylim(0, 1.02)
         plotting.label(ax, xlabel, "attention of queries $v_1$", f"({panel}) attention scores, L = {Lv:g}")
         ax.legend(fontsize=7)
+    fig.tight_layout()
     return fig
 
 
@@ -138,6 +144,8 @@ def sweep_figure(sweep, s):
     plotting.label(axes[0], "Lipschitz constant L", "Phase-I duration $T^1$ (steps)", "$T^1$ against L and η")
     axes[0].legend(fontsize=7)
     axes[1].loglog(Kg, sweep.T1_K, "o-", label=f"measured (slope {s['K']:.2f})")
+    ref = (Kg - 1) * Kg.log()
+    axes[1].loglog(Kg, sweep.T1_K[0] * ref / ref[0], "k--", lw=1, label=f"(K-1) log K (slope {s['Kref']:.2f})")
     axes[1].loglog(Kg, sweep.T1_K[0] * (Kg * Kg.log()) / (Kg[0] * Kg[0].log()), "k:",
                    label=f"paper K log K (slope {s['KlogK']:.2f})")
     axes[1].set_xticks(cfg.K_grid, [str(k) for k in cfg.K_grid])
@@ -178,7 +186,7 @@ def late_figure(late):
         axes[0].loglog(t_axis[1:], late.loss[1:, i], label=f"L = {Lv:g}")
         axes[1].loglog(t_axis[1:], 1 - late.own[1:, i], label=f"L = {Lv:g}")
     axes[0].loglog(t_axis[10:], th.late_phase_loss(t_axis[10:], cfg.lr, late.s4, cfg.K), "k--", lw=1,
-                   label=r"$K/(4\eta s^4 t)$")
+                   label=r"$(K-1)/(4\eta s^4 t)$")
     plotting.label(axes[0], "GD step t", r"loss $\mathcal{L}$", "late phase: loss ~ 1/t, independent of L")
     axes[0].legend(fontsize=7)
     plotting.label(axes[1], "GD step t", r"$1-\mathrm{Attn}_k$", r"attention gap ~ $t^{-1/2}$")
@@ -194,6 +202,42 @@ def late_figure(late):
                    label=r"$\propto\epsilon^{-1}\log(K/\epsilon)$ (Thm 2)")
     plotting.label(axes[2], r"$1/\epsilon$", r"first t with $1-\mathrm{Attn}\leq\epsilon$", "time to accuracy ε")
     axes[2].legend(fontsize=7)
+    return fig
+
+
+def delta_figure(dres):
+    """T^1, T* and the Phase-II rate against the context length N (delta = sqrt(20K/N))."""
+    cfg = dres.config
+    N = torch.tensor(cfg.N_grid, dtype=F64)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for j, Lv in enumerate(cfg.L_values):
+        line, = axes[0].loglog(N, dres.T_star[:, j], "o-", label=f"$T^*$, L = {Lv:g}")
+        axes[0].loglog(N, dres.T1[:, j], "s--", color=line.get_color(), label=f"$T^1$, L = {Lv:g}")
+        axes[0].loglog(N, dres.T_star[0, j] * N / N[0], ":", color=line.get_color(), lw=1)
+        axes[1].loglog(N, dres.rate2[:, j], "o-", color=line.get_color(), label=f"L = {Lv:g}")
+        axes[1].loglog(N, dres.rate2[0, j] * N[0] / N, ":", color=line.get_color(), lw=1)
+    plotting.label(axes[0], "context length N", "GD steps", "durations (dotted: the paper's ∝ N)")
+    plotting.label(axes[1], "context length N", r"Phase-II growth of $q_k$ per $\eta$", "rate (dotted: the paper's ∝ 1/N)")
+    axes[0].legend(fontsize=7)
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def nonuniform_figure(nu):
+    """Own-feature attention per query feature under non-uniform frequencies."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    p = torch.tensor(nu.config.p, dtype=F64)
+    for k in range(nu.own_k.shape[1]):
+        axes[0].plot(nu.steps, nu.own_k[:, k], label=f"$v_{k + 1}$, $p_{k + 1}$ = {float(p[k]):g}")
+    axes[0].axhline(nu.config.level, color="grey", lw=0.8, ls=":")
+    plotting.label(axes[0], "GD step t", r"own attention $\mathrm{Attn}_k$", "non-uniform feature frequencies")
+    axes[0].legend(fontsize=7)
+    axes[1].loglog(p, nu.T_level, "o-", label="measured")
+    axes[1].loglog(p, nu.T_level[0] * p[0] / p, "k:", label=r"$\propto 1/p_k$")
+    plotting.label(axes[1], "feature frequency $p_k$", f"first t with Attn_k ≥ {nu.config.level:g}", "time against frequency")
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
     return fig
 
 

@@ -121,6 +121,44 @@ class ScaledPromptSet:
         return self.take(idx)
 
 
+def multinomial_counts(p: torch.Tensor, N: int, n: int, generator: torch.Generator) -> torch.Tensor:
+    """(n, K) feature counts of n prompts of N tokens, each token feature k with probability p_k,
+    drawn as a chain of conditional binomials (exact, O(K) per prompt, whatever N)."""
+    K = p.numel()
+    counts = torch.empty(n, K, dtype=torch.float64)
+    left = torch.full((n,), float(N), dtype=torch.float64)
+    rest = 1.0
+    for k in range(K):
+        if k == K - 1:
+            c = left.clone()
+        else:
+            prob = torch.full((n,), min(1.0, float(p[k]) / rest), dtype=torch.float64)
+            c = torch.binomial(left, prob, generator=generator)
+        counts[:, k] = c
+        left = left - c
+        rest -= float(p[k])
+    return counts
+
+
+def cosine_feature_prompts(V: torch.Tensor, N: int, M: int, c: float, generator: torch.Generator, p=None):
+    """M prompts of the Sec. 6 cosine tasks (L = 1) directly as the theory model sees them
+    (:class:`~icl_lab.papers.nonlinear.theory.FeaturePrompts`): counts ~ Multinomial(N, p) (uniform p by
+    default), query feature ~ p, f(v_m) = cos(c w^T v_m + phi)/c with w uniform on the sphere and phi
+    uniform.  Same law as reducing :func:`cosine_sampler` prompts, without materialising the N tokens, so
+    N = 2 K^3 = 65536 at K = 32 costs nothing."""
+    from .theory import FeaturePrompts
+
+    K, d = V.shape
+    p = torch.full((K,), 1.0 / K, dtype=torch.float64) if p is None else torch.as_tensor(p, dtype=torch.float64)
+    counts = multinomial_counts(p, N, M, generator)
+    w = sphere(M, d, generator).to(torch.float64)
+    phi = 2 * torch.pi * rnd.rand(generator, (M,)).to(torch.float64)
+    f = torch.cos(c * (w @ V.to(torch.float64).T) + phi[:, None]) / c  # (M, K)
+    query = torch.multinomial(p, M, replacement=True, generator=generator)
+    values = torch.where(counts > 0, f, torch.zeros_like(f))
+    return FeaturePrompts(counts=counts, values=values, query=query, target=f[torch.arange(M), query])
+
+
 def polynomial_sampler(d: int, N: int, L: float = 1.0) -> PromptSampler:
     """App. A: x ~ N(0, I_d), f(x) = x^T A x + b^T x with A_ij, b_i ~ N(0, (L/d)^2)."""
     return PromptSampler.from_inputs(lambda s, g: gaussian(s, d, g), QuadraticTask(d, L), N=N)
