@@ -26,8 +26,10 @@ CLAIMS = (
             r"$\mathbb P(P_{1:N}\in\mathcal E^*) \ge 1 - 3e^{-\delta^2 N/25}$ for $\delta \ge \sqrt{20K/N}$"),
     declare("C3", "Lemma 1 (Eq. 11), App. B",
             r"$\mathcal L = \tfrac12\sum_k \mathbb E[\mathbb 1\{x_{\rm query} = v_k\}(1-\mathrm{Attn}_k)^2]\cdot"
-            r"\mathcal O(L^2\Delta^2)$"),
-    declare("C5a", "Lemma 2 (Eq. 12), Sec. 5.1", r"$g_k \ge 0$: $q_k$ never decreases"),
+            r"\mathcal O(L^2\Delta^2)$ (checked: the exact per-prompt envelope, a triangle inequality)", kind="consistency"),
+    declare("C5a", "Lemma 2 (Eq. 12), Sec. 5.1",
+            r"$g_k \ge 0$: $q_k$ never decreases (an identity for orthogonal features: $g_k$ is a mean of squares)",
+            kind="consistency"),
     declare("C5b", "Props. 2-3, Sec. 5.2",
             r"$q_{k,k'}$ oscillates (no fixed sign of its increments) with an overall decreasing trend"),
     declare("C6", "Prop. 2, Lemma 4",

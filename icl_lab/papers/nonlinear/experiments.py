@@ -29,7 +29,7 @@ from ... import _checks as chk
 from ... import metrics
 from ...config import ScaledConfig, make_generator
 from ...data import CosineFeatureTask, PromptSampler, TwoReLUTask
-from ...params import LR, SEED, SIZE, STEPS, Int, OneOf, Real, TupleOf
+from ...params import LR, SEED, SIZE, STEPS, Bool, Int, OneOf, Real, TupleOf
 from . import theory as th
 from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, block_times, censored_mean,  # noqa: F401
                                 half_zero_times, ordering, run_block, run_polynomial, run_polynomial_theory,
@@ -270,9 +270,10 @@ class LateConfig(ScaledConfig):
     L_values: tuple = (0.5, 1.0, 2.0)
     eps_grid: tuple = (0.3, 0.2, 0.1, 0.05, 0.03)
     seed: int = 0
+    direct: bool = False  # draw the prompts as feature counts (any N; a different random stream)
     CI = dict(M=100, steps=6000, eps_grid=(0.3, 0.2, 0.1, 0.06))
     PARAMS = dict(SETTING_PARAMS, steps=Int(100, 10**7), lr=LR, L_values=L_TUPLE,
-                  eps_grid=TupleOf(Real(0, 1, closed="neither"), max_len=64), seed=SEED)
+                  eps_grid=TupleOf(Real(0, 1, closed="neither"), max_len=64), seed=SEED, direct=Bool())
 
     def validate(self):
         check_features_fit(self)
@@ -292,7 +293,10 @@ class LateResult:
 def run_late(cfg: LateConfig) -> LateResult:
     t0 = time.perf_counter()
     V = make_features(cfg.features, cfg.K, cfg.d, cfg.delta)
-    fp = th.FeaturePrompts.from_batch(cosine_sampler(V, cfg.N, cfg.c).sample(cfg.M, make_generator(cfg.seed)))
+    if cfg.direct:
+        fp = cosine_feature_prompts(V, cfg.N, cfg.M, cfg.c, make_generator(cfg.seed))
+    else:
+        fp = th.FeaturePrompts.from_batch(cosine_sampler(V, cfg.N, cfg.c).sample(cfg.M, make_generator(cfg.seed)))
     L = torch.tensor(cfg.L_values, dtype=torch.float64)
     traj = th.feature_gd(fp, V @ V.T, steps=cfg.steps, lr=cfg.lr, scale=L, record_every=cfg.steps, with_maps=False)
     own = traj.own
@@ -306,6 +310,11 @@ def run_late(cfg: LateConfig) -> LateResult:
 def summarize_late(res: LateResult) -> dict:
     return {"T_eps_attn": res.T_eps_attn.tolist(), "T_eps_loss": res.T_eps_loss.tolist(),
             "final_loss": res.loss[-1].tolist(), "seconds": res.seconds}
+
+
+#: a late-phase run inside Thms 1-2's hypotheses (K >= 1/eps down to eps = 1/K, N = 2 K^3 >= K^3)
+LATE_IN_REGIME = dict(K=16, d=16, N=8192, M=300, lr=1.0, steps=12_000, L_values=(1.0, 2.0),
+                      eps_grid=(0.25, 0.18, 0.125, 0.09, 0.0625), direct=True)
 
 
 # ============================================================================ concentration (C1)
