@@ -142,7 +142,7 @@ print(f"scale = {SCALE}, torch threads = {torch.get_num_threads()}")
 # At $Q = 0$ every token gets $1/N$ and $\mathrm{Attn}_k = |\mathcal V_k|/N$. A cell checks both
 # identities on the full model in float64.
 
-# %%
+# %% tags=["hide-input"]
 V15 = nl.make_features("orth", 4, 15, 3.0)
 chk_batch = nl.cosine_sampler(V15, 100, 0.5).sample(200, icl_lab.make_generator(1))
 chk_fp = th.FeaturePrompts.from_batch(chk_batch)
@@ -239,7 +239,7 @@ assert eq10_gap < 1e-12 and init_gap < 1e-12
 # at a random $Q$ for unit, orthogonal (norm $\Delta/\sqrt2$) and non-orthogonal (Gaussian
 # directions) features.
 
-# %%
+# %% tags=["hide-input"]
 def lemma2_errors(kind):
     V = nl.make_features(kind, 4, 15, 3.0)
     batch = nl.cosine_sampler(V, 100, 0.5).sample(300, icl_lab.make_generator(2))
@@ -320,7 +320,7 @@ assert gram_max < 1e-10 and lemma2["unit"][1] < 1e-10 and lemma2["gaussian"][2] 
 # larger $L$ is a larger step on the same landscape. A cell verifies the identity exactly; the
 # sweeps below show the collapse.
 
-# %%
+# %% tags=["hide-input"]
 V4 = nl.make_features("orth", 4, 15, 3.0)
 fp_r1 = th.FeaturePrompts.from_batch(nl.cosine_sampler(V4, 100, 0.5).sample(200, icl_lab.make_generator(3)))
 Ls = torch.tensor([0.1, 0.4, 1.0, 2.0], dtype=F64)
@@ -442,13 +442,12 @@ assert r1_q < 1e-10 and r1_loss < 1e-10
 # on $t$) and has no proof in the paper.
 # ```
 
-# %%
+# %% tags=["hide-input"]
 conc = nl.run_concentration(nl.ConcentrationConfig.for_scale(SCALE))
 margins = []
 for emp, pap in zip(conc.empirical, conc.paper):
     se = (emp * (1 - emp) / conc.config.n_mc).sqrt()
     margins.append(float((emp + 3 * se - pap).min()))
-plotting.finish(nlfig.concentration_figure(conc))
 emp_at_min = [float(th.concentration_probability(torch.full((4,), 0.25), N, [dm], conc.config.n_mc, icl_lab.make_generator(9))[0])
               for N, dm in zip(conc.config.N_values, conc.delta_min)]
 print("P(E*) at delta_min:", [f"{e:.4f}" for e in emp_at_min], " paper's bound there:",
@@ -460,6 +459,9 @@ ledger["C1"].check(
     caveat="valid but loose (the exponent 1/25 is far from Hoeffding's 2); at N = 100 delta_min = 0.89 > p_k, so E* holds trivially")
 assert min(margins) >= 0
 
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Probability of the balanced-prompt event $\\mathcal E^*$ against the imbalance $\\delta$ for three context lengths $N$ ($K = 4$, Monte Carlo), with the paper's bound after Eq. (9) and Hoeffding's; grey: $\\delta_{\\min} = \\sqrt{20K/N}$. Not a figure of the paper.", "name": "fig-nl-concentration"}, "image": {"alt": "Three panels: the Monte-Carlo probability rises to 1 well before the paper's bound, which lies below it everywhere."}}
+nlfig.show(nlfig.concentration_figure(conc))
+
 # %% [markdown]
 # ## 3. The theory model, trained exactly
 #
@@ -468,9 +470,8 @@ assert min(margins) >= 0
 # seed's prompts are drawn once with $L = 1$ and every $L$ scales the labels (common random numbers),
 # so the runs of a seed differ only in $L$.
 
-# %%
+# %% tags=["hide-input"]
 tcfg = nl.TheoryConfig.for_scale(SCALE)
-print(tcfg)
 theory = nl.run_theory(tcfg)
 # the sharp set at a 100x smaller step resolves its phases (by R1: the curves of L/10 at eta = 10)
 theory_sharp = nl.run_theory(tcfg.replace(lr=tcfg.lr / 100, L_values=nl.SHARP))
@@ -488,18 +489,16 @@ print(f"{len(tcfg.L_values)} L values x {tcfg.seeds} seeds, {tcfg.steps} GD step
 # span tens of steps, while the sharp set is compressed into one or two steps ($\mathrm{Attn}_1$
 # jumps from 0.25 to 0.74 in one step at $L = 1$). The first figure therefore draws the sharp set at
 # $\eta = 0.1$, where its phases are resolved (these are exactly the curves of $L/10$ at $\eta = 10$);
-# the second draws all six $L$ at $\eta = 10$.
+# the explorer at the end of the chapter shows all six $L$ at $\eta = 10$.
 
-# %%
+# %% tags=["hide-input"]
 steps_t = torch.arange(tcfg.steps + 1)
-fig = nlfig.fig1(steps_t, theory.loss, theory.test_loss, theory.maps, tcfg.L_values, "GD step t",
-                f"theory model, η = {tcfg.lr:g}",
-                sharp=dict(train=theory_sharp.loss, test=theory_sharp.test_loss, maps=theory_sharp.maps,
-                           L_values=nl.SHARP, title=f"theory model, η = {tcfg.lr / 100:g}"))
-plotting.finish(fig)
-fig = nlfig.fig1(steps_t, theory.loss, theory.test_loss, theory.maps, tcfg.L_values, "GD step t",
-                 f"theory model, η = {tcfg.lr:g}")
-plotting.finish(fig)
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The theory model on the Sec. 6 setting (mean ± std over seeds): (a) training (solid) and held-out (dashed) loss for the flat set at $\\eta = 10$, (b) the sharp set at $\\eta = 0.1$, (c, d) the attention of queries $v_1$ on each feature. Reproduces Fig. 1 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-fig1"}, "image": {"alt": "Loss curves falling over hundreds of steps and attention curves in which the own-feature attention rises from 0.25 towards 1."}}
+nlfig.show(nlfig.fig1(steps_t, theory.loss, theory.test_loss, theory.maps, tcfg.L_values, "GD step t",
+                      f"η = {tcfg.lr:g}",
+                      sharp=dict(train=theory_sharp.loss, test=theory_sharp.test_loss, maps=theory_sharp.maps,
+                                 L_values=nl.SHARP, title=f"η = {tcfg.lr / 100:g}")))
 
 # %% [markdown]
 # The theory model reproduces the qualitative picture: a fast initial drop while $\mathrm{Attn}_1$ rises,
@@ -514,15 +513,15 @@ plotting.finish(fig)
 # Entry $(i, j)$ is $\mathrm{Attn}_{i,j}$, the attention a query $v_j$ puts on the tokens of feature $v_i$
 # (key $i$, query $j$, the paper's App. A convention; columns sum to one).
 
-# %%
-SNAP_T = [t for t in (0, 1, 5, 25, 50, 100, 200, 300, 400) if t <= tcfg.steps]
+# %% tags=["remove-cell"]
+SNAP_T = [t for t in (0, 1, 5, 25, 100, 400) if t <= tcfg.steps]
+iL = {Lv: list(tcfg.L_values).index(Lv) for Lv in (0.1, 1.0)}
 
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention maps of the theory model at $L = 0.1$ ($\\eta = 10$, seed 0): entry $(i, j)$ is the attention a query $v_j$ puts on feature $v_i$; columns sum to one. Reproduces Fig. 2 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-maps-flat"}, "image": {"alt": "Six 4 by 4 heat maps at steps 0 to 400: the diagonal rises from 0.25 towards 1 while the off-diagonal entries fade."}}
+nlfig.show(nlfig.attention_maps_figure([theory.maps[0, t, iL[0.1]] for t in SNAP_T], [f"t = {t}" for t in SNAP_T]))
 
-rows = []
-for Lv, name in ((0.1, "Fig. 2 (L = 0.1)"), (1.0, "Fig. 3 (L = 1)")):
-    i = list(tcfg.L_values).index(Lv)
-    rows.append((name, [theory.maps[0, t, i] for t in SNAP_T], [f"t = {t}" for t in SNAP_T]))
-plotting.finish(nlfig.attention_maps_figure(rows, "Theory model: attention maps (key i = row, query j = column), seed 0"))
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure at $L = 1$: the maps concentrate within the first steps. Reproduces Fig. 3 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-maps-sharp"}, "image": {"alt": "Six 4 by 4 heat maps: the diagonal is above 0.7 after one step and near 1 at the end."}}
+nlfig.show(nlfig.attention_maps_figure([theory.maps[0, t, iL[1.0]] for t in SNAP_T], [f"t = {t}" for t in SNAP_T]))
 
 # %% [markdown]
 # ### Lemma 1 along training, and the monotonicity of $q_k$
@@ -534,7 +533,7 @@ plotting.finish(nlfig.attention_maps_figure(rows, "Theory model: attention maps 
 # $\sum_m\mathrm{Attn}_m(f(v_m)-\hat y) = 0$, the rows of $\Gamma$ sum to zero, so for $G\propto I$
 # every row of $q$ sums to zero at all times — the cross weights share exactly $-q_k$.
 
-# %%
+# %% tags=["hide-input"]
 snap = list(range(0, tcfg.steps + 1, max(1, tcfg.steps // 40)))
 lem_ratio, lip_ratio, theta = 0.0, 0.0, []
 for i, Lv in enumerate(tcfg.L_values):
@@ -544,7 +543,6 @@ for i, Lv in enumerate(tcfg.L_values):
     lem_ratio = max(lem_ratio, float((err / env.clamp_min(1e-300)).max()))
     lip_ratio = max(lip_ratio, float((err / lip.clamp_min(1e-300)).max()))
     theta.append((err.mean(-1) / (Lv**2 * tcfg.delta**2 * (gap**2).mean(-1)))[1:])
-plotting.finish(nlfig.lemma1_figure(theory, snap))
 theta = torch.cat(theta)
 print(f"max err / exact envelope = {lem_ratio:.3f};  max err / Lipschitz envelope = {lip_ratio:.3f}")
 print(f"L / (L^2 Delta^2 E(1-Attn)^2) along training: {float(theta.min()):.3f} .. {float(theta.max()):.3f}")
@@ -555,7 +553,10 @@ ledger["C3"].check(
     caveat="the upper bound holds exactly; the Theta(L^2 Delta^2) used later in the proofs has a d-dependent constant (here ~1/d)")
 assert lem_ratio <= 1 + 1e-9 and lip_ratio <= 1 + 1e-9
 
-# %%
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Per-prompt squared error against the squared attention gap along training (theory model, six $L$, seed 0), below the Lipschitz envelope of Lemma 1 (dashed). Not a figure of the paper.", "name": "fig-nl-lemma1"}, "image": {"alt": "Clouds of points for each L lying below a dashed diagonal line."}}
+nlfig.show(nlfig.lemma1_figure(theory, snap))
+
+# %% tags=["hide-input"]
 qd = torch.diagonal(theory.q, dim1=-2, dim2=-1)  # (seeds, T, nL, K)
 dq_min = float((qd[:, 1:] - qd[:, :-1]).min())
 off = theory.q - torch.diag_embed(qd)
@@ -582,7 +583,7 @@ assert dq_min >= -1e-12 and row_sums < 1e-10
 # For the $\Delta$ sweep the step is divided by $\|v\|^4\propto\Delta^4$ (R3), so that what remains is
 # the paper's $\Delta$-dependence.
 
-# %%
+# %% tags=["hide-input"]
 scfg = nl.SweepConfig.for_scale(SCALE)
 sweep = nl.run_sweep(scfg)
 Lg, Eg = torch.tensor(scfg.L_grid), torch.tensor(scfg.eta_grid)
@@ -605,7 +606,6 @@ top_rate = metrics.loglog_slope(Kg[top], sweep.phase1_rate_K[top])
 Dg = torch.tensor(scfg.delta_grid, dtype=F64)
 slope_D = metrics.loglog_slope(Dg, sweep.T1_delta)
 slope_D_raw = metrics.loglog_slope(Dg, sweep.T1_delta * sweep.eta_delta / scfg.eta_ref)
-plotting.finish(nlfig.sweep_figure(sweep, dict(L=slopes_L, K=slope_K, KlogK=slope_KlogK, Kref=slope_ref, D=slope_D, D_raw=slope_D_raw)))
 print("T^1 (rows: eta, cols: L):\n", sweep.T1_L_eta.numpy())
 print(f"slopes in L: {[f'{s:.2f}' for s in slopes_L]}, in eta: {slope_eta:.2f}, first-step rate g_k(0) in L: {slope_rate:.2f}")
 print(f"T^1 against K: {sweep.T1_K.tolist()} (slope {slope_K:.2f}; (K-1) log K: {slope_ref:.2f}; K log K: {slope_KlogK:.2f});"
@@ -613,7 +613,10 @@ print(f"T^1 against K: {sweep.T1_K.tolist()} (slope {slope_K:.2f}; (K-1) log K: 
 print(f"mean Phase-I rate against K: slope {slope_rate_K:.2f}, top octave {top_rate:.2f} (paper: -1)")
 print(f"cross/own ratio |q_(k,k')| / q_k at the end of Phase I: {[f'{v:.3f}' for v in sweep.cross_ratio.tolist()]} (1/K = {1 / scfg.K})")
 
-# %%
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Phase-I duration $T^1$ of the theory model (a) against $L$ for three $\\eta$, (b) against $K$ with the references $(K-1)\\log K$ and $K\\log K$, (c) against $\\Delta$. Not a figure of the paper.", "name": "fig-nl-sweeps"}, "image": {"alt": "Log-log plots: T1 falls like L^-2 and Delta^-2; against K it grows faster than both references."}}
+nlfig.show(nlfig.sweep_figure(sweep, dict(L=slopes_L, K=slope_K, KlogK=slope_KlogK, Kref=slope_ref, D=slope_D, D_raw=slope_D_raw)))
+
+# %% tags=["hide-input"]
 Kmax = int(Kg[-1])
 ledger["C6"].check(
     measured=f"rate ~ L^{slope_rate:.2f}; Phase-I mean rate q_k(T^1)/(eta T^1) ~ K^{top_rate:.2f} on K = {Kmax // 2}..{Kmax} "
@@ -652,9 +655,8 @@ assert all(abs(s + 2) < 0.25 for s in slopes_L) and bool((sweep.T1_delta[1:] <= 
 # overshoots the continuous-time curve — a step-size effect, visible at the right of the grid
 # whatever $L^*$ is.
 
-# %%
+# %% tags=["hide-input"]
 info = th.threshold_scale(scfg.K, scfg.N, scfg.delta)
-plotting.finish(nlfig.collapse_figure(sweep))
 # quantify the collapse: interpolate each curve at common rescaled times, among runs whose first
 # step is small (eta L^2 s^4 <= 20)
 s4 = (scfg.delta**2 / 2) ** 2
@@ -675,6 +677,9 @@ ledger["C10"].check(
     passed=spread < 0.25)
 assert spread < 0.25
 
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Loss curves of every $(L, \\eta)$ run: raw (left) and as $\\mathcal L/L^2$ against $\\eta L^2 t$ (right), where they fall onto one curve. Not a figure of the paper.", "name": "fig-nl-collapse"}, "image": {"alt": "Left: separate loss curves; right: the same curves lying on top of each other."}}
+nlfig.show(nlfig.collapse_figure(sweep))
+
 # %% [markdown]
 # **So the threshold is not reproduced in the theory model**: its entire $L$-dependence is a change
 # of clock. What the paper calls the sharp regime is GD with a large effective step $\eta L^2\|v\|^4$,
@@ -689,11 +694,10 @@ assert spread < 0.25
 # one. We run long GD at a small step ($\eta = 0.1$) for three values of $L$ and record the first
 # time $1-\mathrm{Attn}\le\epsilon$ and the first time $\mathcal L/\mathcal L^{(0)}\le\epsilon^2$.
 
-# %%
+# %% tags=["hide-input"]
 lcfg = nl.LateConfig.for_scale(SCALE)
 late = nl.run_late(lcfg)
 eps = torch.tensor(lcfg.eps_grid, dtype=F64)
-plotting.finish(nlfig.late_figure(late))
 # local exponents over the last decade
 t1, t2 = lcfg.steps // 10, lcfg.steps
 exp_loss = metrics.loglog_slope(torch.tensor([t1, t2]), late.loss[[t1, t2], 1])
@@ -717,7 +721,10 @@ print(f"time to 1 - Attn <= eps grows like eps^-{exp_eps:.2f}; to loss/loss0 <= 
 print(f"T(L={lcfg.L_values[0]}) / T(L={lcfg.L_values[2]}) at each eps: {[f'{v:.2f}' for v in ratio_L.tolist()]} "
       f"(R1 predicts {(lcfg.L_values[2] / lcfg.L_values[0]) ** 2:.0f})")
 
-# %%
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Long GD of the theory model ($\\eta = 0.1$): (a) the loss approaches $(K-1)/(4\\eta s^4 t)$ for every $L$, (b) the attention gap falls like $t^{-1/2}$, (c) the time to accuracy $\\epsilon$ against the paper's rates. Not a figure of the paper.", "name": "fig-nl-late"}, "image": {"alt": "Three log-log panels showing power-law tails, and times to accuracy growing like eps^-2 rather than logarithmically."}}
+nlfig.show(nlfig.late_figure(late))
+
+# %% tags=["hide-input"]
 ledger["R2"].check(
     measured=f"local exponents loss {exp_loss:.2f}, gap {exp_gap:.2f}; late constant C = {C_late:.2f} at L = {lcfg.L_values[-1]:g} "
              f"(prediction K - 1 = {lcfg.K - 1}; K = {lcfg.K} would give C/K = {C_late / lcfg.K:.2f})",
@@ -778,14 +785,13 @@ assert abs(exp_loss + 1) < 0.3 and exp_eps > 1.0
 # $\delta < 1/K$: the paper's "$\delta = o(1)$"), for one flat and one sharp $L$, and measure $T^1$,
 # the first time $T^*$ with $1-\mathrm{Attn}\le 0.1$, and the mean growth of $q_k$ per step between them.
 
-# %%
+# %% tags=["hide-input"]
 dcfg = nl.DeltaConfig.for_scale(SCALE)
 dres = nl.run_delta(dcfg)
 Ng = torch.tensor(dcfg.N_grid, dtype=F64)
 sl_T1 = [metrics.loglog_slope(Ng, dres.T1[:, j]) for j in range(len(dcfg.L_values))]
 sl_Ts = [metrics.loglog_slope(Ng, dres.T_star[:, j]) for j in range(len(dcfg.L_values))]
 sl_r2 = [metrics.loglog_slope(Ng, dres.rate2[:, j]) for j in range(len(dcfg.L_values))]
-plotting.finish(nlfig.delta_figure(dres))
 for j, Lv in enumerate(dcfg.L_values):
     print(f"L = {Lv:g}: T^1 = {dres.T1[:, j].tolist()}, T* = {dres.T_star[:, j].tolist()}; slopes in N: T^1 {sl_T1[j]:.2f}, "
           f"T* {sl_Ts[j]:.2f}, Phase-II rate {sl_r2[j]:.2f} (paper: 0, 1, -1)")
@@ -803,6 +809,9 @@ ledger["C15"].check(
     caveat=f"bound not tight in delta: the measured T* is nearly independent of N (slope {max(sl_Ts, key=abs):.2f}), "
            "because the rate does not carry the delta^2 of Prop. 3 (C14)")
 
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Durations $T^1$, $T^*$ (left) and the Phase-II rate (right) against the context length $N$, with the paper's $\\propto N$ and $\\propto 1/N$ (dotted). Not a figure of the paper.", "name": "fig-nl-delta"}, "image": {"alt": "Measured durations and rates are nearly flat in N, while the dotted paper scalings rise or fall steeply."}}
+nlfig.show(nlfig.delta_figure(dres))
+
 # %% [markdown]
 # The dynamics hardly notice $N$: with $|\mathcal V_k|/N\approx p_k$ the softmax sees the same
 # proportions at every $N$, and the Phase-II rate is set by $\mathrm{Attn}_k(1-\mathrm{Attn}_k)^2$, not by
@@ -816,10 +825,9 @@ ledger["C15"].check(
 # predict — in context, with no update — fresh cosine tasks, random 2-ReLU profiles and random
 # ReLU networks, all 1-Lipschitz, on the same features.
 
-# %%
+# %% tags=["hide-input"]
 gcfg = nl.GeneralizationConfig.for_scale(SCALE)
 gen = nl.run_generalization(gcfg)
-plotting.finish(nlfig.generalization_figure(gen, theory.V))
 for fam in gen.families:
     print(f"{fam:>22}: error {float(gen.err[fam][0]):.2e} (Q = 0) -> {float(gen.err[fam][-1]):.2e} (trained); "
           f"max per-prompt err / envelope = {gen.max_ratio[fam]:.3f}")
@@ -830,13 +838,16 @@ ledger["C11"].check(
     passed=max(gen.max_ratio.values()) <= 1 + 1e-9 and gen_gain < 0.05)
 assert max(gen.max_ratio.values()) <= 1 + 1e-9 and gen_gain < 0.05
 
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Mean squared error of in-context predictions of functions never trained on (fresh cosine tasks, random 2-ReLU profiles, random ReLU networks) against the mean squared attention gap, at moments of training; dashed: Prop. 1's envelope. Not a figure of the paper.", "name": "fig-nl-prop1"}, "image": {"alt": "Three curves falling together with the attention gap, below the dashed envelope."}}
+nlfig.show(nlfig.generalization_figure(gen, theory.V))
+
 # %% [markdown]
 # ### The attention limits
 #
 # Across all runs the maps are distributions (rows over keys sum to one), the diagonal rises and the
 # off-diagonal falls; in the long run of Sec. 5 the own-feature attention approaches 1.
 
-# %%
+# %% tags=["hide-input"]
 row_sum_err = float((theory.maps.sum(-1) - 1).abs().max())
 diag_final = torch.diagonal(theory.maps[:, -1], dim1=-2, dim2=-1)  # (seeds, nL, K)
 off_final_max = float((theory.maps[:, -1] - torch.diag_embed(diag_final)).max())
@@ -858,10 +869,9 @@ assert row_sum_err < 1e-12 and late_gap < 0.1
 # $p = (0.4, 0.3, 0.2, 0.1)$, $L = 1$, $\eta = 1$. Lemma 2's $g_k$ carries the factor $p_k$ (App. C),
 # so a rare feature's weight grows more slowly; nothing in the mechanism needs equal frequencies.
 
-# %%
+# %% tags=["hide-input"]
 ucfg = nl.NonUniformConfig.for_scale(SCALE)
 nu = nl.run_nonuniform(ucfg)
-plotting.finish(nlfig.nonuniform_figure(nu))
 slope_p = metrics.loglog_slope(torch.tensor(ucfg.p, dtype=F64), nu.T_level)
 print(f"first step with Attn_k >= {ucfg.level}: {nu.T_level.tolist()} for p = {list(ucfg.p)} (slope in p_k {slope_p:.2f}); "
       f"final Attn_k {[round(v, 3) for v in nu.own_k[-1].tolist()]}")
@@ -870,6 +880,9 @@ ledger["X1"].check(
     how=f"exact GD, K = {ucfg.K}, N = {ucfg.N}, M = {ucfg.M}, {ucfg.steps} steps; pass: all features reach the level and "
         "the time-frequency slope is within 0.5 of -1",
     passed=bool(torch.isfinite(nu.T_level).all()) and abs(slope_p + 1) < 0.5)
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The theory model with feature frequencies $p = (0.4, 0.3, 0.2, 0.1)$: own attention per feature (left) and the time to reach 0.9 against $p_k$ (right). The check Sec. 6 announces for App. A, which the paper does not contain.", "name": "fig-nl-nonuniform"}, "image": {"alt": "Four rising attention curves, rarer features later; the times fall roughly like 1/p."}}
+nlfig.show(nlfig.nonuniform_figure(nu))
 
 # %% [markdown]
 # ## 7. The practical block: Figures 1–3
@@ -893,18 +906,23 @@ ledger["X1"].check(
 # steps per optimizer); the `ci` scale uses $N = 50$, $M = 200$, 100 epochs, 1 seed.
 # ```
 
-# %%
+# %% tags=["hide-input"]
 bcfg = nl.BlockConfig.for_scale(SCALE)
 block = nl.run_block(bcfg)
 block_adam = nl.run_block(bcfg.replace(optimizer="adam", lr=1e-3))
 print(f"{len(bcfg.L_values) * bcfg.seeds} runs x {bcfg.epochs} epochs, SGD and Adam, in {block.seconds + block_adam.seconds:.0f} s")
 
-# %%
+# %% tags=["remove-cell"]
 bsteps = block.epochs
 to_runs = lambda t: t.permute(2, 0, 1, *range(3, t.ndim))  # (n_rec, nL, S, ...) -> (S, n_rec, nL, ...)  # noqa: E731
-for res, name in ((block, f"block, SGD {bcfg.lr:g}"), (block_adam, "block, Adam 1e-3")):
-    plotting.finish(nlfig.fig1(bsteps, to_runs(res.train_loss), to_runs(res.test_loss), to_runs(res.maps), bcfg.L_values,
-                               "epoch", name))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The practical block trained with plain SGD (learning rate 0.03, the primary reading): (a, b) training (solid) and held-out (dashed) loss of the flat and sharp sets, (c, d) the attention of queries $v_1$. Reproduces Fig. 1 of Li, Duan and Liang (book scale).", "name": "fig-nl-block-fig1-sgd"}, "image": {"alt": "Loss and attention curves of the block under SGD: the sharp set converges within the run, larger L first; the flat set learns slowly."}}
+nlfig.show(nlfig.fig1(bsteps, to_runs(block.train_loss), to_runs(block.test_loss), to_runs(block.maps), bcfg.L_values,
+                      "epoch", f"SGD {bcfg.lr:g}"))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure with Adam (learning rate $10^{-3}$), the alternative reading. Reproduces Fig. 1 of Li, Duan and Liang (book scale).", "name": "fig-nl-block-fig1-adam"}, "image": {"alt": "Loss and attention curves of the block under Adam: every L converges, the sharp set in no particular order."}}
+nlfig.show(nlfig.fig1(bsteps, to_runs(block_adam.train_loss), to_runs(block_adam.test_loss), to_runs(block_adam.maps),
+                      bcfg.L_values, "epoch", "Adam 1e-3"))
 
 # %% [markdown]
 # Solid: loss on the training prompts; dashed: held-out prompts with fresh tasks — they agree, so the
@@ -914,7 +932,7 @@ for res, name in ((block, f"block, SGD {bcfg.lr:g}"), (block_adam, "block, Adam 
 # uniform-attention loss $\tfrac12\mathbb E(\bar y - y_{\rm query})^2$. A run that never gets there
 # counts as later than the run lasted; an ordering between two such runs is undecided.
 
-# %%
+# %% tags=["hide-input"]
 bt = {"SGD": nl.block_times(block), "Adam": nl.block_times(block_adam)}
 for opt, m in bt.items():
     for Lv, t, tl, ow, nfl in zip(bcfg.L_values, m["own"].tolist(), m["loss"].tolist(), m["final_own"].tolist(),
@@ -972,18 +990,22 @@ assert float(bt["SGD"]["final_own"][iS].mean()) > 0.7
 # Move the slider (it works in the static page, without a kernel) to see the maps of both $L$ values
 # at successive epochs.
 
-# %%
+# %% tags=["remove-cell"]
 ep_list = [float(e) for e in bsteps]
-snap_ep = [e for e in (0, 10, 25, 50, 100, 150, 200, 300, 400) if e <= bcfg.epochs]
+snap_ep = [e for e in (0, 25, 50, 100, 200, 400) if e <= bcfg.epochs]
 snap_idx = [int(torch.argmin((bsteps - e).abs())) for e in snap_ep]
-rows = []
-for Lv, name in ((0.1, "Fig. 2 (L = 0.1)"), (1.0, "Fig. 3 (L = 1)")):
-    i = list(bcfg.L_values).index(Lv)
-    rows.append((name, [block.maps[j, i, 0] for j in snap_idx], [f"epoch {ep_list[j]:.0f}" for j in snap_idx]))
-plotting.finish(nlfig.attention_maps_figure(rows, "Practical block: attention maps (key i = row, query j = column), seed 0, held-out prompts"))
+iLb = {Lv: list(bcfg.L_values).index(Lv) for Lv in (0.1, 1.0)}
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention maps of the practical block (SGD) at $L = 0.1$, seed 0, held-out prompts; key $i$ = row, query $j$ = column. Reproduces Fig. 2 of Li, Duan and Liang (at the book scale: see the reproduction page for its reductions).", "name": "fig-nl-block-maps-flat"}, "image": {"alt": "Heat maps of the block's attention at several epochs for L = 0.1."}}
+nlfig.show(nlfig.attention_maps_figure([block.maps[j, iLb[0.1], 0] for j in snap_idx], [f"epoch {ep_list[j]:.0f}" for j in snap_idx]))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure at $L = 1$. Reproduces Fig. 3 of Li, Duan and Liang (book scale).", "name": "fig-nl-block-maps-sharp"}, "image": {"alt": "Heat maps of the block's attention at several epochs for L = 1: the diagonal grows faster than at L = 0.1."}}
+nlfig.show(nlfig.attention_maps_figure([block.maps[j, iLb[1.0], 0] for j in snap_idx], [f"epoch {ep_list[j]:.0f}" for j in snap_idx]))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The block's attention maps for $L = 0.1$ and $L = 1$ at a chosen epoch (SGD, seed 0); the slider works without a kernel.", "name": "fig-nl-block-maps-slider"}}
 nlfig.block_maps_slider(block)
 
-# %%
+# %% tags=["hide-input"]
 diag_b = torch.diagonal(block.maps, dim1=-2, dim2=-1)  # (n_rec, nL, S, K)
 for name, Lv, limit in (("F2", 0.1, 300), ("F3", 1.0, 200)):
     i = list(bcfg.L_values).index(Lv)
@@ -1007,7 +1029,7 @@ for name, Lv, limit in (("F2", 0.1, 300), ("F3", 1.0, 200)):
 # sign (Sec. 3): the rows of $q$ sum to zero exactly. The block is different: some cross attentions
 # $\mathrm{Attn}_{k,1}$ of queries $v_1$ first *rise* before decaying (Fig. 1(d) of the block above).
 
-# %%
+# %% tags=["hide-input"]
 i1 = list(bcfg.L_values).index(1.0)
 bump = {}
 for opt, res in (("SGD", block), ("Adam", block_adam)):
@@ -1042,17 +1064,19 @@ ledger["C5b"].check(
 # There is no finite feature set here, so no attention maps; we report the training loss, the
 # held-out loss on fresh tasks, and the loss of predicting 0 (the best constant, since $\mathbb Ef = \mathbb E\,\mathrm{tr}A = 0$).
 
-# %%
+# %% tags=["hide-input"]
 pcfg = nl.PolynomialConfig.for_scale(SCALE)
 poly = nl.run_polynomial(pcfg)
 poly_adam = nl.run_polynomial(pcfg.replace(optimizer="adam", lr=1e-3))
 poly_t = nl.run_polynomial_theory(pcfg)
 print(f"{len(pcfg.L_values) * pcfg.seeds} runs x {pcfg.epochs} epochs, SGD and Adam, in {poly.seconds + poly_adam.seconds:.0f} s")
-plotting.finish(nlfig.fig4([(poly, f"block, SGD {pcfg.lr:g}", "epoch", "predict 0", "zero_baseline"),
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 4 tasks (random quadratics over Gaussian inputs): training (solid) and held-out (dashed) loss of the block under SGD and Adam, and of the theory model; dotted: predicting 0 (block) or uniform attention (theory model). Reproduces Fig. 4 of Li, Duan and Liang (book scale: see the reproduction page).", "name": "fig-nl-fig4"}, "image": {"alt": "Three rows of loss curves: training losses fall, held-out losses stay at or above the dotted baselines."}}
+nlfig.show(nlfig.fig4([(poly, f"block, SGD {pcfg.lr:g}", "epoch", "predict 0", "zero_baseline"),
                             (poly_adam, "block, Adam 1e-3", "epoch", "predict 0", "zero_baseline"),
                             (poly_t, "theory model", "GD step", "uniform attention (Q = 0)", "baseline")]))
 
-# %%
+# %% tags=["hide-input"]
 T_half = {"SGD": nl.half_zero_times(poly), "Adam": nl.half_zero_times(poly_adam)}
 init_over_zero = (poly.train_loss[0] / poly.zero_baseline).mean(-1)
 test_over_zero = (poly.test_loss[-1] / poly.zero_baseline).mean(-1)
@@ -1104,7 +1128,7 @@ assert float(train_over_zero_a.max()) < 0.5
 # not given by the paper — for `theory_steps` steps). By {prf:ref}`prop-nl-rescaling` its $L$-ordering
 # is exact: a larger $L$ is a larger step.
 
-# %%
+# %% tags=["hide-input"]
 rel_t = poly_t.train_loss / poly_t.train_loss[0]
 final_rel_t = rel_t[-1].mean(-1)
 test_over_unif_t = (poly_t.test_loss[-1] / poly_t.baseline).mean(-1)
@@ -1130,7 +1154,7 @@ assert float(test_over_unif_t.min()) > 0.9
 # $s$ multiply every step by $s^4$. A cell makes the point on the full model: unit features with step
 # $\eta s^4$ and norm-$s$ features with step $\eta$ give the same attention at every step.
 
-# %%
+# %% tags=["hide-input"]
 s_norm = 3.0 / math.sqrt(2)
 Vu = nl.make_features("unit", 4, 15, 3.0)
 Vs = s_norm * Vu
@@ -1153,7 +1177,7 @@ assert r3_gap < 1e-10
 # dynamics for any $L$, $\Delta$, $\eta$, $K$ and feature geometry (orthonormal, random orthonormal,
 # or non-orthogonal Gaussian directions) in well under a second.
 
-# %%
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The six $L$ of the theory model at $\\eta = 10$ (seed 0): loss among the others (grey), the attention map at step 25, and the place of the run in the data collapse. Kernel-free slider; not a figure of the paper.", "name": "fig-nl-theory-slider"}}
 nlfig.theory_slider(theory)
 
 # %% tags=["remove-output"]
@@ -1254,6 +1278,8 @@ print(f"late constant C = 4 eta s^4 dt / d(1/L) over the second half of the long
 # theory model at a fixed step size (R1, R2); the polynomial experiment reproduces as training
 # dynamics of a memorising block (R4).
 
-# %%
-ledger.show()
-ledger.export()
+# %% tags=["remove-input"]
+ledger.show();
+
+# %% tags=["remove-cell"]
+ledger.export();

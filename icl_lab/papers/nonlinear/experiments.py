@@ -272,6 +272,9 @@ class LateConfig(ScaledConfig):
     seed: int = 0
     direct: bool = False  # draw the prompts as feature counts (any N; a different random stream)
     CI = dict(M=100, steps=6000, eps_grid=(0.3, 0.2, 0.1, 0.06))
+    BOOK = dict(steps=10_000, eps_grid=(0.3, 0.2, 0.1, 0.06))
+    BOOK_WHY = dict(steps="10^4 of 3 x 10^4 GD steps: the late-phase constant and exponents are already measured there",
+                    eps_grid="eps down to 0.06, reached within 10^4 steps")
     PARAMS = dict(SETTING_PARAMS, steps=Int(100, 10**7), lr=LR, L_values=L_TUPLE,
                   eps_grid=TupleOf(Real(0, 1, closed="neither"), max_len=64), seed=SEED, direct=Bool())
 
