@@ -97,7 +97,7 @@ def attention_maps_figure(maps_t, labels, ncols: int = 3):
     return fig
 
 
-def block_maps_slider(block, L_pair=(0.1, 1.0), n_frames: int = 9):
+def block_maps_slider(block, L_pair=(0.1, 1.0), n_frames: int = 6):
     """Kernel-free slider over the block's attention maps of two L values (seed 0)."""
     ep_list = [float(e) for e in block.epochs]
     Ls = list(block.config.L_values)
