@@ -160,6 +160,8 @@ print(f"Eq. (10) at a random Q: max |difference| = {eq10_gap:.1e};  Attn_k(0) - 
 ledger["C2"].check(
     measured=f"{max(eq10_gap, init_gap):.1e}", how="full d x d model vs feature-grouped formula, 200 prompts, float64",
     passed=max(eq10_gap, init_gap) < 1e-12)
+
+# %% tags=["remove-cell"]
 assert eq10_gap < 1e-12 and init_gap < 1e-12
 
 # %% [markdown]
@@ -295,6 +297,8 @@ ledger["C4b"].check(
     passed=theta2["min_gk"] > 0 and 0.1 <= theta2["ratio_lo"] and theta2["ratio_hi"] <= 10 and theta2["sign_agree"] >= 0.75,
     caveat=f"as a Theta-statement only: App. C's exact identities need orthonormal features (C4c), a proof gap; "
            f"the constants differ from App. C's by factors {theta2['ratio_lo']:.2f} to {theta2['ratio_hi']:.2f}")
+
+# %% tags=["remove-cell"]
 assert gram_max < 1e-10 and lemma2["unit"][1] < 1e-10 and lemma2["gaussian"][2] > 1e-3
 
 # %% [markdown]
@@ -336,6 +340,8 @@ print(f"max |q(eta, L) - q(eta L^2, 1)| = {r1_q:.1e};  max relative |loss/L^2 - 
 ledger["R1"].check(
     measured=f"max |dq| = {r1_q:.1e}, rel. loss gap {r1_loss:.1e}", how="exact feature-space GD, 4 values of L, 200 steps, float64",
     passed=r1_q < 1e-10 and r1_loss < 1e-10)
+
+# %% tags=["remove-cell"]
 assert r1_q < 1e-10 and r1_loss < 1e-10
 
 # %% [markdown]
@@ -461,6 +467,8 @@ ledger["C1"].check(
     how=f"Monte Carlo multinomial counts, K = 4, N in {list(conc.config.N_values)}, {conc.config.n_mc} prompts each",
     passed=min(margins) >= 0,
     caveat="valid but loose (the exponent 1/25 is far from Hoeffding's 2); at N = 100 delta_min = 0.89 > p_k, so E* holds trivially")
+
+# %% tags=["remove-cell"]
 assert min(margins) >= 0
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Probability of the balanced-prompt event $\\mathcal E^*$ against the imbalance $\\delta$ for three context lengths $N$ ($K = 4$, Monte Carlo), with the paper's bound after Eq. (9) and Hoeffding's; grey: $\\delta_{\\min} = \\sqrt{20K/N}$. Not a figure of the paper.", "name": "fig-nl-concentration"}, "image": {"alt": "Three panels: the Monte-Carlo probability rises to 1 well before the paper's bound, which lies below it everywhere."}}
@@ -555,6 +563,8 @@ ledger["C3"].check(
     how="every training prompt at 40 snapshots, 6 values of L, theory model",
     passed=lem_ratio <= 1 + 1e-9 and lip_ratio <= 1 + 1e-9,
     caveat="the upper bound holds exactly; the Theta(L^2 Delta^2) used later in the proofs has a d-dependent constant (here ~1/d)")
+
+# %% tags=["remove-cell"]
 assert lem_ratio <= 1 + 1e-9 and lip_ratio <= 1 + 1e-9
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Per-prompt squared error against the squared attention gap along training (theory model, six $L$, seed 0), below the Lipschitz envelope of Lemma 1 (dashed). Not a figure of the paper.", "name": "fig-nl-lemma1"}, "image": {"alt": "Clouds of points for each L lying below a dashed diagonal line."}}
@@ -574,6 +584,8 @@ print(f"max |sum_m q_(k,m)| = {row_sums:.1e}: the cross weights carry exactly -q
 ledger["C5a"].check(
     measured=f"min step increment of q_k = {dq_min:.1e}",
     how="every GD step, all seeds and L, orthogonal features", passed=dq_min >= -1e-12)
+
+# %% tags=["remove-cell"]
 assert dq_min >= -1e-12 and row_sums < 1e-10
 
 # %% [markdown]
@@ -647,6 +659,8 @@ ledger["C13"].check(
     how=f"exact GD, Delta in {list(scfg.delta_grid)}, v_k = Delta/sqrt2 e_k",
     passed=bool((sweep.T1_delta[1:] <= sweep.T1_delta[:-1]).all()) and abs(slope_D + 2) < 0.3,
     caveat="with v_k = (Delta/sqrt2) e_k the feature norm adds a factor ||v||^4 ~ Delta^4 (R3), so at fixed eta the time scales like Delta^-6")
+
+# %% tags=["remove-cell"]
 assert all(abs(s + 2) < 0.25 for s in slopes_L) and bool((sweep.T1_delta[1:] <= sweep.T1_delta[:-1]).all())
 
 # %% [markdown]
@@ -679,6 +693,8 @@ ledger["C10"].check(
     how="exact GD over an L x eta grid spanning L* = %.2f; pass: spread of the rescaled curves < 25%%. An analytic "
         "consequence of R1 (checks the code, cannot fail for the model): the paper's L* is a bound's bookkeeping" % info["L_star"],
     passed=spread < 0.25)
+
+# %% tags=["remove-cell"]
 assert spread < 0.25
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Loss curves of every $(L, \\eta)$ run: raw (left) and as $\\mathcal L/L^2$ against $\\eta L^2 t$ (right), where they fall onto one curve. Not a figure of the paper.", "name": "fig-nl-collapse"}, "image": {"alt": "Left: separate loss curves; right: the same curves lying on top of each other."}}
@@ -767,6 +783,8 @@ ledger["C9"].check(
              f"K = {lcfg.K}: eps^-{exp_eps_loss:.2f}",
     how=f"exact GD at fixed eta = {kcfg.lr}, L = {kcfg.L_values[1]:g} > L* = {Lstar_k:.2f} (sharp), N = {kcfg.N}; pass: within 0.3",
     passed=abs(exp_loss_k - exp_thm2_k) < 0.3, hypotheses=hyp_k)
+
+# %% tags=["remove-cell"]
 assert abs(exp_loss + 1) < 0.3 and exp_eps > 1.0
 
 # %% [markdown]
@@ -840,6 +858,8 @@ ledger["C11"].check(
     measured=f"per-prompt error <= envelope (max ratio {max(gen.max_ratio.values()):.3f}); error reduced to <= {gen_gain:.1e} of Q = 0 for all 3 families",
     how=f"trained on cosine tasks, tested on {gcfg.test_prompts} prompts each of fresh cosine, 2-ReLU and random ReLU-net tasks",
     passed=max(gen.max_ratio.values()) <= 1 + 1e-9 and gen_gain < 0.05)
+
+# %% tags=["remove-cell"]
 assert max(gen.max_ratio.values()) <= 1 + 1e-9 and gen_gain < 0.05
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Mean squared error of in-context predictions of functions never trained on (fresh cosine tasks, random 2-ReLU profiles, random ReLU networks) against the mean squared attention gap, at moments of training; dashed: Prop. 1's envelope. Not a figure of the paper.", "name": "fig-nl-prop1"}, "image": {"alt": "Three curves falling together with the attention gap, below the dashed envelope."}}
@@ -862,6 +882,8 @@ ledger["C12"].check(
     measured=f"row sums exact ({row_sum_err:.0e}); after {tcfg.steps} steps diag >= {float(diag_final.min()):.2f}; long run 1 - Attn = {late_gap:.3f}",
     how="theory model, all seeds and L; long run of Sec. 5",
     passed=row_sum_err < 1e-12 and float(diag_final.min()) > 0.5 and late_gap < 0.1)
+
+# %% tags=["remove-cell"]
 assert row_sum_err < 1e-12 and late_gap < 0.1
 
 # %% [markdown]
@@ -976,6 +998,8 @@ ledger["F1c"].check(
     measured=f"SGD {loss40:.1e}, Adam {loss40_adam:.1e} at epoch {float(bsteps[e40]):.0f} (any predictor in [-L/c, L/c] has loss <= {bound01:.2f})",
     how="practical block, training loss 1/2 MSE; pass: within 0.5 of 1.0", passed=abs(loss40 - 1.0) < 0.5,
     caveat=None)
+
+# %% tags=["remove-cell"]
 assert float(bt["Adam"]["final_own"].mean()) > 0.8 and float(bt["Adam"]["final_norm_loss"].max()) < 0.3
 assert float(bt["SGD"]["final_own"][iS].mean()) > 0.7
 
@@ -1120,6 +1144,8 @@ ledger["R4"].check(
         "(train <= 1/2 predict-0) stay above predict-0 on held-out prompts",
     passed=float(test_over_zero_a.min()) > 1 and float(train_over_zero_a.max()) < 0.5
            and bool((test_over_zero[fit_sgd] > 1).all()))
+
+# %% tags=["remove-cell"]
 assert float(train_over_zero_a.max()) < 0.5
 
 # %% [markdown]
@@ -1149,6 +1175,8 @@ ledger["F4t"].check(
     how=f"Q-only attention, full-batch GD (step {pcfg.theory_lr}) on the Fig. 4 prompt sets, {pcfg.theory_steps} steps",
     passed=nl.ordering(final_rel_t[iFp]) == "yes" and nl.ordering(final_rel_t[iSp]) == "yes",
     caveat="training loss only: held-out loss stays at the uniform-attention level, the theory model memorises too")
+
+# %% tags=["remove-cell"]
 assert float(test_over_unif_t.min()) > 0.9
 
 # %% [markdown]
@@ -1175,6 +1203,8 @@ print(f"s^4 = {s_norm ** 4:.2f}; max |Attn(norm s, eta) - Attn(unit, eta s^4)| o
 ledger["R3"].check(
     measured=f"max attention gap {r3_gap:.1e} with s^4 = {s_norm ** 4:.2f}", how="exact GD, same labels, 100 steps, float64",
     passed=r3_gap < 1e-10)
+
+# %% tags=["remove-cell"]
 assert r3_gap < 1e-10
 
 # %% [markdown]
