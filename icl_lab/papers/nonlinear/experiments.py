@@ -192,24 +192,32 @@ def _phase1(cfg, K, N, delta, L, eta, M, max_steps=200_000, direct: bool = False
     s4 = float((V[0] @ V[0]) ** 2)
     # continuous-time estimate of the duration (generous), extended until every run got there
     guess = int(min(max_steps, max(50, 6 * 40.0 * K * K / float((eta * L**2).min() * s4 * delta**2))))
+    g0 = th.pair_gradients(torch.zeros(R, K, K, dtype=torch.float64), fp, G, scale=L)  # (R, K, K)
+    if direct:  # one run: continue GD in chunks from where the last chunk ended until the level is reached
+        stride = max(1, guess // 1000)
+        q0, offset, T1 = None, 0, torch.full((R,), float("nan"), dtype=torch.float64)
+        while True:
+            traj = th.feature_gd(fp, G, steps=guess, lr=eta, scale=L, q0=q0, record_every=stride, with_maps=False)
+            hit = th.first_time(traj.own, level)
+            if not bool(torch.isnan(hit).any()) or offset + guess >= max_steps:
+                break
+            q0, offset = traj.q[-1], offset + guess
+        T1 = hit + offset
+        n = int(hit[0]) if bool(torch.isfinite(hit[0])) else guess
+        j = n // stride
+        q_end = traj.q[j]  # continue exactly from the last record before T^1 (records every `stride` steps)
+        if n > j * stride:
+            q_end = th.feature_gd(fp, G, steps=n - j * stride, lr=eta, scale=L, q0=traj.q[j], record_every=n - j * stride,
+                                  with_maps=False).q[-1]
+        return {"T1": T1, "g0": g0, "q_end": q_end, "traj": traj, "level": level, "s4": s4, "V": V}
     while True:
-        stride = max(1, guess // 1000) if direct else 1
-        traj = th.feature_gd(fp, G, steps=guess, lr=eta, scale=L, record_every=stride, with_maps=False)
+        traj = th.feature_gd(fp, G, steps=guess, lr=eta, scale=L, record_every=1, with_maps=False)
         T1 = th.first_time(traj.own, level)
         if not bool(torch.isnan(T1).any()) or guess >= max_steps:
             break
         guess = min(max_steps, guess * 3)
-    g0 = th.pair_gradients(torch.zeros(R, K, K, dtype=torch.float64), fp, G, scale=L)  # (R, K, K)
     idx = torch.where(torch.isfinite(T1), T1, torch.full_like(T1, guess)).long()
-    if direct:  # continue exactly from the last record before T^1 (records every `stride` steps)
-        n = int(idx[0])
-        j = n // stride
-        q_end = traj.q[j]
-        if n > j * stride:
-            q_end = th.feature_gd(fp, G, steps=n - j * stride, lr=eta, scale=L, q0=traj.q[j], record_every=n - j * stride,
-                                  with_maps=False).q[-1]
-    else:
-        q_end = traj.q[idx, torch.arange(R)]  # (R, K, K) q at T^1
+    q_end = traj.q[idx, torch.arange(R)]  # (R, K, K) q at T^1
     return {"T1": T1, "g0": g0, "q_end": q_end, "traj": traj, "level": level, "s4": s4, "V": V}
 
 
