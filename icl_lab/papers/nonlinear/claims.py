@@ -87,7 +87,7 @@ CLAIMS = (
             r"App. A contains a robustness check with non-uniform feature frequencies",
             not_checkable="App. A contains Figs. 2-4 and their text only: the announced check is not in the paper; "
                           "the chapter runs it (X1)"),
-    declare("X1", "this chapter (Sec. 8b)",
+    declare("X1", "this chapter (non-uniform frequencies)",
             r"With non-uniform frequencies $p = (0.4, 0.3, 0.2, 0.1)$ the theory model's attention still "
             r"concentrates on every feature; rarer features take longer, about $\propto 1/p_k$", kind="finding"),
     declare("R3", "this chapter (D5)",
