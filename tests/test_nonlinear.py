@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from icl_lab import ConfigError, QOnlyAttention, make_generator
+from icl_lab import ConfigError, QOnlyAttention, make_generator, metrics
 from icl_lab.data import PromptBatch, estimate_lipschitz, separated, standard_basis
 from icl_lab.papers.nonlinear import experiments as nl
 from icl_lab.papers.nonlinear import theory as th
@@ -149,13 +149,16 @@ def test_first_time_and_slope():
     t = th.first_time(s, 0.35)
     assert t[0] == 1 and math.isnan(float(t[1]))
     x = torch.tensor([1.0, 2.0, 4.0])
-    assert abs(th.loglog_slope(x, 3 * x**-2) + 2) < 1e-12
+    assert abs(metrics.loglog_slope(x, 3 * x**-2) + 2) < 1e-12
 
 
 @pytest.mark.parametrize("cls,bad,match", [
     (nl.TheoryConfig, dict(K=20), "K must be <= d"),
     (nl.TheoryConfig, dict(features="simplex"), "features"),
-    (nl.SweepConfig, dict(K_grid=(2, 40)), "K_grid"),
+    (nl.SweepConfig, dict(K_grid=(1, 4)), "K_grid"),
+    (nl.NonUniformConfig, dict(p=(0.5, 0.5, 0.5, 0.5)), "p must"),
+    (nl.DeltaConfig, dict(eps=1.5), "eps"),
+    (nl.BlockConfig, dict(optimizer="lbfgs"), "optimizer"),
     (nl.LateConfig, dict(eps_grid=(0.5, 1.5)), "eps_grid"),
     (nl.BlockConfig, dict(batch=1000), "batch"),
     (nl.PolynomialConfig, dict(seeds=0), "seeds"),
@@ -184,13 +187,56 @@ def test_registry_summaries_are_json():
     from icl_lab.registry import all_experiments
 
     exps = {k: v for k, v in all_experiments().items() if k.startswith("nonlinear.")}
-    assert len(exps) == 8 and all(e.seed_splittable for e in exps.values() if e.config is not nl.ConcentrationConfig
+    assert len(exps) == 10 and all(e.seed_splittable for e in exps.values() if e.config is not nl.ConcentrationConfig
                                   and e.config is not nl.SweepConfig and e.config is not nl.LateConfig
-                                  and e.config is not nl.GeneralizationConfig)
+                                  and e.config is not nl.GeneralizationConfig and e.config is not nl.DeltaConfig
+                                  and e.config is not nl.NonUniformConfig)
     small = {"theory_figures": dict(M=20, steps=5, seeds=1, test_prompts=10),
              "concentration": dict(n_mc=100, N_values=(50,)),
              "late_phase": dict(M=20, steps=200),
-             "generalization": dict(M=20, steps=10, test_prompts=20, snapshots=(0, 10))}
+             "generalization": dict(M=20, steps=10, test_prompts=20, snapshots=(0, 10)),
+             "delta": dict(M=20, steps=50, N_grid=(100, 400)),
+             "nonuniform": dict(M=40, steps=50)}
     for name, over in small.items():
         exp = exps[f"nonlinear.{name}"]
         json.dumps(exp.summary(exp.run(exp.config.for_scale("ci", **over))))
+
+
+def test_late_constant_and_prediction():
+    """R2: an exact (K - 1) / (4 eta s^4 t) tail (plus an offset in 1/L) gives back C = K - 1."""
+    t = torch.arange(0, 2001, dtype=F64)
+    K, lr, s4 = 4, 0.1, 20.25
+    loss = 1 / (4 * lr * s4 * t / (K - 1) + 7.0)
+    assert abs(float(th.late_constant(loss[:, None], 1000, 2000, lr, s4)[0]) - (K - 1)) < 1e-9
+    assert_close(th.late_phase_loss(t[1:], lr, s4, K), (K - 1) / (4 * lr * s4 * t[1:]), atol=1e-15)
+
+
+def test_ordering_with_censoring():
+    inf = float("inf")
+    assert nl.ordering([30.0, 20.0, 10.0]) == "yes"
+    assert nl.ordering([inf, 20.0, 10.0]) == "yes"
+    assert nl.ordering([inf, inf, 10.0]) == "undecided"
+    assert nl.ordering([10.0, 20.0, inf]) == "no"
+    assert float(nl.censored_mean(torch.tensor([[1.0, float("nan")]]))[0]) == inf
+
+
+def test_lemma2_theta_exact_for_orthonormal_features():
+    """For unit features the App. C formula is the true gradient: ratios 1 and all signs agree."""
+    V = nl.make_features("unit", 4, 6, 3.0)
+    _, fp = _prompts(V)
+    q = 0.3 * torch.randn(2, 4, 4, generator=make_generator(5), dtype=F64)
+    r = th.lemma2_theta(q, fp, V @ V.T)
+    assert abs(r["ratio_lo"] - 1) < 1e-10 and abs(r["ratio_hi"] - 1) < 1e-10 and r["sign_agree"] == 1.0
+
+
+def test_cosine_feature_prompts_match_the_sampler_law():
+    """The count-level sampler has the law of reducing token prompts: mean counts N p, f values of
+    the same scale, query frequencies p."""
+    V = nl.make_features("orth", 3, 5, 3.0)
+    p = (0.5, 0.3, 0.2)
+    fp = nl.cosine_feature_prompts(V, 200, 4000, 0.5, make_generator(0), p=p)
+    assert_close(fp.counts.sum(1), torch.full((4000,), 200.0, dtype=F64), atol=0)
+    assert_close(fp.counts.mean(0) / 200, torch.tensor(p, dtype=F64), atol=0.01)
+    assert_close(torch.bincount(fp.query, minlength=3).to(F64) / 4000, torch.tensor(p, dtype=F64), atol=0.03)
+    ref = th.FeaturePrompts.from_batch(nl.cosine_sampler(V, 200, 0.5).sample(4000, make_generator(1)))
+    assert abs(float(fp.target.pow(2).mean()) - float(ref.target.pow(2).mean())) < 0.1

@@ -1,18 +1,21 @@
-"""Chapter: Li, Duan, Liang — Provable in-context learning of nonlinear regression with transformers.
+"""Li, Duan, Liang (nonlinear regression): the experiments on the theory model.
 
-Two models are trained on the paper's cosine tasks f(x) = (L/c) cos(c w^T x + phi) over K features
-at pairwise distance Delta (spec A1-A2):
+The theory model is Q-only softmax attention (the paper's Eq. 6), Q = 0 at start, full-batch GD on a
+fixed set of M prompts of the Sec. 6 cosine tasks f(x) = (L/c) cos(c w^T x + phi) over K features at
+pairwise distance Delta.  It runs exactly in feature space
+(:func:`icl_lab.papers.nonlinear.theory.feature_gd`, checked against the full d x d model in the tests).
 
-* the **theory model** (Q-only softmax attention, Q = 0 at start, full-batch GD on a fixed set of M
-  prompts), run exactly in feature space by :func:`icl_lab.papers.nonlinear.theory.feature_gd` (checked
-  against the full d x d model in the tests);
-* the **practical block** of the paper's Sec. 6 (:class:`icl_lab.models.OneBlockTransformer`, spec
-  A7-A8: Adam 1e-3, batch 30), for Figures 1-3, and on random quadratic tasks over Gaussian inputs
-  for Figure 4 (App. A).
+* :func:`run_theory` -- Figs. 1-3 for the theory model (six L values x seeds);
+* :func:`run_sweep` -- Phase-I durations and rates against L, eta, K and Delta (Props. 2-4);
+* :func:`run_late` -- long GD: the late phase and the time to accuracy eps (Thms 1-2);
+* :func:`run_concentration` -- the feature-count concentration after Eq. (9);
+* :func:`run_generalization` -- Prop. 1 on functions never trained on.
 
-Every L value and seed is a run of one batched training.  The family is f = L g with g independent
-of L, so a seed's prompts are drawn once with L = 1 and each run scales the labels by its L (common
-random numbers: runs that differ only in L see the same inputs, tasks and initialisation).
+The practical transformer block (Figs. 1-4 as the paper draws them) is in
+:mod:`icl_lab.papers.nonlinear.experiments_block`; both are registered in ``EXPERIMENTS`` below.
+Every L value and seed is a run of one batched computation.  The family is f = L g with g
+independent of L, so a seed's prompts are drawn once with L = 1 and each run scales the labels by its
+L (common random numbers).
 """
 from __future__ import annotations
 
@@ -25,140 +28,23 @@ import torch
 from ... import _checks as chk
 from ... import metrics
 from ...config import ScaledConfig, make_generator
-from ...data import (CosineFeatureTask, PromptBatch, PromptSampler, QuadraticTask, TaskFamily, TwoReLUTask, gaussian,
-                    separated, standard_basis)
-from ...data import _random as rnd
-from ...data.inputs import sphere
-from ...models import OneBlockTransformer, QOnlyAttention
+from ...data import CosineFeatureTask, PromptSampler, TwoReLUTask
+from ...params import LR, SEED, SIZE, STEPS, Bool, Int, OneOf, Real, TupleOf
 from . import theory as th
-from ...train import train
-
-FEATURE_KINDS = ("orth", "random", "gaussian", "unit")
-FLAT = (0.1, 0.2, 0.4)
-SHARP = (1.0, 1.5, 2.0)
-
-
-# ============================================================================ data helpers
-def make_features(kind: str, K: int, d: int, delta: float, seed: int = 1234) -> torch.Tensor:
-    """(K, d) features (spec A1): ``orth`` v_k = Delta/sqrt2 e_k; ``random`` random orthonormal
-    directions of the same norm; ``gaussian`` Gaussian directions of that norm (not orthogonal);
-    ``unit`` v_k = e_k (the regime where App. C's formulas are exact; Delta = sqrt 2)."""
-    chk.one_of("features", kind, FEATURE_KINDS)
-    if kind == "unit":
-        return standard_basis(K, d)
-    gen = None if kind == "orth" else make_generator(seed)
-    return separated(K, d, delta, kind=kind, generator=gen)
-
-
-def cosine_sampler(V: torch.Tensor, N: int, c: float, L: float = 1.0) -> PromptSampler:
-    return PromptSampler.from_features(V, CosineFeatureTask(V.shape[1], L, c), N=N)
-
-
-class RandomReLUNetTask(TaskFamily):
-    """A small random network f(x) = sum_j a_j relu(w_j^T x + b_j), ||w_j|| = 1, a_j = +-L/width,
-    b_j ~ U[-1, 1]: L-Lipschitz (|grad f| <= sum |a_j| = L) -- one of the paper's named examples of
-    the non-degenerate Lipschitz class, used to test Proposition 1 on functions never trained on."""
-
-    name = "relu_net"
-
-    def __init__(self, d: int, L: float, width: int = 8):
-        self.d = chk.positive_int("d", d)
-        self.L = chk.positive("L", L)
-        self.width = chk.positive_int("width", width)
-        self.lipschitz = self.L
-
-    def sample(self, n, generator):
-        n = chk.positive_int("n", n)
-        w = sphere((n, self.width), self.d, generator)
-        b = 2 * rnd.rand(generator, (n, self.width)) - 1
-        a = (self.L / self.width) * (2 * rnd.randint(generator, 0, 2, (n, self.width)) - 1).to(torch.float64)
-        return {"w": w, "b": b, "a": a}
-
-    def evaluate(self, params, x):
-        self._check_x(x)
-        n = x.shape[0]
-        flat = x.reshape(n, -1, self.d)
-        h = torch.relu(torch.einsum("npd,njd->npj", flat, params["w"]) + params["b"][:, None, :])
-        return (h * params["a"][:, None, :]).sum(-1).reshape(x.shape[:-1])
-
-
-class ScaledPromptSet:
-    """A fixed training set per group of runs with per-run label scales, served in mini-batches.
-
-    ``base`` holds S prompt sets (S, M, ...); run r trains on set ``group[r]`` with labels times
-    ``scale[r]``, reshuffled every epoch with run r's generator (as the trainer does for a fixed
-    :class:`PromptBatch`).  Only the current mini-batch is materialised for all R runs, so 30 seeds x
-    6 values of L need the memory of 30 prompt sets, not 180."""
-
-    def __init__(self, base: PromptBatch, group, scale):
-        if not base.has_runs:
-            raise chk.ConfigError("base must have a leading set dimension (S, M, ...)")
-        self.base = base
-        self.group = torch.as_tensor(list(group), dtype=torch.long)
-        self.scale = torch.as_tensor(list(scale), dtype=torch.float64)
-        if self.group.numel() != self.scale.numel() or self.group.numel() == 0:
-            raise chk.ConfigError("group and scale must have one entry per run")
-        if int(self.group.max()) >= base.num_runs or int(self.group.min()) < 0:
-            raise chk.ConfigError(f"group entries must index the {base.num_runs} prompt sets")
-        self.perm = None
-        self.pos = 0
-
-    def __len__(self):
-        return self.group.numel()
-
-    @property
-    def M(self) -> int:
-        return self.base.batch_size
-
-    def take(self, idx: torch.Tensor) -> PromptBatch:
-        """Prompts ``idx`` (R, b) of every run, labels scaled: a (R, b, ...) batch."""
-        g = self.group[:, None]
-        sc = self.scale.to(self.base.y.dtype)
-        b = self.base
-        return PromptBatch(x=b.x[g, idx], y=b.y[g, idx] * sc[:, None, None], x_query=b.x_query[g, idx],
-                           y_query=b.y_query[g, idx] * sc[:, None, None],
-                           ids=None if b.ids is None else b.ids[g, idx],
-                           query_ids=None if b.query_ids is None else b.query_ids[g, idx], K=b.K)
-
-    def first(self, n: int) -> PromptBatch:
-        return self.take(torch.arange(min(n, self.M)).expand(len(self), -1))
-
-    def sample_runs(self, batch: int, generators) -> PromptBatch:
-        if len(generators) != len(self):
-            raise chk.ConfigError(f"generators must have one entry per run ({len(self)})")
-        if batch > self.M:
-            raise chk.ConfigError(f"batch={batch} exceeds the {self.M} prompts of each set")
-        if self.perm is None or self.pos + batch > self.M:
-            self.perm = torch.stack([torch.randperm(self.M, generator=g) for g in generators])
-            self.pos = 0
-        idx = self.perm[:, self.pos : self.pos + batch]
-        self.pos += batch
-        return self.take(idx)
-
-
-def _runs_grid(L_values, seeds: int):
-    """Run r <-> (L index, seed index), L-major: run = iL * seeds + s."""
-    iL = [i for i in range(len(L_values)) for _ in range(seeds)]
-    sd = [s for _ in range(len(L_values)) for s in range(seeds)]
-    return iL, sd
-
-
-def _check_common(cfg):
-    chk.positive_int("d", cfg.d)
-    chk.positive_int("K", cfg.K, minimum=2)
-    if cfg.K > cfg.d and cfg.features != "gaussian":
-        raise chk.ConfigError(f"K must be <= d for orthogonal features (got K={cfg.K}, d={cfg.d})")
-    chk.positive_int("N", cfg.N)
-    chk.positive("c", cfg.c)
-    chk.positive("delta", cfg.delta)
-    chk.one_of("features", cfg.features, FEATURE_KINDS)
+from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, block_times, censored_mean,  # noqa: F401
+                                half_zero_times, ordering, run_block, run_polynomial, run_polynomial_theory,
+                                summarize_block, summarize_polynomial)
+from .tasks import (FEATURE_KINDS, FLAT, L_TUPLE, POSITIVE, RUN_PARAMS, SETTING_PARAMS, SHARP,  # noqa: F401
+                    RandomReLUNetTask, ScaledPromptSet, check_features_fit, cosine_feature_prompts, cosine_sampler,
+                    make_features, polynomial_sampler)
 
 
 # ============================================================================ theory model: Figs 1-3
 @dataclass(frozen=True)
 class TheoryConfig(ScaledConfig):
-    """Theory model (Q-only, Q = 0, full-batch GD, eta = 10: spec A9) on the Sec. 6 setting.
-    Per seed one set of M prompts (drawn with L = 1); the six L values scale its labels."""
+    """Theory model (Q-only, Q = 0, full-batch GD) on the Sec. 6 setting.  The paper gives no step
+    size for the theory model; eta = 10 is our choice.  Per seed one set of M prompts (drawn with
+    L = 1); the six L values scale its labels."""
 
     d: int = 15
     K: int = 4
@@ -175,16 +61,12 @@ class TheoryConfig(ScaledConfig):
     test_prompts: int = 1000
     test_seed: int = 50_000
     CI = dict(seeds=2, M=200, test_prompts=300)
+    BOOK = dict(seeds=3)
+    BOOK_WHY = dict(seeds="3 of the reference 5 seeds (the paper gives none) for the book's 70 s budget; the runs are exact GD")
+    PARAMS = dict(SETTING_PARAMS, **RUN_PARAMS, L_values=L_TUPLE)
 
     def validate(self):
-        _check_common(self)
-        chk.positive_int("M", self.M)
-        chk.positive_int("steps", self.steps)
-        chk.positive("lr", self.lr)
-        chk.positive_values("L_values", self.L_values)
-        chk.positive_int("seeds", self.seeds)
-        chk.positive_int("seed", self.seed, minimum=0)
-        chk.positive_int("test_prompts", self.test_prompts)
+        check_features_fit(self)
 
 
 @dataclass
@@ -238,9 +120,9 @@ def summarize_theory(res: TheoryResult) -> dict:
 # ============================================================================ sweeps: rates, durations, threshold
 @dataclass(frozen=True)
 class SweepConfig(ScaledConfig):
-    """Phase-I durations and early rates of the theory model against L, eta, K and Delta
-    (checks C6, C7, C10, C13; spec 'theory_sweeps').  T^1 = first step at which the mean
-    own-feature attention reaches K / (2K - 1), the level at which q_k - q_{k,m} = log K (Lemma 5)."""
+    """Phase-I durations and early rates of the theory model against L, eta, K and Delta (the
+    rates of Props. 2-4).  T^1 = first step at which the mean own-feature attention reaches
+    K / (2K - 1), the level at which q_k - q_{k,m} = log K (Lemma 5)."""
 
     d: int = 15
     K: int = 4
@@ -251,25 +133,20 @@ class SweepConfig(ScaledConfig):
     M: int = 300
     L_grid: tuple = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
     eta_grid: tuple = (1.0, 3.0, 10.0)
-    K_grid: tuple = (2, 4, 8)
+    K_grid: tuple = (2, 4, 8, 16, 32)  # all in dimension max(d, 32): the task values vary ~ 1/sqrt(d)
     delta_grid: tuple = (1.0, 1.5, 2.0, 3.0, 4.0)  # eta rescaled by ||v||^4 (R3)
     L_ref: float = 0.4  # L and eta for the K and Delta sweeps
     eta_ref: float = 1.0
     seed: int = 0
-    CI = dict(M=150, L_grid=(0.1, 0.2, 0.4, 0.8, 1.6))
+    CI = dict(M=150, L_grid=(0.1, 0.2, 0.4, 0.8, 1.6), K_grid=(2, 4, 8, 16))
+    BOOK = dict(M=150)
+    BOOK_WHY = dict(M="150 of 300 prompts halves the K = 32 run (10^4 GD steps); every K keeps its 2 K^3 tokens a prompt")
+    PARAMS = dict(SETTING_PARAMS, L_grid=L_TUPLE, eta_grid=TupleOf(LR, max_len=64),
+                  K_grid=TupleOf(Int(2, 4096), max_len=64), delta_grid=TupleOf(POSITIVE, max_len=64),
+                  L_ref=POSITIVE, eta_ref=LR, seed=SEED)
 
     def validate(self):
-        _check_common(self)
-        chk.positive_int("M", self.M)
-        chk.positive_values("L_grid", self.L_grid)
-        chk.positive_values("eta_grid", self.eta_grid)
-        chk.positive_values("delta_grid", self.delta_grid)
-        for k in self.K_grid:
-            chk.positive_int("K_grid", k, minimum=2)
-        if max(self.K_grid) > self.d:
-            raise chk.ConfigError(f"K_grid must be <= d={self.d} for orthogonal features")
-        chk.positive("L_ref", self.L_ref)
-        chk.positive("eta_ref", self.eta_ref)
+        check_features_fit(self)
 
 
 @dataclass
@@ -296,12 +173,17 @@ def phase1_level(K: int) -> float:
     return K / (2 * K - 1)
 
 
-def _phase1(cfg, K, N, delta, L, eta, M, max_steps=200_000):
+def _phase1(cfg, K, N, delta, L, eta, M, max_steps=200_000, direct: bool = False):
     """Phase-I duration T^1 for scalar or per-run (L, eta): GD until every run reached the level
-    1/(1 + delta_min); also the exact first-step rates g(0) and q at T^1.  Returns a dict."""
-    V = make_features(cfg.features, K, cfg.d, delta)
+    K / (2K - 1); also the exact first-step rates g(0) and q at T^1.  ``direct``: draw the prompts
+    as feature counts (:func:`~icl_lab.papers.nonlinear.tasks.cosine_feature_prompts`, any N) in
+    dimension max(d, max K_grid) (the same d for every K), and keep only q at T^1 (a single run).  Returns a dict."""
+    V = make_features(cfg.features, K, max(cfg.d, max(cfg.K_grid)) if direct else cfg.d, delta)
     G = V @ V.T
-    fp = th.FeaturePrompts.from_batch(cosine_sampler(V, N, cfg.c).sample(M, make_generator(cfg.seed)))
+    if direct:
+        fp = cosine_feature_prompts(V, N, M, cfg.c, make_generator(cfg.seed))
+    else:
+        fp = th.FeaturePrompts.from_batch(cosine_sampler(V, N, cfg.c).sample(M, make_generator(cfg.seed)))
     level = phase1_level(K)
     L = torch.as_tensor(L, dtype=torch.float64).reshape(-1)
     eta = torch.as_tensor(eta, dtype=torch.float64).reshape(-1)
@@ -310,13 +192,30 @@ def _phase1(cfg, K, N, delta, L, eta, M, max_steps=200_000):
     s4 = float((V[0] @ V[0]) ** 2)
     # continuous-time estimate of the duration (generous), extended until every run got there
     guess = int(min(max_steps, max(50, 6 * 40.0 * K * K / float((eta * L**2).min() * s4 * delta**2))))
+    g0 = th.pair_gradients(torch.zeros(R, K, K, dtype=torch.float64), fp, G, scale=L)  # (R, K, K)
+    if direct:  # one run: continue GD in chunks from where the last chunk ended until the level is reached
+        stride = max(1, guess // 1000)
+        q0, offset, T1 = None, 0, torch.full((R,), float("nan"), dtype=torch.float64)
+        while True:
+            traj = th.feature_gd(fp, G, steps=guess, lr=eta, scale=L, q0=q0, record_every=stride, with_maps=False)
+            hit = th.first_time(traj.own, level)
+            if not bool(torch.isnan(hit).any()) or offset + guess >= max_steps:
+                break
+            q0, offset = traj.q[-1], offset + guess
+        T1 = hit + offset
+        n = int(hit[0]) if bool(torch.isfinite(hit[0])) else guess
+        j = n // stride
+        q_end = traj.q[j]  # continue exactly from the last record before T^1 (records every `stride` steps)
+        if n > j * stride:
+            q_end = th.feature_gd(fp, G, steps=n - j * stride, lr=eta, scale=L, q0=traj.q[j], record_every=n - j * stride,
+                                  with_maps=False).q[-1]
+        return {"T1": T1, "g0": g0, "q_end": q_end, "traj": traj, "level": level, "s4": s4, "V": V}
     while True:
         traj = th.feature_gd(fp, G, steps=guess, lr=eta, scale=L, record_every=1, with_maps=False)
         T1 = th.first_time(traj.own, level)
         if not bool(torch.isnan(T1).any()) or guess >= max_steps:
             break
         guess = min(max_steps, guess * 3)
-    g0 = th.pair_gradients(torch.zeros(R, K, K, dtype=torch.float64), fp, G, scale=L)  # (R, K, K)
     idx = torch.where(torch.isfinite(T1), T1, torch.full_like(T1, guess)).long()
     q_end = traj.q[idx, torch.arange(R)]  # (R, K, K) q at T^1
     return {"T1": T1, "g0": g0, "q_end": q_end, "traj": traj, "level": level, "s4": s4, "V": V}
@@ -340,11 +239,11 @@ def run_sweep(cfg: SweepConfig) -> SweepResult:
     t = torch.arange(traj.loss.shape[0], dtype=torch.float64)
     collapse = {(float(L_runs[r]), float(E_runs[r])): (t * float(E_runs[r] * L_runs[r] ** 2), traj.loss[:, r] / L_runs[r] ** 2)
                 for r in range(len(L_runs))}
-    # K sweep (N grows so that N >= 2 K^3, the paper's N >= Theta(K^3))
+    # K sweep (N grows so that N >= 2 K^3, the paper's N >= Theta(K^3); prompts drawn as counts)
     T1K, rK, pK, lvK = [], [], [], []
     for Kk in cfg.K_grid:
         N = max(cfg.N, 2 * Kk**3)
-        ph = _phase1(cfg, Kk, N, cfg.delta, cfg.L_ref, cfg.eta_ref, cfg.M)
+        ph = _phase1(cfg, Kk, N, cfg.delta, cfg.L_ref, cfg.eta_ref, cfg.M, direct=True)
         T = float(ph["T1"][0])
         T1K.append(T)
         rK.append(float(torch.diagonal(ph["g0"][0]).mean()))
@@ -366,7 +265,7 @@ def run_sweep(cfg: SweepConfig) -> SweepResult:
 
 def summarize_sweep(res: SweepResult) -> dict:
     return {"T1_L_eta": res.T1_L_eta.tolist(), "T1_K": res.T1_K.tolist(), "T1_delta": res.T1_delta.tolist(),
-            "slope_L": th.loglog_slope(torch.tensor(res.config.L_grid), res.T1_L_eta[0]),
+            "slope_L": metrics.loglog_slope(torch.tensor(res.config.L_grid), res.T1_L_eta[0]),
             "seconds": res.seconds}
 
 
@@ -388,17 +287,16 @@ class LateConfig(ScaledConfig):
     L_values: tuple = (0.5, 1.0, 2.0)
     eps_grid: tuple = (0.3, 0.2, 0.1, 0.05, 0.03)
     seed: int = 0
+    direct: bool = False  # draw the prompts as feature counts (any N; a different random stream)
     CI = dict(M=100, steps=6000, eps_grid=(0.3, 0.2, 0.1, 0.06))
+    BOOK = dict(steps=6000, eps_grid=(0.3, 0.2, 0.1, 0.06))
+    BOOK_WHY = dict(steps="6000 of 3 x 10^4 GD steps: the late-phase constant and exponents are already measured there",
+                    eps_grid="eps down to 0.06, reached within 6000 steps")
+    PARAMS = dict(SETTING_PARAMS, steps=Int(100, 10**7), lr=LR, L_values=L_TUPLE,
+                  eps_grid=TupleOf(Real(0, 1, closed="neither"), max_len=64), seed=SEED, direct=Bool())
 
     def validate(self):
-        _check_common(self)
-        chk.positive_int("M", self.M)
-        chk.positive_int("steps", self.steps, minimum=100)
-        chk.positive("lr", self.lr)
-        chk.positive_values("L_values", self.L_values)
-        e = chk.positive_values("eps_grid", self.eps_grid)
-        if (e >= 1).any():
-            raise chk.ConfigError("eps_grid must lie in (0, 1)")
+        check_features_fit(self)
 
 
 @dataclass
@@ -415,7 +313,10 @@ class LateResult:
 def run_late(cfg: LateConfig) -> LateResult:
     t0 = time.perf_counter()
     V = make_features(cfg.features, cfg.K, cfg.d, cfg.delta)
-    fp = th.FeaturePrompts.from_batch(cosine_sampler(V, cfg.N, cfg.c).sample(cfg.M, make_generator(cfg.seed)))
+    if cfg.direct:
+        fp = cosine_feature_prompts(V, cfg.N, cfg.M, cfg.c, make_generator(cfg.seed))
+    else:
+        fp = th.FeaturePrompts.from_batch(cosine_sampler(V, cfg.N, cfg.c).sample(cfg.M, make_generator(cfg.seed)))
     L = torch.tensor(cfg.L_values, dtype=torch.float64)
     traj = th.feature_gd(fp, V @ V.T, steps=cfg.steps, lr=cfg.lr, scale=L, record_every=cfg.steps, with_maps=False)
     own = traj.own
@@ -431,22 +332,25 @@ def summarize_late(res: LateResult) -> dict:
             "final_loss": res.loss[-1].tolist(), "seconds": res.seconds}
 
 
+#: a late-phase run inside Thms 1-2's hypotheses (K >= 1/eps down to eps = 1/K, N = 2 K^3 >= K^3)
+LATE_IN_REGIME = dict(K=16, d=16, N=8192, M=300, lr=1.0, steps=12_000, L_values=(1.0, 2.0),
+                      eps_grid=(0.25, 0.18, 0.125, 0.09, 0.0625), direct=True)
+
+
 # ============================================================================ concentration (C1)
 @dataclass(frozen=True)
 class ConcentrationConfig(ScaledConfig):
+    """Monte-Carlo probability of the balanced-prompt event E* (after Eq. 9), K features with
+    p_k = 1/K, for each context length N."""
+
     K: int = 4
     N_values: tuple = (100, 1000, 10_000)
     n_deltas: int = 40
     n_mc: int = 20_000
     seed: int = 0
     CI = dict(n_mc=4000, n_deltas=25)
-
-    def validate(self):
-        chk.positive_int("K", self.K, minimum=2)
-        for N in self.N_values:
-            chk.positive_int("N_values", N)
-        chk.positive_int("n_deltas", self.n_deltas, minimum=2)
-        chk.positive_int("n_mc", self.n_mc)
+    PARAMS = dict(K=Int(2, 4096), N_values=TupleOf(Int(1, 10**7), max_len=64), n_deltas=Int(2, 10_000),
+                  n_mc=Int(1, 10**7), seed=SEED)
 
 
 @dataclass
@@ -500,16 +404,13 @@ class GeneralizationConfig(ScaledConfig):
     seed: int = 0
     test_seed: int = 60_000
     CI = dict(test_prompts=500, M=200)
+    PARAMS = dict(SETTING_PARAMS, steps=STEPS, lr=LR, L=POSITIVE, test_prompts=Int(1, 200_000),
+                  snapshots=TupleOf(Int(0, 10**7), max_len=1000), seed=SEED, test_seed=SEED)
 
     def validate(self):
-        _check_common(self)
-        chk.positive_int("M", self.M)
-        chk.positive_int("steps", self.steps)
-        chk.positive("lr", self.lr)
-        chk.positive("L", self.L)
-        chk.positive_int("test_prompts", self.test_prompts)
-        if any(s < 0 or s > self.steps for s in self.snapshots):
-            raise chk.ConfigError(f"snapshots must lie in [0, steps={self.steps}]")
+        check_features_fit(self)
+        if any(s > self.steps for s in self.snapshots):
+            raise chk.ConfigError(f"snapshots must lie in [0, steps={self.steps}] (got {self.snapshots})")
 
 
 @dataclass
@@ -549,14 +450,78 @@ def summarize_generalization(res: GeneralizationResult) -> dict:
             "max_ratio": res.max_ratio, "zero_err": res.zero_err}
 
 
-# ============================================================================ practical block: Figs 1-3
+# ============================================================================ delta (N) dependence (Props. 2-3, Thm 1)
 @dataclass(frozen=True)
-class BlockConfig(ScaledConfig):
-    """The practical one-block transformer (spec A7: width 32, FFN 64, pre-LN, query self-score
-    masked; A8: Adam 1e-3, batch 30, fixed set of M prompts) on the Sec. 6 cosine tasks.
+class DeltaConfig(ScaledConfig):
+    """The concentration parameter delta = sqrt(20K/N) enters T_f^* (delta^-2), T_s^* (delta^-2) and
+    Prop. 3's Phase-II rate (delta^2), but not T_f^1.  GD of the theory model for several context
+    lengths N (prompts drawn as feature counts, so N is free); N > 20 K^3 keeps delta < 1/K = p_k
+    (the paper's delta = o(1))."""
 
-    Seeds and the number of runs are not given in the paper (A10 suggests 5); the paper scale here
-    uses 2 seeds per L to stay within the CPU budget (12 runs x 4000 Adam steps)."""
+    d: int = 15
+    K: int = 4
+    N_grid: tuple = (1600, 6400, 25_600, 102_400)
+    c: float = 0.5
+    delta: float = 3.0
+    features: str = "orth"
+    M: int = 300
+    steps: int = 2000
+    lr: float = 1.0
+    L_values: tuple = (0.4, 1.0)  # one flat and one sharp L (R1: the same curve on another clock)
+    eps: float = 0.1
+    seed: int = 0
+    CI = dict(M=150, steps=1000, N_grid=(1600, 6400, 25_600))
+    PARAMS = dict(d=SIZE, K=Int(2, 4096), N_grid=TupleOf(Int(1, 10**7), max_len=64), c=POSITIVE, delta=POSITIVE,
+                  features=OneOf(*FEATURE_KINDS), M=Int(1, 100_000), steps=STEPS, lr=LR, L_values=L_TUPLE,
+                  eps=Real(0, 1, closed="neither"), seed=SEED)
+
+    def validate(self):
+        check_features_fit(self)
+
+
+@dataclass
+class DeltaResult:
+    config: DeltaConfig
+    delta_min: torch.Tensor  # (n_N,) sqrt(20 K / N)
+    T1: torch.Tensor  # (n_N, nL) end of Phase I (own attention K / (2K - 1))
+    T_star: torch.Tensor  # (n_N, nL) first t with 1 - Attn <= eps
+    rate2: torch.Tensor  # (n_N, nL) mean growth of q_k per step / eta between T1 and T_star
+    seconds: float
+
+
+def run_delta(cfg: DeltaConfig) -> DeltaResult:
+    t0 = time.perf_counter()
+    V = make_features(cfg.features, cfg.K, cfg.d, cfg.delta)
+    L = torch.tensor(cfg.L_values, dtype=torch.float64)
+    T1s, Ts, rates = [], [], []
+    for i, N in enumerate(cfg.N_grid):
+        fp = cosine_feature_prompts(V, N, cfg.M, cfg.c, make_generator(cfg.seed))
+        traj = th.feature_gd(fp, V @ V.T, steps=cfg.steps, lr=cfg.lr, scale=L, record_every=1, with_maps=False)
+        T1 = th.first_time(traj.own, phase1_level(cfg.K))
+        Ts_ = th.first_time(1 - traj.own, cfg.eps, above=False)
+        qk = torch.diagonal(traj.q, dim1=-2, dim2=-1).mean(-1)  # (T + 1, R)
+        r = []
+        for j in range(len(L)):
+            a, b = T1[j], Ts_[j]
+            ok = bool(torch.isfinite(a) & torch.isfinite(b)) and int(b) > int(a)
+            r.append(float((qk[int(b), j] - qk[int(a), j]) / (cfg.lr * (b - a))) if ok else float("nan"))
+        T1s.append(T1)
+        Ts.append(Ts_)
+        rates.append(torch.tensor(r, dtype=torch.float64))
+    dmin = torch.tensor([math.sqrt(20 * cfg.K / N) for N in cfg.N_grid], dtype=torch.float64)
+    return DeltaResult(cfg, dmin, torch.stack(T1s), torch.stack(Ts), torch.stack(rates), time.perf_counter() - t0)
+
+
+def summarize_delta(res: DeltaResult) -> dict:
+    return {"N": list(res.config.N_grid), "T1": res.T1.tolist(), "T_star": res.T_star.tolist(),
+            "rate2": res.rate2.tolist(), "seconds": res.seconds}
+
+
+# ============================================================================ non-uniform feature frequencies
+@dataclass(frozen=True)
+class NonUniformConfig(ScaledConfig):
+    """The robustness check with non-uniform feature frequencies that Sec. 6 announces for App. A
+    (App. A does not contain it): the theory model on the Sec. 6 setting with p_k unequal."""
 
     d: int = 15
     K: int = 4
@@ -565,206 +530,47 @@ class BlockConfig(ScaledConfig):
     delta: float = 3.0
     features: str = "orth"
     M: int = 300
-    epochs: int = 400
-    batch: int = 30
-    lr: float = 1e-3
-    width: int = 32
-    ffn: int = 64
-    L_values: tuple = FLAT + SHARP
-    seeds: int = 2
+    p: tuple = (0.4, 0.3, 0.2, 0.1)
+    steps: int = 2000
+    lr: float = 1.0
+    L: float = 1.0
+    level: float = 0.9
+    record_every: int = 5
     seed: int = 0
-    test_prompts: int = 300
-    record_epochs: int = 2
-    test_seed: int = 70_000
-    CI = dict(N=50, M=200, epochs=100, seeds=1, test_prompts=200, record_epochs=2, batch=25)
+    CI = dict(M=200, steps=1500)
+    PARAMS = dict(SETTING_PARAMS, p=TupleOf(Real(0, 1, closed="right"), min_len=2, max_len=4096), steps=STEPS, lr=LR,
+                  L=POSITIVE, level=Real(0, 1, closed="neither"), record_every=Int(1, 10**6), seed=SEED)
 
     def validate(self):
-        _check_common(self)
-        chk.positive_int("M", self.M)
-        chk.positive_int("epochs", self.epochs)
-        chk.positive_int("batch", self.batch)
-        if self.batch > self.M:
-            raise chk.ConfigError(f"batch must be <= M={self.M} (got {self.batch})")
-        chk.positive("lr", self.lr)
-        chk.positive_int("width", self.width)
-        chk.positive_int("ffn", self.ffn)
-        chk.positive_values("L_values", self.L_values)
-        chk.positive_int("seeds", self.seeds)
-        chk.positive_int("seed", self.seed, minimum=0)
-        chk.positive_int("test_prompts", self.test_prompts)
-        chk.positive_int("record_epochs", self.record_epochs)
+        check_features_fit(self)
+        if len(self.p) != self.K or abs(sum(self.p) - 1) > 1e-9:
+            raise chk.ConfigError(f"p must have K={self.K} entries summing to 1 (got {self.p})")
 
 
 @dataclass
-class BlockResult:
-    config: object
-    epochs: torch.Tensor  # (n_rec,) epoch of each record
-    train_loss: torch.Tensor  # (n_rec, nL, seeds) 1/2 MSE on the training prompts
-    test_loss: torch.Tensor  # (n_rec, nL, seeds) on fresh prompts and tasks
-    baseline: torch.Tensor  # (nL, seeds) test loss of the uniform average of the context labels
-    maps: torch.Tensor | None  # (n_rec, nL, seeds, K, K) [query k, key m], held-out prompts
-    zero_baseline: torch.Tensor | None = None  # (nL, seeds) test loss of predicting 0
-    seconds: float = 0.0
-
-    @property
-    def own(self) -> torch.Tensor:
-        return torch.diagonal(self.maps, dim1=-2, dim2=-1).mean(-1)
+class NonUniformResult:
+    config: NonUniformConfig
+    steps: list  # record steps
+    own_k: torch.Tensor  # (n_rec, K) own attention per query feature
+    T_level: torch.Tensor  # (K,) first recorded step with own attention >= level
+    query_share: torch.Tensor  # (K,) share of training prompts whose query is feature k
+    seconds: float
 
 
-def _block_train(cfg, base: PromptBatch, test: PromptSampler | PromptBatch, n_eval: int, maps: bool):
-    """Train all (L, seed) runs of one config together; record train/test loss (and maps) per record."""
-    nL, S = len(cfg.L_values), base.num_runs
-    iL, sd = _runs_grid(cfg.L_values, S)
-    L = torch.tensor(cfg.L_values, dtype=torch.float64)
-    data = ScaledPromptSet(base, sd, L[iL])
-    test_set = ScaledPromptSet(test, sd, L[iL])
-    ev_train = data.first(n_eval).to(dtype=torch.float32)
-    ev_test = test_set.first(test.batch_size).to(dtype=torch.float32)
-    model = OneBlockTransformer(cfg.d + 1, seeds=[cfg.seed + s for s in sd], width=cfg.width, ffn=cfg.ffn)
-    spe = cfg.M // cfg.batch
-    steps = cfg.epochs * spe
-    K = base.K
-
-    def record(m, step):
-        out_tr = m(ev_train)
-        out_te = m(ev_test)
-        tl = 0.5 * ((out_tr.pred - ev_train.y_query) ** 2).mean(dim=(1, 2))
-        te = 0.5 * ((out_te.pred - ev_test.y_query) ** 2).mean(dim=(1, 2))
-        cols = [tl[:, None], te[:, None]]
-        if maps:
-            cols.append(metrics.feature_attention_map(out_te.attn, ev_test.ids, ev_test.query_ids, K).reshape(len(sd), -1))
-        return torch.cat(cols, 1).to(torch.float64)
-
-    hist = train(model, data, steps=steps, optimizer="adam", lr=cfg.lr, batch_size=cfg.batch,
-                 seeds=[cfg.seed + 1000 + s for s in sd], record={"m": record},
-                 record_every=spe * cfg.record_epochs)
-    rec = hist["m"]  # (n_rec, R, 2 + K*K)
-    ep = torch.tensor(hist.record_steps, dtype=torch.float64) / spe
-    shape = lambda t: t.reshape(t.shape[0], nL, S, *t.shape[2:])  # noqa: E731
-    trl, tel = shape(rec[:, :, 0]), shape(rec[:, :, 1])
-    mp = shape(rec[:, :, 2:].reshape(rec.shape[0], len(sd), K, K)) if maps else None
-    yq = ev_test.y_query.to(torch.float64)
-    avg = ev_test.y.to(torch.float64).mean(-1, keepdim=True)
-    base_unif = (0.5 * ((avg - yq) ** 2).mean(dim=(1, 2))).reshape(nL, S)
-    base_zero = (0.5 * (yq**2).mean(dim=(1, 2))).reshape(nL, S)
-    return ep, trl, tel, base_unif, base_zero, mp
-
-
-def run_block(cfg: BlockConfig) -> BlockResult:
+def run_nonuniform(cfg: NonUniformConfig) -> NonUniformResult:
     t0 = time.perf_counter()
     V = make_features(cfg.features, cfg.K, cfg.d, cfg.delta)
-    samp = cosine_sampler(V, cfg.N, cfg.c)
-    seeds = [cfg.seed + s for s in range(cfg.seeds)]
-    base = PromptBatch.stack([samp.sample(cfg.M, make_generator(s)) for s in seeds]).to(dtype=torch.float32)
-    test = PromptBatch.stack([samp.sample(cfg.test_prompts, make_generator(cfg.test_seed + s)) for s in seeds]).to(dtype=torch.float32)
-    ep, trl, tel, bu, bz, mp = _block_train(cfg, base, test, cfg.M, maps=True)
-    return BlockResult(cfg, ep, trl, tel, bu, mp, bz, time.perf_counter() - t0)
+    fp = cosine_feature_prompts(V, cfg.N, cfg.M, cfg.c, make_generator(cfg.seed), p=cfg.p)
+    traj = th.feature_gd(fp, V @ V.T, steps=cfg.steps, lr=cfg.lr, scale=cfg.L, record_every=cfg.record_every,
+                         with_maps=False)
+    own = torch.stack([th.own_by_feature(q, fp)[0] for q in traj.q])  # (n_rec, K)
+    T = th.first_time(own, cfg.level, times=traj.record_steps)
+    share = torch.bincount(fp.query, minlength=cfg.K).to(torch.float64) / cfg.M
+    return NonUniformResult(cfg, traj.record_steps, own, T, share, time.perf_counter() - t0)
 
 
-def summarize_block(res: BlockResult) -> dict:
-    return {"L": list(res.config.L_values), "epochs": res.epochs.tolist(),
-            "final_train_loss": res.train_loss[-1].tolist(), "final_test_loss": res.test_loss[-1].tolist(),
-            "final_own_attention": res.own[-1].tolist() if res.maps is not None else None, "seconds": res.seconds}
-
-
-# ============================================================================ practical block: Fig. 4
-@dataclass(frozen=True)
-class PolynomialConfig(ScaledConfig):
-    """App. A, Fig. 4: f(x) = x^T A x + b^T x, A_ij, b_i ~ N(0, (L/d)^2), x ~ N(0, I_d) (spec A12),
-    d = 30, N = 150, M = 500, the practical block (batch 50, Adam 1e-3).
-
-    The paper averages 30 runs and does not give the epochs (A13 suggests 400).  30 runs x 6 L x
-    400 epochs is about 2.5 CPU-hours of this block on one core, so the paper scale here trains 3 runs
-    per L for 100 epochs (18 runs together); ``PolynomialConfig.for_scale('paper', seeds=30, epochs=400)``
-    is the full setting (a GPU job)."""
-
-    d: int = 30
-    N: int = 150
-    M: int = 500
-    epochs: int = 100
-    batch: int = 50
-    lr: float = 1e-3
-    width: int = 32
-    ffn: int = 64
-    L_values: tuple = FLAT + SHARP
-    seeds: int = 3  # independent runs per L (the paper's "30 independent runs")
-    seed: int = 0
-    test_prompts: int = 200
-    eval_train: int = 200
-    record_epochs: int = 2
-    test_seed: int = 80_000
-    theory_lr: float = 0.1  # full-batch GD of the Q-only model on the same prompts (not given: our choice)
-    theory_steps: int = 400
-    CI = dict(N=75, M=150, epochs=40, seeds=1, test_prompts=150, eval_train=150, record_epochs=2, theory_steps=200)
-
-    def validate(self):
-        chk.positive_int("d", self.d)
-        chk.positive_int("N", self.N)
-        chk.positive_int("M", self.M)
-        chk.positive_int("epochs", self.epochs)
-        chk.positive_int("batch", self.batch)
-        if self.batch > self.M:
-            raise chk.ConfigError(f"batch must be <= M={self.M} (got {self.batch})")
-        chk.positive("lr", self.lr)
-        chk.positive_values("L_values", self.L_values)
-        chk.positive_int("seeds", self.seeds)
-        chk.positive_int("seed", self.seed, minimum=0)
-        chk.positive_int("test_prompts", self.test_prompts)
-        chk.positive_int("eval_train", self.eval_train)
-        chk.positive_int("record_epochs", self.record_epochs)
-        chk.positive("theory_lr", self.theory_lr)
-        chk.positive_int("theory_steps", self.theory_steps)
-
-
-def polynomial_sampler(d: int, N: int, L: float = 1.0) -> PromptSampler:
-    return PromptSampler.from_inputs(lambda s, g: gaussian(s, d, g), QuadraticTask(d, L), N=N)
-
-
-def run_polynomial(cfg: PolynomialConfig) -> BlockResult:
-    t0 = time.perf_counter()
-    samp = polynomial_sampler(cfg.d, cfg.N)
-    seeds = [cfg.seed + s for s in range(cfg.seeds)]
-    base = PromptBatch.stack([samp.sample(cfg.M, make_generator(s)) for s in seeds]).to(dtype=torch.float32)
-    test = PromptBatch.stack([samp.sample(cfg.test_prompts, make_generator(cfg.test_seed + s)) for s in seeds]).to(dtype=torch.float32)
-    ep, trl, tel, bu, bz, _ = _block_train(cfg, base, test, cfg.eval_train, maps=False)
-    return BlockResult(cfg, ep, trl, tel, bu, None, bz, time.perf_counter() - t0)
-
-
-def run_polynomial_theory(cfg: PolynomialConfig) -> BlockResult:
-    """Fig. 4 for the theory model: Q-only attention (Q = 0) trained by full-batch GD (step
-    ``theory_lr``, ``theory_steps`` steps = epochs) on the same prompt sets as :func:`run_polynomial`,
-    all (L, run) pairs together.  ``epochs`` of the result counts GD steps."""
-    t0 = time.perf_counter()
-    samp = polynomial_sampler(cfg.d, cfg.N)
-    seeds = [cfg.seed + s for s in range(cfg.seeds)]
-    base = PromptBatch.stack([samp.sample(cfg.M, make_generator(s)) for s in seeds]).to(dtype=torch.float32)
-    test = PromptBatch.stack([samp.sample(cfg.test_prompts, make_generator(cfg.test_seed + s)) for s in seeds]).to(dtype=torch.float32)
-    nL, S = len(cfg.L_values), cfg.seeds
-    iL, sd = _runs_grid(cfg.L_values, S)
-    L = torch.tensor(cfg.L_values, dtype=torch.float64)
-    data = ScaledPromptSet(base, sd, L[iL]).first(cfg.M)
-    ev_test = ScaledPromptSet(test, sd, L[iL]).first(cfg.test_prompts)
-    model = QOnlyAttention(cfg.d, seeds=[cfg.seed + s for s in sd])
-
-    def record(m, step):
-        out = m(ev_test)
-        return 0.5 * ((out.pred - ev_test.y_query) ** 2).mean(dim=(1, 2))
-
-    hist = train(model, data, steps=cfg.theory_steps, optimizer="gd", lr=cfg.theory_lr, record={"test": record},
-                 record_every=max(1, cfg.record_epochs))
-    steps = torch.tensor(hist.record_steps)
-    trl = torch.cat([hist.loss, hist.loss[-1:]])[steps]  # loss before each step; the last record repeats the final step
-    shape = lambda t: t.reshape(t.shape[0], nL, S).to(torch.float64)  # noqa: E731
-    yq = ev_test.y_query.to(torch.float64)
-    avg = ev_test.y.to(torch.float64).mean(-1, keepdim=True)
-    bu = (0.5 * ((avg - yq) ** 2).mean(dim=(1, 2))).reshape(nL, S)
-    bz = (0.5 * (yq**2).mean(dim=(1, 2))).reshape(nL, S)
-    return BlockResult(cfg, steps.to(torch.float64), shape(trl), shape(hist["test"]), bu, None, bz, time.perf_counter() - t0)
-
-
-def summarize_polynomial(res: BlockResult) -> dict:
-    return {"L": list(res.config.L_values), "final_train_loss": res.train_loss[-1].tolist(),
-            "final_test_loss": res.test_loss[-1].tolist(), "zero_baseline": res.zero_baseline.tolist(),
+def summarize_nonuniform(res: NonUniformResult) -> dict:
+    return {"p": list(res.config.p), "T_level": res.T_level.tolist(), "final_own": res.own_k[-1].tolist(),
             "seconds": res.seconds}
 
 
@@ -803,4 +609,12 @@ EXPERIMENTS = {
         paper="nonlinear", location="App. A, Fig. 4 (theory model)",
         description="Q-only attention, full-batch GD, on the polynomial tasks of Fig. 4, six L values x runs",
         config=PolynomialConfig, run=run_polynomial_theory, summary=summarize_polynomial, claims=("F4t",)),
+    "delta": Experiment(
+        paper="nonlinear", location="Props. 2-3, Thms 1-2 (delta-dependence)",
+        description="Phase-I and Phase-II durations and the Phase-II rate against the context length N",
+        config=DeltaConfig, run=run_delta, summary=summarize_delta, claims=("C14", "C15")),
+    "nonuniform": Experiment(
+        paper="nonlinear", location="Sec. 6 (announced App. A check)",
+        description="theory model with non-uniform feature frequencies p_k",
+        config=NonUniformConfig, run=run_nonuniform, summary=summarize_nonuniform, claims=("X1",)),
 }

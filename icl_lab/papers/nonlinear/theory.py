@@ -1,14 +1,14 @@
 """Li, Duan, Liang (nonlinear regression): the Q-only model reduced to feature space, exactly.
 
 When every token is one of K features v_1..v_K (rows of V, Gram matrix G = V V^T) and Q starts at
-0, the gradient of the Q-only model is a combination of outer products v_m v_k^T (spec D4-D5), so
+0, the gradient of the Q-only model is a combination of outer products v_m v_k^T (App. C; the chapter's D4-D5), so
 gradient descent only ever moves the K x K *feature-pair weights*
 
     q[k, m] = v_m^T Q v_k         (query feature k, key feature m; the paper's q_{k,m}),
 
 and a prompt enters only through its feature counts |V_m|, the task values f(v_m) and the query's
 feature.  With Attn_m = |V_m| e^{q[k,m]} / sum_n |V_n| e^{q[k,n]} and y_hat = sum_m Attn_m f(v_m),
-one full-batch GD step on L = 1/2 mean (y_hat - f(v_k))^2 is exactly (spec D5, the Gram formula)
+one full-batch GD step on L = 1/2 mean (y_hat - f(v_k))^2 is exactly (the Gram formula, the chapter's D5)
 
     q <- q - eta * G Gamma G,   Gamma[k, m] = mean_b 1{k_b = k} (y_hat_b - f_b(v_k)) Attn_bm (f_b(v_m) - y_hat_b).
 
@@ -100,7 +100,7 @@ def forward(q: torch.Tensor, prompts: FeaturePrompts, scale: torch.Tensor):
 
 
 def gradient_coefficients(q: torch.Tensor, prompts: FeaturePrompts, scale: torch.Tensor, with_own: bool = False):
-    """Loss (R,) and Gamma (R, K, K): grad_Q L = sum_{k,m} Gamma[k, m] v_m v_k^T (spec D5).
+    """Loss (R,) and Gamma (R, K, K): grad_Q L = sum_{k,m} Gamma[k, m] v_m v_k^T (the chapter's D5).
     With ``with_own`` also the mean own-feature attention Attn_{k_b} over the prompts (R,)."""
     A, values, yhat, target = forward(q, prompts, scale)
     res = yhat - target  # (R, B)
@@ -259,20 +259,45 @@ def first_time(series: torch.Tensor, threshold: float, above: bool = True, times
     return torch.where(any_hit, t, torch.full_like(t, float("nan")))
 
 
-def loglog_slope(x, y) -> float:
-    """Least-squares slope of log y against log x (finite points only)."""
-    x = torch.as_tensor(x, dtype=F64).reshape(-1)
-    y = torch.as_tensor(y, dtype=F64).reshape(-1)
-    ok = torch.isfinite(x) & torch.isfinite(y) & (x > 0) & (y > 0)
-    lx, ly = x[ok].log(), y[ok].log()
-    lx = lx - lx.mean()
-    return float((lx * (ly - ly.mean())).sum() / (lx * lx).sum())
-
-
 def late_phase_loss(t, lr: float, s4: float, K: int) -> torch.Tensor:
-    """Observation R2 (continuous-time, orthogonal features of norm s, p_k = 1/K): for large t
-    the total loss approaches K / (4 eta s^4 t), whatever L, the task law or the counts."""
-    return K / (4 * lr * s4 * torch.as_tensor(t, dtype=F64))
+    """Observation R2 (continuous time, orthogonal features of norm s): for large t the total loss
+    approaches (K - 1) / (4 eta s^4 t), whatever L, the task law, the counts or the p_k.  The K - 1
+    (not K) comes from the rows of q summing to zero: the cross weights fall at q_k'/(K - 1), so the
+    logit gap grows K/(K - 1) times faster than q_k (the chapter's D10)."""
+    return (K - 1) / (4 * lr * s4 * torch.as_tensor(t, dtype=F64))
+
+
+def late_constant(loss: torch.Tensor, t1: int, t2: int, lr: float, s4: float) -> torch.Tensor:
+    """The constant C of a late phase L(t) ~ C / (4 eta s^4 t), from the growth of 1/L between
+    steps t1 < t2: C = 4 eta s^4 (t2 - t1) / (1/L(t2) - 1/L(t1)).  Unlike L(t) t it is free of the
+    offset the early phases leave in 1/L.  ``loss`` (steps + 1, R) -> (R,)."""
+    return 4 * lr * s4 * (t2 - t1) / (1 / loss[t2] - 1 / loss[t1])
+
+
+def lemma2_theta(q: torch.Tensor, prompts: FeaturePrompts, G: torch.Tensor, scale=1.0) -> dict:
+    """Lemma 2 read as a Theta-statement for general features: the true gradients -(G Gamma G)
+    against App. C's orthonormal formula times s^4 (s^2 = mean squared feature norm), at the weights
+    q (R, K, K).  Returns the smallest true g_k, the range of the ratios true g_k / App. C g_k, and
+    the share of off-diagonal g_{k,k'} whose sign App. C gets right."""
+    G = G.to(q)
+    s4 = float(torch.diagonal(G).mean()) ** 2
+    true = pair_gradients(q, prompts, G, scale)
+    paper = s4 * lemma2_orthonormal(q, prompts, scale)
+    dt, dp = torch.diagonal(true, dim1=-2, dim2=-1), torch.diagonal(paper, dim1=-2, dim2=-1)
+    ratio = dt / dp
+    K = q.shape[-1]
+    off = ~torch.eye(K, dtype=torch.bool).expand_as(true)
+    signs = (torch.sign(true[off]) == torch.sign(paper[off])).to(F64).mean()
+    return {"min_gk": float(dt.min()), "min_gk_paper": float(dp.min()), "ratio_lo": float(ratio.min()),
+            "ratio_hi": float(ratio.max()), "sign_agree": float(signs)}
+
+
+def own_by_feature(q: torch.Tensor, prompts: FeaturePrompts) -> torch.Tensor:
+    """(R, K) mean own-feature attention Attn_k over the prompts whose query is feature k."""
+    A = attention(q, prompts.counts, prompts.query)  # (R, B, K)
+    own = A.gather(-1, prompts.query[None, :, None].expand(A.shape[0], -1, 1))[..., 0]  # (R, B)
+    onehot = torch.nn.functional.one_hot(prompts.query, prompts.K).to(q.dtype)  # (B, K)
+    return (own @ onehot) / onehot.sum(0).clamp_min(1)
 
 
 def threshold_scale(K: int, N: int, delta_feat: float) -> dict:
