@@ -13,7 +13,7 @@ NOTEBOOK_DIRS := chapters synthesis
 # the notebooks' execution cache is keyed on their code only: clear it when the library changes
 LIBHASH = $(shell cat $(sort $(wildcard icl_lab/*.py icl_lab/*/*.py)) requirements.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit book-ci sync check-notebooks clean install bench browser-check
+.PHONY: book test unit book-ci sync check-notebooks clean install bench browser-check lab
 
 install: $(STAMP)
 
@@ -45,6 +45,10 @@ book-ci: $(STAMP)
 # kernel-free sliders change their figures
 browser-check: $(STAMP)
 	$(BIN)/python tools/browser_check.py _build/ci/_build/html
+
+# the notebooks in JupyterLab (pick the scale in each notebook's first cell)
+lab: $(STAMP)
+	$(BIN)/jupyter lab
 
 test: $(STAMP)
 	ICL_LAB_SCALE=ci $(BIN)/python -m pytest --nbval-lax -q
