@@ -66,3 +66,24 @@ def test_setup_picks_the_scale_in_the_notebook(monkeypatch, capsys):
     assert os.environ["ICL_LAB_SCALE"] == "paper"
     with pytest.raises(Exception, match="scale"):
         notebook.setup("huge")
+
+
+def _pins(path: Path) -> dict[str, str]:
+    out = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if "==" in line and not line.startswith("-"):
+            name, version = line.split("==")
+            out[name.strip().lower()] = version.strip()
+    return out
+
+
+def test_binder_environment_matches_the_pinned_requirements():
+    binder, dev = _pins(ROOT / "binder" / "requirements.txt"), _pins(ROOT / "requirements.txt")
+    assert binder["torch"].split("+")[0] == dev["torch"].split("+")[0] and binder["torch"].endswith("+cpu")
+    for name, version in binder.items():
+        if name != "torch" and name in dev:
+            assert version == dev[name], f"binder pins {name}=={version}, requirements.txt {dev[name]}"
+    assert {"numpy", "matplotlib", "ipywidgets", "ipykernel"} <= set(binder)
+    assert not {"jupyter-book", "playwright", "dask", "pytest"} & set(binder)  # only what the notebooks need
+    assert (ROOT / "binder" / "postBuild").read_text().count("pip install") == 1
