@@ -22,7 +22,8 @@ from a local HTTP server with all other network access blocked, and the check fa
 * a figure (an image in the article) has no caption (``figcaption``) or no real alt text (empty,
   or a file name);
 * a figure is displayed below 0.5x its natural size at desktop width (1280 px); every figure's
-  display scale is printed;
+  display scale is printed; clicking a figure does not open it at full size;
+* a table is wider than the page column at desktop width;
 * at phone width (390 px) a claims ledger's status column is not visible, or a table overflows
   the page column without a scroll container of its own.
 
@@ -119,7 +120,15 @@ _PAGE_JS = """() => {
                caption: cap ? cap.innerText.trim() : '', slider: !!slider});
   }
   const ids = Array.from(art.querySelectorAll('[data-claim-id]')).map(e => e.getAttribute('data-claim-id'));
-  return {text: art.innerText, outputs: outputs, figs: figs, claimIds: Array.from(new Set(ids))};
+  const wide = [];  // tables wider than the page column at desktop width (even inside a scroll box)
+  for (const t of art.querySelectorAll('table')) {
+    if (t.closest('.icl-ledger') && t.offsetParent === null) continue;
+    const box = art.getBoundingClientRect();
+    const w = Math.max(t.scrollWidth, t.getBoundingClientRect().width);
+    if (w > box.width + 1) wide.push(Math.round(w) + ' px: ' + (t.innerText || '').slice(0, 40).replace(/\s+/g, ' '));
+  }
+  return {text: art.innerText, outputs: outputs, figs: figs, claimIds: Array.from(new Set(ids)), wide: wide,
+          column: Math.round(art.getBoundingClientRect().width), zoomable: art.querySelectorAll('img.icl-zoomable').length};
 }"""
 
 # at phone width: is each ledger's status cell on screen, does any table overflow its column?
@@ -180,6 +189,9 @@ def reader_checks(rel: str, info: dict) -> list[tuple[str, str]]:
     for pat, what in JARGON:
         for m in pat.finditer(info["text"]):
             bad.append(("jargon", f"{rel}: {what}: ...{_around(info['text'], m)}..."))
+    for w in info.get("wide", []):
+        bad.append(("table wider than the column", f"{rel}: at 1280 px a table is wider than the "
+                    f"{info['column']}-px page column ({w})"))
     ids = [i for i in info.get("claimIds", []) if i]
     for f in info["figs"]:
         name = f["alt"][:40] or f["src"]
@@ -299,6 +311,16 @@ def main() -> int:
             # sliders back to their first frame is fine: read what a reader sees
             info = page.evaluate(_PAGE_JS)
             found = reader_checks(rel, info)
+            figs_here = [f for f in info["figs"] if f["visible"]]
+            if figs_here and info["zoomable"] == 0:
+                found.append(("figure not enlargeable", f"{rel}: figures cannot be enlarged (no _static/icl-figures.js)"))
+            elif figs_here:  # clicking a figure opens it at full size; Escape closes it
+                page.locator("article img.icl-zoomable").first.click()
+                opened = page.locator(".icl-zoom img").count() == 1
+                page.keyboard.press("Escape")
+                if not opened or page.locator(".icl-zoom").count():
+                    found.append(("figure not enlargeable", f"{rel}: clicking a figure did not open (or close) "
+                                  "its full-size view"))
             scales = [f["shown"] / f["natural"] for f in info["figs"] if f["visible"] and f["natural"]]
             all_scales.extend((s_, rel) for s_ in scales)
             print(f"browser check: {rel}: {n_math} math elements, {n_img} images, {sliders.count()} sliders, "
