@@ -121,14 +121,15 @@ _PAGE_JS = """() => {
   }
   const ids = Array.from(art.querySelectorAll('[data-claim-id]')).map(e => e.getAttribute('data-claim-id'));
   const wide = [];  // tables wider than the page column at desktop width (even inside a scroll box)
+  const cs = getComputedStyle(art);
+  const column = art.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
   for (const t of art.querySelectorAll('table')) {
-    if (t.closest('.icl-ledger') && t.offsetParent === null) continue;
-    const box = art.getBoundingClientRect();
+    if (t.offsetParent === null) continue;  // hidden (a collapsed cell, a filtered table)
     const w = Math.max(t.scrollWidth, t.getBoundingClientRect().width);
-    if (w > box.width + 1) wide.push(Math.round(w) + ' px: ' + (t.innerText || '').slice(0, 40).replace(/\s+/g, ' '));
+    if (w > column + 1) wide.push(Math.round(w) + ' px: ' + (t.innerText || '').slice(0, 40).replace(/\s+/g, ' '));
   }
   return {text: art.innerText, outputs: outputs, figs: figs, claimIds: Array.from(new Set(ids)), wide: wide,
-          column: Math.round(art.getBoundingClientRect().width), zoomable: art.querySelectorAll('img.icl-zoomable').length};
+          column: Math.round(column), zoomable: art.querySelectorAll('img.icl-zoomable').length};
 }"""
 
 # at phone width: is each ledger's status cell on screen, does any table overflow its column?
