@@ -41,8 +41,9 @@ book: $(STAMP)
 book-ci: $(STAMP)
 	$(call build_book,ci,-W -n --keep-going)
 
-# open the built ci book in headless Chromium (Debian's, no download): offline, math typeset,
-# kernel-free sliders change their figures
+# open the built ci book in headless Chromium (Debian's, no download) at 1280 and 390 px: offline, math
+# typeset, sliders move, figures captioned/legible/enlargeable, no leftover outputs or internal jargon,
+# ledger statuses visible on a phone; screenshots (desktop and phone) under _build/ci/_build/screenshots
 browser-check: $(STAMP)
 	$(BIN)/python tools/browser_check.py _build/ci/_build/html
 
