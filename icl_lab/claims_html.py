@@ -33,6 +33,7 @@ STATUS_COLORS = {
 }
 KIND_LABELS = {"paper": "paper claim", "consistency": "consistency check", "finding": "the book's finding"}
 KIND_PLURAL = {"paper": "paper claims", "consistency": "consistency checks", "finding": "findings"}
+KIND_SINGULAR = {"paper": "paper claim", "consistency": "consistency check", "finding": "finding"}
 RULES_PAGE = "chapters/claims_rules"  # the page "How claims are judged" (relative to the book root)
 _MUTED = "#57606a"
 
@@ -141,7 +142,7 @@ def summary_html(claims) -> str:
                       f'background:{STATUS_COLORS[s]}"></span>' for s in order)
         words = ", ".join(f"{counts[s]} {html.escape(s)}" for s in order)
         lines.append(f'<div class="icl-summary"><span class="icl-bar" role="img" aria-label="{words}">{bar}</span>'
-                     f"<span><strong>{total} {KIND_PLURAL[kind]}</strong>: {words}</span></div>")
+                     f"<span><strong>{total} {(KIND_SINGULAR if total == 1 else KIND_PLURAL)[kind]}</strong>: {words}</span></div>")
     return "".join(lines)
 
 

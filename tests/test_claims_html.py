@@ -45,7 +45,7 @@ def test_ledger_puts_status_first_summarises_by_kind_and_links_the_rules():
     assert 'href="#claim-convergence-c1"' in html and 'href="#claim-convergence-c2"' not in html
     assert "@media (max-width:640px)" in html  # rows become blocks on a phone
     assert "2 paper claims</strong>: 1 reproduced, 1 not checkable" in html
-    assert "1 consistency checks</strong>: 1 not reproduced" in html
+    assert "1 consistency check</strong>: 1 not reproduced" in html
     assert "claims_rules.html" in html and "How claims are judged" in html
 
 
