@@ -23,7 +23,7 @@ from a local HTTP server with all other network access blocked, and the check fa
   or a file name);
 * a figure is displayed below 0.5x its natural size at desktop width (1280 px); every figure's
   display scale is printed; clicking a figure does not open it at full size;
-* a table is wider than the page column at desktop width;
+* a table is wider than the page column at desktop width; a slider is labelled by an index;
 * at phone width (390 px) a claims ledger's status column is not visible, or a table overflows
   the page column without a scroll container of its own.
 
@@ -128,7 +128,9 @@ _PAGE_JS = """() => {
     const w = Math.max(t.scrollWidth, t.getBoundingClientRect().width);
     if (w > column + 1) wide.push(Math.round(w) + ' px: ' + (t.innerText || '').slice(0, 40).replace(/\s+/g, ' '));
   }
+  const sliderLabels = Array.from(art.querySelectorAll('.icl-static-slider label')).map(l => l.innerText);
   return {text: art.innerText, outputs: outputs, figs: figs, claimIds: Array.from(new Set(ids)), wide: wide,
+          sliderLabels: sliderLabels,
           column: Math.round(column), zoomable: art.querySelectorAll('img.icl-zoomable').length};
 }"""
 
@@ -193,6 +195,9 @@ def reader_checks(rel: str, info: dict) -> list[tuple[str, str]]:
     for w in info.get("wide", []):
         bad.append(("table wider than the column", f"{rel}: at 1280 px a table is wider than the "
                     f"{info['column']}-px page column ({w})"))
+    for label in info.get("sliderLabels", []):
+        if re.search(r"\bindex\b", label, re.I):
+            bad.append(("slider labelled by index", f"{rel}: a slider shows an index, not the value: {label[:80]!r}"))
     ids = [i for i in info.get("claimIds", []) if i]
     for f in info["figs"]:
         name = f["alt"][:40] or f["src"]
