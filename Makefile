@@ -16,7 +16,7 @@ KERNEL_THREADS ?= 1
 # the notebooks' execution cache is keyed on their code only: clear it when the library changes
 LIBHASH = $(shell cat $(sort $(wildcard icl_lab/*.py icl_lab/*/*.py)) requirements.txt | sha256sum | cut -c1-16)
 
-.PHONY: book book-paper test unit book-ci sync check-notebooks clean install bench browser-check
+.PHONY: book book-paper test unit book-ci sync check-notebooks clean install bench browser-check lab
 
 install: $(STAMP)
 
@@ -50,10 +50,15 @@ book-paper: $(STAMP)
 book-ci: $(STAMP)
 	$(call build_book,ci,-W -n --keep-going)
 
-# open the built ci book in headless Chromium (Debian's, no download): offline, math typeset,
-# kernel-free sliders change their figures
+# open the built ci book in headless Chromium (Debian's, no download) at 1280 and 390 px: offline, math
+# typeset, sliders move, figures captioned/legible/enlargeable, no leftover outputs or internal jargon,
+# ledger statuses visible on a phone; screenshots (desktop and phone) under _build/ci/_build/screenshots
 browser-check: $(STAMP)
 	$(BIN)/python tools/browser_check.py _build/ci/_build/html
+
+# the notebooks in JupyterLab (pick the scale in each notebook's first cell)
+lab: $(STAMP)
+	$(BIN)/jupyter lab
 
 test: $(STAMP)
 	ICL_LAB_SCALE=ci $(BIN)/python -m pytest --nbval-lax -q

@@ -143,6 +143,10 @@ class Claim:
         d = declared(self.paper).get(self.id) if self.paper in PAPERS else None
         return d.hypotheses if d is not None else ()
 
+    def _repr_html_(self) -> str:  # a card: statement, measured value, status badge, kind
+        from .claims_html import claim_card
+        return claim_card(self)
+
     @property
     def ok(self) -> bool:
         return self.status in ("reproduced", "reproduced with caveat")
@@ -246,18 +250,8 @@ class Ledger:
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
-        colors = {"reproduced": "#1a7f37", "reproduced with caveat": "#9a6700", "not reproduced": "#cf222e",
-                  "not checkable": "#6e7781", "pending": "#6e7781"}
-        head = "".join(f"<th>{h}</th>" for h in ("id", "location", "statement", "how measured", "measured", "status"))
-        body = []
-        for c in self:
-            st = html.escape(c.status) + (f"<br><small>{html.escape(c.caveat)}</small>" if c.caveat else "")
-            cells = [html.escape(x) for x in (c.id, c.location, c.statement, c.how, c.measured)]
-            body.append("<tr>" + "".join(f"<td>{x}</td>" for x in cells)
-                        + f'<td style="color:{colors.get(c.status, "#000")};font-weight:600">{st}</td></tr>')
-        counts = ", ".join(f"{v} {k}" for k, v in self.counts().items() if v)
-        return (f'<table class="claims-ledger"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
-                f"<p><em>{html.escape(self.paper)} ledger: {counts}</em></p>")
+        from .claims_html import ledger_html
+        return ledger_html(self)
 
     def show(self):
         """Display the ledger as a table in a notebook (returns the ledger for chaining)."""
@@ -350,14 +344,9 @@ class ClaimsTable:
         return json.dumps({"counts": {p: self.counts(p) for p in self.papers}, "total": self.counts(),
                            "claims": [asdict(c) for c in self.claims]}, indent=2)
 
-    def _repr_html_(self) -> str:
-        parts = []
-        for p in self.papers:
-            led = Ledger(p)
-            led.claims = {c.id: c for c in self.claims if c.paper == p}
-            parts.append(f"<h4>{html.escape(p)}</h4>" + led._repr_html_())
-        total = ", ".join(f"{v} {k}" for k, v in self.counts().items() if v)
-        return "".join(parts) + f"<p><strong>All chapters: {html.escape(total)}</strong></p>"
+    def _repr_html_(self) -> str:  # filterable by paper, kind and status
+        from .claims_html import FilterableLedger
+        return FilterableLedger.from_claims(self.claims)._repr_html_()
 
 
 def compare(a: "ClaimsTable", b: "ClaimsTable") -> list[dict]:

@@ -109,7 +109,7 @@ def test_to_markdown_has_one_row_per_claim():
     assert "reproduced with caveat (small K)" in lines[3]
     assert "not checkable" in lines[4]
     html = led._repr_html_()
-    assert html.count("<tr>") == 1 + 3
+    assert html.count("<tr") == 1 + 3  # header + one row per claim (rendering: tests/test_claims_html.py)
 
 
 def test_claims_table_orders_papers_and_counts(tmp_path):
@@ -128,7 +128,6 @@ def test_claims_table_orders_papers_and_counts(tmp_path):
     md = table.to_markdown()
     assert md.count("\n") == 1 + 4 and "| window | A |" in md
     assert "| **all** | 1 | 0 | 1 | 0 | 2 | 4 |" in table.counts_markdown()
-    assert "<h4>window</h4>" in table._repr_html_()
 
 
 DECL = {"A": declare("A", "Thm 1", r"$x > 0$ for $K \\ge 2$", hypotheses=("K >= 2",)),

@@ -12,16 +12,32 @@ from a local HTTP server with all other network access blocked, and the check fa
 * a figure is missing: an image that does not load, or a notebook page with no figure at all;
 * a link inside the book (cross-reference, citation, table of contents) points at a page or an
   anchor that does not exist;
-* a kernel-free slider does not change its figure when moved.
+* a kernel-free slider does not change its figure when moved;
+* an output shows leftovers a reader should not see: ``PosixPath(``, a Python warning
+  (``UserWarning``, ``Warning:``), a traceback, or a local path (``/tmp/``, ``/root/``, ``/work/``,
+  ``/home/``) anywhere on the page;
+* the visible text uses internal jargon: the reproduction specs (``spec``, ``spec §``), experiment
+  codes (``EXP-A``), build internals (``execution_mode``), or a claim id of the page's ledger in a
+  figure caption or alt text;
+* a figure (an image in the article) has no caption (``figcaption``) or no real alt text (empty,
+  or a file name);
+* a figure is displayed below 0.5x its natural size at desktop width (1280 px); every figure's
+  display scale is printed; clicking a figure does not open it at full size;
+* a table is wider than the page column at desktop width; a slider is labelled by an index;
+* at phone width (390 px) a claims ledger's status column is not visible, or a table overflows
+  the page column without a scroll container of its own.
 
-It saves a full-page screenshot of every page (default: ``<html>/../screenshots``, i.e. under the
-build directory).  Exit status 1 on any failure.
+It saves full-page screenshots of every page at desktop width (``<page>.png``) and at phone width
+(``<page>.phone.png``) beside them (default: ``<html>/../screenshots``, i.e. under the build
+directory).  Exit status 1 on any failure; the last lines count the failures by kind.
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import functools
 import http.server
+import re
 import shutil
 import sys
 import threading
@@ -68,6 +84,140 @@ _LINKS_JS = """() => {
 _BROKEN_IMAGES_JS = """() => Array.from(document.images)
   .filter(im => im.complete && im.naturalWidth === 0 && im.getAttribute('src'))
   .map(im => (im.getAttribute('src') || '').slice(0, 80))"""
+
+
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+MIN_SCALE = 0.5  # a figure shown smaller than this is unreadable: fail
+LEFTOVER_OUTPUT = [  # in cell outputs
+    (re.compile(r"PosixPath\("), "a PosixPath repr"),
+    (re.compile(r"\b[A-Z][A-Za-z]*Warning\b|\bWarning:"), "a Python warning"),
+    (re.compile(r"Traceback \(most recent call last\)"), "a traceback"),
+]
+LOCAL_PATH = re.compile(r"(?<![\w.:/])/(?:tmp|root|work|home)/[\w./-]*")  # anywhere on the page
+JARGON = [  # anywhere a reader sees text (prose, headings, captions, outputs, visible code)
+    (re.compile(r"\bspecs?\b(?: ?§)?", re.I), "the reproduction specs"),
+    (re.compile(r"\bEXP-[A-Z]"), "an experiment code"),
+    (re.compile(r"\bexecution_mode\b"), "a build setting"),
+    (re.compile(r"\bOCR\b"), "the OCR of the paper"),
+    (re.compile(r"Sphinx reads"), "build internals"),
+]
+ALT_IS_PATH = re.compile(r"^\S+\.(png|jpe?g|svg|gif)$|/_images/|^_images/|^[0-9a-f]{32,}", re.I)
+
+# what a reader sees: visible text, outputs, figures (natural vs displayed size, caption, alt)
+_PAGE_JS = """() => {
+  const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const outputs = Array.from(art.querySelectorAll('.cell_output')).map(o => o.innerText);
+  const figs = [];
+  for (const im of art.querySelectorAll('img')) {
+    if (im.closest('.icl-zoom') || im.naturalWidth < 60) continue;  // icons, not figures
+    const r = im.getBoundingClientRect();
+    const fig = im.closest('figure');
+    const cap = fig ? fig.querySelector('figcaption') : null;
+    const slider = im.closest('.icl-static-slider');
+    figs.push({src: (im.getAttribute('src') || '').slice(0, 60), alt: im.getAttribute('alt') || '',
+               natural: im.naturalWidth, shown: r.width, visible: r.width > 0 && r.height > 0,
+               caption: cap ? cap.innerText.trim() : '', slider: !!slider});
+  }
+  const ids = Array.from(art.querySelectorAll('[data-claim-id]')).map(e => e.getAttribute('data-claim-id'));
+  const wide = [];  // tables wider than the page column at desktop width (even inside a scroll box)
+  const cs = getComputedStyle(art);
+  const column = art.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+  for (const t of art.querySelectorAll('table')) {
+    if (t.offsetParent === null) continue;  // hidden (a collapsed cell, a filtered table)
+    const w = Math.max(t.scrollWidth, t.getBoundingClientRect().width);
+    if (w > column + 1) wide.push(Math.round(w) + ' px: ' + (t.innerText || '').slice(0, 40).replace(/\s+/g, ' '));
+  }
+  const sliderLabels = Array.from(art.querySelectorAll('.icl-static-slider label')).map(l => l.innerText);
+  return {text: art.innerText, outputs: outputs, figs: figs, claimIds: Array.from(new Set(ids)), wide: wide,
+          sliderLabels: sliderLabels,
+          column: Math.round(column), zoomable: art.querySelectorAll('img.icl-zoomable').length};
+}"""
+
+# at phone width: is each ledger's status cell on screen, does any table overflow its column?
+_PHONE_JS = """() => {
+  const vw = window.innerWidth;
+  const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const artRect = art.getBoundingClientRect();
+  function clipBox(el) {  // the nearest ancestor that scrolls horizontally, else the article
+    for (let p = el.parentElement; p && p !== art; p = p.parentElement) {
+      const ox = getComputedStyle(p).overflowX;
+      if (ox === 'auto' || ox === 'scroll') return p.getBoundingClientRect();
+    }
+    return artRect;
+  }
+  const hidden = [];
+  let ledgers = 0, rows = 0;
+  for (const t of art.querySelectorAll('.icl-ledger table, table.claims-ledger')) {
+    ledgers++;
+    for (const tr of t.querySelectorAll('tbody tr')) {
+      if (tr.style.display === 'none') continue;
+      rows++;
+      const cell = tr.querySelector('td.icl-status') || tr.querySelector('td:last-child');
+      if (!cell) continue;
+      const r = cell.getBoundingClientRect(), box = clipBox(t);
+      if (r.width === 0 || r.left < Math.max(0, box.left) - 1 || r.left + Math.min(r.width, 80) > Math.min(vw, box.right) + 1)
+        hidden.push(tr.innerText.slice(0, 50).replace(/\\s+/g, ' '));
+    }
+  }
+  const overflowing = [];
+  for (const t of art.querySelectorAll('table')) {
+    const r = t.getBoundingClientRect();
+    let scrolls = false;
+    for (let p = t.parentElement; p && p !== art; p = p.parentElement) {
+      const ox = getComputedStyle(p).overflowX;
+      if ((ox === 'auto' || ox === 'scroll') && p.getBoundingClientRect().right <= vw + 1) { scrolls = true; break; }
+    }
+    if (!scrolls && r.right > Math.min(vw, artRect.right) + 1) overflowing.push(Math.round(r.width));
+  }
+  return {ledgers: ledgers, rows: rows, hidden: hidden, overflowing: overflowing,
+          pageOverflow: document.documentElement.scrollWidth > vw + 1};
+}"""
+
+
+def shot_name(rel: str, suffix: str = "") -> str:
+    return rel.replace("/", "__").removesuffix(".html") + suffix + ".png"
+
+
+def reader_checks(rel: str, info: dict) -> list[tuple[str, str]]:
+    """(kind, message) for leftovers, jargon, captions, alt text and display scale (desktop)."""
+    bad: list[tuple[str, str]] = []
+    for out in info["outputs"]:
+        for pat, what in LEFTOVER_OUTPUT:
+            m = pat.search(out)
+            if m:
+                bad.append(("leftover output", f"{rel}: {what} in an output: ...{_around(out, m)}..."))
+    for m in LOCAL_PATH.finditer(info["text"]):
+        bad.append(("local path", f"{rel}: a local path on the page: {m.group(0)[:80]}"))
+    for pat, what in JARGON:
+        for m in pat.finditer(info["text"]):
+            bad.append(("jargon", f"{rel}: {what}: ...{_around(info['text'], m)}..."))
+    for w in info.get("wide", []):
+        bad.append(("table wider than the column", f"{rel}: at 1280 px a table is wider than the "
+                    f"{info['column']}-px page column ({w})"))
+    for label in info.get("sliderLabels", []):
+        if re.search(r"\bindex\b", label, re.I):
+            bad.append(("slider labelled by index", f"{rel}: a slider shows an index, not the value: {label[:80]!r}"))
+    ids = [i for i in info.get("claimIds", []) if i]
+    for f in info["figs"]:
+        name = f["alt"][:40] or f["src"]
+        if not f["caption"]:
+            bad.append(("no caption", f"{rel}: figure without a caption ({name})"))
+        if not f["alt"].strip() or ALT_IS_PATH.search(f["alt"].strip()):
+            bad.append(("no alt text", f"{rel}: figure without real alt text (alt={f['alt'][:60]!r})"))
+        for i in ids:
+            if re.search(rf"(?<![\w-]){re.escape(i)}(?![\w-])", f["caption"] + " " + f["alt"]):
+                bad.append(("jargon", f"{rel}: claim id {i} in a figure's caption or alt text ({name})"))
+        if f["visible"] and f["natural"]:
+            scale = f["shown"] / f["natural"]
+            if scale < MIN_SCALE:
+                bad.append(("figure too small", f"{rel}: figure shown at {scale:.2f}x its size "
+                            f"({f['natural']} px in a {f['shown']:.0f}-px space): {name}"))
+    return bad
+
+
+def _around(text: str, m, width: int = 50) -> str:
+    return text[max(0, m.start() - width): m.end() + width].replace("\n", " ")
 
 
 def check_links(page, base: str, html: Path, rel: str, ids_cache: dict) -> list[str]:
@@ -122,9 +272,11 @@ def main() -> int:
             # offline: every host name but the local server fails to resolve
             "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"])
         ids_cache: dict = {}
+        all_scales: list[tuple[float, str]] = []
+        kinds: collections.Counter = collections.Counter()
         for page_path in pages(html):
             rel = page_path.relative_to(html).as_posix()
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page = browser.new_page(viewport=DESKTOP)
             external: list[str] = []
             js_errors: list[str] = []
             page.on("request", lambda r, ext=external: None if r.url.startswith((base, "data:")) else ext.append(r.url))
@@ -162,15 +314,61 @@ def main() -> int:
                 after = img.get_attribute("src")
                 if before == after:
                     failures.append(f"{rel}: slider {i} did not change its figure when moved to {target}")
+            # sliders back to their first frame is fine: read what a reader sees
+            info = page.evaluate(_PAGE_JS)
+            found = reader_checks(rel, info)
+            figs_here = [f for f in info["figs"] if f["visible"]]
+            if figs_here and info["zoomable"] == 0:
+                found.append(("figure not enlargeable", f"{rel}: figures cannot be enlarged (no _static/icl-figures.js)"))
+            elif figs_here:  # clicking a figure opens it at full size; Escape closes it
+                page.locator("article img.icl-zoomable").first.click()
+                opened = page.locator(".icl-zoom img").count() == 1
+                page.keyboard.press("Escape")
+                if not opened or page.locator(".icl-zoom").count():
+                    found.append(("figure not enlargeable", f"{rel}: clicking a figure did not open (or close) "
+                                  "its full-size view"))
+            scales = [f["shown"] / f["natural"] for f in info["figs"] if f["visible"] and f["natural"]]
+            all_scales.extend((s_, rel) for s_ in scales)
             print(f"browser check: {rel}: {n_math} math elements, {n_img} images, {sliders.count()} sliders, "
                   f"{len(external)} external requests, {len(js_errors)} JS errors")
+            if scales:
+                print(f"  figure display scales: {' '.join(f'{x:.2f}' for x in scales)}")
             shots.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(shots / (rel.replace("/", "__").removesuffix(".html") + ".png")), full_page=True)
+            page.screenshot(path=str(shots / shot_name(rel)), full_page=True)
             page.close()
+            # phone width: ledgers' status column visible, tables inside the column, screenshot
+            phone = browser.new_page(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1)
+            phone.goto(f"{base}/{rel}", wait_until="load")
+            phone.wait_for_timeout(1200)
+            ph = phone.evaluate(_PHONE_JS)
+            if ph["hidden"]:
+                found.append(("ledger status hidden on a phone",
+                              f"{rel}: at 390 px the status of {len(ph['hidden'])} of {ph['rows']} ledger rows is "
+                              f"off-screen, e.g. {ph['hidden'][0]!r}"))
+            if ph["overflowing"]:
+                found.append(("table overflows on a phone",
+                              f"{rel}: at 390 px {len(ph['overflowing'])} table(s) overflow the column with no "
+                              f"scroll container (widths {ph['overflowing'][:5]} px)"))
+            phone.screenshot(path=str(shots / shot_name(rel, ".phone")), full_page=True)
+            phone.close()
+            for kind, msg in found:
+                kinds[kind] += 1
+                failures.append(msg)
         browser.close()
     httpd.shutdown()
     for f in failures:
         print("browser check FAILED:", f)
+    if all_scales:
+        xs = sorted(x for x, _ in all_scales)
+        worst = min(all_scales)
+        print(f"browser check: {len(xs)} figures at 1280 px: display scale median {xs[len(xs) // 2]:.2f}, "
+              f"{sum(x <= 0.63 for x in xs)} at <= 0.63x, {sum(x < MIN_SCALE for x in xs)} below {MIN_SCALE}x, "
+              f"worst {worst[0]:.2f}x ({worst[1]})")
+    other = len(failures) - sum(kinds.values())
+    if other:
+        kinds["links, images, math, sliders, JS, network"] = other
+    for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
+        print(f"browser check: {n:4d} x {kind}")
     print(f"browser check: {len(pages(html))} pages, {len(failures)} failures; screenshots in {shots}")
     return 1 if failures else 0
 

@@ -1,0 +1,42 @@
+/* icl-lab: click any figure of the book to see it at full size (an overlay; click or Esc closes).
+   Local, no dependencies. Applies to notebook output images, figures and kernel-free slider frames. */
+(function () {
+  "use strict";
+  var SELECTOR = "article img, .bd-article img";
+  function isFigure(img) {
+    return !img.closest("a") && !img.closest(".icl-no-zoom") && !img.closest("header, nav, .navbar");
+  }
+  function open(img) {
+    var box = document.createElement("div");
+    box.className = "icl-zoom";
+    box.setAttribute("role", "dialog");
+    box.setAttribute("aria-label", "figure at full size (click or press Escape to close)");
+    var big = document.createElement("img");
+    big.src = img.currentSrc || img.src;
+    big.alt = img.alt || "";
+    box.appendChild(big);
+    var cap = img.closest("figure") && img.closest("figure").querySelector("figcaption");
+    if (cap) { var c = document.createElement("div"); c.className = "icl-zoom-caption"; c.innerHTML = cap.innerHTML; box.appendChild(c); }
+    function close() { box.remove(); document.removeEventListener("keydown", onkey); }
+    function onkey(e) { if (e.key === "Escape") close(); }
+    box.addEventListener("click", close);
+    document.addEventListener("keydown", onkey);
+    document.body.appendChild(box);
+  }
+  function init() {
+    document.addEventListener("click", function (e) {
+      var img = e.target;
+      if (img && img.tagName === "IMG" && img.matches(SELECTOR) && isFigure(img)) { e.preventDefault(); open(img); }
+    });
+    document.querySelectorAll(SELECTOR).forEach(function (img) {
+      if (isFigure(img)) { img.classList.add("icl-zoomable"); img.title = img.title || "click to enlarge"; }
+    });
+    /* wide tables scroll inside the page column instead of overflowing it (phones) */
+    document.querySelectorAll("article table").forEach(function (t) {
+      var p = t.parentElement;
+      if (!p || p.classList.contains("icl-scroll") || p.classList.contains("pst-scrollable-table-container") && getComputedStyle(p).overflowX !== "visible") return;
+      var w = document.createElement("div"); w.className = "icl-scroll"; p.insertBefore(w, t); w.appendChild(t);
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+})();

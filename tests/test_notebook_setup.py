@@ -1,0 +1,89 @@
+"""The notebooks' first cell: generated from _config.yml's repository.url, picks the scale in the notebook."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("check_notebooks", ROOT / "tools" / "check_notebooks.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+SOURCE = '''# %% [markdown]
+# # A chapter
+
+# %%
+import icl_lab
+
+# %% [markdown]
+# text
+'''
+
+
+def test_first_cell_goes_before_the_first_code_cell_and_is_idempotent():
+    tool = _tool()
+    once = tool.with_first_cell(SOURCE, {"ci": 0.5})
+    lines = once.split("\n")
+    heads = [i for i, l in enumerate(lines) if l.startswith("# %%") and tool._is_code_header(l)]
+    assert lines[heads[0] + 1] == tool.MARKER  # the generated cell is the first code cell
+    assert lines.index("import icl_lab") > heads[0]
+    url, branch = tool.repository()
+    assert f'"icl_lab @ git+{url}.git@{branch}"' in once and 'if "google.colab" in sys.modules:' in once
+    assert '"ci": 0.5' in once and '"paper": None' in once
+    assert tool.with_first_cell(once, {}) == once  # refreshing keeps the measured minutes
+    assert tool.with_first_cell(once, {"book": 3.0}).count(tool.MARKER) == 1
+
+
+def test_check_first_cell_flags_missing_and_edited_cells(tmp_path, capsys):
+    tool = _tool()
+    py = tmp_path / "nb.py"
+    py.write_text(SOURCE)
+    assert tool.check_first_cell([str(py)]) == 1
+    py.write_text(tool.with_first_cell(SOURCE, {}))
+    assert tool.check_first_cell([str(py)]) == 0
+    py.write_text(py.read_text().replace("scale=None", 'scale="ci"'))
+    assert tool.check_first_cell([str(py)]) == 1
+    assert "differs from the template" in capsys.readouterr().out
+
+
+def test_setup_picks_the_scale_in_the_notebook(monkeypatch, capsys):
+    from icl_lab import get_scale, notebook
+
+    monkeypatch.setenv("ICL_LAB_SCALE", "ci")
+    assert notebook.setup(None, {"ci": 0.4, "book": 5}) == "ci"  # None keeps the environment's choice
+    out = capsys.readouterr().out
+    assert "* ci" in out and "about 5 min" in out and "not measured" in out
+    assert notebook.setup("paper", quiet=True) == "paper" and get_scale() == "paper"
+    assert os.environ["ICL_LAB_SCALE"] == "paper"
+    with pytest.raises(Exception, match="scale"):
+        notebook.setup("huge")
+
+
+def _pins(path: Path) -> dict[str, str]:
+    out = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if "==" in line and not line.startswith("-"):
+            name, version = line.split("==")
+            out[name.strip().lower()] = version.strip()
+    return out
+
+
+def test_binder_environment_matches_the_pinned_requirements():
+    binder, dev = _pins(ROOT / "binder" / "requirements.txt"), _pins(ROOT / "requirements.txt")
+    assert binder["torch"].split("+")[0] == dev["torch"].split("+")[0] and binder["torch"].endswith("+cpu")
+    for name, version in binder.items():
+        if name != "torch" and name in dev:
+            assert version == dev[name], f"binder pins {name}=={version}, requirements.txt {dev[name]}"
+    assert {"numpy", "matplotlib", "ipywidgets", "ipykernel"} <= set(binder)
+    assert not {"jupyter-book", "playwright", "dask", "pytest"} & set(binder)  # only what the notebooks need
+    assert (ROOT / "binder" / "postBuild").read_text().count("pip install") == 1
