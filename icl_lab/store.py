@@ -287,7 +287,7 @@ class ResultsStore:
         if missing:
             raise StoreError(f"result file {str(path)!r} lacks the fields {missing}")
         if rec["checksum"] != checksum(rec):
-            raise StoreError(f"result file {str(path)!r} fails its checksum (corrupt or edited)")
+            raise StoreError(f"result file {str(path)!r} fails its checksum (damaged: the checksum detects accidental corruption, not deliberate edits)")
         if path.stem != rec["key"] or path.parent.name != rec["experiment"]:
             raise StoreError(f"result file {str(path)!r} holds {rec['experiment']}/{rec['key']} (moved or renamed)")
         if experiments is not None and rec["experiment"] in experiments:
