@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -44,6 +45,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ._checks import ConfigError
+
+#: Largest record file the reader opens (a stray multi-GB file is refused, not loaded).
+MAX_RECORD_BYTES = 64 * 1024 * 1024
 
 FORMAT = "icl-lab-result/1"
 RESULTS_ENV = "ICL_LAB_RESULTS"
@@ -242,26 +246,48 @@ class ResultsStore:
         return path
 
     # -- reading
+    def _read_bounded(self, path: Path) -> bytes:
+        """The bytes of a record file: a regular file only (no FIFO, device or directory), at most
+        MAX_RECORD_BYTES, and not a link leading out of the results folder."""
+        try:
+            real = path.resolve(strict=True)
+            root = Path(self.root).resolve()
+            if path.is_symlink() and root not in real.parents:
+                raise StoreError(f"result file {str(path)!r} links out of the results folder")
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    raise StoreError(f"result file {str(path)!r} is not a regular file")
+                if st.st_size > MAX_RECORD_BYTES:
+                    raise StoreError(f"result file {str(path)!r} is larger than {MAX_RECORD_BYTES} bytes")
+                with os.fdopen(fd, "rb", closefd=False) as f:
+                    raw = f.read(MAX_RECORD_BYTES + 1)
+            finally:
+                os.close(fd)
+        except (OSError, RuntimeError) as e:  # RuntimeError: symlink loop on older Pythons
+            raise StoreError(f"result file {str(path)!r} cannot be read ({getattr(e, 'strerror', None) or e})") from None
+        if len(raw) > MAX_RECORD_BYTES:
+            raise StoreError(f"result file {str(path)!r} is larger than {MAX_RECORD_BYTES} bytes")
+        return raw
+
     def read(self, path: str | os.PathLike, experiments: dict | None = None) -> dict:
         """A record, checked: JSON parses, format and checksum match, the file name is the key of
         the stored experiment + config, and the config is valid for the experiment's config class
         (when the experiment is registered).  Raises :class:`StoreError` otherwise."""
         path = Path(path)
-        try:
-            raw = path.read_bytes()
-        except OSError as e:
-            raise StoreError(f"result file {str(path)!r} cannot be read ({e.strerror})") from None
+        raw = self._read_bounded(path)
         try:
             rec = json.loads(raw.decode("utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise StoreError(f"result file {str(path)!r} is not valid JSON ({e})") from None
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:  # bad JSON, huge ints, deep nesting
+            raise StoreError(f"result file {str(path)!r} is not readable JSON ({type(e).__name__})") from None
         if not isinstance(rec, dict) or rec.get("format") != FORMAT:
             raise StoreError(f"result file {str(path)!r} has no format {FORMAT!r}")
         missing = [k for k in ("experiment", "key", "config", "summary", "meta", "checksum") if k not in rec]
         if missing:
             raise StoreError(f"result file {str(path)!r} lacks the fields {missing}")
         if rec["checksum"] != checksum(rec):
-            raise StoreError(f"result file {str(path)!r} fails its checksum (corrupt or edited)")
+            raise StoreError(f"result file {str(path)!r} fails its checksum (damaged: the checksum detects accidental corruption, not deliberate edits)")
         if path.stem != rec["key"] or path.parent.name != rec["experiment"]:
             raise StoreError(f"result file {str(path)!r} holds {rec['experiment']}/{rec['key']} (moved or renamed)")
         if experiments is not None and rec["experiment"] in experiments:

@@ -352,6 +352,10 @@ class Plan:
         return f"{self.experiment} at scale {self.scale}: {len(self.points)} grid point(s), {len(self.tasks)} task(s){per}"
 
 
+#: The most tasks one sweep may generate (grid points x seed chunks); planning refuses more.
+MAX_TASKS = 100_000
+
+
 def _chunks(total: int, per_task: int) -> list[int]:
     """Balanced chunk sizes: 30 seeds, at most 8 per task -> [8, 8, 7, 7]."""
     n = -(-total // per_task)
@@ -422,10 +426,17 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
             raise ConfigError(f"{e} [grid point {where}]" if point else str(e)) from None
         points.append(point)
         if exp.seed_splittable:
-            sizes = _chunks(int(cfg.seeds), seeds_per_task or int(cfg.seeds))
-            starts = [int(cfg.seed) + sum(sizes[:i]) for i in range(len(sizes))]
+            per = seeds_per_task or int(cfg.seeds)
+            if len(tasks) + -(-int(cfg.seeds) // per) > MAX_TASKS:
+                raise ConfigError(f"the sweep would generate more than {MAX_TASKS} tasks; "
+                                  "use fewer grid values, fewer seeds or a larger --seeds-per-task")
+            sizes = _chunks(int(cfg.seeds), per)
+            # linear: running sum of chunk sizes (was sum(sizes[:i]), quadratic in the task count)
+            starts = [int(cfg.seed) + s for s in itertools.accumulate([0] + sizes[:-1])]
             chunk_cfgs = [cfg if len(sizes) == 1 else cfg.replace(seed=s, seeds=n) for s, n in zip(starts, sizes)]
         else:
+            if len(tasks) + 1 > MAX_TASKS:
+                raise ConfigError(f"the sweep would generate more than {MAX_TASKS} tasks; use fewer grid values")
             chunk_cfgs = [cfg]
         for c in chunk_cfgs:
             tasks.append(Task(experiment, c, tuple(point.items()), scale, tuple(overrides.items()),

@@ -110,7 +110,7 @@ def test_run_then_report(capsys, tmp_path, claims, toy):
     victim.write_text(victim.read_text()[:-30])
     code, out, _ = run_cli(capsys, "report", "--results", res, "--claims", claims, "--scale", "ci")
     assert code == 0 and "# Claims ledger, ci scale" in out and "attention beats the average" in out
-    assert "| toy.toy |" in out and "1 unusable file(s)" in out and "not valid JSON" in out
+    assert "| toy.toy |" in out and "1 unusable file(s)" in out and "not readable JSON" in out
     code, out, _ = run_cli(capsys, "report", "--results", res, "--claims", claims, "--scale", "paper", "--format", "json")
     data = json.loads(out)
     assert data["claims"]["total"]["not reproduced"] == 1 and len(data["results"]) == 1 and len(data["corrupt"]) == 1
