@@ -578,10 +578,7 @@ def run_sweep(cfg: SweepConfig) -> SweepResult:
                        dominant_times=dom_t, late=late, late_balanced=late_bal, seconds=time.perf_counter() - t0)
 
 
-def loglog_slope(x, y) -> float:
-    """Least-squares slope of log y against log x (NaN-free inputs)."""
-    x, y = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
-    return float(np.polyfit(x, y, 1)[0])
+from ...metrics import loglog_slope  # noqa: E402,F401  (the one log-log slope; re-exported for the chapter)
 
 
 def durations(times: dict) -> dict:
