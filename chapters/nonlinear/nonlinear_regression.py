@@ -33,6 +33,20 @@
 # Everything runs from the library (`icl_lab.papers.nonlinear.theory` for the exact dynamics,
 # `icl_lab.papers.nonlinear.experiments` for the experiments); the scale is chosen by `ICL_LAB_SCALE`.
 
+# %% tags=["remove-cell"]
+# Setup cell, generated from _config.yml by tools/check_notebooks.py --first-cell.
+# In Colab it installs the icl_lab library from the book's repository; elsewhere it installs nothing.
+# Pick the scale of the experiments here: scale="ci" (fastest), "book" or "paper";
+# None keeps $ICL_LAB_SCALE if set, else "book". The table it prints gives the run time of each.
+import subprocess
+import sys
+
+if "google.colab" in sys.modules:
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
+import icl_lab.notebook
+
+icl_lab.notebook.setup(scale=None, minutes={"ci": None, "book": None, "paper": None})
+
 # %%
 import math
 
