@@ -19,7 +19,7 @@ def context_average(x, y, x_query) -> torch.Tensor:
 def nadaraya_watson(x, y, x_query, bandwidth: float) -> torch.Tensor:
     """Gaussian-kernel regression: sum_i K(x_q, x_i) y_i / sum_j K(x_q, x_j),
     K(x, x') = exp(-||x - x'||^2 / h).  On the unit sphere this is softmax attention with
-    M = (2/h) I (window spec's factor-2 convention)."""
+    M = (2/h) I (the factor 2 on which the window paper's eqs. (7) and (9) disagree)."""
     h = chk.positive("bandwidth", bandwidth)
     d2 = torch.cdist(x_query, x) ** 2  # (B, m, N)
     w = torch.softmax(-d2 / h, dim=-1)

@@ -188,17 +188,24 @@ def _ranges(seeds) -> str:
 def cmd_list(args) -> int:
     from .sweep import experiments
 
+    from .claims import PAPERS, declared
+
     exps = experiments()
     claims = {}
+    for paper in PAPERS:  # every claim's statement, from the library's declarations
+        for d in declared(paper).values():
+            claims[(paper, d.id)] = {"paper": paper, "id": d.id, "kind": d.kind, "location": d.location,
+                                     "statement": d.statement, "experiments": [], "status": {}}
     for scale in SCALES:
         for c in _load_claims(scale, args.claims)[0]:
-            entry = claims.setdefault((c.paper, c.id), {"paper": c.paper, "id": c.id, "location": c.location,
-                                                        "statement": c.statement, "experiments": [], "status": {}})
+            entry = claims.setdefault((c.paper, c.id), {"paper": c.paper, "id": c.id, "kind": c.kind,
+                                                        "location": c.location, "statement": c.statement,
+                                                        "experiments": [], "status": {}})
             entry["status"][scale] = c.status + (f" ({c.caveat})" if c.caveat else "")
     for name, e in exps.items():
         for cid in e.claims:
-            entry = claims.setdefault((e.paper, cid), {"paper": e.paper, "id": cid, "location": "", "statement": "",
-                                                       "experiments": [], "status": {}})
+            entry = claims.setdefault((e.paper, cid), {"paper": e.paper, "id": cid, "kind": "", "location": "",
+                                                       "statement": "", "experiments": [], "status": {}})
             entry["experiments"].append(name)
     if args.format == "json":
         out = {"experiments": [{"name": n, "paper": e.paper, "location": e.location, "description": e.description,
@@ -212,14 +219,14 @@ def cmd_list(args) -> int:
                  [[n, e.paper, e.location, ", ".join(e.claims) or "—", "yes" if e.seed_splittable else "no",
                    e.description] for n, e in exps.items()]))
     print(f"\n## Claims ({len(claims)})\n")
-    print(_table(["paper", "id", "location", "statement", "measured by", *[f"status ({s})" for s in SCALES]],
-                 [[c["paper"], c["id"], c["location"] or "—", c["statement"] or "(ledger not exported yet)",
+    print(_table(["paper", "id", "kind", "location", "statement", "measured by", *[f"status ({s})" for s in SCALES]],
+                 [[c["paper"], c["id"], c["kind"] or "—", c["location"] or "—", c["statement"] or "(not declared)",
                    ", ".join(c["experiments"]) or "—", *[c["status"].get(s, "—") for s in SCALES]]
                   for c in claims.values()]))
     missing = [s for s in SCALES if not _claims_dir(s, args.claims).is_dir()]
     if missing:
         print(f"\nNo exported ledger at scale {', '.join(missing)}: build the book (make book / make book-ci) "
-              "to see statements and statuses.")
+              "to see the statuses measured there.")
     return 0
 
 

@@ -452,7 +452,7 @@ def execute_task(spec: dict) -> dict:
     """Run one task and write its record to the store at ``spec['results']``; returns the record.
 
     Runs in the calling process (local executor) or on a Dask worker; the experiment object
-    travels with the spec, so workers need no registry lookup (and plug-in experiments work)."""
+    travels with the task description, so workers need no registry lookup (and plug-in experiments work)."""
     from . import store
 
     if spec.get("threads") is not None:

@@ -11,13 +11,6 @@ from icl_lab import claims as claims_mod
 from icl_lab.claims import Claim, ClaimsTable, compare, declare, load_all
 
 
-@pytest.fixture(autouse=True)
-def no_declarations(request, monkeypatch):
-    """Most tests build ledgers by hand: hide the library's declarations unless a test asks for them."""
-    if "declarations" not in request.keywords:
-        monkeypatch.setattr(claims_mod, "declared", lambda paper: {})
-
-
 def test_check_sets_status_from_passed():
     led = Ledger("convergence")
     c1 = led.claim("C1", "Thm 3.1", "two phases").check(measured=1.234567, how="phase times", passed=True)

@@ -75,13 +75,24 @@ def test_list_shows_experiments_and_claims(capsys, claims, toy):
     code, out, _ = run_cli(capsys, "list", "--claims", claims)
     assert code == 0
     assert CS in out and "Chapter 1, Sec. 5" in out and "toy.toy" in out
-    assert "attention beats the average" in out and "| reproduced | not reproduced |" in out
+    assert "attention beats the average" in out and "| reproduced | — | not reproduced |" in out
     assert "| common | T1 |" in out  # a registry claim id without an exported statement
     code, out, _ = run_cli(capsys, "list", "--format", "json", "--claims", claims)
     data = json.loads(out)
     assert {e["name"] for e in data["experiments"]} >= {CS, "toy.toy"}
     s4 = next(c for c in data["claims"] if c["id"] == "S4")
     assert s4["status"] == {"ci": "reproduced", "paper": "not reproduced"} and CS in s4["experiments"]
+
+
+@pytest.mark.declarations
+def test_list_prints_every_declared_statement_on_a_fresh_clone(capsys, tmp_path):
+    from icl_lab.claims import PAPERS, declared
+
+    code, out, _ = run_cli(capsys, "list", "--claims", tmp_path / "none")
+    assert code == 0
+    for paper in PAPERS:
+        for d in declared(paper).values():
+            assert d.statement.replace("|", "\\|").replace("\n", " ")[:40] in out, (paper, d.id)
 
 
 def test_show_lists_parameters(capsys):

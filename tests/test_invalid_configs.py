@@ -85,7 +85,8 @@ def _names(field):
 
 
 def _check_message(msg: str, field: str):
-    assert msg.startswith(tuple(f"{n} " for n in _names(field))), msg
+    # a list item's error names the item: "N_values[1] must be ..."
+    assert msg.startswith(tuple(f"{n}{sep}" for n in _names(field) for sep in (" ", "["))), msg
     assert " must " in msg or " is not " in msg, msg
     assert "\n" not in msg
 

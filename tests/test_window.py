@@ -124,6 +124,7 @@ def test_icl_error_and_anisotropy():
     assert float(W.anisotropy(torch.diag(torch.tensor([1.0, 2.0], dtype=F64)))) > 0.1
 
 
+@pytest.mark.declarations
 def test_claims_are_declared_in_two_parts():
     theory, experiments = Ledger("window", part="theory"), Ledger("window", part="experiments")
     ids_t, ids_e = [c.id for c in theory], [c.id for c in experiments]

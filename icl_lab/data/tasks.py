@@ -68,7 +68,7 @@ class LinearTask(TaskFamily):
 
 
 class CosineFeatureTask(TaskFamily):
-    """Nonlinear paper, Sec. 6 (spec A2): f(x) = (L/c) cos(c w^T x + phi), w ~ U(S^{d-1}),
+    """Nonlinear paper, Sec. 6: f(x) = (L/c) cos(c w^T x + phi), w ~ U(S^{d-1}),
     phi ~ U[0, 2 pi) per task; exactly L-Lipschitz since grad f = -L sin(.) w.
 
     ``random_phase=False`` drops phi (then f(0) = L/c for every task)."""
@@ -99,7 +99,7 @@ class CosineFeatureTask(TaskFamily):
 class QuadraticTask(TaskFamily):
     """Nonlinear paper, App. A: f(x) = x^T A x + b^T x with A_ij, b_i ~ N(0, (L/d)^2).
 
-    ``lipschitz`` is None: the family is only L-Lipschitz on bounded inputs (spec, nonlinear)."""
+    ``lipschitz`` is None: the family is only L-Lipschitz on bounded inputs."""
 
     name = "quadratic"
 

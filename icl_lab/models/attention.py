@@ -48,7 +48,7 @@ def attend(scores: torch.Tensor, values: torch.Tensor, activation: str = "softma
     scores: (..., m, N) one row of logits per query; values: (..., N) scalar values or (..., N, dv).
     ``activation='softmax'`` normalises each row; ``'linear'`` uses the scores as weights.
     ``self_score`` (..., m): the query attending to itself with value 0 (included in the softmax's
-    normalisation only; the convergence and nonlinear papers' Eq. (5) variant, spec A3).
+    normalisation only; the convergence and nonlinear papers' Eq. (5) variant).
     Returns (output (..., m) or (..., m, dv), weights (..., m, N)).
     """
     chk.one_of("activation", activation, ACTIVATIONS)
@@ -143,7 +143,7 @@ class BilinearAttention(RunModule):
     activation : ``'softmax'`` or ``'linear'``.
     init : ``'zero'`` (Q = 0; convergence/nonlinear papers), a float c (every factor = c I; the
         window paper uses c = 0.001 so that M = 1e-6 I), or ``'normal'`` (N(0, init_std^2) entries).
-    query_as_key : include the query itself as a key with value 0 (softmax only; spec A3 variant).
+    query_as_key : include the query itself as a key with value 0 (softmax only; the Eq. (5) variant).
     """
 
     def __init__(self, d: int, runs: int | None = None, seeds: Sequence[int] | None = None, *,

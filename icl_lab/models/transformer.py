@@ -4,7 +4,7 @@
   F = a^T ReLU(W_O sa),  sa = sum_i W_V p_i softmax_i((W_K p_i)^T W_Q p_q); a fixed in {+-1/m}.
 * :class:`OneBlockTransformer` — the "practical" single block used in the experiments of the
   convergence and nonlinear papers (attention + feed-forward + LayerNorm + ReLU + linear read-out;
-  architecture details per spec nonlinear A7: Linear(d+1, width) embedding, pre-LN single-head
+  architecture details as the book reads App. A of the nonlinear paper: Linear(d+1, width) embedding, pre-LN single-head
   scaled dot-product attention with the query's self-score masked, pre-LN FFN width -> ffn ->
   width, residuals, final LN, Linear(width, 1) read at the query position; PyTorch default init).
 
