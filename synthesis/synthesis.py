@@ -278,11 +278,15 @@ table
 #    of the last phase; the measured laws are $\mathcal L_k \approx 1/(4p_k\tau)$ (convergence, U5)
 #    and loss $\propto t^{-1}$, $1 - \mathrm{Attn} \propto t^{-1/2}$ (nonlinear, R2). The
 #    logarithmic bounds can only hold with an $\epsilon$-dependent step size.
-# 3. **The practical transformers do not follow the theory models.** With Adam, the nonlinear
-#    paper's block is *slower* at larger $L$ within the sharp set, and it memorises the polynomial
-#    tasks (held-out loss above the predict-zero baseline); the convergence paper's optimiser settings
-#    cannot train the Q-only model it analyses. Which properties of the one-layer theory carry over to
-#    the trained block is open.
+# 3. **The practical block's ordering depends on an unstated optimizer.** The nonlinear paper names
+#    no optimizer for its practical block, and its ordering claims ("larger $L$ converges faster",
+#    Figs. 1 and 4) depend on that choice. Trained with plain SGD, the reading closest to the
+#    paper's gradient-descent analysis, the block follows the paper's ordering within the sharp set;
+#    under Adam, whose steps do not grow with the gradient, the order is absent or reversed (the
+#    nonlinear chapter shows both). What is open is therefore not a property of the paper's
+#    transformer but of its unstated training setup; the flat set under SGD needs longer runs than
+#    the book's to decide. Separately, the convergence paper's optimiser settings cannot train the
+#    Q-only model it analyses.
 # 4. **Dimension in the window paper's rates.** The measured noise exponent is the intrinsic
 #    $(d-1)/2$, not $d/2$, and the window's scaling with $\Lambda$ saturates gradually rather than
 #    at a threshold; the theorem's regime is empty for every $n$ we could simulate. Low-rank recovery
