@@ -129,6 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--claims", metavar="DIR", help="folder holding <scale>/<paper>.json ledgers "
                      "(default: _build/claims of the book)")
     rep.add_argument("--results", metavar="DIR", help="results folder (default: $ICL_LAB_RESULTS, else results/)")
+    rep.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                     help="list the claims whose status differs between two exported ledger folders "
+                          "(two builds, scales or machines); exit status 1 if any does")
     return p
 
 
@@ -348,7 +351,30 @@ def stored_results_summary(results_dir=None) -> tuple[list[dict], list[dict]]:
     return out, corrupt
 
 
+def _compare(a: str, b: str) -> int:
+    from .claims import ClaimsTable, compare
+
+    for d in (a, b):
+        if not Path(d).is_dir():
+            print(f"icl-lab: error: --compare: {d} is not a folder of exported ledgers", file=sys.stderr)
+            return 2
+    ta, tb = ClaimsTable.load(a), ClaimsTable.load(b)
+    if not ta.claims or not tb.claims:
+        print(f"icl-lab: error: --compare: no exported claims in {a if not ta.claims else b}", file=sys.stderr)
+        return 2
+    diff = compare(ta, tb)
+    if not diff:
+        print(f"All {len(tb.claims)} claims have the same status in {a} and {b}.")
+        return 0
+    print(_table(["paper", "id", "kind", f"status in {a}", f"status in {b}", "measured (A)", "measured (B)"],
+                 [[d["paper"], d["id"], d["kind"], d["a"], d["b"], d["measured_a"], d["measured_b"]] for d in diff]))
+    print(f"\n{len(diff)} claims differ.")
+    return 1
+
+
 def cmd_report(args) -> int:
+    if getattr(args, "compare", None):
+        return _compare(*args.compare)
     from .claims import ClaimsTable
     from .config import get_scale
     from .store import ResultsStore

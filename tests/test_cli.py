@@ -205,3 +205,12 @@ def test_sweep_killed_with_sigkill_completes_on_the_next_invocation(capsys, tmp_
     assert a[0]["seeds"] == list(range(8))
     assert store.strip_timings(a[0]["summary"]) == store.strip_timings(b[0]["summary"])
     assert len(list(folder.glob("*.json"))) == 8
+
+
+def test_report_compare_lists_claims_whose_status_differs(capsys, claims):
+    code, out, _ = run_cli(capsys, "report", "--compare", claims / "ci", claims / "ci")
+    assert code == 0 and "same status" in out
+    code, out, _ = run_cli(capsys, "report", "--compare", claims / "ci", claims / "paper")
+    assert code == 1 and "S4" in out and "not reproduced" in out and "1 claims differ" in out
+    code, _, err = run_cli(capsys, "report", "--compare", claims / "ci", claims / "nope")
+    assert code == 2 and "not a folder" in err
