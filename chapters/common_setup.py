@@ -366,7 +366,8 @@ def draw_attention(alpha: float):
     return fig
 
 
-widgets.static_slider(draw_attention, [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0], name="alpha", fmt="{:.1f}")
+widgets.static_slider(draw_attention, [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0], name="alpha", fmt="{:.1f}",
+                      alt="the attention weights of one query over a prompt of 24 demonstrations, coloured by feature, for Q = alpha I")
 
 # %% tags=["remove-output"]
 import ipywidgets

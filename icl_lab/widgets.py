@@ -64,11 +64,14 @@ class StaticSlider:
         imgs = json.dumps(["data:image/png;base64," + f for f in self.frames])
         start = self.start
         alt = self.alt or f"figure for {self.name}"
+        caption = (f"{alt[0].upper()}{alt[1:]}: drag the slider to change {self.name}; each frame is pre-rendered, "
+                   "so it moves without a kernel.")
         return f"""
 <div class="icl-static-slider" id="{uid}">
   <label for="{uid}-in" class="mathjax_process">{markdown_inline(self.name)} = <span id="{uid}-val">{html.escape(labels[start])}</span></label><br>
   <input type="range" min="0" max="{len(self.frames) - 1}" step="1" value="{start}" id="{uid}-in" style="width:100%;max-width:40rem" aria-valuetext="{html.escape(labels[start])}">
-  <br><img id="{uid}-img" src="data:image/png;base64,{self.frames[start]}" alt="{html.escape(alt)} ({html.escape(self.name)} = {html.escape(labels[start])})" style="max-width:100%">
+  <figure class="icl-slider-figure" style="margin:0"><img id="{uid}-img" src="data:image/png;base64,{self.frames[start]}" alt="{html.escape(alt)} ({html.escape(self.name)} = {html.escape(labels[start])})" style="max-width:100%">
+  <figcaption class="mathjax_process">{markdown_inline(caption)}</figcaption></figure>
   <script>
   (function() {{
     var frames = {imgs}; var labels = {json.dumps(labels)};

@@ -600,7 +600,7 @@ assert all(0 < s < 1 for s in sc.slopes.values())
 # upper bound (horizontal line), so the optimum must lie where the *lower* bound is below it: the
 # bracket between the vertical lines. This is the inversion that gives the exponents above.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Reproduces the paper's Figure 7: the bias and noise bound curves of the 2-ReLU class against the window width $w$ (left) and the overall bounds with the bracket that must contain the optimal $w^\\star$ (right).", "name": "fig-window-fig7"}, "image": {"alt": "Two panels of bound curves against the window width, with vertical lines marking the bracket for the optimal width."}}
 key7 = next(k for k in sc.curves if k[2] == "relu")
 fig7, b7 = WF.fig7(sc.curves[key7], L=1.0, sigma=0.3)
 
