@@ -30,7 +30,7 @@ $(STAMP): requirements.txt pyproject.toml
 # build the book at one scale into _build/<scale>; re-running with nothing changed re-executes nothing
 define build_book
 	@mkdir -p _build/$(1)
-	@if [ "$$(cat _build/$(1)/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then rm -rf _build/$(1)/_build/.jupyter_cache; fi
+	@if [ "$$(cat _build/$(1)/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then rm -rf _build/$(1)/_build/.jupyter_cache _build/$(1)/_build/.doctrees; fi
 	@touch synthesis/synthesis.ipynb  # the synthesis reads every chapter's exported claims: always re-read it
 	@# execute the notebooks $(JOBS) at a time into the build's execution cache (a failure is re-run and shown by the build)
 	-ICL_LAB_SCALE=$(1) ICL_LAB_THREADS=$(KERNEL_THREADS) $(BIN)/python tools/execute_parallel.py _build/$(1)/_build/.jupyter_cache --jobs $(JOBS)
