@@ -174,7 +174,7 @@ assert grouping_err < 1e-12
 # $(e_k-a)^\top(e_n-a) = \|a\|^2 - a_k - a_n$, which is the bracket above.
 # ```
 #
-# Three consequences, derived in the spec and tested below:
+# Three consequences, derived in this chapter and tested below:
 # 1. **Span invariance.** $\nabla_Q L\in\mathrm{span}\{v_nv_k^\top\}$, so from $Q^{(0)}=0$, GD on $Q$ *is*
 #    GD on $S$ with the same $\eta$, and $Q$ never leaves the feature span.
 # 2. **Column decoupling.** $\alpha_k,\beta_{k,\cdot}$ depend only on column $k$ of $S$: the
@@ -238,7 +238,7 @@ ledger.claim("I4", "Lemma 4.1 (GD in feature coordinates)", "GD on the full Q eq
     how=f"icl_lab.train (GD, float64) on {h_cfg.prompts} prompts, K={h_cfg.K}, d={h_cfg.d}, N={h_cfg.N}, {h_cfg.steps} steps",
     passed=hres.max_diff_marginalized < 1e-10 and hres.max_diff_sampled < 2 * hres.mc_spread,
     caveat="with sampled w the agreement is within the Monte-Carlo error of the w-sample (criterion: RMS deviation < 2x the spread between two w draws)")
-ledger.claim("I6", "spec §4.3 (derived)", "Span invariance (Q stays in span{v_n v_k^T}) and column decoupling").check(
+ledger.claim("I6", "this chapter (derived)", "Span invariance (Q stays in span{v_n v_k^T}) and column decoupling").check(
     measured=f"off-span {max(hres.off_span, e['I6_span']):.1e}; other columns change by {e['I6_columns']:.1e} when column 1 is perturbed",
     how="full-model GD from Q = 0 (EXP-H), gradient at a random Q, and a perturbed column of S (EXP-0)",
     passed=max(hres.off_span, e["I6_span"]) < 1e-12 and e["I6_columns"] < 1e-14)
@@ -272,7 +272,7 @@ assert float((bracket - bound).max()) <= 1e-15
 # ## 7. Initial gradients
 #
 # At $Q = 0$ attention is uniform, $\mathrm{Attn}^{(0)}_m = c_m/N$. In the mean-field limit
-# ($a = p$) the formulas of {prf:ref}`lem-cv-gradient` give closed forms (spec §5.1, derived):
+# ($a = p$) the formulas of {prf:ref}`lem-cv-gradient` give closed forms (derived here):
 #
 # $$
 # \alpha_k^{(0)} = p_k^2\Big[(1-p_k)^2 + \sum_{m\ne k}p_m^2\Big], \qquad
@@ -322,7 +322,7 @@ ledger.claim("G0-imb", "§4.1.1", "Imbalanced, k > 1: beta_{k,1}^(0) <= -Omega(1
     measured="|beta_k1| K = " + ", ".join(f"{r[1]:.3f}" for r in imb_scaled) + "; alpha_k K^2 = " + ", ".join(f"{r[2]:.3f}" for r in imb_scaled),
     how="closed forms at S = 0 (verified against the library gradient), p1 = 0.5, K = 10, 100, 1000",
     passed=all(r[1] > 0.05 and 0.05 < r[2] < 5 for r in imb_scaled))
-ledger.claim("G0-fig3", "App. A, Fig. 3a narrative (spec §5.1)", "For p = (0.8, 0.1, 0.1), query v_2: beta_{2,3}^(0) > 0, so Attn_3 first rises").check(
+ledger.claim("G0-fig3", "App. A, Fig. 3a narrative", "For p = (0.8, 0.1, 0.1), query v_2: beta_{2,3}^(0) > 0, so Attn_3 first rises").check(
     measured=f"alpha_2 = {a2:.4f}, beta_21 = {b21:.4f}, beta_23 = {b23:+.4f}", how="mean-field gradient at S = 0",
     passed=b23 > 0 and b21 < -a2 < 0)
 assert cf_err < 1e-14 and b23 > 0
@@ -398,7 +398,7 @@ assert dev_prob <= dev_bound
 # mean-field gradient flow is a 2-variable ODE, integrated by the library's adaptive
 # Dormand–Prince solver (`SymmetricColumn.flow`; GD with $\eta\to0$ — the paper runs GD, and the
 # $\eta$ check below shows the phase times agree to about 1%). The sweep below covers every $K$ at
-# once (paper scale: $K$ up to 2000; the spec's suggested choice $p_1 = 0.5$,
+# once (paper scale: $K$ up to 2000; our choice $p_1 = 0.5$,
 # $p_k = 0.5/(K-1)$ for the imbalanced columns, plus $p_1 \in\{0.3, 0.8\}$).
 
 # %%
@@ -486,7 +486,7 @@ ledger.claim("B3", "Lemma D.10, Thm 3.1", "Balanced phase II: tau_eps - T_1 = O(
     measured=f"(tau_eps - T1) eps/(K log(K eps^-1/2)): log-log slope {slope_b_eps:+.2f} in 1/eps, {slope_b_K:+.2f} in K",
     how=f"mean-field flow; slope over the three smallest eps of {eps_list} at K = {Kb}, and over K in {Ks} at eps = {sw_cfg.eps:g}; bounded = slope < 0.05",
     passed=slope_b_eps < 0.05 and slope_b_K < 0.05)
-ledger.claim("B4", "spec §8 item 18 (derived late-time law)", "Balanced: L_k ~ 1/(4 p_k tau), so tau_eps ~ K/(4 eps): the K/eps term of T* is tight up to the log").check(
+ledger.claim("B4", "this chapter (derived late-time law)", "Balanced: L_k ~ 1/(4 p_k tau), so tau_eps ~ K/(4 eps): the K/eps term of T* is tight up to the log").check(
     measured=f"4 p_k tau L_k in [{late_b_rng[0]:.3f}, {late_b_rng[1]:.3f}] for tau in [1e5, 1e7] (K = {Kl}); (tau_eps - T1) eps/K at K = {Kb}: {ph2_eps[-1]:.3f} at eps = {min(eps_list):g} (law: 0.25)",
     how=f"mean-field flow of the balanced column to tau = {lb['tau'][-1]:.0e}", passed=late_b_rng[0] > 0.9 and late_b_rng[1] < 1.1)
 assert np.all(np.diff(norm_T1) <= 0) and late_b_rng[0] > 0.8 and late_b_rng[1] < 1.2
@@ -546,7 +546,7 @@ assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 # The heuristic for the switch (§4.1.2): $|\beta_{k,1}|\approx p_k\mathrm{Attn}_1^2$ and
 # $\alpha_k\approx p_k\mathrm{Attn}_k\approx K^{-2}$ balance when $\mathrm{Attn}_1\approx K^{-1/2}$,
 # i.e. $B_{k,1}\approx-\frac12\log K$. Because the thresholds $0.49$, $0.51$, $1.01$ are asymptotic,
-# we also report the spec's constant-free **mechanistic markers**: $\tau_{\rm sw}$ (first
+# we also report constant-free **mechanistic markers**: $\tau_{\rm sw}$ (first
 # $\alpha_k\ge|\beta_{k,1}|$), $\tau_{AB}$ (first $A_k\ge -B_{k,1}$), $\tau_{\log K}$ (first
 # $A_k\ge\log K$) and $\tau_\epsilon$. `icl_lab.papers.convergence.phase_times` computes both sets.
 #
@@ -624,7 +624,7 @@ ledger.claim("U2", "Lemmas 4.2-4.5 (phase structure)", "Phase order T_1 < T_2 < 
     + str([K for K in Ks if not np.isfinite(sw.under[(0.3, K)]["times"]["T1"])]))
 big50 = [K for K in Ks if K >= 50]
 mk = all(marker_ok[(p1, K)] for p1 in p1_vals for K in big50)
-ledger.claim("U2m", "spec U2 (mechanistic markers, proposed)", "Constant-free markers tau_sw < tau_AB < tau_logK < tau_eps hold for every p1 once K >= 50").check(
+ledger.claim("U2m", "this chapter (mechanistic markers, proposed)", "Constant-free markers tau_sw < tau_AB < tau_logK < tau_eps hold for every p1 once K >= 50").check(
     measured=f"ordered for all p1 in {list(p1_vals)} and K in {big50}: {mk}", how="mean-field flows", passed=mk)
 assert u2 and mk
 
@@ -669,7 +669,7 @@ assert max_beta_IV <= 0
 # Assembling the phases gives Theorem 3.2: the dominant feature converges in $T_1$ independent of
 # $K$, every rare feature in $T_k = O(K^2\log K/\eta + K\log(K\epsilon^{-1/2})/(\epsilon\eta))\gg T_1$.
 #
-# **A sharper statement (derived in the spec, not in the paper).** In the mean-field limit, late in
+# **A sharper statement (derived in this chapter, not in the paper).** In the mean-field limit, late in
 # phase IV, $1-\mathrm{Attn}_k\approx Ce^{-A_k}$ with $C$ set by the (slowly moving) $B$'s, and
 # $\alpha_k\approx p_k(1-\mathrm{Attn}_k)^2$, so $\dot A_k\approx p_kC^2e^{-2A_k}$. Integrating,
 # $e^{2A_k}\approx 2p_kC^2\tau$ and
@@ -698,7 +698,7 @@ plotting.finish(fig)
 print("K: (min, max) of 4 p_k tau L_k over tau in [1e5, 1e7], value at the end:", late_vals)
 K20 = min(sw.late)
 u5 = late_vals[K20][0] >= 0.9 and late_vals[K20][1] <= 1.1
-ledger.claim("U5", "spec §8 item 18 (derived)", "Late-time law: 4 p_k tau L_k -> 1 + O(1/K)").check(
+ledger.claim("U5", "this chapter (derived)", "Late-time law: 4 p_k tau L_k -> 1 + O(1/K)").check(
     measured="; ".join(f"K = {K}: [{a:.3f}, {b:.3f}] on tau in [1e5, 1e7], {c:.3f} at tau = {sw_cfg.tau_late:.0e}" for K, (a, b, c) in late_vals.items()),
     how=f"mean-field flow to tau = {sw_cfg.tau_late:.0e}, p1 = {p1m}", passed=u5)
 assert u5
@@ -789,7 +789,7 @@ eta_cfg = cv.EtaCheckConfig.for_scale(SCALE)
 eres = cv.run_eta_check(eta_cfg)
 for key, t in eres.times.items():
     print(f"K = {key[0]:>3}, {'eta = ' + str(key[1]) if key[1] != 'flow' else 'flow':>10}: " + ", ".join(f"{k} = {t[k]:.4g}" for k in ("T1", "T2", "T3", "T4")))
-ledger.claim("E1", "all bounds ~ 1/eta (spec §7 item 6)", "In tau = eta t the dynamics do not depend on eta (GD at eta = 1 and 20 vs the flow)").check(
+ledger.claim("E1", "all bounds ~ 1/eta", "In tau = eta t the dynamics do not depend on eta (GD at eta = 1 and 20 vs the flow)").check(
     measured=f"max relative difference of T1..T4: {eres.max_rel_diff:.3f}", how=f"reduced GD vs gradient flow, K = {list(eta_cfg.K_values)}",
     passed=eres.max_rel_diff < 0.02)
 assert eres.max_rel_diff < 0.05
@@ -809,7 +809,7 @@ assert eres.max_rel_diff < 0.05
 # per setting (ci scale: 2 seeds, 100 epochs) as runs of **one** batched training, and evaluate
 # the per-feature error $\mathcal L_k$ (eq. 6, including the $\tfrac12$) and the $3\times3$ attention
 # map on the training prompts and on held-out prompts (3000 at paper scale). Seeds and the
-# held-out set are our choices (the paper gives neither); the snapshot epochs follow the spec.
+# held-out set are our choices (the paper gives neither); the snapshot epochs are our choice too.
 
 # %%
 rp_cfg = cv.ReplicaConfig.for_scale(SCALE)
@@ -971,7 +971,7 @@ print(f"Adam lr {max(tm_cfg.adam_lrs)} (imbalanced): first epoch with L_k <= {th
 ledger.claim("A'1", "Thm 3.2 on the paper's setting (spec EXP-A')", "Population GD on the Q-only model reaches L_2 - L_2^low < 1e-3 (K = 3, N = 60, p = (0.8, 0.1, 0.1))").check(
     measured=f"{gap2:.2e} after {tm_cfg.gd_steps} steps (eta = 1)", how="exact enumeration of the count vectors, GD on S", passed=gap2 < 1e-3)
 move = 0.002 * tm_cfg.epochs  # Adam moves an entry by about lr per step
-ledger.claim("A'2", "spec §6.1 (the analysed model under App. A's optimiser)", "Adam at lr 0.002 for 400 epochs cannot concentrate the Q-only model's attention: entries of Q move by about lr x epochs = 0.8, errors stay far above the floor").check(
+ledger.claim("A'2", "this chapter (the analysed model under App. A's optimiser)", "Adam at lr 0.002 for 400 epochs cannot concentrate the Q-only model's attention: entries of Q move by about lr x epochs = 0.8, errors stay far above the floor").check(
     measured=f"final A_k <= {float(A_slow.max()):.2f} (lr x epochs = {move:.2f}); held-out L_2, L_3 >= {float(L_slow[:, 1:].min()):.3f}; L_1 >= {float(L_slow[:, 0].min()):.3f}",
     how=f"QOnlyAttention, Adam lr 0.002, {tm_cfg.epochs} epochs, {tm_cfg.seeds} seeds x 2 settings; criterion A_k <= 1.25 lr epochs and L_2, L_3 > 0.02 (15x the floor)",
     passed=float(A_slow.max()) <= 1.25 * move and float(L_slow[:, 1:].min()) > 0.02)
@@ -1166,7 +1166,7 @@ print(f"best L_k with |S| <= 0.8: {np.round(L_box.numpy(), 4)}; floor L_2^low = 
 assert float(L_box[1]) > 0.05
 
 # %% [markdown]
-# ## Errata and inconsistencies (spec §7, checked against the text)
+# ## Errata and inconsistencies (checked against the paper's text)
 #
 # | where | the text says | should read / our reading |
 # |---|---|---|

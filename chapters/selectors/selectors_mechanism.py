@@ -106,17 +106,17 @@ print(f"scale = {SCALE}, device = {icl_lab.default_device()}, torch threads = {t
 # is eq. (2) as written, and a unit test checks they agree);
 # `sel.SelectorsConfig` holds the choices the paper leaves open:
 #
-# | choice (spec item) | value here | why |
+# | choice (our reading) | value here | why |
 # |---|---|---|
-# | patterns (A1) | $\mu_j = \beta e_j$, $\nu_k = \beta e_{M_1+k}$, 8 spare directions | $W_Q^{(0)} = \delta I$, so the basis does not matter |
+# | patterns | $\mu_j = \beta e_j$, $\nu_k = \beta e_{M_1+k}$, 8 spare directions | $W_Q^{(0)} = \delta I$, so the basis does not matter |
 # | $M_1, M_2$ | $8, 56$ ($M = 64 = M_1^2$) | smallest size meeting $M \ge M_1^2$ |
-# | $\beta, \delta, \xi$ (A3, A4) | $5, 0.1, 0.01$ | $\beta = \Theta(\log\log M_1)\approx 1$ barely learns (spec §10) |
-# | $m$, $m_a$, $m_b$ (A5) | $200$, $d_\mathcal X + d_\mathcal Y$, $d_\mathcal X + d_\mathcal Y + 8$ | extra rows of $W_Q, W_K$ are provably inert (§2) |
-# | $\eta$, $B$ (A6) | $1$, $64$ | $a_i = \pm 1/m$ averages the neurons: $\eta$ of order 1 |
-# | $\alpha$, $l_{tr}$ (A14) | $0.6$, $\lceil 2\ln M/\alpha\rceil = 14$ | eq. (5) with constant 1 |
-# | $\lambda$, $\kappa$, noise (A10) | $U[0.6,1]$, $U[-0.5,0.5]$, radius $\tau U[0,1]$, $\tau = 0.25$ | the paper gives only bounds |
-# | query (A12) | $\mu_a$ or $\mu_b$ with probability $1/2$ | zero error is impossible otherwise |
-# | task set (A13) | all $M_1(M_1-1)$ ordered pairs, or the cyclic $(i, i+1)$ | both cover each $\mu_i$ evenly (Lemma 1) |
+# | $\beta, \delta, \xi$ | $5, 0.1, 0.01$ | $\beta = \Theta(\log\log M_1)\approx 1$ barely learns |
+# | $m$, $m_a$, $m_b$ | $200$, $d_\mathcal X + d_\mathcal Y$, $d_\mathcal X + d_\mathcal Y + 8$ | extra rows of $W_Q, W_K$ are provably inert (§2) |
+# | $\eta$, $B$ | $1$, $64$ | $a_i = \pm 1/m$ averages the neurons: $\eta$ of order 1 |
+# | $\alpha$, $l_{tr}$ | $0.6$, $\lceil 2\ln M/\alpha\rceil = 14$ | eq. (5) with constant 1 |
+# | $\lambda$, $\kappa$, noise | $U[0.6,1]$, $U[-0.5,0.5]$, radius $\tau U[0,1]$, $\tau = 0.25$ | the paper gives only bounds |
+# | query | $\mu_a$ or $\mu_b$ with probability $1/2$ | zero error is impossible otherwise |
+# | task set | all $M_1(M_1-1)$ ordered pairs, or the cyclic $(i, i+1)$ | both cover each $\mu_i$ evenly (Lemma 1) |
 
 # %%
 cfg0 = sel.SelectorsConfig.for_scale(SCALE)
@@ -134,7 +134,7 @@ print("demonstration labels:  ", [f"{int(v):+d}" for v in demo.y[0].tolist()])
 #
 # ## 2. Derivations
 #
-# We follow the order of the paper's argument (spec §8). This part covers: why the task forces
+# We follow the order of the paper's argument. This part covers: why the task forces
 # in-context learning (§2.1), the gradients (§2.2), the initial attention (§2.3), the feature-selection
 # dynamics of $W_Q, W_K$ and the attention collapse (§2.4), what the MLP reads (§2.5); the $W_V$ and
 # lucky-neuron lemmas are checked with the experiments (§3.6) and the out-of-domain argument in §4.
@@ -209,7 +209,7 @@ assert abs(corr_uniform) < 0.03 and corr_init > corr_uniform and corr_sel > 0.9
 # ```
 #
 # The paper's (72), (82), (121) and (131) write the loss factor as $(-y^n)$ only: they assume the hinge
-# is active (spec A20). Three consequences that the proofs use, all exact:
+# is active. Three consequences that the proofs use, all exact:
 #
 # * the **label columns of $W_Q$ get zero gradient** (eqs. 108, 113): $p_{l+1}$ has a zero label part;
 # * **rows of $W_Q, W_K$ beyond $d_\mathcal X$ stay zero**: row $i$ of $\partial F/\partial W_Q$ is
@@ -261,7 +261,7 @@ assert rel_err < 1e-9 and wq_label_cols == 0.0
 # $\gamma_t$, the attention mass **outside** $\mathcal N_*$ (eqs. 43, 91). The bounds (84)–(88) use
 # "$\log M_2\ge\delta^2\beta^2$" and "$\log M_1\le\delta^2\beta^2$", and (155) "$\log M_1\ge\delta^2\beta^2$":
 # these contradict each other, and with $\delta<0.1$, $\beta=\Theta(\log\log M_1)$ the second cannot
-# hold at all. We treat $\beta$ as a free scale (spec A3): with $\beta\approx 1$ the initial bias
+# hold at all. We treat $\beta$ as a free scale: with $\beta\approx 1$ the initial bias
 # $\delta^2\beta^2\lambda^2\approx 0.004$ is too weak to start learning in any reasonable time.
 
 # %%
@@ -313,7 +313,7 @@ assert init_gap < 1e-12
 # $h = W_O W_V[:,\text{input}]\,\bar x + W_O W_V[:,\text{label}]\,\bar y$ with
 # $\bar p = (\bar x, \bar y) = \sum_s\sigma_s p_s$. The two agree at initialisation ($W_V = \delta I$)
 # and differ once $W_V$ has learned to write label information into the first $d_\mathcal X$
-# coordinates of the values (spec A8). We measure both; **the figure uses the token-part split**,
+# coordinates of the values. We measure both; **the figure uses the token-part split**,
 # because it is what the caption describes, it is basis-free, and its two terms add up to $h$ exactly
 # (the coordinate split leaves a third term, the coordinates beyond $d_\mathcal X + d_\mathcal Y$).
 #
@@ -408,7 +408,7 @@ ledger.claim("M6", "Prop. 2 eq. (10), Fig. 1(b)",
     how="mean |contribution| over held-out prompts and neurons, median over all-pairs seeds",
     passed=ratio_in > 5 and frac_dom > 0.5,
     caveat="on the token-part split (Fig. 1(b)'s caption); the literal coordinate split of eq. (10) is much closer "
-           "(spec §5.5: it reversed at a larger prototype size)")
+           "(it reversed at a larger prototype size)")
 ledger.claim("M7", "Prop. 2, second sentence", "For the other neurons ||W_O(i) sa|| <= O(xi)").check(
     measured=f"mean |h_i| over the non-label-dominant neurons: {other_h:.3f} (largest over seeds) vs xi = {cfg.xi}",
     how="mean |h_i| over held-out prompts, averaged over the neurons whose label part does not dominate",
@@ -590,7 +590,7 @@ print("recursion (46): t50 for alpha =", {a: round(v, 1) for a, v in t50_by_alph
 assert t50_by_alpha[0.8] > t50_by_alpha[0.45]
 
 # %% [markdown]
-# ### 3.5 The minimal task set: cyclic vs all pairs (spec A13, A22)
+# ### 3.5 The minimal task set: cyclic vs all pairs
 #
 # Theorem 1 "is built on the $M_1$ required training tasks". With exactly those (the cyclic set), some
 # seeds settle into a **partial solution**: for part of the (pattern, label) cases the query attends to
@@ -619,14 +619,14 @@ ledger.claim("M12", "Thm 1 with the M1 required tasks (cyclic set)",
     measured=f"{success['cyclic']:.0%} of seeds reach the full solution (all-pairs: {success['all_pairs']:.0%})",
     how=f"final accuracy >= {cfg.hit_acc} and mass on N_* >= 0.9, {cfg.seeds} seeds",
     passed=success["cyclic"] >= 0.5,
-    caveat="some cyclic-set seeds stall in a partial 'partner' solution (spec A22)" if success["cyclic"] < 1 else None)
+    caveat="some cyclic-set seeds stall in a partial 'partner' solution" if success["cyclic"] < 1 else None)
 assert success["all_pairs"] >= 0.75
 
 # %% [markdown]
 # ### 3.6 Lucky neurons (Lemma 7)
 #
 # The paper never defines the "lucky neurons" $\mathcal W_l(t), \mathcal U_l(t)$ it uses in Lemmas 3–7.
-# We take (spec A9) $\mathcal W(t) = \{i : a_i > 0,\ W_{O(i)} W_V (0, q) > 0\}$ — positive output
+# We take $\mathcal W(t) = \{i : a_i > 0,\ W_{O(i)} W_V (0, q) > 0\}$ — positive output
 # weight, reading $+q$ positively — and $\mathcal U(t)$ the mirror image with $a_i<0$. Lemma 7 claims
 # $|\mathcal W(0)|, |\mathcal U(0)| \ge \frac m{16}(1-\epsilon_m-\tau M_1)$ once
 # $m \ge \epsilon_m^{-2}M_1^2\log N$.
@@ -640,7 +640,7 @@ print(f"|W(T)|/m = {[round(v, 3) for v in lwT.tolist()]}, |U(T)|/m = {[round(v, 
 print(f"width condition (35) with eps_m = 1/2: m >= {m_needed:.0f}; we use m = {cfg.m}")
 ledger.claim("M13", "Lemma 7 eq. (36)", "At initialisation |W(0)|, |U(0)| >= m/16 (1 - eps_m - tau M1)").check(
     measured=f"min |W(0)|/m = {float(lw0.min()):.3f}, min |U(0)|/m = {float(lu0.min()):.3f}",
-    how="definition of spec A9 (the paper does not define lucky neurons), all-pairs seeds",
+    how="this chapter's definition (the paper does not define lucky neurons), all-pairs seeds",
     passed=float(min(lw0.min(), lu0.min())) >= 1 / 16,
     caveat=f"with our m = {cfg.m} far below the width condition (35) (m >= {m_needed:.0f})")
 assert float(min(lw0.min(), lu0.min())) > 0.15
@@ -665,7 +665,7 @@ rand_cos = 1 / math.sqrt(cfg.D + cfg.m_b_extra)
 print("cos(Delta W_V (0,q), sum_W W_O(i) - sum_U W_O(i)) per run:", cos_v.round(3).tolist(), f" (random directions: ~{rand_cos:.2f})")
 ledger.claim("M16", "Lemma 5, eqs. (26)-(31)", "The W_V update on a +q token is a combination of W_O rows: + on W(t), <= 0 on U(t)").check(
     measured=f"cosine with sum_W W_O(i) - sum_U W_O(i): median {np.median(cos_v):.2f}, min {cos_v.min():.2f} (random: ~{rand_cos:.2f})",
-    how="trained models of both task sets; lucky sets at the end of training (spec A9)", passed=float(np.median(cos_v)) > 0.5)
+    how="trained models of both task sets; lucky sets at the end of training", passed=float(np.median(cos_v)) > 0.5)
 assert float(np.median(cos_v)) > 3 * rand_cos
 
 # %% [markdown]

@@ -42,7 +42,7 @@
 # every constant is hidden, only **trends and exponents** can be checked: $T$ falls with $\alpha$, grows
 # with the noise $\tau$ (and fails beyond a threshold), scales like $\lambda_*^{-1}$, $\eta^{-1}$ and
 # $\sqrt M$. We measure $T_\text{hit}$, the first logged iteration at which held-out accuracy reaches
-# $0.95$ (spec A15), for several seeds of every swept value, all trained together in one batched
+# $0.95$, for several seeds of every swept value, all trained together in one batched
 # training per experiment.
 
 # %% tags=["remove-cell"]
@@ -198,7 +198,7 @@ assert a_min[-1] < a_min[0]
 # ## 3. Iterations against the noise $\tau$ (E3)
 #
 # Isotropic noise in $\mathbb R^{d_\mathcal X}$ barely changes the inner products that drive the
-# attention (spec A10), so here the noise lies **inside $\mathrm{span}\{\mu\}$** with norm exactly $\tau$:
+# attention, so here the noise lies **inside $\mathrm{span}\{\mu\}$** with norm exactly $\tau$:
 # it mimics a second relevant pattern in every token.
 
 # %%
