@@ -38,26 +38,21 @@ import icl_lab.notebook
 
 icl_lab.notebook.setup(scale=None, minutes={"ci": None, "book": None, "paper": None})
 
-# %%
+# %% tags=["remove-cell"]
 import math
-import os
 
 import matplotlib.pyplot as plt
 import torch
 from IPython.display import Markdown, display
 
 import icl_lab
-from icl_lab import metrics, plotting, widgets
-from icl_lab.claims import PAPERS, ClaimsTable
+from icl_lab import plotting, store, widgets
+from icl_lab.claims import ClaimsTable
 from icl_lab.data import LinearTask, PromptSampler, standard_basis
-from icl_lab import store
 from icl_lab.papers.synthesis.experiments import CrossPaperConfig, contrast_law_fit, result_from_summary
 
-icl_lab.configure_threads()
-plotting.use_style()
 SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("synthesis")
-print(f"scale = {SCALE}, device = {icl_lab.default_device()}, torch threads = {torch.get_num_threads()}")
 
 # %% [markdown]
 # ## 1. The four papers side by side
@@ -83,7 +78,7 @@ print(f"scale = {SCALE}, device = {icl_lab.default_device()}, torch threads = {t
 # hand, $\hat y = \sum_i y_i e^{x_i^\top W^\top W x_q} / \sum_j e^{x_j^\top W^\top W x_q}$, give the same
 # predictions on the same prompts, and each prediction is a convex combination of the context labels.
 
-# %%
+# %% tags=["hide-input"]
 g = icl_lab.make_generator(0)
 d = 6
 V = standard_basis(4, d)
@@ -110,11 +105,12 @@ by_hand = torch.tensor([nw_by_hand(b) for b in range(batch.batch_size)], dtype=t
 gap = max(float((out_q.pred[0, :, 0] - by_hand).abs().max()), float((out_k.pred[0, :, 0] - by_hand).abs().max()))
 inside = bool(((out_q.pred[0, :, 0] >= batch.y.min(-1).values - 1e-12)
                & (out_q.pred[0, :, 0] <= batch.y.max(-1).values + 1e-12)).all())
-print(f"max |model - Nadaraya-Watson by hand| = {gap:.1e}; predictions inside [min y, max y]: {inside}")
-ledger["X0"].check(
-    measured=f"gap {gap:.1e}; convex: {inside}", how="64 prompts, float64, random W, formula evaluated term by term",
-    passed=gap < 1e-10 and inside)
+
+# %% tags=["remove-input"]
 assert gap < 1e-10 and inside
+ledger["X0"].check(
+    measured=f"largest difference {gap:.1e}; every prediction inside [min y, max y]: {inside}",
+    how="64 prompts, float64, random W, the formula evaluated term by term", passed=gap < 1e-10 and inside)
 
 # %% [markdown]
 # ## 3. Two papers' settings through the same code
@@ -152,7 +148,7 @@ assert gap < 1e-10 and inside
 # run of this exact configuration with the current library is stored there (e.g. by
 # `icl-lab run synthesis.cross_paper --scale paper`), and computes and stores it otherwise.
 
-# %%
+# %% tags=["remove-input"]
 cfg = CrossPaperConfig.for_scale()
 res = result_from_summary(cfg, store.load_or_run("synthesis.cross_paper", cfg))
 slope, intercept = contrast_law_fit(res)
@@ -160,32 +156,29 @@ t_mean = res.t_half.nanmean(-1)
 lin = res.laws.index("linear")
 pred_linear = math.exp(intercept + slope * math.log(float(res.contrast[lin])))
 rel_err = abs(float(t_mean[lin]) - pred_linear) / pred_linear
-print(f"{cfg.steps} GD steps, lr {cfg.lr}, {len(res.laws)} laws x {cfg.seeds} seeds in one training: {res.seconds:.1f} s "
-      "(when it was computed)")
-for name, C, v, t in zip(res.laws, res.contrast.tolist(), res.label_var.tolist(), t_mean.tolist()):
-    print(f"  {name:>14}: contrast C = {C:.4f}, label variance = {v:7.3f}, t_half = {t:6.0f}")
-print(f"fit over the cosine laws: t_half ~ C^{slope:.3f}; linear task predicted {pred_linear:.0f}, "
-      f"measured {float(t_mean[lin]):.0f} (relative error {rel_err:.2f})")
+rows = ["| task law | label contrast $C$ | label variance | $t_{1/2}$ (GD steps, mean over seeds) |", "|---|---|---|---|"]
+rows += [f"| {name} | {C:.4f} | {v:.3f} | {t:.0f} |"
+         for name, C, v, t in zip(res.laws, res.contrast.tolist(), res.label_var.tolist(), t_mean.tolist())]
+display(Markdown(f"{cfg.steps} GD steps at learning rate {cfg.lr}, {len(res.laws)} task laws × {cfg.seeds} seeds "
+                 "trained together:\n\n" + "\n".join(rows)))
 
-# %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Left: mean own-feature attention on held-out prompts during GD (mean ± std over seeds) for the linear tasks of the convergence paper (solid) and the cosine tasks of the nonlinear paper at several Lipschitz constants $L$ (dashed); the grey line is the halfway level. Right: the halfway time $t_{1/2}$ against the label contrast $C$, with the least-squares line through the cosine laws. Not a figure of either paper.", "name": "fig-synthesis-contrast"}, "image": {"alt": "Left, attention curves rising from uniform to one, faster for larger L; right, halfway times on a log-log line of slope near -1 with the linear task's square on it."}}
+fig, axes = plotting.figure(2, height=3.4)
 steps = torch.as_tensor(res.steps)
 for i, name in enumerate(res.laws):
     plotting.band(axes[0], steps, res.own_attention[:, i, :].T, label=name, color=plotting.COLORS[i % 8],
                   linestyle="-" if name == "linear" else "--")
 level = 1 / cfg.K + cfg.target * (1 - 1 / cfg.K)
 axes[0].axhline(level, color="gray", lw=0.8)
-plotting.label(axes[0], "GD step t", "own-feature attention (held-out prompts)",
-               "Attention concentration, mean ± std over seeds")
-axes[0].legend(fontsize=7)
+plotting.label(axes[0], "GD step t", "own-feature attention")
 ok = torch.isfinite(t_mean)
 cos = [i for i, n in enumerate(res.laws) if n != "linear" and bool(ok[i])]
 axes[1].loglog(res.contrast[cos], t_mean[cos], "o", color=plotting.COLORS[1], label="cosine tasks (nonlinear paper)")
 axes[1].loglog(res.contrast[lin], t_mean[lin], "s", ms=9, color=plotting.COLORS[0], label="linear tasks (convergence paper)")
 cs = torch.logspace(math.log10(float(res.contrast[cos].min()) / 1.5), math.log10(float(res.contrast.max()) * 1.5), 50)
 axes[1].loglog(cs, torch.exp(intercept + slope * cs.log()), "k:", label=rf"fit: $t \propto C^{{{slope:.2f}}}$")
-plotting.label(axes[1], "label contrast C", r"$t_{1/2}$ (GD steps)", "One law for both task families")
-axes[1].legend(fontsize=8)
+plotting.label(axes[1], "label contrast C", r"$t_{1/2}$ (GD steps)")
+plotting.legend_outside(fig, "below", ncols=4, fontsize=8)
 plotting.finish(fig)
 
 # %% [markdown]
@@ -205,21 +198,26 @@ plotting.finish(fig)
 # but concentrates many times more slowly, because most of its variance is an offset that every token
 # of a prompt shares.
 
-# %%
+# %% tags=["remove-cell"]
 n_fit = len(cos)
-ledger["X1"].check(
-    measured=f"slope {slope:.3f} over {n_fit} values of L", how="least-squares fit of log t_half on log C, seed means",
-    passed=n_fit >= 2 and abs(slope + 1) < 0.2)
-ledger["X2"].check(
-    measured=f"t_half {float(t_mean[lin]):.0f} vs predicted {pred_linear:.0f} (rel. error {rel_err:.2f})",
-    how=f"fit over cosine laws, evaluated at the linear task's C = {float(res.contrast[lin]):.3f}; "
-        f"crossing times interpolated between records {cfg.record_every} steps apart",
-    passed=rel_err < 0.35)
 assert n_fit >= 2 and torch.isfinite(t_mean[lin])
 # the ordering by contrast is the robust part of the measurement
 order_t = torch.argsort(t_mean[cos]).tolist()
 order_c = torch.argsort(-res.contrast[cos]).tolist()
 assert order_t == order_c, (order_t, order_c)
+
+# %% tags=["remove-input"]
+ledger["X1"].check(
+    measured=f"slope {slope:.3f} over {n_fit} values of L", how="least-squares fit of log t_half on log C, seed means; "
+    "pass: within 0.2 of -1",
+    passed=n_fit >= 2 and abs(slope + 1) < 0.2)
+
+# %% tags=["remove-input"]
+ledger["X2"].check(
+    measured=f"t_half {float(t_mean[lin]):.0f} vs predicted {pred_linear:.0f} (relative error {rel_err:.2f})",
+    how=f"fit over the cosine laws, evaluated at the linear task's C = {float(res.contrast[lin]):.3f}; "
+        f"crossing times interpolated between records {cfg.record_every} steps apart; pass: relative error below 0.35",
+    passed=rel_err < 0.35)
 
 # %% [markdown]
 # ### Explore without a kernel
@@ -227,22 +225,23 @@ assert order_t == order_c, (order_t, order_c)
 # Move the slider to pick a Lipschitz constant: the curve of that cosine law is drawn in colour over
 # the linear task's (black), on the same axes.
 
-# %%
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Own-feature attention during GD for one cosine law (colour; pick its Lipschitz constant with the slider) against the linear task (black), mean ± std over seeds.", "name": "fig-synthesis-slider"}, "image": {"alt": "Two attention curves; the cosine one rises faster as L grows past the linear task's contrast."}}
 def draw_law(i):
-    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    fig, ax = plotting.figure(1, height=3.0, width=6.0)
     plotting.band(ax, steps, res.own_attention[:, lin, :].T, label="linear task", color="black")
     plotting.band(ax, steps, res.own_attention[:, i, :].T, label=res.laws[i], color=plotting.COLORS[1])
     ax.axhline(level, color="gray", lw=0.8)
     ax.set_ylim(1 / cfg.K - 0.05, 1.0)
     plotting.label(ax, "GD step t", "own-feature attention",
-                   f"{res.laws[i]}: C = {float(res.contrast[i]):.3g} (linear: {float(res.contrast[lin]):.2f})")
+                   f"C = {float(res.contrast[i]):.3g} (linear task: {float(res.contrast[lin]):.2f})")
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return fig
 
 
 cos_all = [i for i, n in enumerate(res.laws) if n != "linear"]
-widgets.static_slider(draw_law, cos_all, name="law", fmt="{}", dpi=70)
+widgets.explore(draw_law, cos_all, name="cosine law", fmt=lambda i: res.laws[i],
+                alt="Own-feature attention of one cosine law against the linear task")
 
 # %% [markdown]
 # ## 4. The complete claims ledger
@@ -250,15 +249,15 @@ widgets.static_slider(draw_law, cos_all, name="law", fmt="{}", dpi=70)
 # Every claim of every chapter, with its measured value and status, as exported when the chapters
 # last ran at this scale.
 
-# %%
+# %% tags=["remove-input"]
 ledger.export()  # this chapter's own claims (X0-X2) join the table
 table = ClaimsTable.load()
 missing = table.missing()
 if missing:
-    print(f"Not yet run at scale '{SCALE}' (run their notebooks, or build the book): {missing}")
+    display(Markdown(f"Not yet run at this scale (run their notebooks, or build the book): {', '.join(missing)}."))
 display(Markdown(table.counts_markdown()))
 
-# %%
+# %% tags=["remove-input"]
 table
 
 # %% [markdown]
@@ -302,5 +301,5 @@ table
 #
 # ## Claims of this chapter
 
-# %%
+# %% tags=["remove-input"]
 ledger.show()
