@@ -67,14 +67,17 @@ import numpy as np
 import torch
 
 import icl_lab
-from icl_lab import plotting, widgets
-from icl_lab.papers.selectors import experiments as sel
+from icl_lab import metrics, plotting, widgets
+from icl_lab.data import PairClassificationSampler, cyclic_pair_tasks
+from icl_lab.papers import selectors as sel
+from icl_lab.papers.selectors import experiments as X
+from icl_lab.papers.selectors import figures as SF
 
 icl_lab.configure_threads()
 plotting.use_style()
 torch.set_flush_denormal(True)
 SCALE = icl_lab.get_scale()
-ledger = icl_lab.Ledger("selectors")
+ledger = icl_lab.Ledger("selectors", part="sample_complexity")
 print(f"scale = {SCALE}, device = {icl_lab.default_device()}, torch threads = {torch.get_num_threads()}")
 
 # %% [markdown]
@@ -105,7 +108,7 @@ for alpha in (0.2, 0.4, 0.6, 0.8, 1.0):
             worst["printed (37)"] = max(worst["printed (37)"], exact / sel.chernoff_tail(alpha, l, c))
             worst["from (14)"] = max(worst["from (14)"], exact / math.exp(-l * c * c * alpha / 4))
 print("largest exact / bound over alpha, l <= 80, c in [0.05, 0.95]:", {k: round(v, 3) for k, v in worst.items()})
-ledger.claim("S11", "eq. (37)", "P(#mu_a demonstrations / l <= (1-c) alpha/2) <= exp(-l c^2 alpha / 2)").check(
+ledger["S11"].check(
     measured=f"max exact/bound = {worst['printed (37)']:.3f} (the bound from Lemma 2's (14), exp(-l c^2 alpha/4): {worst['from (14)']:.3f})",
     how="exact binomial lower tail on a grid alpha in {0.2..1}, l < 80, c in [0.05, 0.95]",
     passed=worst["printed (37)"] <= 1.0,
@@ -157,8 +160,8 @@ for B in (16, 17, 32, 64):
 # one of the task's two patterns.
 
 # %%
-acfg = sel.AlphaSweepConfig.for_scale(SCALE)
-ares = sel.run_alpha_sweep(acfg)
+acfg = X.AlphaSweepConfig.for_scale(SCALE)
+ares = X.run_alpha_sweep(acfg)
 a_vals = np.asarray(acfg.alphas)
 a_med = sel.group_hits(ares)
 a_min = sel.group_hits(ares, "min")
@@ -187,7 +190,7 @@ axes[1].legend(fontsize=7)
 plotting.finish(fig)
 finite = np.isfinite(a_med)
 mono = bool(np.all(np.diff(a_med[finite]) <= 0)) and finite[-1]
-ledger.claim("S1", "Thm 1 eq. (6), P1 (alpha)", "The iterations needed fall with alpha, like (C - 1/alpha)^-1").check(
+ledger["S1"].check(
     measured=f"median T_hit {dict(zip(acfg.alphas, [None if not np.isfinite(v) else int(v) for v in a_med]))}; "
              f"fit C = {Cfit:.2f}, rms log error {err:.2f}",
     how=f"first step with held-out accuracy >= {acfg.hit_acc}, {acfg.seeds} seeds per alpha, l_tr = {acfg.l}",
@@ -202,8 +205,8 @@ assert a_min[-1] < a_min[0]
 # it mimics a second relevant pattern in every token.
 
 # %%
-ncfg = sel.NoiseSweepConfig.for_scale(SCALE)
-nres = sel.run_noise_sweep(ncfg)
+ncfg = X.NoiseSweepConfig.for_scale(SCALE)
+nres = X.run_noise_sweep(ncfg)
 n_vals = np.asarray(ncfg.taus)
 n_med = sel.group_hits(nres)
 n_acc = nres.final("acc").median(1).values.numpy()
@@ -221,7 +224,7 @@ ax2.legend(loc="lower left", fontsize=7)
 plotting.finish(fig)
 first_fail = next((t for t, v in zip(ncfg.taus, n_med) if not np.isfinite(v)), None)
 noise_ok = np.isfinite(n_med[0]) and first_fail is not None and n_acc[-1] < n_acc[0] - 0.1
-ledger.claim("S2", "Thm 1 eq. (6), P1 (tau)", "Noise slows training, (1 - eps_m - tau M1)^-1/2, and needs tau <= O(1/M1)").check(
+ledger["S2"].check(
     measured=f"median T_hit {dict(zip(ncfg.taus, [None if not np.isfinite(v) else int(v) for v in n_med]))}; "
              f"first failing tau = {first_fail} (tau/beta = {first_fail / ncfg.beta if first_fail else float('nan'):.2f}); 1/M1 = {1 / ncfg.M1:.3f}",
     how="noise of norm tau inside span{mu}; final accuracy and T_hit per tau", passed=bool(noise_ok),
@@ -241,13 +244,13 @@ assert n_acc[0] > 0.95 and n_acc[-1] < n_acc[0] - 0.1
 # $\lambda_*$ is the only scale that changes.
 
 # %%
-lcfg = sel.LambdaSweepConfig.for_scale(SCALE)
-lres = sel.run_lambda_sweep(lcfg)
+lcfg = X.LambdaSweepConfig.for_scale(SCALE)
+lres = X.run_lambda_sweep(lcfg)
 l_vals = np.asarray(lcfg.lambdas)
 l_med = sel.group_hits(lres)
 l_min = sel.group_hits(lres, "min")
-slope_l = sel.loglog_slope(1 / l_vals, l_med)
-slope_l_min = sel.loglog_slope(1 / l_vals, l_min)
+slope_l = metrics.loglog_slope(1 / l_vals, l_med)
+slope_l_min = metrics.loglog_slope(1 / l_vals, l_min)
 print(f"{len(lres.seeds)} runs in {lres.seconds:.1f} s wall ({lres.cpu_seconds:.1f} s CPU)")
 print("lambda*:", lcfg.lambdas, " T_hit:", lres.hits().tolist())
 print(f"log-log slope of T_hit vs 1/lambda*: median over seeds {slope_l:.2f}, fastest seed {slope_l_min:.2f} (Theorem 1: 1)")
@@ -258,12 +261,12 @@ print(f"log-log slope of T_hit vs 1/lambda*: median over seeds {slope_l:.2f}, fa
 # Every $\eta$ sees the same prompts (common random numbers: the data streams depend only on the seed).
 
 # %%
-ecfg = sel.EtaSweepConfig.for_scale(SCALE)
-eres = sel.run_eta_sweep(ecfg)
+ecfg = X.EtaSweepConfig.for_scale(SCALE)
+eres = X.run_eta_sweep(ecfg)
 e_vals = np.asarray(ecfg.etas)
 e_med = sel.group_hits(eres)
 e_min = sel.group_hits(eres, "min")
-slope_e = sel.loglog_slope(1 / e_vals, e_med)
+slope_e = metrics.loglog_slope(1 / e_vals, e_med)
 print(f"{len(eres.seeds)} runs in {eres.seconds:.1f} s wall ({eres.cpu_seconds:.1f} s CPU)")
 print("eta:", ecfg.etas, " T_hit:", eres.hits().tolist(), f" eta * T_hit (median): {(e_vals * e_med).round(0).tolist()}")
 print(f"log-log slope of T_hit vs 1/eta: {slope_e:.2f} (Theorem 1: 1)")
@@ -275,11 +278,11 @@ print(f"log-log slope of T_hit vs 1/eta: {slope_e:.2f} (Theorem 1: 1)")
 # (the unused directions carry no pattern), so all values train in one model.
 
 # %%
-mcfg = sel.PatternCountConfig.for_scale(SCALE)
-mres = sel.run_pattern_count(mcfg)
+mcfg = X.PatternCountConfig.for_scale(SCALE)
+mres = X.run_pattern_count(mcfg)
 m_vals = np.asarray(mres.values, dtype=float)
 m_med = sel.group_hits(mres)
-slope_m = sel.loglog_slope(m_vals, m_med)
+slope_m = metrics.loglog_slope(m_vals, m_med)
 print(f"{len(mres.seeds)} runs in {mres.seconds:.1f} s wall ({mres.cpu_seconds:.1f} s CPU)")
 print("M:", m_vals.astype(int).tolist(), " T_hit:", mres.hits().tolist(), f" slope vs M: {slope_m:.2f} (Theorem 1: 0.5)")
 
@@ -305,17 +308,17 @@ for ax, x, res, med, name, ref in ((axes[0], 1 / l_vals, lres, l_med, r"$1/\lamb
 plotting.finish(fig)
 
 # %%
-ledger.claim("S3", "Thm 1 eq. (6), P1 (lambda_*)", "The iterations needed scale like 1/lambda_*").check(
+ledger["S3"].check(
     measured=f"log-log slope of median T_hit vs 1/lambda_*: {slope_l:.2f} (fastest seed: {slope_l_min:.2f}); "
              f"T_hit {dict(zip(lcfg.lambdas, [None if not np.isfinite(v) else int(v) for v in l_med]))}",
     how=f"lambda fixed for every token, tau = 0, {lcfg.seeds} seeds per value",
     passed=bool(np.isfinite(slope_l) and abs(slope_l - 1) < 0.4),
     caveat=None)
-ledger.claim("S4", "Thm 1 eq. (6) (eta)", "The iterations needed scale like 1/eta").check(
+ledger["S4"].check(
     measured=f"log-log slope {slope_e:.2f}; eta*T_hit = {(e_vals * e_med).round(0).tolist()}",
     how=f"per-run learning rates in one batched training, same data streams, {ecfg.seeds} seeds",
     passed=bool(np.isfinite(slope_e) and abs(slope_e - 1) < 0.35))
-ledger.claim("S5", "Thm 1 eq. (6) (sqrt M)", "The iterations needed scale like sqrt(M)").check(
+ledger["S5"].check(
     measured=f"log-log slope of T_hit vs M: {slope_m:.2f}; T_hit {dict(zip(m_vals.astype(int).tolist(), [None if not np.isfinite(v) else int(v) for v in m_med]))}",
     how=f"M2 in {list(mcfg.M2s)} at fixed d_x, {mcfg.seeds} seeds, logged every {mcfg.eval_every} steps",
     passed=bool(np.isfinite(slope_m) and abs(slope_m - 0.5) < 0.25),
@@ -346,10 +349,9 @@ assert l_min[0] > l_min[-1] and e_min[0] > e_min[-1]
 split = sel.output_layer_split(lcfg, lres)  # (G, S, 2): feature, label
 ratio = (split[..., 0] / split[..., 1]).nanmedian(1).values.numpy()
 print("lambda*:", lcfg.lambdas, " ||dW_O feature|| / ||dW_O label|| (lucky neurons, median):", ratio.round(3).tolist())
-slope_ratio = sel.loglog_slope(l_vals, ratio)
+slope_ratio = metrics.loglog_slope(l_vals, ratio)
 print(f"log-log slope of the ratio against lambda*: {slope_ratio:.2f} (Lemma 3: 1)")
-ledger.claim("S10", "Lemma 3 eqs. (15)-(16)",
-             "For lucky neurons the W_O update on feature coordinates is lambda_* times that on label coordinates").check(
+ledger["S10"].check(
     measured=f"feature/label update ratio {dict(zip(lcfg.lambdas, ratio.round(2).tolist()))}; slope vs lambda_* {slope_ratio:.2f}",
     how="||W_O(T) - W_O(0)|| on coordinates 1..d_x vs d_x+1..d_x+d_y at the end of training, mean over lucky neurons, median over seeds",
     passed=bool(np.isfinite(slope_ratio) and abs(slope_ratio - 1) < 0.5),
@@ -363,8 +365,8 @@ ledger.claim("S10", "Lemma 3 eqs. (15)-(16)",
 # the dotted lines eq. (5)'s $2\ln M/\alpha$.
 
 # %%
-pcfg = sel.PromptLengthConfig.for_scale(SCALE)
-pres = sel.run_prompt_length(pcfg)
+pcfg = X.PromptLengthConfig.for_scale(SCALE)
+pres = X.run_prompt_length(pcfg)
 print(f"{len(pcfg.lengths)} trainings in {pres.seconds:.1f} s wall")
 Ls = np.asarray(pcfg.lengths)
 fig, ax = plt.subplots(figsize=(6.8, 3.8))
@@ -386,12 +388,12 @@ print("shortest l_tr with median accuracy >= 0.9 per alpha:", dict(zip(pcfg.alph
       " 2 ln M / alpha:", {a: round(2 * math.log(pcfg.M) / a, 1) for a in pcfg.alphas})
 print(f"largest excess of the median over the oracle: {excess:+.3f}")
 shrinks = all(n is not None for n in needed[1:]) and (needed[0] is None or needed[0] >= needed[-1]) and needed[-1] < (needed[0] or np.inf)
-ledger.claim("S6", "Thm 1 eq. (5), eq. (38)", "The training prompt length needed is about 2 log M / alpha (shrinks with alpha)").check(
+ledger["S6"].check(
     measured=f"shortest l_tr with median accuracy >= 0.9: {dict(zip(pcfg.alphas, needed))}; "
              f"2 ln M/alpha = { {a: round(2 * math.log(pcfg.M) / a, 1) for a in pcfg.alphas} }",
     how=f"final accuracy after {pcfg.steps} steps, grid l_tr in {list(pcfg.lengths)}, {pcfg.seeds} seeds",
     passed=bool(shrinks), caveat="on a power-of-two grid; long prompts with small alpha also need more steps")
-ledger.claim("S7", "exact oracle (derivation §1.1)", "No trained model beats the oracle accuracy 1 - (1 - alpha/2)^l / 2").check(
+ledger["S7"].check(
     measured=f"largest excess of median accuracy over the oracle: {excess:+.3f}",
     how="every (alpha, l_tr) of the grid, held-out prompts", passed=excess < 0.03)
 assert excess < 0.05
@@ -422,8 +424,8 @@ assert excess < 0.05
 # ($\mu_1$ is $+1$ in all but one), and test on the training tasks and on **every ordered pair**.
 
 # %%
-tcfg = sel.TaskCountConfig.for_scale(SCALE)
-tres = sel.run_task_count(tcfg)
+tcfg = X.TaskCountConfig.for_scale(SCALE)
+tres = X.run_task_count(tcfg)
 print(f"{len(tres.train.seeds)} runs in {tres.train.seconds:.1f} s wall ({tres.train.cpu_seconds:.1f} s CPU)")
 print(f"{'task set':>14} {'balanced':>9} {'shortcut acc':>13} {'train-task acc':>15} {'all-pairs acc':>14} {'all-pairs mass':>15}")
 for i, name in enumerate(tres.train.labels):
@@ -448,11 +450,11 @@ allp_full = float(tres.all_pairs_acc[idx[full_name]].median())
 allp_few = max(float(tres.all_pairs_acc[idx[n]].median()) for n in few)
 unb_all = float(tres.all_pairs_acc[idx["unbalanced"]].median())
 unb_train = float(tres.train_acc[idx["unbalanced"]].median())
-ledger.claim("S8", "Lemma 1", "Fewer than M1 training tasks cannot cover every pattern evenly; the model then fails on unseen tasks").check(
+ledger["S8"].check(
     measured=f"all-pairs accuracy: best with n < M1 cyclic tasks {allp_few:.3f}; with the M1 cyclic tasks {allp_full:.3f}",
     how=f"train on the first n cyclic tasks, n in {list(tcfg.n_tasks)}; test on all M1(M1-1) ordered pairs, {tcfg.seeds} seeds",
     passed=allp_full > allp_few + 0.15)
-ledger.claim("S9", "Sec. 3.3 (even coverage)", "An unbalanced set of M1 tasks leaves a shortcut: good on training tasks, poor on others").check(
+ledger["S9"].check(
     measured=f"unbalanced: training tasks {unb_train:.3f} (shortcut alone {float(tres.shortcut_acc[idx['unbalanced']]):.3f}), all pairs {unb_all:.3f}",
     how="mu_1 labelled +1 in M1-1 of the M1 tasks", passed=unb_all < 0.7 and unb_train > unb_all + 0.15)
 assert float(tres.all_pairs_acc[idx[full_name]].max()) > allp_few + 0.1 and unb_all < 0.75
@@ -494,7 +496,7 @@ widgets.static_slider(draw_alpha, list(range(len(acfg.alphas))), name="alpha ind
 # attention mass. It is hidden in the static book.
 
 # %% tags=["remove-cell"]
-sel.live_mechanism()
+SF.live_mechanism()
 
 # %% [markdown]
 # ## Exercises
@@ -520,13 +522,13 @@ sel.live_mechanism()
 # ````
 
 # %%
-for name, tasks in (("cyclic[:2]", sel.cyclic_pair_tasks(8)[:2]), ("cyclic[:4]", sel.cyclic_pair_tasks(8)[:4]),
-                    ("cyclic[:8]", sel.cyclic_pair_tasks(8)), ("unbalanced", sel.unbalanced_tasks(8))):
+for name, tasks in (("cyclic[:2]", cyclic_pair_tasks(8)[:2]), ("cyclic[:4]", cyclic_pair_tasks(8)[:4]),
+                    ("cyclic[:8]", cyclic_pair_tasks(8)), ("unbalanced", sel.unbalanced_tasks(8))):
     on_train = sel.shortcut_accuracy(tasks, 8)
     on_all = sel.shortcut_accuracy(tasks, 8, sel.all_pair_tasks(8))
     print(f"{name:>11}: shortcut accuracy on training tasks {on_train:.3f}, on all pairs {on_all:.3f}, balanced: {sel.is_balanced(tasks, 8)}")
     assert abs(on_all - 0.5) < 1e-12
-assert sel.shortcut_accuracy(sel.cyclic_pair_tasks(8), 8) == 0.5
+assert sel.shortcut_accuracy(cyclic_pair_tasks(8), 8) == 0.5
 
 # %% [markdown]
 # ````{exercise}
@@ -554,12 +556,13 @@ print(f"median eta * T_hit = {eta_T:.0f}  ->  K ~ {K_est:.1e} (for lambda_* = {e
 assert np.isfinite(K_est) and K_est > 0
 
 # %% [markdown]
-# ## Claims ledger (the whole chapter)
+# ## Claims ledger (Part II)
 #
-# The table shows this part's claims; the exported ledger (and the synthesis chapter) merge them with
-# Part I's (ids M… and O…).
+# The claims checked on this page. The [first part](selectors_mechanism.ipynb) has its own ledger for
+# the mechanism and out-of-domain claims; the synthesis chapter joins both.
 
-# %%
+# %% tags=["remove-input"]
 ledger.show()
-merged = sel.export_chapter_ledger(ledger, prefix="S")
-print("chapter ledger:", merged.counts())
+
+# %% tags=["remove-cell"]
+ledger.export();
