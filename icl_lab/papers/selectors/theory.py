@@ -129,3 +129,37 @@ def gradients_closed_form(model: AttentionMLP, batch: PromptBatch, r: int = 0) -
             "W_K": torch.einsum("bs,bk,bsd->kd", coef, pq @ WQ.T, dev)}
 
 
+
+
+EPS_M = 0.49  # epsilon_m in (0, 1/2): the largest value, so the weakest width condition
+
+
+def theorem1_conditions(*, M1: int, M: int, m: int, B: int, T: int, beta: float, delta: float, tau: float,
+                        lambda_star: float, alpha: float, l: int, eps_m: float = EPS_M) -> dict:
+    """Thm 1's hypotheses (and those its proof adds) for one setting, read with constant 1 where the
+    paper writes Omega, O or Theta: ``{condition: (what is required, what we have, holds)}``.
+
+    * width (35) m >= eps_m^-2 M1^2 log N with N = BT samples;
+    * batch (39) B >= M1 log M1 and, for the proof of Lemma 6 (B.4), B >= lambda_*^-4;
+    * prompt length (5) l >= 2 log M / alpha;
+    * noise tau <= O(1/M1), read as 1 - eps_m - tau M1 > 0 so that the factor of eq. (6) exists;
+    * patterns M >= M1^2 (Sec. 3.1); scale beta = Theta(log log M1), read as beta <= 3 log log M1;
+    * initialisation delta in (0, 0.1) (Sec. 3.1), and log M1 >= delta^2 beta^2 (proof of Lemma 6, B.4)."""
+    N = B * T
+    ll = math.log(math.log(M1)) if M1 > 2 else float("nan")
+    width = eps_m**-2 * M1**2 * math.log(N)
+    conds = {
+        "width (35): m >= eps_m^-2 M1^2 log N": (f">= {width:.0f}", f"{m}", m >= width),
+        "batch (39): B >= M1 log M1": (f">= {M1 * math.log(M1):.1f}", f"{B}", B >= M1 * math.log(M1)),
+        "batch (Lemma 6): B >= lambda_*^-4": (f">= {lambda_star ** -4:.1f}", f"{B}", B >= lambda_star**-4),
+        "prompt length (5): l >= 2 log M / alpha": (f">= {2 * math.log(M) / alpha:.1f}", f"{l}",
+                                                    l >= 2 * math.log(M) / alpha),
+        "noise: tau <= O(1/M1), 1 - eps_m - tau M1 > 0": (f"< {(1 - eps_m) / M1:.3f}", f"{tau:g}",
+                                                         1 - eps_m - tau * M1 > 0),
+        "patterns: M >= M1^2": (f">= {M1 ** 2}", f"{M}", M >= M1**2),
+        "scale: beta = Theta(log log M1)": (f"<= {3 * ll:.2f}", f"{beta:g}", beta <= 3 * ll),
+        "initialisation: delta in (0, 0.1)": ("in (0, 0.1)", f"{delta:g}", 0 < delta < 0.1),
+        "Lemma 6 (B.4): log M1 >= delta^2 beta^2": (f"<= {math.log(M1):.2f}", f"{delta**2 * beta**2:.3g}",
+                                                   math.log(M1) >= delta**2 * beta**2),
+    }
+    return conds
