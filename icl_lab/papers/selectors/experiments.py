@@ -263,9 +263,9 @@ class PatternCountConfig(SelectorsConfig):
     """Thm 1's sqrt(M): vary the number M2 of irrelevant patterns (d_x fixed at M1 + max M2 +
     d_extra so that all runs share one model shape; unused directions carry no pattern)."""
 
-    M2s: tuple = (24, 56, 120)
-    M2: int = 120
-    CI = dict(M2s=(24, 120), seeds=1, steps=300, test_prompts=300)
+    M2s: tuple = (56, 120, 248)  # M = 64, 128, 256 >= M1^2 (Sec. 3.1)
+    M2: int = 248
+    CI = dict(M2s=(56, 248), seeds=2, steps=300, test_prompts=300)
 
     PARAMS = dict(M2s=TupleOf(Int(1, 4096), max_len=32))
 

@@ -132,6 +132,16 @@ def gradients_closed_form(model: AttentionMLP, batch: PromptBatch, r: int = 0) -
 
 
 EPS_M = 0.49  # epsilon_m in (0, 1/2): the largest value, so the weakest width condition
+WIDTH = "width (35): m >= eps_m^-2 M1^2 log N"
+BATCH = "batch (39): B >= M1 log M1"
+BATCH6 = "batch (Lemma 6): B >= lambda_*^-4"
+LENGTH = "prompt length (5): l >= 2 log M / alpha"
+NOISE = "noise: tau <= O(1/M1), 1 - eps_m - tau M1 > 0"
+PATTERNS = "patterns: M >= M1^2"
+SCALE = "scale: beta = Theta(log log M1)"
+INIT = "initialisation: delta in (0, 0.1)"
+INIT6 = "Lemma 6 (B.4): log M1 >= delta^2 beta^2"
+THM1 = (WIDTH, BATCH, BATCH6, LENGTH, NOISE, PATTERNS, SCALE, INIT, INIT6)
 
 
 def theorem1_conditions(*, M1: int, M: int, m: int, B: int, T: int, beta: float, delta: float, tau: float,
@@ -149,17 +159,32 @@ def theorem1_conditions(*, M1: int, M: int, m: int, B: int, T: int, beta: float,
     ll = math.log(math.log(M1)) if M1 > 2 else float("nan")
     width = eps_m**-2 * M1**2 * math.log(N)
     conds = {
-        "width (35): m >= eps_m^-2 M1^2 log N": (f">= {width:.0f}", f"{m}", m >= width),
-        "batch (39): B >= M1 log M1": (f">= {M1 * math.log(M1):.1f}", f"{B}", B >= M1 * math.log(M1)),
-        "batch (Lemma 6): B >= lambda_*^-4": (f">= {lambda_star ** -4:.1f}", f"{B}", B >= lambda_star**-4),
-        "prompt length (5): l >= 2 log M / alpha": (f">= {2 * math.log(M) / alpha:.1f}", f"{l}",
+        WIDTH: (f">= {width:.0f}", f"{m}", m >= width),
+        BATCH: (f">= {M1 * math.log(M1):.1f}", f"{B}", B >= M1 * math.log(M1)),
+        BATCH6: (f">= {lambda_star ** -4:.1f}", f"{B}", B >= lambda_star**-4),
+        LENGTH: (f">= {2 * math.log(M) / alpha:.1f}", f"{l}",
                                                     l >= 2 * math.log(M) / alpha),
-        "noise: tau <= O(1/M1), 1 - eps_m - tau M1 > 0": (f"< {(1 - eps_m) / M1:.3f}", f"{tau:g}",
+        NOISE: (f"< {(1 - eps_m) / M1:.3f}", f"{tau:g}",
                                                          1 - eps_m - tau * M1 > 0),
-        "patterns: M >= M1^2": (f">= {M1 ** 2}", f"{M}", M >= M1**2),
-        "scale: beta = Theta(log log M1)": (f"<= {3 * ll:.2f}", f"{beta:g}", beta <= 3 * ll),
-        "initialisation: delta in (0, 0.1)": ("in (0, 0.1)", f"{delta:g}", 0 < delta < 0.1),
-        "Lemma 6 (B.4): log M1 >= delta^2 beta^2": (f"<= {math.log(M1):.2f}", f"{delta**2 * beta**2:.3g}",
+        PATTERNS: (f">= {M1 ** 2}", f"{M}", M >= M1**2),
+        SCALE: (f"<= {3 * ll:.2f}", f"{beta:g}", beta <= 3 * ll),
+        INIT: ("in (0, 0.1)", f"{delta:g}", 0 < delta < 0.1),
+        INIT6: (f"<= {math.log(M1):.2f}", f"{delta**2 * beta**2:.3g}",
                                                    math.log(M1) >= delta**2 * beta**2),
     }
     return conds
+
+
+def holds(conds: dict, names=THM1) -> dict:
+    """``{condition: holds}`` for the claims' hypotheses (a subset ``names`` of the conditions)."""
+    return {k: bool(conds[k][2]) for k in names}
+
+
+def holds_all(conds_list, names=THM1) -> dict:
+    """``{condition: holds at every setting of a sweep}``."""
+    return {k: all(bool(c[k][2]) for c in conds_list) for k in names}
+
+
+def violated(conds: dict, names=THM1) -> str:
+    """The violated conditions with the required and the actual value, for a caveat."""
+    return "; ".join(f"{k} (needs {conds[k][0]}, have {conds[k][1]})" for k in names if not conds[k][2])
