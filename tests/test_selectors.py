@@ -270,3 +270,19 @@ def test_factored_model_equals_attention_mlp(per_run):
     g_fast = torch.autograd.grad(hinge_loss(o_fast, batch).sum(), list(fast.parameters()))
     for a, b in zip(g_ref, g_fast):
         torch.testing.assert_close(b, a, atol=1e-12, rtol=1e-9)
+
+
+def test_reference_records_match_the_paper_config():
+    """The shipped selectors.theorem1 records were computed with today's paper-scale config."""
+    from icl_lab.papers.selectors.reference import theorem1_records
+    from icl_lab.store import ResultsStore
+
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "results" / "reference"
+    if not (root / "selectors.theorem1").exists():
+        pytest.skip("no reference records")
+    ref = theorem1_records(root)
+    assert ref is not None and ref["config_matches"], "re-run: icl-lab run selectors.theorem1 --scale paper"
+    assert len(ref["seeds"]) == sel.Theorem1Config().seeds
+    assert ResultsStore(root).records("selectors.theorem1")

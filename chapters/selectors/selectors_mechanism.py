@@ -444,7 +444,9 @@ fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
 for gname, col in (("all_pairs", 1), ("cyclic", 0)):
     plotting.band(axes[0], steps, curves("mass_present", gname), label=f"{gname}: mass on $\\mathcal{{N}}_*$", color=plotting.COLORS[col])
     plotting.band(axes[0], steps, curves("acc", gname), label=f"{gname}: test accuracy", color=plotting.COLORS[col], ls="--")
-    plotting.band(axes[1], steps[1:], 1 - curves("mass_present", gname)[:, 1:], label=gname, color=plotting.COLORS[col], log=True)
+    # gamma_t below 1e-7 is the float32 floor of the measurement: clip there so the log band stays readable
+    plotting.band(axes[1], steps[1:], (1 - curves("mass_present", gname)[:, 1:]).clamp_min(1e-7), label=gname,
+                  color=plotting.COLORS[col], log=True)
 axes[0].axhline(float(sel.oracle_accuracy(cfg.alpha, cfg.l)), color="k", lw=0.8, ls=":", label="oracle accuracy")
 plotting.label(axes[0], "SGD iteration t", "held-out value", "Attention on same-pattern demonstrations")
 axes[0].legend(fontsize=7)
@@ -452,6 +454,7 @@ tt = steps[1:].astype(float)
 axes[1].plot(tt, 1 / tt, "k:", lw=1, label=r"$1/T$")
 axes[1].axhline(1 / cfg.M, color="gray", lw=0.8, ls="--", label="1/M")
 axes[1].set_xscale("log")
+axes[1].set_ylim(1e-7, 2)
 plotting.label(axes[1], "SGD iteration t", r"$\gamma_t = 1 -$ mass on $\mathcal{N}_*$", r"$\gamma_t$: plateau, collapse, slow tail")
 axes[1].legend(fontsize=7)
 plotting.finish(fig)
@@ -642,6 +645,41 @@ ledger["M12"].check(
     caveat=("some cyclic-set seeds stall in a partial 'partner' solution: the rate could be below 0.9"
             if wilson["cyclic"][1] < 0.9 else None))
 assert success["all_pairs"] >= 0.75
+
+# %% [markdown]
+# Our setting violates Theorem 1's width condition by a factor of about 13, so a stalled seed is no
+# failure of the theorem. The book's reference run meets the conditions instead (all but the scale
+# $\beta$, whose $\Theta(\log\log M_1)$ hides a constant; with $\beta\le 2$ the model does not
+# learn within thousands of steps): $m = 3400$, $B = 128$, $T = 2000$, $\tau = 0.05$,
+# $\delta = 0.09$, cyclic tasks, 16 seeds, computed once with `icl-lab run selectors.theorem1 --scale
+# paper` and stored with the book.
+
+# %% tags=["remove-output"]
+from icl_lab.papers.selectors.reference import theorem1_records  # noqa: E402
+
+ref = theorem1_records()
+T1 = X.Theorem1Config()
+if ref is not None:
+    ref_solved = (ref["acc"] >= T1.hit_acc) & (ref["mass"] >= 0.9)
+    ref_w = metrics.wilson_interval(int(ref_solved.sum()), len(ref_solved))
+    print(f"reference run: {int(ref_solved.sum())} of {len(ref_solved)} seeds solve the cyclic set; final accuracy "
+          f"{ref['acc'].min():.3f}..{ref['acc'].max():.3f}, median T_hit {np.nanmedian(ref['t_hit']):.0f}; "
+          f"{ref['cpu_seconds']:.0f} s CPU, commit {', '.join(ref['commits'])}")
+
+# %% tags=["remove-input"]
+if ref is not None and ref["config_matches"]:
+    ledger["M18"].check(
+        hypotheses=sel.holds(T1.theorem1()),
+        measured=f"{int(ref_solved.sum())} of {len(ref_solved)} seeds reach the full solution, 95% Wilson interval "
+                 f"[{ref_w[1]:.2f}, {ref_w[2]:.2f}]; final accuracy >= {ref['acc'].min():.3f} (oracle "
+                 f"{float(sel.oracle_accuracy(T1.alpha, T1.l)):.4f})",
+        how="the stored paper-scale run of selectors.theorem1 (cyclic task set, m = 3400, B = 128, T = 2000); "
+            "'with high probability' read as a success rate of at least 0.9",
+        passed=ref_w[2] >= 0.9,
+        caveat=None if ref_w[1] >= 0.9 else "the interval reaches below 0.9")
+else:
+    ledger["M18"].check(measured="no reference record for the current paper-scale config", how="results/reference",
+                        passed=False, inconclusive="run: icl-lab run selectors.theorem1 --scale paper --results results/reference")
 
 # %% [markdown]
 # ### 3.6 Lucky neurons (Lemma 7)

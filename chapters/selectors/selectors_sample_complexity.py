@@ -154,7 +154,7 @@ for B in (16, 17, 32, 64):
 # $\eta T\lambda_*$ above a threshold, so **$T\lambda_*$ and $T\eta$ should be constant** — that is what
 # we test.
 #
-# ## 2. Iterations against $\alpha$ (E2)
+# ## 2. Iterations against $\alpha$
 #
 # Fixed training prompt length $l_{tr} = 14$; $\alpha$ is the fraction of demonstrations that carry
 # one of the task's two patterns.
@@ -200,7 +200,7 @@ ledger["S1"].check(
 assert a_min[-1] < a_min[0]
 
 # %% [markdown]
-# ## 3. Iterations against the noise $\tau$ (E3)
+# ## 3. Iterations against the noise $\tau$
 #
 # Isotropic noise in $\mathbb R^{d_\mathcal X}$ barely changes the inner products that drive the
 # attention, so here the noise lies **inside $\mathrm{span}\{\mu\}$** with norm exactly $\tau$:
@@ -219,10 +219,11 @@ ax2 = ax.twinx()
 ax.plot(n_vals / ncfg.beta, np.where(np.isfinite(n_med), n_med, np.nan), "o-", color=plotting.COLORS[0], label=r"median $T_\mathrm{hit}$")
 ax2.plot(n_vals / ncfg.beta, n_acc, "s--", color=plotting.COLORS[1], label="final accuracy")
 ax.axvline(1 / ncfg.M1, color="k", lw=0.8, ls=":", label=r"$\tau/\beta = 1/M_1$")
-plotting.label(ax, r"noise norm $\tau/\beta$ (inside span$\{\mu\}$)", r"$T_\mathrm{hit}$", "Thm 1: noise")
+plotting.label(ax, r"noise norm $\tau/\beta$ (inside span$\{\mu\}$)", r"$T_\mathrm{hit}$", "Iterations and accuracy against noise")
 ax2.set_ylabel("final held-out accuracy")
-ax.legend(loc="upper left", fontsize=7)
-ax2.legend(loc="lower left", fontsize=7)
+h1, l1 = ax.get_legend_handles_labels()
+h2, l2 = ax2.get_legend_handles_labels()
+ax2.legend(h1 + h2, l1 + l2, loc="upper left", bbox_to_anchor=(1.15, 1.0), borderaxespad=0.0, fontsize=7)
 plotting.finish(fig)
 first_fail = next((t for t, v in zip(ncfg.taus, n_med) if not np.isfinite(v)), None)
 noise_ok = np.isfinite(n_med[0]) and first_fail is not None and n_acc[-1] < n_acc[0] - 0.1
@@ -241,7 +242,7 @@ assert n_acc[0] > 0.95 and n_acc[-1] < n_acc[0] - 0.1
 # training copes with span-noise up to about half the pattern norm. The theorem's
 # $(1-\epsilon_m-\tau M_1)$ comes from bounding the lucky-neuron fraction (Lemma 7), a worst case.
 #
-# ## 4. Iterations against $\lambda_*$ (E4)
+# ## 4. Iterations against $\lambda_*$
 #
 # Every token's relevant coefficient is fixed to $\lambda = \lambda_*$ (and $\tau = 0$), so
 # $\lambda_*$ is the only scale that changes.
@@ -259,7 +260,7 @@ print("lambda*:", lcfg.lambdas, " T_hit:", lres.hits().tolist())
 print(f"log-log slope of T_hit vs 1/lambda*: median over seeds {slope_l:.2f}, fastest seed {slope_l_min:.2f} (Theorem 1: 1)")
 
 # %% [markdown]
-# ## 5. Iterations against the step size $\eta$ (E5)
+# ## 5. Iterations against the step size $\eta$
 #
 # Every $\eta$ sees the same prompts (common random numbers: the data streams depend only on the seed).
 
@@ -392,7 +393,7 @@ ledger["S10"].check(
                  "the feature part the lemma speaks of")
 
 # %% [markdown]
-# ## 7. Prompt length against $\alpha$ (E6, eq. 5)
+# ## 7. Prompt length against $\alpha$ (eq. 5)
 #
 # One batched training per training prompt length, with every $\alpha$ and seed inside it; the test
 # prompts have the training length. The dashed curves are the exact oracle $1-\frac12(1-\alpha/2)^{l}$,
@@ -440,7 +441,7 @@ assert excess < 0.05
 # $1/\alpha$ — and long prompts with small $\alpha$ also learn more slowly (more distractors per prompt),
 # the reason some grid points fall short of the oracle after a fixed number of steps.
 #
-# ## 8. How many training tasks? (E7, Lemma 1)
+# ## 8. How many training tasks? (Lemma 1)
 #
 # ```{prf:lemma} Number of training tasks (Lemma 1 of the paper)
 # :label: lem-sel-tasks

@@ -52,6 +52,10 @@ CLAIMS = (
     declare("M17", "Lemma 6, eqs. (32)–(34)",
             r"The $W_O$ rows of lucky neurons grow (eq. (32)), the others' stay small (eq. (34), "
             r"$\lesssim \eta\sqrt{\log(Bt_0)/(Bt_0)}\,\beta^2/a$)", hypotheses=THM1, part=I),
+    declare("M18", "Thm 1 in its own regime (the reference run)",
+            r"In a setting that meets Theorem 1's width, batch, prompt-length, noise and pattern-count conditions, "
+            r"training on the $M_1$ required tasks reaches zero in-domain error with high probability",
+            hypotheses=THM1, part=I),
     declare("O1", "Thm 2",
             r"Zero error on unseen tasks whose patterns are non-negative combinations of training patterns", part=I),
     declare("O2", "Cor. 1 eq. (12)",
