@@ -50,7 +50,7 @@ import icl_lab.notebook
 
 icl_lab.notebook.setup(scale=None, minutes={"ci": None, "book": None, "paper": None})
 
-# %%
+# %% tags=["hide-input"]
 import math
 
 import matplotlib.pyplot as plt
@@ -58,6 +58,7 @@ import numpy as np
 import torch
 
 import icl_lab
+from IPython.display import display
 from icl_lab import metrics, plotting, widgets
 from icl_lab.data import PairClassificationSampler, cyclic_pair_tasks
 from icl_lab.papers import selectors as sel
@@ -122,7 +123,7 @@ print(f"scale = {SCALE}, device = {icl_lab.default_device()}, torch threads = {t
 # | query | $\mu_a$ or $\mu_b$ with probability $1/2$ | zero error is impossible otherwise |
 # | task set | all $M_1(M_1-1)$ ordered pairs, or the cyclic $(i, i+1)$ | both cover each $\mu_i$ evenly (Lemma 1) |
 
-# %%
+# %% tags=["hide-input"]
 cfg0 = X.SelectorsConfig.for_scale(SCALE)
 print(f"d_x = {cfg0.d_x}, d_y = {cfg0.d_y}, M = {cfg0.M}, l_tr = {cfg0.l}, m = {cfg0.m}")
 demo_sampler = cfg0.sampler(tasks=cyclic_pair_tasks(cfg0.M1))
@@ -159,7 +160,7 @@ print("demonstration labels:  ", [f"{int(v):+d}" for v in demo.y[0].tolist()])
 # label with the attention-weighted label part $\bar y = \sum_s\sigma_s y_s$, at initialisation and
 # with the attention restricted to $\mathcal N_*$ (its value after training).
 
-# %%
+# %% tags=["hide-input"]
 chk_cfg = X.SeedSweepConfig.for_scale(SCALE)
 chk_sampler = chk_cfg.sampler()
 chk_batch = chk_sampler.sample(4000, icl_lab.make_generator(11))
@@ -226,7 +227,7 @@ assert abs(corr_uniform) < 0.03 and corr_init > corr_uniform and corr_sel > 0.9
 #
 # We check the lemma against autograd in float64 on a perturbed model, and the three consequences.
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 gmodel = chk_cfg.model([0]).double()
 with torch.no_grad():
     gen = icl_lab.make_generator(5)
@@ -252,6 +253,10 @@ ledger["M2"].check(
     measured=f"max |grad| = {wq_label_cols:.1e}", how="autograd, float64", passed=wq_label_cols == 0.0)
 assert rel_err < 1e-9 and wq_label_cols == 0.0
 
+# %% tags=["remove-input"]
+for _id in ("M1", "M2",):
+    display(ledger[_id])
+
 # %% [markdown]
 # ### 2.3 The initial attention (eq. 83)
 #
@@ -267,7 +272,7 @@ assert rel_err < 1e-9 and wq_label_cols == 0.0
 # hold at all. We treat $\beta$ as a free scale: with $\beta\approx 1$ the initial bias
 # $\delta^2\beta^2\lambda^2\approx 0.004$ is too weak to start learning in any reasonable time.
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 with torch.no_grad():
     tokens = chk_batch.embedding()
     x_dem, x_q = tokens[:, :-1, :dx], tokens[:, -1, :dx]
@@ -278,6 +283,10 @@ print(f"max |softmax(delta^2 x_s^T x_q) - initial attention| = {init_gap:.1e}")
 ledger["M3"].check(
     measured=f"{init_gap:.1e}", how="max abs difference of attention weights, 4000 prompts, float64", passed=init_gap < 1e-12)
 assert init_gap < 1e-12
+
+# %% tags=["remove-input"]
+for _id in ("M3",):
+    display(ledger[_id])
 
 # %% [markdown]
 # ### 2.4 Feature selection and the attention collapse (Lemma 4, proof of Theorem 1)
@@ -333,7 +342,7 @@ assert init_gap < 1e-12
 # generator) the norms, the attention mass on $\mathcal N_*$, both splits of the MLP input and the
 # lucky-neuron counts.
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Fig. 1 of the paper, reproduced: (a) the norms of $W_Q$ and $W_K$ along the relevant patterns $\\mu$ grow while those along the irrelevant $\\nu$ stay near $\\delta\\beta$; (b) the label part of the MLP input outgrows the feature part. Mean ± std over seeds, both task sets; book scale: 6 seeds and 1000 steps instead of the reference 8 and 1500.", "name": "fig-sel-fig1"}, "image": {"alt": "Relevant-pattern norms rise and irrelevant ones stay flat; the label contribution rises far above the feature contribution."}}
 cfg = X.SeedSweepConfig.for_scale(SCALE)
 print(cfg)
 sweep = X.run_seed_sweep(cfg)
@@ -372,7 +381,7 @@ plotting.finish(fig)
 # label embeddings (solid curves). The dashed coordinate split of eq. (10) points the same way here, with
 # a smaller gap.
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 fin = {k: sweep.final(k)[G["all_pairs"]] for k in sweep.curves}
 init = {k: sweep.grid(sweep.curves[k][0])[G["all_pairs"]] for k in sweep.curves}
 mu_growth = float(torch.minimum(fin["WQ_mu"], fin["WK_mu"]).median() / (cfg.delta * cfg.beta))
@@ -392,13 +401,17 @@ ledger["M5"].check(
     how="mean over the M2 irrelevant patterns, median over seeds", passed=nu_growth < 2.5 and mu_growth / nu_growth > 3)
 assert mu_growth > 3 * nu_growth and nu_growth < 2.5
 
+# %% tags=["remove-input"]
+for _id in ("M4", "M5",):
+    display(ledger[_id])
+
 # %% [markdown]
 # The irrelevant-pattern norms do drift (by tens of percent): each $\nu_k$ appears in a few
 # demonstrations per batch, and the proof's bound (61) on this drift is small but not zero.
 #
 # ### 3.1 Proposition 2 in numbers
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 ratio_in = float((fin["lab_in"] / fin["feat_in"]).median())
 ratio_lit = float((fin["lab_lit"] / fin["feat_lit"]).median())
 frac_dom = float(fin["label_dominant"].median())
@@ -430,6 +443,10 @@ ledger["M7"].check(
     caveat=f"O(xi) hides a constant: we allow 10 xi; the upper end of the interval is {other_hi / cfg.xi:.1f} xi")
 assert ratio_in > 5 and frac_dom > 0.5
 
+# %% tags=["remove-input"]
+for _id in ("M6", "M7",):
+    display(ledger[_id])
+
 # %% [markdown]
 # ### 3.2 Attention concentrates on $\mathcal N_*$ (Proposition 1, eq. 9)
 #
@@ -439,7 +456,7 @@ assert ratio_in > 5 and frac_dom > 0.5
 # those prompts are left out of $\gamma_t$ and cap the accuracy at the oracle value
 # $1 - \frac12(1-\alpha/2)^l$ ({ref}`the oracle exercise <ex-sel-oracle>`).
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Left: attention mass on the same-pattern demonstrations and test accuracy during training (mean ± std over seeds), with the oracle ceiling. Right: $\\gamma_t = 1 -$ mass on a log scale (values below $10^{-7}$, the float32 floor, are clipped), against $1/T$ and $1/M$. Checks Prop. 1 eq. (9); not a figure of the paper.", "name": "fig-sel-attention"}, "image": {"alt": "Attention mass rises from about 0.3 to 1 within a few hundred steps; gamma falls steeply, far below 1/M."}}
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
 for gname, col in (("all_pairs", 1), ("cyclic", 0)):
     plotting.band(axes[0], steps, curves("mass_present", gname), label=f"{gname}: mass on $\\mathcal{{N}}_*$", color=plotting.COLORS[col])
@@ -459,7 +476,7 @@ plotting.label(axes[1], "SGD iteration t", r"$\gamma_t = 1 -$ mass on $\mathcal{
 axes[1].legend(fontsize=7)
 plotting.finish(fig)
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 gam = 1 - curves("mass_present", "all_pairs").numpy()  # (S, n_rec)
 final_mass = float(fin["mass_present"].median())
 i_half = int(np.searchsorted(steps, steps[-1] / 2))
@@ -478,6 +495,10 @@ ledger["M9"].check(
     caveat="the measured decay is far faster than 1/T (the collapse is exponential), which the bound allows")
 assert final_mass > 0.9
 
+# %% tags=["remove-input"]
+for _id in ("M8", "M9",):
+    display(ledger[_id])
+
 # %% [markdown]
 # After the collapse $\gamma_t$ keeps decreasing, much faster than the $O(1/T)$ the proposition
 # allows; eventually the hinge loss stops pushing ($yF\ge 1$ on almost every prompt, eq. 57) and the
@@ -485,7 +506,7 @@ assert final_mass > 0.9
 #
 # ### 3.3 The feature selector $W_K^\top W_Q$
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "$W_K^\\top W_Q$ restricted to 8 relevant and 6 irrelevant patterns after training: a large diagonal on the relevant block, nearly nothing on the irrelevant one (Lemma 4's feature selector). Not a figure of the paper.", "name": "fig-sel-selector"}, "image": {"alt": "Heat map with a bright diagonal on the relevant-pattern block and a dark irrelevant block."}}
 M_sel = (sweep.model.W_K[:, :, :dx].transpose(-1, -2) @ sweep.model.W_Q[:, :, :dx]).detach()  # (R, d_x, d_x)
 mu_dirs, nu_dirs = cfg.patterns()
 V = torch.cat([mu_dirs, nu_dirs[:6]]).float()  # 8 relevant + 6 irrelevant patterns
@@ -513,12 +534,16 @@ ledger["M14"].check(
     caveat="'smaller by 1/M1' is an order-of-magnitude statement; the cross terms are negative (repulsive)")
 assert diag > 4 * abs(off) and diag > 10 * nu_blk
 
+# %% tags=["remove-input"]
+for _id in ("M14",):
+    display(ledger[_id])
+
 # %% [markdown]
 # How much do the label embeddings contribute to the trained scores? The score of demonstration $s$ is
 # $(W_K p_s)^\top W_Q p_{l+1} = (W_K[:, x]\,x_s + W_K[:, y]\,y_s)^\top W_Q p_{l+1}$; we compare the two
 # parts on held-out prompts.
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 test_b = cfg.sampler().sample(500, icl_lab.make_generator(31)).to(dtype=torch.float32)
 tok = test_b.embedding()
 with torch.no_grad():
@@ -553,6 +578,10 @@ ledger["M15"].check(
            "scores together and do not change which demonstrations are selected; partial solutions do use them")
 assert d_mass < 0.1
 
+# %% tags=["remove-input"]
+for _id in ("M15",):
+    display(ledger[_id])
+
 # %% [markdown]
 # In the runs that found the full solution the label columns of $W_K$ are large but harmless: every
 # demonstration in $\mathcal N_*$ has the query's label, so the label part shifts their scores
@@ -568,7 +597,7 @@ assert d_mass < 0.1
 #
 # ### 3.4 The attention collapse against the recursion (46)
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "The attention collapse: measured $\\gamma_t/\\gamma_0$ per seed against time rescaled by its half-life, beside the recursion (46) of the proof of Thm 1 (its constants are free, so only the shape is compared).", "name": "fig-sel-collapse"}, "image": {"alt": "Measured curves drop more sharply than the recursion's curve after a common plateau."}}
 rec = sel.collapse_recursion(cfg.alpha, steps=400, eta=0.1, a=1.0, M1=cfg.M1)
 sharp_rec = sel.collapse_sharpness(rec)
 times = np.array([sel.collapse_times(g, steps) for g in gam])  # (S, 3): t90, t50, t10
@@ -595,6 +624,10 @@ ledger["M10"].check(
            "than the recursion's scale-free width")
 assert plateau_then_collapse
 
+# %% tags=["remove-input"]
+for _id in ("M10",):
+    display(ledger[_id])
+
 # %% [markdown]
 # The recursion reproduces the qualitative shape — a plateau at $\gamma_0$, then a collapse — and its
 # scale-free width can be compared with the measurement directly (printed above). Two caveats: the
@@ -603,7 +636,7 @@ assert plateau_then_collapse
 # $\alpha$ (smaller $\gamma_0$) makes it collapse *later* — the opposite of Theorem 1's $\alpha$-trend,
 # which Part II measures. We show this numerically:
 
-# %%
+# %% tags=["hide-input"]
 t50_by_alpha = {a: sel.collapse_times(sel.collapse_recursion(a, 2000, eta=0.1, M1=cfg.M1))[1] for a in (0.45, 0.6, 0.8)}
 print("recursion (46): t50 for alpha =", {a: round(v, 1) for a, v in t50_by_alpha.items()})
 assert t50_by_alpha[0.8] > t50_by_alpha[0.45]
@@ -617,7 +650,7 @@ assert t50_by_alpha[0.8] > t50_by_alpha[0.45]
 # because the cyclic set fixes each pattern's partner. We count the seeds that reach the full
 # same-pattern solution in each set.
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 for gname in sweep.labels:
     acc_f, mass_f = sweep.final("acc")[G[gname]], sweep.final("mass_present")[G[gname]]
     part = sweep.final("partner_mass")[G[gname]]
@@ -645,6 +678,10 @@ ledger["M12"].check(
     caveat=("some cyclic-set seeds stall in a partial 'partner' solution: the rate could be below 0.9"
             if wilson["cyclic"][1] < 0.9 else None))
 assert success["all_pairs"] >= 0.75
+
+# %% tags=["remove-input"]
+for _id in ("M11", "M12",):
+    display(ledger[_id])
 
 # %% [markdown]
 # Our setting violates Theorem 1's width condition by a factor of about 13, so a stalled seed is no
@@ -690,7 +727,7 @@ else:
 # $|\mathcal W(0)|, |\mathcal U(0)| \ge \frac m{16}(1-\epsilon_m-\tau M_1)$ once
 # $m \ge \epsilon_m^{-2}M_1^2\log N$.
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 lw0, lu0 = init["lucky_W"], init["lucky_U"]
 lwT, luT = fin["lucky_W"], fin["lucky_U"]
 m_needed = 4 * cfg.M1**2 * math.log(cfg.batch * cfg.steps)
@@ -705,13 +742,17 @@ ledger["M13"].check(
     caveat=f"the width condition (35) is sufficient: it holds here only if m >= {m_needed:.0f} (we use m = {cfg.m})")
 assert float(min(lw0.min(), lu0.min())) > 0.15
 
+# %% tags=["remove-input"]
+for _id in ("M13",):
+    display(ledger[_id])
+
 # %% [markdown]
 # Lemma 5 says how $W_V$ learns: its update applied to a token is a combination of the rows $W_{O(i)}$,
 # with positive coefficients on $\mathcal W$ and non-positive ones on $\mathcal U$ for a $+q$ token
 # (eqs. 26–31). So $\Delta W_V\,(0, q)$ should point along
 # $\sum_{i\in\mathcal W}W_{O(i)} - \sum_{i\in\mathcal U}W_{O(i)}$.
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 qtok = torch.zeros(cfg.D)
 qtok[dx:] = cfg.q().float()
 WO_T, WV_T0 = sweep.model.W_O.detach(), sweep.model.W_V.detach()
@@ -728,6 +769,10 @@ ledger["M16"].check(
     measured=f"cosine with sum_W W_O(i) - sum_U W_O(i): median {np.median(cos_v):.2f}, min {cos_v.min():.2f} (random: ~{rand_cos:.2f})",
     how="trained models of both task sets; lucky sets at the end of training", passed=float(np.median(cos_v)) > 0.5)
 assert float(np.median(cos_v)) > 3 * rand_cos
+
+# %% tags=["remove-input"]
+for _id in ("M16",):
+    display(ledger[_id])
 
 # %% [markdown]
 # In the solved runs the update of $W_V$ on the label token is, to three digits, the signed sum of the
@@ -797,7 +842,7 @@ ledger["M17"].check(
 # We test the cyclic-trained seeds (so that unseen pairs exist) on each condition, at $l_{ts} = 16$,
 # $\alpha' = 0.6$.
 
-# %%
+# %% tags=["hide-input"]
 ocfg = X.OODConfig.for_scale(SCALE)
 ood = X.evaluate_ood(ocfg, sweep, group=G["cyclic"])
 full = ((sweep.final("acc")[G["cyclic"]] >= cfg.hit_acc) & (sweep.final("mass_present")[G["cyclic"]] >= 0.9)).numpy()
@@ -806,7 +851,7 @@ for c, a, m in zip(ood.conditions, ood.acc, ood.mass):
     print(f"{c.name:64s} {str(c.covered):>8} {float(a.median()):>18.3f} {float(m.median()):>12.3f}")
 print(f"(seeds with the full in-domain solution: {int(full.sum())} of {len(full)}; the medians are over all seeds)")
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Out-of-domain accuracy (median over cyclic-trained seeds, bars min–max) on test distributions that Theorem 2 covers and on controls that each break one of its conditions.", "name": "fig-sel-ood"}, "image": {"alt": "Covered conditions and negative-coefficient combinations score near 1; fresh patterns, orthogonal labels and flipped labels score near chance or 0."}}
 fig, ax = plt.subplots(figsize=(10, 4.6))
 yy = np.arange(len(ood.conditions))[::-1]
 acc_m = ood.acc.median(1).values.numpy()
@@ -823,7 +868,7 @@ plotting.label(ax, "median over seeds (bars: min-max of accuracy)", "", f"Theore
 ax.legend(fontsize=7, loc="lower right")
 plotting.finish(fig)
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 C = {c.name: i for i, c in enumerate(ood.conditions)}
 med = lambda name, t=ood.acc: float(t[C[name]].median())  # noqa: E731
 cone_name = "cone mu' = (mu_2j-1 + mu_2j)/sqrt2, nu' = nu"
@@ -862,6 +907,10 @@ ledger["O6"].check(
     passed=min(neg_acc, pm_acc) >= cone_acc - 0.05)
 assert abs(qperp_acc - 0.5) < 0.1 and flip_acc < 0.2 and fresh_acc < 0.7 and unseen_acc > 0.8
 
+# %% tags=["remove-input"]
+for _id in ("O1", "O2", "O3", "O4", "O5", "O6",):
+    display(ledger[_id])
+
 # %% [markdown]
 # Theorem 2's conditions are **sufficient, not necessary**: combinations with negative coefficients —
 # which the theorem does not cover — generalise as well as the cone (claim O6, the book's finding;
@@ -880,7 +929,7 @@ assert abs(qperp_acc - 0.5) < 0.1 and flip_acc < 0.2 and fresh_acc < 0.7 and uns
 # $(1-\alpha'/2)^{l_{ts}}$, which at $l_{ts} = 2/\alpha'$ is still $\approx e^{-1}$. Any model that
 # selects by pattern is therefore capped by the **oracle accuracy** $1-\frac12(1-\alpha'/2)^{l_{ts}}$.
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Accuracy on shifted (cone) patterns against the test prompt length for two $\\alpha'$ (mean ± std over seeds), against the exact oracle $1-\\frac12(1-\\alpha'/2)^{l}$; dotted: $l_{ts} = 2/\\alpha'$. Checks Thm 2's prompt length; not a figure of the paper.", "name": "fig-sel-lts"}, "image": {"alt": "Trained accuracy follows the oracle curve from below; at 2/alpha' both are near 0.8."}}
 fig, ax = plt.subplots(figsize=(6.8, 3.8))
 L = np.asarray(ood.l_grid)
 for i, ap in enumerate(ocfg.alpha_primes):
@@ -904,6 +953,10 @@ ledger["O7"].check(
     passed=all(m >= 0.95 for _, _, m, _ in at_bound),
     caveat=None)
 assert gap < 0.05  # no model beats the oracle (up to sampling noise)
+
+# %% tags=["remove-input"]
+for _id in ("O7",):
+    display(ledger[_id])
 
 # %% [markdown]
 # At $l_{ts}\approx 2/\alpha'$ every selector — the trained model and the oracle alike — errs on
@@ -983,7 +1036,7 @@ SF.live_mechanism()
 # of eq. (5), with $\epsilon = 1/M$. The cell below checks the formula by simulation.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 g_ex = icl_lab.make_generator(123)
 sim = {}
 for a_ex, l_ex in ((0.3, 4), (0.6, 3), (0.6, 14)):
@@ -1016,7 +1069,7 @@ assert all(abs(s - o) < 0.005 for s, o in sim.values())
 # trained models.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 dxy = cfg.d_x + cfg.d_y
 WQ_T, WK_T, WV_T = (w.detach() for w in (sweep.model.W_Q, sweep.model.W_K, sweep.model.W_V))
 print("max |W_Q|, |W_K| on rows >= d_x after training:", float(WQ_T[:, dx:].abs().max()), float(WK_T[:, dx:].abs().max()))

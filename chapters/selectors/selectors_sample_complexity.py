@@ -59,7 +59,7 @@ import icl_lab.notebook
 
 icl_lab.notebook.setup(scale=None, minutes={"ci": None, "book": None, "paper": None})
 
-# %%
+# %% tags=["hide-input"]
 import math
 
 import matplotlib.pyplot as plt
@@ -67,6 +67,7 @@ import numpy as np
 import torch
 
 import icl_lab
+from IPython.display import display
 from icl_lab import metrics, plotting, widgets
 from icl_lab.data import PairClassificationSampler, cyclic_pair_tasks
 from icl_lab.papers import selectors as sel
@@ -99,7 +100,7 @@ print(f"scale = {SCALE}, device = {icl_lab.default_device()}, torch threads = {t
 # the theorem; for the book we check numerically which bound actually holds against the exact binomial
 # tail.
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 worst = {"printed (37)": 0.0, "from (14)": 0.0}
 for alpha in (0.2, 0.4, 0.6, 0.8, 1.0):
     for l in range(1, 80):
@@ -115,6 +116,10 @@ ledger["S11"].check(
     caveat="the printed exponent does not follow from Lemma 2 as cited (a factor 2); it holds on this grid")
 assert worst["from (14)"] <= 1.0
 
+# %% tags=["remove-input"]
+for _id in ("S11",):
+    display(ledger[_id])
+
 # %% [markdown]
 # Both bounds hold on the grid (the printed one is not implied by Lemma 2, but binomial tails are
 # lighter than the Chernoff bound). The *exact* statement the experiments need is simpler: the query's
@@ -129,7 +134,7 @@ assert worst["from (14)"] <= 1.0
 # queries of every relevant pattern. With $M_1 = 8$, $M_1\ln M_1 \approx 17$; we use $B = 64$, where the
 # chance that some pattern is missing from a batch's queries is $\le M_1(1-1/M_1)^{B}$:
 
-# %%
+# %% tags=["hide-input"]
 M1 = 8
 for B in (16, 17, 32, 64):
     print(f"B = {B:3d}: P(some query pattern missing) <= {M1 * (1 - 1 / M1) ** B:.3f}")
@@ -159,7 +164,7 @@ for B in (16, 17, 32, 64):
 # Fixed training prompt length $l_{tr} = 14$; $\alpha$ is the fraction of demonstrations that carry
 # one of the task's two patterns.
 
-# %%
+# %% tags=["hide-input"]
 acfg = X.AlphaSweepConfig.for_scale(SCALE)
 ares = X.run_alpha_sweep(acfg)
 a_vals = np.asarray(acfg.alphas)
@@ -170,7 +175,7 @@ print("alpha:", acfg.alphas, " T_hit per seed:", ares.hits().tolist())
 A, Cfit, err = sel.fit_alpha_law(a_vals, a_med)
 print(f"fit T = A / (C - 1/alpha): A = {A:.0f}, C = {Cfit:.2f}, rms log error {err:.2f}")
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Left: held-out accuracy during training for each $\\alpha$ (mean ± std over seeds). Right: iterations to 95 % accuracy against $1/\\alpha$ per seed, their median, and the fit $A/(C-1/\\alpha)$ of eq. (6). Book scale: 800 steps instead of the reference 1200.", "name": "fig-sel-alpha"}, "image": {"alt": "Learning curves rise sooner for larger alpha; the iterations grow with 1/alpha."}}
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
 steps = np.asarray(ares.steps)
 for i, a in enumerate(acfg.alphas):
@@ -199,6 +204,10 @@ ledger["S1"].check(
     passed=mono, caveat="C is a free constant of the theorem; not-reached seeds count as slower than every finite one")
 assert a_min[-1] < a_min[0]
 
+# %% tags=["remove-input"]
+for _id in ("S1",):
+    display(ledger[_id])
+
 # %% [markdown]
 # ## 3. Iterations against the noise $\tau$
 #
@@ -206,7 +215,7 @@ assert a_min[-1] < a_min[0]
 # attention, so here the noise lies **inside $\mathrm{span}\{\mu\}$** with norm exactly $\tau$:
 # it mimics a second relevant pattern in every token.
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy (left axis) and final accuracy (right axis) against the norm of noise inside span$\\{\\mu\\}$, with the $\\tau = \\beta/M_1$ mark. Book scale: 600 steps instead of 1000.", "name": "fig-sel-noise"}, "image": {"alt": "Iterations stay flat, then grow, and accuracy drops at the largest noise."}}
 ncfg = X.NoiseSweepConfig.for_scale(SCALE)
 nres = X.run_noise_sweep(ncfg)
 n_vals = np.asarray(ncfg.taus)
@@ -236,6 +245,10 @@ ledger["S2"].check(
            f"not at tau ~ 1/M1")
 assert n_acc[0] > 0.95 and n_acc[-1] < n_acc[0] - 0.1
 
+# %% tags=["remove-input"]
+for _id in ("S2",):
+    display(ledger[_id])
+
 # %% [markdown]
 # The prediction's *shape* holds: a flat stretch, a slowdown, then failure. The threshold does not:
 # $\tau M_1 < 1$ would put it at $\tau = 1/M_1$ (in absolute units; $\tau/\beta = 0.025$ here), while
@@ -247,7 +260,7 @@ assert n_acc[0] > 0.95 and n_acc[-1] < n_acc[0] - 0.1
 # Every token's relevant coefficient is fixed to $\lambda = \lambda_*$ (and $\tau = 0$), so
 # $\lambda_*$ is the only scale that changes.
 
-# %%
+# %% tags=["hide-input"]
 lcfg = X.LambdaSweepConfig.for_scale(SCALE)
 lres = X.run_lambda_sweep(lcfg)
 l_vals = np.asarray(lcfg.lambdas)
@@ -264,7 +277,7 @@ print(f"log-log slope of T_hit vs 1/lambda*: median over seeds {slope_l:.2f}, fa
 #
 # Every $\eta$ sees the same prompts (common random numbers: the data streams depend only on the seed).
 
-# %%
+# %% tags=["hide-input"]
 ecfg = X.EtaSweepConfig.for_scale(SCALE)
 eres = X.run_eta_sweep(ecfg)
 e_vals = np.asarray(ecfg.etas)
@@ -281,7 +294,7 @@ print(f"log-log slope of T_hit vs 1/eta: {slope_e:.2f} (Theorem 1: 1)")
 # Theorem 1's $\sqrt M$. We vary the number $M_2$ of irrelevant patterns at fixed width $d_\mathcal X$
 # (the unused directions carry no pattern), so all values train in one model.
 
-# %%
+# %% tags=["hide-input"]
 mcfg = X.PatternCountConfig.for_scale(SCALE)
 mres = X.run_pattern_count(mcfg)
 m_vals = np.asarray(mres.values, dtype=float)
@@ -290,7 +303,7 @@ slope_m = metrics.loglog_slope(m_vals, m_med)
 print(f"{len(mres.seeds)} runs in {mres.seconds:.1f} s wall ({mres.cpu_seconds:.1f} s CPU)")
 print("M:", m_vals.astype(int).tolist(), " T_hit:", mres.hits().tolist(), f" slope vs M: {slope_m:.2f} (Theorem 1: 0.5)")
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy per seed and their median against $1/\\lambda_*$, $1/\\eta$ and $M$, with the slopes of eq. (6) (dashed) and twice them (dotted). Book scale: $\\eta$ sweep 1000 steps instead of 2400; $M \\in \\{64, 256\\}$ with 2 seeds and 400 steps instead of $\\{64, 128, 256\\}$, 3 seeds, 1000 steps.", "name": "fig-sel-rates"}, "image": {"alt": "Iterations grow faster than 1/lambda, like 1/eta, and stay flat in M."}}
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
 for ax, x, res, med, name, ref in ((axes[0], 1 / l_vals, lres, l_med, r"$1/\lambda_*$", 1.0),
                                    (axes[1], 1 / e_vals, eres, e_med, r"$1/\eta$", 1.0),
@@ -311,7 +324,7 @@ for ax, x, res, med, name, ref in ((axes[0], 1 / l_vals, lres, l_med, r"$1/\lamb
     ax.legend(fontsize=7)
 plotting.finish(fig)
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 # Eq. (6) is an iteration count after which zero error is guaranteed: an upper bound with hidden
 # constants. It is contradicted only by iterations that grow faster than the bound's rate (log-log
 # slope above the predicted one by more than 0.4); a much smaller slope means "bound not tight".
@@ -351,6 +364,10 @@ ledger["S5"].check(
     passed=passed_m, caveat=cav_m)
 assert l_min[0] > l_min[-1] and e_min[0] > e_min[-1]
 
+# %% tags=["remove-input"]
+for _id in ("S3", "S4", "S5",):
+    display(ledger[_id])
+
 # %% [markdown]
 # What the three panels show (the numbers are in the ledger below):
 #
@@ -378,7 +395,7 @@ assert l_min[0] > l_min[-1] and e_min[0] > e_min[-1]
 # information into the first $d_\mathcal X$ coordinates of the attention output (as in Fig. 1(b)), so
 # the $W_O$ update on those coordinates is not the "feature part" the lemma speaks of.
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 split = sel.output_layer_split(lcfg, lres)  # (G, S, 2): feature, label
 ratio = (split[..., 0] / split[..., 1]).nanmedian(1).values.numpy()
 print("lambda*:", lcfg.lambdas, " ||dW_O feature|| / ||dW_O label|| (lucky neurons, median):", ratio.round(3).tolist())
@@ -392,6 +409,10 @@ ledger["S10"].check(
                  "during training (as for Fig. 1(b)), so the accumulated W_O update on those coordinates is not "
                  "the feature part the lemma speaks of")
 
+# %% tags=["remove-input"]
+for _id in ("S10",):
+    display(ledger[_id])
+
 # %% [markdown]
 # ## 7. Prompt length against $\alpha$ (eq. 5)
 #
@@ -399,7 +420,7 @@ ledger["S10"].check(
 # prompts have the training length. The dashed curves are the exact oracle $1-\frac12(1-\alpha/2)^{l}$,
 # the dotted lines eq. (5)'s $2\ln M/\alpha$.
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Final accuracy against the training prompt length for several $\\alpha$ (mean ± std over seeds), the exact oracle (dashed) and eq. (5)'s $2\\ln M/\\alpha$ (dotted). Book scale: 400 steps instead of 800.", "name": "fig-sel-length"}, "image": {"alt": "Accuracy rises with the prompt length and follows the oracle; smaller alpha needs longer prompts."}}
 pcfg = X.PromptLengthConfig.for_scale(SCALE)
 pres = X.run_prompt_length(pcfg)
 print(f"{len(pcfg.lengths)} trainings in {pres.seconds:.1f} s wall")
@@ -435,6 +456,10 @@ ledger["S7"].check(
     how="every (alpha, l_tr) of the grid, held-out prompts", passed=excess < 0.03)
 assert excess < 0.05
 
+# %% tags=["remove-input"]
+for _id in ("S6", "S7",):
+    display(ledger[_id])
+
 # %% [markdown]
 # No model beats the oracle, and with enough $\alpha$ the trained model sits on it: the only errors left
 # are the prompts whose query pattern is absent. Small $\alpha$ needs longer prompts, about as
@@ -460,7 +485,7 @@ assert excess < 0.05
 # ignore the context. We train on the first $n$ cyclic tasks, on an unbalanced set of $M_1$ tasks
 # ($\mu_1$ is $+1$ in all but one), and test on the training tasks and on **every ordered pair**.
 
-# %%
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Median accuracy on the training tasks and on all ordered pairs for task sets of increasing size and an unbalanced set (Lemma 1). Book scale: 2 seeds and 600 steps instead of 3 and 1000.", "name": "fig-sel-tasks"}, "image": {"alt": "Accuracy on all pairs is near chance until the M1 cyclic tasks are used; the unbalanced set does well only on its own tasks."}}
 tcfg = X.TaskCountConfig.for_scale(SCALE)
 tres = X.run_task_count(tcfg)
 print(f"{len(tres.train.seeds)} runs in {tres.train.seconds:.1f} s wall ({tres.train.cpu_seconds:.1f} s CPU)")
@@ -479,7 +504,7 @@ plotting.label(ax, "training task set", "median held-out accuracy", "Lemma 1: ta
 ax.legend(fontsize=7, loc="lower right")
 plotting.finish(fig)
 
-# %%
+# %% tags=["hide-input", "remove-output"]
 idx = {n: i for i, n in enumerate(tres.train.labels)}
 full_name = f"cyclic[:{tcfg.M1}]"
 few = [n for n in tres.train.labels if n.startswith("cyclic[:") and n != full_name]
@@ -495,6 +520,10 @@ ledger["S9"].check(
     measured=f"unbalanced: training tasks {unb_train:.3f} (shortcut alone {float(tres.shortcut_acc[idx['unbalanced']]):.3f}), all pairs {unb_all:.3f}",
     how="mu_1 labelled +1 in M1-1 of the M1 tasks", passed=unb_all < 0.7 and unb_train > unb_all + 0.15)
 assert float(tres.all_pairs_acc[idx[full_name]].max()) > allp_few + 0.1 and unb_all < 0.75
+
+# %% tags=["remove-input"]
+for _id in ("S8", "S9",):
+    display(ledger[_id])
 
 # %% [markdown]
 # With fewer than $M_1$ tasks, or $M_1$ unbalanced ones, the model does well on its training tasks —
@@ -558,7 +587,7 @@ SF.live_mechanism()
 # reading can do better. The cell computes the shortcut's accuracy for the task sets of §8.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 for name, tasks in (("cyclic[:2]", cyclic_pair_tasks(8)[:2]), ("cyclic[:4]", cyclic_pair_tasks(8)[:4]),
                     ("cyclic[:8]", cyclic_pair_tasks(8)), ("unbalanced", sel.unbalanced_tasks(8))):
     on_train = sel.shortcut_accuracy(tasks, 8)
@@ -586,7 +615,7 @@ assert sel.shortcut_accuracy(cyclic_pair_tasks(8), 8) == 0.5
 # and $C\to\infty$, $\sqrt K \approx 1/(\eta T_\text{hit}\lambda_*)$; the cell evaluates it.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 eta_T = float(np.median(e_vals * e_med))
 K_est = 1 / (eta_T * ecfg.lambda_min) ** 2
 print(f"median eta * T_hit = {eta_T:.0f}  ->  K ~ {K_est:.1e} (for lambda_* = {ecfg.lambda_min})")
