@@ -342,9 +342,8 @@ for _id in ("M3",):
 # generator) the norms, the attention mass on $\mathcal N_*$, both splits of the MLP input and the
 # lucky-neuron counts.
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Fig. 1 of the paper, reproduced: (a) the norms of $W_Q$ and $W_K$ along the relevant patterns $\\mu$ grow while those along the irrelevant $\\nu$ stay near $\\delta\\beta$; (b) the label part of the MLP input outgrows the feature part. Mean ± std over seeds, both task sets; book scale: 6 seeds and 1000 steps instead of the reference 8 and 1500.", "name": "fig-sel-fig1"}, "image": {"alt": "Relevant-pattern norms rise and irrelevant ones stay flat; the label contribution rises far above the feature contribution."}}
+# %% tags=["hide-input", "remove-output"]
 cfg = X.SeedSweepConfig.for_scale(SCALE)
-print(cfg)
 sweep = X.run_seed_sweep(cfg)
 print(f"{len(sweep.seeds)} runs x {cfg.steps} steps in {sweep.seconds:.1f} s wall, {sweep.cpu_seconds:.1f} s CPU")
 steps = np.asarray(sweep.steps)
@@ -356,7 +355,7 @@ H1 = sel.holds(THM1)  # recorded with every claim that shares them
 def curves(name, group):
     return sweep.grid(sweep.curves[name].T)[G[group]]  # (S, n_rec)
 
-
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Fig. 1 of the paper, reproduced: (a) the norms of $W_Q$ and $W_K$ along the relevant patterns $\\mu$ grow while those along the irrelevant $\\nu$ stay near $\\delta\\beta$; (b) the label part of the MLP input outgrows the feature part. Mean ± std over seeds, both task sets; book scale: 6 seeds and 1000 steps instead of the reference 8 and 1500.", "name": "fig-sel-fig1"}, "image": {"alt": "Relevant-pattern norms rise and irrelevant ones stay flat; the label contribution rises far above the feature contribution."}}
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
 for key, lab, col in (("WQ_mu", r"$\|W_Q\mu_j\|$", 0), ("WK_mu", r"$\|W_K\mu_j\|$", 1),
                       ("WQ_nu", r"$\|W_Q\nu_l\|$", 2), ("WK_nu", r"$\|W_K\nu_l\|$", 3)):
@@ -506,17 +505,21 @@ for _id in ("M8", "M9",):
 #
 # ### 3.3 The feature selector $W_K^\top W_Q$
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "$W_K^\\top W_Q$ restricted to 8 relevant and 6 irrelevant patterns after training: a large diagonal on the relevant block, nearly nothing on the irrelevant one (Lemma 4's feature selector). Not a figure of the paper.", "name": "fig-sel-selector"}, "image": {"alt": "Heat map with a bright diagonal on the relevant-pattern block and a dark irrelevant block."}}
+# %% tags=["hide-input", "remove-output"]
 M_sel = (sweep.model.W_K[:, :, :dx].transpose(-1, -2) @ sweep.model.W_Q[:, :, :dx]).detach()  # (R, d_x, d_x)
 mu_dirs, nu_dirs = cfg.patterns()
 V = torch.cat([mu_dirs, nu_dirs[:6]]).float()  # 8 relevant + 6 irrelevant patterns
 r0 = G["all_pairs"] * sweep.S
 Sm = metrics.feature_space_weights(M_sel[r0].detach(), V)  # S[n, k] = v_n^T W_K^T W_Q v_k
+
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "$W_K^\\top W_Q$ restricted to 8 relevant and 6 irrelevant patterns after training: a large diagonal on the relevant block, nearly nothing on the irrelevant one (Lemma 4's feature selector). Not a figure of the paper.", "name": "fig-sel-selector"}, "image": {"alt": "Heat map with a bright diagonal on the relevant-pattern block and a dark irrelevant block."}}
 fig, ax = plt.subplots(figsize=(6.4, 5.2))
 names = [f"$\\mu_{j + 1}$" for j in range(cfg.M1)] + [f"$\\nu_{k + 1}$" for k in range(6)]
 plotting.heatmap(ax, Sm, names, names, vmin=float(Sm.min()), vmax=float(Sm.max()), annotate=False)
 ax.set_title(r"score $v_n^\top W_K^\top W_Q v_k$ between patterns (seed 0, all pairs)")
 plotting.finish(fig)
+
+# %% tags=["hide-input", "remove-output"]
 blk = Sm[: cfg.M1, : cfg.M1]
 diag = float(blk.diagonal().mean())
 off = float((blk.sum() - blk.diagonal().sum()) / (cfg.M1 * (cfg.M1 - 1)))
@@ -597,7 +600,7 @@ for _id in ("M15",):
 #
 # ### 3.4 The attention collapse against the recursion (46)
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "The attention collapse: measured $\\gamma_t/\\gamma_0$ per seed against time rescaled by its half-life, beside the recursion (46) of the proof of Thm 1 (its constants are free, so only the shape is compared).", "name": "fig-sel-collapse"}, "image": {"alt": "Measured curves drop more sharply than the recursion's curve after a common plateau."}}
+# %% tags=["hide-input", "remove-output"]
 rec = sel.collapse_recursion(cfg.alpha, steps=400, eta=0.1, a=1.0, M1=cfg.M1)
 sharp_rec = sel.collapse_sharpness(rec)
 times = np.array([sel.collapse_times(g, steps) for g in gam])  # (S, 3): t90, t50, t10
@@ -605,6 +608,8 @@ sharp_meas = (times[:, 2] - times[:, 0]) / times[:, 1]
 sharp_other = sel.collapse_sharpness(sel.collapse_recursion(cfg.alpha, steps=4000, eta=0.05, a=2.0, M1=cfg.M1))
 print(f"recursion (46): (t10 - t90)/t50 = {sharp_rec:.3f} (same with other constants: {sharp_other:.3f})")
 print("measured per seed:", [f"{v:.3f}" for v in sharp_meas], f" plateau end t90 = {np.median(times[:, 0]):.0f} steps")
+
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "The attention collapse: measured $\\gamma_t/\\gamma_0$ per seed against time rescaled by its half-life, beside the recursion (46) of the proof of Thm 1 (its constants are free, so only the shape is compared).", "name": "fig-sel-collapse"}, "image": {"alt": "Measured curves drop more sharply than the recursion's curve after a common plateau."}}
 fig, ax = plt.subplots(figsize=(6.6, 3.6))
 t50_rec = sel.collapse_times(rec)[1]
 for s, g in enumerate(gam):
@@ -614,6 +619,8 @@ ax.set_xlim(0, 3)
 plotting.label(ax, r"$t / t_{50\%}$", r"$\gamma_t / \gamma_0$", "Plateau, then collapse: shape comparison")
 ax.legend(fontsize=8)
 plotting.finish(fig)
+
+# %% tags=["hide-input", "remove-output"]
 plateau_then_collapse = bool(np.all(times[:, 0] > 2 * cfg.eval_every) and np.all(times[:, 2] - times[:, 0] < times[:, 0]))
 ledger["M10"].check(
     measured=f"plateau to t90 = {np.median(times[:, 0]):.0f} steps, collapse width (t10-t90)/t50 = {np.median(sharp_meas):.2f} "
@@ -940,6 +947,8 @@ ax.set_xscale("log", base=2)
 plotting.label(ax, r"test prompt length $l_{ts}$ (dotted: $2/\alpha'$)", "accuracy on cone patterns", "Theorem 2's prompt length")
 ax.legend(fontsize=7)
 plotting.finish(fig)
+
+# %% tags=["hide-input", "remove-output"]
 at_bound = []
 for i, ap in enumerate(ocfg.alpha_primes):
     j = int(np.argmin(np.abs(L - 2 / ap)))

@@ -193,6 +193,8 @@ if np.isfinite(Cfit):
 plotting.label(axes[1], r"$1/\alpha$", r"$T_\mathrm{hit}$ (iterations to 95%)", "Thm 1: iterations vs alpha")
 axes[1].legend(fontsize=7)
 plotting.finish(fig)
+
+# %% tags=["hide-input", "remove-output"]
 finite = np.isfinite(a_med)
 mono = bool(np.all(np.diff(a_med[finite]) <= 0)) and finite[-1]
 H_alpha = sel.holds_all([acfg.replace(alpha=a).theorem1() for a in acfg.alphas])
@@ -215,7 +217,7 @@ for _id in ("S1",):
 # attention, so here the noise lies **inside $\mathrm{span}\{\mu\}$** with norm exactly $\tau$:
 # it mimics a second relevant pattern in every token.
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy (left axis) and final accuracy (right axis) against the norm of noise inside span$\\{\\mu\\}$, with the $\\tau = \\beta/M_1$ mark. Book scale: 600 steps instead of 1000.", "name": "fig-sel-noise"}, "image": {"alt": "Iterations stay flat, then grow, and accuracy drops at the largest noise."}}
+# %% tags=["hide-input", "remove-output"]
 ncfg = X.NoiseSweepConfig.for_scale(SCALE)
 nres = X.run_noise_sweep(ncfg)
 n_vals = np.asarray(ncfg.taus)
@@ -223,6 +225,8 @@ n_med = sel.group_hits(nres)
 n_acc = nres.final("acc").median(1).values.numpy()
 print(f"{len(nres.seeds)} runs in {nres.seconds:.1f} s wall ({nres.cpu_seconds:.1f} s CPU)")
 print("tau:", ncfg.taus, " T_hit:", nres.hits().tolist(), " final accuracy (median):", n_acc.round(3).tolist())
+
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy (left axis) and final accuracy (right axis) against the norm of noise inside span$\\{\\mu\\}$, with the $\\tau = \\beta/M_1$ mark. Book scale: 600 steps instead of 1000.", "name": "fig-sel-noise"}, "image": {"alt": "Iterations stay flat, then grow, and accuracy drops at the largest noise."}}
 fig, ax = plt.subplots(figsize=(6.6, 3.6))
 ax2 = ax.twinx()
 ax.plot(n_vals / ncfg.beta, np.where(np.isfinite(n_med), n_med, np.nan), "o-", color=plotting.COLORS[0], label=r"median $T_\mathrm{hit}$")
@@ -234,6 +238,8 @@ h1, l1 = ax.get_legend_handles_labels()
 h2, l2 = ax2.get_legend_handles_labels()
 ax2.legend(h1 + h2, l1 + l2, loc="upper left", bbox_to_anchor=(1.15, 1.0), borderaxespad=0.0, fontsize=7)
 plotting.finish(fig)
+
+# %% tags=["hide-input", "remove-output"]
 first_fail = next((t for t, v in zip(ncfg.taus, n_med) if not np.isfinite(v)), None)
 noise_ok = np.isfinite(n_med[0]) and first_fail is not None and n_acc[-1] < n_acc[0] - 0.1
 ledger["S2"].check(
@@ -420,11 +426,13 @@ for _id in ("S10",):
 # prompts have the training length. The dashed curves are the exact oracle $1-\frac12(1-\alpha/2)^{l}$,
 # the dotted lines eq. (5)'s $2\ln M/\alpha$.
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Final accuracy against the training prompt length for several $\\alpha$ (mean ± std over seeds), the exact oracle (dashed) and eq. (5)'s $2\\ln M/\\alpha$ (dotted). Book scale: 400 steps instead of 800.", "name": "fig-sel-length"}, "image": {"alt": "Accuracy rises with the prompt length and follows the oracle; smaller alpha needs longer prompts."}}
+# %% tags=["hide-input", "remove-output"]
 pcfg = X.PromptLengthConfig.for_scale(SCALE)
 pres = X.run_prompt_length(pcfg)
 print(f"{len(pcfg.lengths)} trainings in {pres.seconds:.1f} s wall")
 Ls = np.asarray(pcfg.lengths)
+
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Final accuracy against the training prompt length for several $\\alpha$ (mean ± std over seeds), the exact oracle (dashed) and eq. (5)'s $2\\ln M/\\alpha$ (dotted). Book scale: 400 steps instead of 800.", "name": "fig-sel-length"}, "image": {"alt": "Accuracy rises with the prompt length and follows the oracle; smaller alpha needs longer prompts."}}
 fig, ax = plt.subplots(figsize=(6.8, 3.8))
 for i, a in enumerate(pcfg.alphas):
     plotting.band(ax, Ls, pres.acc[:, i, :].T, label=f"trained, alpha = {a}", color=plotting.COLORS[i], marker="o")
@@ -434,6 +442,8 @@ ax.set_xscale("log", base=2)
 plotting.label(ax, r"training prompt length $l_{tr}$", "final held-out accuracy", "Eq. (5): the prompt length needed shrinks with alpha")
 ax.legend(fontsize=7)
 plotting.finish(fig)
+
+# %% tags=["hide-input", "remove-output"]
 acc_med = pres.acc.median(-1).values.numpy()  # (L, A)
 excess = float((acc_med - pres.oracle).max())
 needed = []
@@ -485,7 +495,7 @@ for _id in ("S6", "S7",):
 # ignore the context. We train on the first $n$ cyclic tasks, on an unbalanced set of $M_1$ tasks
 # ($\mu_1$ is $+1$ in all but one), and test on the training tasks and on **every ordered pair**.
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Median accuracy on the training tasks and on all ordered pairs for task sets of increasing size and an unbalanced set (Lemma 1). Book scale: 2 seeds and 600 steps instead of 3 and 1000.", "name": "fig-sel-tasks"}, "image": {"alt": "Accuracy on all pairs is near chance until the M1 cyclic tasks are used; the unbalanced set does well only on its own tasks."}}
+# %% tags=["hide-input", "remove-output"]
 tcfg = X.TaskCountConfig.for_scale(SCALE)
 tres = X.run_task_count(tcfg)
 print(f"{len(tres.train.seeds)} runs in {tres.train.seconds:.1f} s wall ({tres.train.cpu_seconds:.1f} s CPU)")
@@ -493,6 +503,8 @@ print(f"{'task set':>14} {'balanced':>9} {'shortcut acc':>13} {'train-task acc':
 for i, name in enumerate(tres.train.labels):
     print(f"{name:>14} {str(tres.balanced[i]):>9} {float(tres.shortcut_acc[i]):>13.3f} {float(tres.train_acc[i].median()):>15.3f} "
           f"{float(tres.all_pairs_acc[i].median()):>14.3f} {float(tres.all_pairs_mass[i].median()):>15.3f}")
+
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Median accuracy on the training tasks and on all ordered pairs for task sets of increasing size and an unbalanced set (Lemma 1). Book scale: 2 seeds and 600 steps instead of 3 and 1000.", "name": "fig-sel-tasks"}, "image": {"alt": "Accuracy on all pairs is near chance until the M1 cyclic tasks are used; the unbalanced set does well only on its own tasks."}}
 fig, ax = plt.subplots(figsize=(7.4, 3.6))
 xs = np.arange(len(tres.train.labels))
 ax.bar(xs - 0.2, tres.train_acc.median(1).values, width=0.4, label="accuracy on the training tasks")
