@@ -981,7 +981,7 @@ for _id in ("O7",):
 # demonstrations in $\mathcal N_*$. Under the conditions Theorem 2 covers, the attention lands on the
 # green bars; under the fresh-pattern control it is uniform.
 
-# %%
+# %% tags=["hide-input"]
 full_seed = int(np.argmax(full)) if full.any() else 0
 viz_model = sweep.model.select_runs([G["cyclic"] * sweep.S + full_seed])
 viz = []
@@ -995,8 +995,11 @@ for i, c in enumerate(ood.conditions):
     viz.append((c, b, o))
 
 
-def draw_condition(i):
-    c, b, o = viz[int(i)]
+names = [c.name for c, _, _ in viz]
+
+
+def draw_condition(name):
+    c, b, o = viz[names.index(name)]
     a = o.attn[0, 0, 0].numpy()
     in_n = (b.ids[0] == b.query_ids[0, 0]).numpy()
     fig, ax = plt.subplots(figsize=(6.6, 2.8))
@@ -1010,7 +1013,8 @@ def draw_condition(i):
     return fig
 
 
-widgets.static_slider(draw_condition, list(range(len(viz))), name="test condition", fmt="{}")
+widgets.static_slider(draw_condition, names, name="test condition", fmt="{}",
+                      alt="Attention weights of one test prompt over its demonstrations under this test condition")
 
 # %% [markdown]
 # In a live notebook, the widget below retrains a small model (one seed, a few hundred steps) for the

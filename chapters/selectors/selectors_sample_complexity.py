@@ -549,9 +549,9 @@ for _id in ("S8", "S9",):
 # The kernel-free slider moves through the values of $\alpha$ of §2 and shows the held-out accuracy and
 # the attention mass on $\mathcal N_*$ of every seed during training: larger $\alpha$, earlier collapse.
 
-# %%
-def draw_alpha(i):
-    i = int(i)
+# %% tags=["hide-input"]
+def draw_alpha(alpha):
+    i = list(acfg.alphas).index(alpha)
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
     acc_i = ares.grid(ares.curves["acc"].T)[i]
     mass_i = ares.grid(ares.curves["mass"].T)[i]
@@ -560,13 +560,14 @@ def draw_alpha(i):
         ax.plot(steps, mass_i[s], color=plotting.COLORS[1], lw=1.2, ls="--", label=r"mass on $\mathcal{N}_*$" if s == 0 else None)
     ax.axhline(float(sel.oracle_accuracy(acfg.alphas[i], acfg.l)), color="k", lw=0.8, ls=":", label="oracle accuracy")
     ax.set_ylim(0, 1.02)
-    plotting.label(ax, "SGD iteration t", "held-out value", f"alpha = {acfg.alphas[i]}, l_tr = {acfg.l} (every seed)")
-    ax.legend(fontsize=7, loc="lower right")
+    plotting.label(ax, "SGD iteration t", "held-out value", f"alpha = {alpha:g}, training prompt length {acfg.l} (every seed)")
+    plotting.legend_outside(ax, fontsize=7)
     fig.tight_layout()
     return fig
 
 
-widgets.static_slider(draw_alpha, list(range(len(acfg.alphas))), name="alpha index (0 = smallest alpha)", fmt="{}")
+widgets.static_slider(draw_alpha, list(acfg.alphas), name="alpha", fmt="{:g}",
+                      alt="Accuracy and attention mass of every seed during training at this alpha")
 
 # %% [markdown]
 # In a live notebook, the widget below retrains one model for the $\alpha$, noise $\tau$ (isotropic),
