@@ -617,7 +617,7 @@ for s, g in enumerate(gam):
 ax.plot(np.arange(len(rec)) / t50_rec, rec / rec[0], "k-", lw=2, label="recursion (46), time rescaled")
 ax.set_xlim(0, 3)
 plotting.label(ax, r"$t / t_{50\%}$", r"$\gamma_t / \gamma_0$", "Plateau, then collapse: shape comparison")
-ax.legend(fontsize=8)
+plotting.legend_outside(ax, fontsize=8)
 plotting.finish(fig)
 
 # %% tags=["hide-input", "remove-output"]
@@ -849,7 +849,7 @@ ledger["M17"].check(
 # We test the cyclic-trained seeds (so that unseen pairs exist) on each condition, at $l_{ts} = 16$,
 # $\alpha' = 0.6$.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "remove-output"]
 ocfg = X.OODConfig.for_scale(SCALE)
 ood = X.evaluate_ood(ocfg, sweep, group=G["cyclic"])
 full = ((sweep.final("acc")[G["cyclic"]] >= cfg.hit_acc) & (sweep.final("mass_present")[G["cyclic"]] >= 0.9)).numpy()
@@ -872,7 +872,7 @@ ax.set_yticks(yy, [c.name for c in ood.conditions], fontsize=7)
 ax.axvline(0.5, color="k", ls=":", lw=0.8)
 ax.set_xlim(0, 1.02)
 plotting.label(ax, "median over seeds (bars: min-max of accuracy)", "", f"Theorem 2 and its controls ($l_{{ts}}$ = {ocfg.l_ts}, $\\alpha'$ = {ocfg.alpha_test})")
-ax.legend(fontsize=7, loc="lower right")
+plotting.legend_outside(ax, fontsize=7)
 plotting.finish(fig)
 
 # %% tags=["hide-input", "remove-output"]
@@ -945,7 +945,7 @@ for i, ap in enumerate(ocfg.alpha_primes):
     ax.axvline(2 / ap, color=plotting.COLORS[i], lw=0.8, ls=":")
 ax.set_xscale("log", base=2)
 plotting.label(ax, r"test prompt length $l_{ts}$ (dotted: $2/\alpha'$)", "accuracy on cone patterns", "Theorem 2's prompt length")
-ax.legend(fontsize=7)
+plotting.legend_outside(ax, fontsize=7)
 plotting.finish(fig)
 
 # %% tags=["hide-input", "remove-output"]

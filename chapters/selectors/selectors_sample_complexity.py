@@ -164,7 +164,7 @@ for B in (16, 17, 32, 64):
 # Fixed training prompt length $l_{tr} = 14$; $\alpha$ is the fraction of demonstrations that carry
 # one of the task's two patterns.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "remove-output"]
 acfg = X.AlphaSweepConfig.for_scale(SCALE)
 ares = X.run_alpha_sweep(acfg)
 a_vals = np.asarray(acfg.alphas)
@@ -266,7 +266,7 @@ for _id in ("S2",):
 # Every token's relevant coefficient is fixed to $\lambda = \lambda_*$ (and $\tau = 0$), so
 # $\lambda_*$ is the only scale that changes.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "remove-output"]
 lcfg = X.LambdaSweepConfig.for_scale(SCALE)
 lres = X.run_lambda_sweep(lcfg)
 l_vals = np.asarray(lcfg.lambdas)
@@ -283,7 +283,7 @@ print(f"log-log slope of T_hit vs 1/lambda*: median over seeds {slope_l:.2f}, fa
 #
 # Every $\eta$ sees the same prompts (common random numbers: the data streams depend only on the seed).
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "remove-output"]
 ecfg = X.EtaSweepConfig.for_scale(SCALE)
 eres = X.run_eta_sweep(ecfg)
 e_vals = np.asarray(ecfg.etas)
@@ -300,7 +300,7 @@ print(f"log-log slope of T_hit vs 1/eta: {slope_e:.2f} (Theorem 1: 1)")
 # Theorem 1's $\sqrt M$. We vary the number $M_2$ of irrelevant patterns at fixed width $d_\mathcal X$
 # (the unused directions carry no pattern), so all values train in one model.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "remove-output"]
 mcfg = X.PatternCountConfig.for_scale(SCALE)
 mres = X.run_pattern_count(mcfg)
 m_vals = np.asarray(mres.values, dtype=float)
@@ -440,7 +440,7 @@ for i, a in enumerate(pcfg.alphas):
     ax.axvline(2 * math.log(pcfg.M) / a, color=plotting.COLORS[i], ls=":", lw=0.8)
 ax.set_xscale("log", base=2)
 plotting.label(ax, r"training prompt length $l_{tr}$", "final held-out accuracy", "Eq. (5): the prompt length needed shrinks with alpha")
-ax.legend(fontsize=7)
+plotting.legend_outside(ax, fontsize=7)
 plotting.finish(fig)
 
 # %% tags=["hide-input", "remove-output"]
@@ -513,7 +513,7 @@ ax.scatter(xs - 0.2, tres.shortcut_acc, color="k", marker="_", s=300, label="sho
 ax.set_xticks(xs, [f"{n}\n({'balanced' if b else 'not balanced'})" for n, b in zip(tres.train.labels, tres.balanced)], fontsize=7)
 ax.set_ylim(0.4, 1.02)
 plotting.label(ax, "training task set", "median held-out accuracy", "Lemma 1: tasks must cover every pattern evenly")
-ax.legend(fontsize=7, loc="lower right")
+plotting.legend_outside(ax, fontsize=7)
 plotting.finish(fig)
 
 # %% tags=["hide-input", "remove-output"]
