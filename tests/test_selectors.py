@@ -286,3 +286,13 @@ def test_reference_records_match_the_paper_config():
     assert ref is not None and ref["config_matches"], "re-run: icl-lab run selectors.theorem1 --scale paper"
     assert len(ref["seeds"]) == sel.Theorem1Config().seeds
     assert ResultsStore(root).records("selectors.theorem1")
+
+
+def test_theorem1_config_meets_the_conditions_but_beta():
+    """selectors.theorem1 meets every condition of Theorem 1 read with constant 1, except the scale beta
+    (the Theta(log log M1) leaves the constant free); the default setting violates the width condition."""
+    conds = sel.Theorem1Config().theorem1()
+    assert {k for k, v in conds.items() if not v[2]} == {lib.theory.SCALE}
+    assert not sel.SelectorsConfig().theorem1()[lib.theory.WIDTH][2]
+    cfg = sel.LambdaSweepConfig()
+    assert not cfg.theorem1(lambda_star=0.3)[lib.theory.BATCH6][2] and cfg.theorem1(lambda_star=0.5)[lib.theory.BATCH6][2]

@@ -612,7 +612,7 @@ EXPERIMENTS = {
         paper="selectors", location="Thm 1 (in its own regime)",
         description="the cyclic task set in a setting that meets Theorem 1's width, batch, length, noise and "
                     "pattern-count conditions: accuracy, attention mass and Fig. 1's mechanism over seeds",
-        config=Theorem1Config, run=run_theorem1, summary=summarize_theorem1, claims=("M11", "M12")),
+        config=Theorem1Config, run=run_theorem1, summary=summarize_theorem1, claims=("M18",)),
     "ood": Experiment(
         paper="selectors", location="Thm 2, Cor. 1, Remark 1", description="out-of-domain tests and controls",
         config=OODConfig, run=run_ood, summary=summarize_ood, claims=("O1", "O2", "O3", "O4", "O5")),
