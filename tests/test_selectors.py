@@ -156,7 +156,7 @@ def test_oracle_and_binomial_tail():
     p = alpha / 2
     brute = sum(math.comb(l, k) * p**k * (1 - p) ** (l - k) for k in range(l + 1) if k <= (1 - c) * l * p)
     assert abs(lib.binomial_lower_tail(alpha, l, c) - brute) < 1e-12
-    assert sel.prompt_length_bound(64, 0.6) == 14
+    assert lib.prompt_length_bound(64, 0.6) == 14
 
 
 def test_collapse_recursion_plateau_collapse_and_scale_free_width():

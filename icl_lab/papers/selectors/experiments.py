@@ -23,170 +23,23 @@ attention-collapse recursion (46) is in :mod:`~icl_lab.papers.selectors.theory`.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import torch
 
-from ...config import ScaledConfig, make_generator
-from ...data.prompts import PairClassificationSampler
-from ...data.tasks import PairTask, cyclic_pair_tasks
 from ..._checks import ConfigError
-from ...models import AttentionMLP
-from ...params import PROB, PROMPTS, Bool, Int, OneOf, Real, TupleOf
-from .data import TASK_SETS, all_pair_tasks, is_balanced, shortcut_accuracy, task_set, unbalanced_tasks
-from .theory import oracle_accuracy, prompt_length_bound, theorem1_conditions
+from ...config import make_generator
+from ...data.tasks import cyclic_pair_tasks
+from ...params import Int, OneOf, Real, TupleOf
+from .data import all_pair_tasks, is_balanced, shortcut_accuracy, task_set, unbalanced_tasks
+from .ood import OODConfig, OODResult, evaluate_ood, ood_conditions, run_ood, summarize_ood  # noqa: F401
+from .setting import (ALPHA, POS, SelectorsConfig, SeedSweepConfig, run_seed_sweep,  # noqa: F401
+                      summarize_seed_sweep)
+from .theory import oracle_accuracy
 from .training import Group, TrainResult, evaluate, train_groups
 
-SEED = Int(0, 2**31 - 1)
-POS = Real(0, 1e3, closed="right")  # a positive scale (beta, xi, lambda, eta, ...)
-ALPHA = Real(0, 1, closed="right")
-
-
-# ============================================================================ configs
-@dataclass(frozen=True)
-class SelectorsConfig(ScaledConfig):
-    """The common setting (the book's reference setting: the paper gives none of these numbers).
-
-    Patterns are scaled standard-basis vectors: mu_j = beta e_j (j < M1), nu_k = beta e_{M1+k},
-    and ``d_extra`` further directions stay free for the out-of-domain controls.  ``l_tr = 0``
-    means ceil(2 ln M / alpha), eq. (5) with constant 1.  W_Q, W_K have m_a = d_x + d_y rows
-    (extra rows start at zero and get zero gradient, so they are inert); W_V and W_O use
-    m_b = d_x + d_y + m_b_extra.
-    """
-
-    M1: int = 8
-    M2: int = 56
-    d_extra: int = 8
-    d_y: int = 2
-    beta: float = 5.0
-    delta: float = 0.1
-    xi: float = 0.01
-    m: int = 200
-    m_b_extra: int = 8
-    eta: float = 1.0
-    batch: int = 64
-    steps: int = 1000
-    alpha: float = 0.6
-    l_tr: int = 0
-    lambda_min: float = 0.6
-    lambda_max: float = 1.0
-    kappa_max: float = 0.5
-    tau: float = 0.25
-    noise_in_span: bool = False
-    task_set: str = "all_pairs"
-    seeds: int = 3
-    seed: int = 0  # run r of every group uses seed + r (common random numbers across swept values)
-    test_prompts: int = 1000
-    eval_every: int = 25
-    hit_acc: float = 0.95
-    test_seed: int = 10_000
-
-    PARAMS = dict(
-        M1=Int(3, 256), M2=Int(1, 4096), d_extra=Int(0, 4096),
-        d_y=Int(2, 64),  # the q' perpendicular-to-q control needs a second coordinate
-        beta=POS, delta=Real(0, 1, closed="neither"),  # the paper: delta in (0, 0.1)
-        xi=POS, m=Int(1, 20_000), m_b_extra=Int(0, 4096), eta=POS, batch=Int(1, 10**5),
-        steps=Int(1, 10**6), alpha=ALPHA, l_tr=Int(0, 10**4), lambda_min=POS, lambda_max=POS,
-        kappa_max=PROB,  # the paper: |kappa| <= 1
-        tau=Real(0, 1e3), noise_in_span=Bool(), task_set=OneOf(*TASK_SETS), seeds=Int(1, 1000), seed=SEED,
-        test_prompts=PROMPTS, eval_every=Int(1, 10**6), hit_acc=ALPHA, test_seed=SEED)
-
-    def validate(self):
-        if self.lambda_min > self.lambda_max:
-            raise ConfigError(f"lambda_min must be <= lambda_max (got {self.lambda_min} > {self.lambda_max})")
-
-    @property
-    def M(self) -> int:
-        return self.M1 + self.M2
-
-    @property
-    def d_x(self) -> int:
-        return self.M1 + self.M2 + self.d_extra
-
-    @property
-    def D(self) -> int:
-        return self.d_x + self.d_y
-
-    @property
-    def l(self) -> int:
-        return self.l_tr if self.l_tr else prompt_length_bound(self.M, self.alpha)
-
-    def basis(self) -> torch.Tensor:
-        return self.beta * torch.eye(self.d_x, dtype=torch.float64)
-
-    def patterns(self, M2: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """(mu (M1, d_x), nu (M2, d_x)): scaled standard-basis vectors."""
-        E = self.basis()
-        M2 = self.M2 if M2 is None else M2
-        return E[: self.M1], E[self.M1 : self.M1 + M2]
-
-    def q(self) -> torch.Tensor:
-        q = torch.zeros(self.d_y, dtype=torch.float64)
-        q[0] = self.beta
-        return q
-
-    def sampler(self, *, tasks=None, alpha=None, l=None, tau=None, lambda_range=None, mu=None, nu=None, q=None,
-                kappa_max=None, noise_in_span=None) -> PairClassificationSampler:
-        mu0, nu0 = self.patterns()
-        return PairClassificationSampler(
-            mu0 if mu is None else mu, nu0 if nu is None else nu,
-            task_set(self.task_set, self.M1) if tasks is None else tasks,
-            l=self.l if l is None else l, alpha=self.alpha if alpha is None else alpha,
-            q=self.q() if q is None else q, tau=self.tau if tau is None else tau,
-            lambda_range=(self.lambda_min, self.lambda_max) if lambda_range is None else lambda_range,
-            kappa_max=self.kappa_max if kappa_max is None else kappa_max,
-            noise_in_span=self.noise_in_span if noise_in_span is None else noise_in_span, dtype=torch.float32)
-
-    def model(self, seeds: Sequence[int]) -> AttentionMLP:
-        """The paper's model (eq. 2, its initialisation), one run per seed (the library's
-        :class:`~icl_lab.models.AttentionMLP` computes it with the products reordered)."""
-        return AttentionMLP(self.d_x, self.d_y, self.m, seeds=list(seeds), m_a=self.D,
-                            m_b=self.D + self.m_b_extra, delta=self.delta, xi=self.xi)
-
-    def theorem1(self, lambda_star: float | None = None, tau: float | None = None) -> dict:
-        """Which of Thm 1's conditions this setting meets (:func:`~.theory.theorem1_conditions`)."""
-        return theorem1_conditions(M1=self.M1, M=self.M, m=self.m, B=self.batch, T=self.steps, beta=self.beta,
-                                   delta=self.delta, tau=self.tau if tau is None else tau,
-                                   lambda_star=self.lambda_min if lambda_star is None else lambda_star,
-                                   alpha=self.alpha, l=self.l)
-
-
-
-# ============================================================================ experiments
-@dataclass(frozen=True)
-class SeedSweepConfig(SelectorsConfig):
-    """Figure 1, Props. 1-2 and Lemma 7 over many seeds, for the cyclic and the all-pairs task
-    sets trained together: the selectors paper's seed sweep (the benchmarked workload)."""
-
-    task_sets: tuple = ("cyclic", "all_pairs")
-    seeds: int = 8
-    steps: int = 1500
-    eval_every: int = 10  # resolves the attention collapse (it takes a few dozen steps)
-    CI = dict(seeds=4, steps=500, test_prompts=500)
-    BOOK = dict(seeds=6, steps=1000)
-    BOOK_WHY = dict(seeds="6 seeds per task set keep the seed statistics; 8 cost a third more",
-                    steps="the attention collapses within 300 steps; 1000 leave a long converged tail")
-
-    PARAMS = dict(task_sets=TupleOf(OneOf(*TASK_SETS), max_len=2, distinct=True))
-
-
-def run_seed_sweep(cfg: SeedSweepConfig, device=None) -> TrainResult:
-    groups = []
-    for name in cfg.task_sets:
-        tasks = task_set(name, cfg.M1)
-        groups.append(Group(name, float(len(tasks)), cfg.sampler(tasks=tasks), cfg.eta, tasks))
-    return train_groups(cfg, groups, mechanism=True, device=device)
-
-
-def summarize_seed_sweep(res: TrainResult) -> dict:
-    out = res.summary()
-    for k in ("WQ_mu", "WK_mu", "WQ_nu", "WK_nu", "lab_in", "feat_in", "lab_lit", "feat_lit", "partner_mass"):
-        out[f"final_{k}"] = res.final(k).tolist()
-    return out
 
 
 @dataclass(frozen=True)
@@ -396,142 +249,6 @@ def summarize_task_count(res: TaskCountResult) -> dict:
     return out
 
 
-# ---------------------------------------------------------------------------- out of domain
-@dataclass(frozen=True)
-class OODConfig(SeedSweepConfig):
-    """Thm 2, Cor. 1, Remark 1: a model trained on the cyclic task set (so some pairs are
-    unseen), tested on shifted patterns and on controls that break one condition each."""
-
-    task_sets: tuple = ("cyclic",)
-    alpha_test: float = 0.6
-    l_ts: int = 16
-    l_ts_grid: tuple = (1, 2, 4, 8, 16, 32, 64)
-    alpha_primes: tuple = (0.2, 0.6)
-    ood_prompts: int = 2000
-    CI = dict(seeds=4, steps=500, test_prompts=500, ood_prompts=1000, l_ts_grid=(1, 2, 4, 8, 16, 32))
-
-    PARAMS = dict(alpha_test=ALPHA, l_ts=Int(1, 4096), l_ts_grid=TupleOf(Int(1, 4096), max_len=32),
-                  alpha_primes=TupleOf(ALPHA, max_len=32), ood_prompts=PROMPTS)
-
-    def validate(self):
-        super().validate()
-        if self.d_extra < self.M1:
-            raise ConfigError(f"d_extra must be >= M1={self.M1}: the controls need fresh directions")
-        if self.M1 % 2 or self.M1 < 6:
-            raise ConfigError("M1 must be even and >= 6: the shifted patterns pair mu_{2j-1} with mu_{2j}, "
-                                  "and alpha' < 1 needs at least 3 of them")
-
-
-@dataclass(frozen=True)
-class Condition:
-    name: str
-    covered: bool  # does Theorem 2 cover this test distribution?
-    violates: str  # which condition of Thm 2 / Remark 1 it breaks ('' when covered)
-    mu: torch.Tensor
-    nu: torch.Tensor
-    q: torch.Tensor
-    tasks: tuple
-    kappa_max: float
-
-
-def ood_conditions(cfg: OODConfig, train_tasks: Sequence[PairTask]) -> list[Condition]:
-    """The out-of-domain test distributions: which Thm 2 covers and which break a condition."""
-    E = cfg.basis()
-    M1, M2 = cfg.M1, cfg.M2
-    mu, nu = E[:M1], E[M1:M1 + M2]
-    fresh = E[M1 + M2:]
-    h = M1 // 2
-    r2 = math.sqrt(2.0)
-    cone = (mu[0::2] + mu[1::2]) / r2  # disjoint supports, non-negative coefficients, norm beta
-    neg = (mu[0::2] - mu[1::2]) / r2  # disjoint supports, one negative coefficient each
-    pm = torch.stack([v for j in range(h) for v in ((mu[2 * j] + mu[2 * j + 1]) / r2, (mu[2 * j] - mu[2 * j + 1]) / r2)])
-    q = cfg.q()
-    q_perp = torch.zeros_like(q)
-    q_perp[1] = cfg.beta
-    seen = {(t.a, t.b) for t in train_tasks}
-    unseen = tuple(t for t in all_pair_tasks(M1) if (t.a, t.b) not in seen)
-    allh, allM = tuple(all_pair_tasks(h)), tuple(all_pair_tasks(M1))
-    k = cfg.kappa_max
-    conds = [Condition("training tasks (in domain)", True, "", mu, nu, q, tuple(train_tasks), k)]
-    if unseen:
-        conds.append(Condition("unseen pairs of training patterns", True, "", mu, nu, q, unseen, k))
-    conds += [
-        Condition("cone mu' = (mu_2j-1 + mu_2j)/sqrt2, nu' = nu", True, "", cone, nu, q, allh, k),
-        Condition("cone mu', fresh nu' (outside span{mu, nu})", True, "", cone, fresh[h:], q, allh, k),
-        Condition("cone mu', nu' = nu, |kappa| <= 1", True, "", cone, nu, q, allh, 1.0),
-        Condition("negative coefficients (mu_2j-1 - mu_2j)/sqrt2", False, "non-negative coefficients", neg, nu, q, allh, k),
-        Condition("(mu_1 + mu_2)/sqrt2 vs (mu_1 - mu_2)/sqrt2, shared support", False, "non-negative coefficients",
-                  pm, nu, q, allM, k),
-        Condition("fresh mu' outside span{mu}", False, "mu' in the cone of {mu}", fresh[:h], nu, q, allh, k),
-        Condition("nu' inside span{mu} (nu' = mu'), |kappa| <= 1", False, "nu' outside span{mu}", cone,
-                  torch.cat([cone, cone]), q, allh, 1.0),
-        Condition("Remark 1 as printed: mu' = (nu_2j-1 + nu_2j)/sqrt2", False, "mu' in the cone of {mu}",
-                  (nu[0:2 * h:2] + nu[1:2 * h:2]) / r2, nu[2 * h:], q, allh, k),
-        Condition("label embedding q' perpendicular to q", False, "same label embeddings +-q", mu, nu, q_perp,
-                  tuple(train_tasks), k),
-        Condition("label embeddings flipped (-q for +1)", False, "same label embeddings +-q", mu, nu, -q,
-                  tuple(train_tasks), k),
-    ]
-    return conds
-
-
-@dataclass
-class OODResult:
-    config: OODConfig
-    train: TrainResult
-    conditions: list  # Condition
-    acc: torch.Tensor  # (C, S)
-    mass: torch.Tensor  # (C, S)
-    l_grid: list
-    grid_acc: torch.Tensor  # (A', L, S) cone mu' at alpha' and l_ts
-    grid_mass: torch.Tensor
-    oracle: np.ndarray  # (A', L)
-
-
-def evaluate_ood(cfg: OODConfig, train_res: TrainResult, group: int = 0) -> OODResult:
-    """Evaluate group ``group`` of a training (its seeds) on every condition and on the l_ts grid."""
-    S = train_res.S
-    model = train_res.model.select_runs(list(range(group * S, (group + 1) * S)))
-    train_tasks = task_set(train_res.labels[group], cfg.M1)
-    conds = ood_conditions(cfg, train_tasks)
-    accs, masses = [], []
-    for i, c in enumerate(conds):
-        s = PairClassificationSampler(c.mu, c.nu, list(c.tasks), l=cfg.l_ts, alpha=cfg.alpha_test, q=c.q,
-                                      tau=cfg.tau, lambda_range=(cfg.lambda_min, cfg.lambda_max),
-                                      kappa_max=c.kappa_max, dtype=torch.float32)
-        b = s.sample(cfg.ood_prompts, make_generator(cfg.test_seed + 100 + i)).to(dtype=torch.float32)
-        ev = evaluate(model, b)
-        accs.append(ev["acc"])
-        masses.append(ev["mass"])
-    cone = next(c for c in conds if c.name.startswith("cone mu' = "))
-    gacc, gmass = [], []
-    for a in cfg.alpha_primes:
-        ra, rm = [], []
-        for j, l in enumerate(cfg.l_ts_grid):
-            s = PairClassificationSampler(cone.mu, cone.nu, list(cone.tasks), l=l, alpha=a, q=cone.q,
-                                          tau=cfg.tau, lambda_range=(cfg.lambda_min, cfg.lambda_max),
-                                          kappa_max=cfg.kappa_max, dtype=torch.float32)
-            b = s.sample(cfg.ood_prompts, make_generator(cfg.test_seed + 1000 + j)).to(dtype=torch.float32)
-            ev = evaluate(model, b)
-            ra.append(ev["acc"])
-            rm.append(ev["mass"])
-        gacc.append(torch.stack(ra))
-        gmass.append(torch.stack(rm))
-    oracle = oracle_accuracy(np.asarray(cfg.alpha_primes)[:, None], np.asarray(cfg.l_ts_grid)[None, :])
-    return OODResult(cfg, train_res, conds, torch.stack(accs).double(), torch.stack(masses).double(),
-                     list(cfg.l_ts_grid), torch.stack(gacc).double(), torch.stack(gmass).double(), oracle)
-
-
-def run_ood(cfg: OODConfig, device=None) -> OODResult:
-    return evaluate_ood(cfg, run_seed_sweep(cfg, device=device))
-
-
-def summarize_ood(res: OODResult) -> dict:
-    return {"conditions": [c.name for c in res.conditions], "covered": [c.covered for c in res.conditions],
-            "acc": res.acc.tolist(), "mass": res.mass.tolist(), "l_grid": res.l_grid,
-            "alpha_primes": list(res.config.alpha_primes), "grid_acc": res.grid_acc.tolist(),
-            "oracle": res.oracle.tolist(), "train_final_acc": res.train.final("acc").tolist()}
-
 
 # ---------------------------------------------------------------------------- Theorem 1's regime
 @dataclass(frozen=True)
@@ -617,3 +334,4 @@ EXPERIMENTS = {
         paper="selectors", location="Thm 2, Cor. 1, Remark 1", description="out-of-domain tests and controls",
         config=OODConfig, run=run_ood, summary=summarize_ood, claims=("O1", "O2", "O3", "O4", "O5")),
 }
+

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .data import task_set
-from .experiments import SelectorsConfig
+from .setting import SelectorsConfig
 from .training import Group, TrainResult, train_groups
 
 
