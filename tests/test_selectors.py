@@ -8,7 +8,9 @@ import pytest
 import torch
 
 from icl_lab import ConfigError, Ledger, make_generator, make_generators
-from icl_lab.data import PairClassificationSampler
+from icl_lab.data import PairClassificationSampler, StackedSampler
+from icl_lab.metrics import loglog_slope
+from icl_lab.papers import selectors as lib
 from icl_lab.papers.selectors import experiments as sel
 from icl_lab.registry import all_experiments
 from icl_lab.train import hinge_loss
@@ -36,7 +38,7 @@ def test_closed_form_gradients_match_autograd_float64():
     loss = hinge_loss(model(batch), batch).sum()
     grads = torch.autograd.grad(loss, [model.W_Q, model.W_K, model.W_V, model.W_O])
     for r in range(2):
-        closed = sel.gradients_closed_form(model, batch, r)
+        closed = lib.gradients_closed_form(model, batch, r)
         for name, auto in zip(("W_Q", "W_K", "W_V", "W_O"), grads):
             torch.testing.assert_close(auto[r], closed[name], atol=1e-12, rtol=1e-9)
         assert (grads[0][r][:, cfg.d_x:] == 0).all()  # label columns of W_Q: zero gradient
@@ -51,39 +53,42 @@ def test_inert_rows_of_WQ_WK_get_no_gradient_at_init():
 
 
 # ----------------------------------------------------------------------------- data
-def test_selectors_sampler_same_law_as_parent():
+def test_pair_sampler_float32_same_law_as_float64():
     cfg = small_cfg(tau=0.0)
     mu, nu = cfg.patterns()
     args = (mu, nu, sel.all_pair_tasks(cfg.M1))
     kw = dict(l=7, alpha=0.6, q=cfg.q())
-    a = sel.SelectorsSampler(*args, **kw).sample(50, make_generator(4))
+    a = PairClassificationSampler(*args, **kw, dtype=torch.float32).sample(50, make_generator(4))
     b = PairClassificationSampler(*args, **kw).sample(50, make_generator(4))
     for name in ("ids", "query_ids", "y", "y_query", "task_ids"):
         assert torch.equal(getattr(a, name), getattr(b, name))
     torch.testing.assert_close(a.x, b.x, atol=1e-5, rtol=0)
     # with noise: the labels and ids are unchanged, the noise is bounded by tau
-    na = sel.SelectorsSampler(*args, **kw, tau=0.7).sample(50, make_generator(4))
+    na = PairClassificationSampler(*args, **kw, tau=0.7, dtype=torch.float32).sample(50, make_generator(4))
     assert torch.equal(na.ids, b.ids) and torch.equal(na.y, b.y)
     assert float((na.x - a.x).norm(dim=-1).max()) <= 0.7 + 1e-5
-    sp = sel.SelectorsSampler(*args, **kw, tau=0.7, noise_in_span=True).sample(50, make_generator(4))
+    sp = PairClassificationSampler(*args, **kw, tau=0.7, noise_in_span=True, dtype=torch.float32).sample(
+        50, make_generator(4))
     d = sp.x - a.x
     torch.testing.assert_close(d.norm(dim=-1), torch.full(d.shape[:-1], 0.7, dtype=F64), atol=1e-5, rtol=0)
     assert float(d[..., cfg.M1:].abs().max()) < 1e-6  # inside span{mu}
+    with pytest.raises(ConfigError, match="dtype"):
+        PairClassificationSampler(*args, **kw, dtype=torch.int64)
 
 
-def test_grouped_sampler_equals_separate_draws():
+def test_stacked_pair_samplers_equal_separate_draws():
     cfg = small_cfg()
     s1, s2 = cfg.sampler(alpha=0.4), cfg.sampler(alpha=0.9, tasks=sel.cyclic_pair_tasks(cfg.M1))
-    grouped = sel.GroupedSampler([(s1, 2), (s2, 1)])
+    stacked = StackedSampler([s1, s1, s2])
     seeds = [5, 6, 7]
-    out = grouped.sample_runs(10, make_generators(seeds), dtype=F64)
+    out = stacked.sample_runs(10, make_generators(seeds), dtype=F64)
     assert out.x.shape[0] == 3 and out.x.dtype == F64
     for r, (s, seed) in enumerate(((s1, 5), (s1, 6), (s2, 7))):
         alone = s.sample(10, make_generator(seed))
         assert torch.equal(out.run(r).ids, alone.ids) and torch.equal(out.run(r).y_query, alone.y_query)
         torch.testing.assert_close(out.run(r).x, alone.x)
     with pytest.raises(ConfigError):
-        grouped.sample_runs(10, make_generators([1, 2]))
+        stacked.sample_runs(10, make_generators([1, 2]))
 
 
 def test_task_sets_and_lemma1_helpers():
@@ -120,7 +125,7 @@ def test_evaluate_splits_agree_at_init_and_attention_mass():
 
 def test_first_hit_and_group_hits():
     acc = torch.tensor([[0.5, 0.5], [0.96, 0.5], [0.97, 0.6]], dtype=F64)
-    h = sel.first_hit(acc, [0, 10, 20], 0.95)
+    h = lib.first_hit(acc, [0, 10, 20], 0.95)
     assert h[0] == 10 and math.isnan(float(h[1]))
 
 
@@ -150,26 +155,26 @@ def test_oracle_and_binomial_tail():
     alpha, l, c = 0.5, 9, 0.4
     p = alpha / 2
     brute = sum(math.comb(l, k) * p**k * (1 - p) ** (l - k) for k in range(l + 1) if k <= (1 - c) * l * p)
-    assert abs(sel.binomial_lower_tail(alpha, l, c) - brute) < 1e-12
-    assert sel.prompt_length_bound(64, 0.6) == 14
+    assert abs(lib.binomial_lower_tail(alpha, l, c) - brute) < 1e-12
+    assert lib.prompt_length_bound(64, 0.6) == 14
 
 
 def test_collapse_recursion_plateau_collapse_and_scale_free_width():
-    g = sel.collapse_recursion(0.6, 400, eta=0.1, M1=8)
+    g = lib.collapse_recursion(0.6, 400, eta=0.1, M1=8)
     assert abs(g[0] - 0.4 / 0.6) < 1e-12 and g[-1] < 1e-3
-    t90, t50, t10 = sel.collapse_times(g)
+    t90, t50, t10 = lib.collapse_times(g)
     assert 0 < t90 < t50 < t10
-    w1 = sel.collapse_sharpness(g)
-    w2 = sel.collapse_sharpness(sel.collapse_recursion(0.6, 4000, eta=0.05, a=2.0, M1=8))
+    w1 = lib.collapse_sharpness(g)
+    w2 = lib.collapse_sharpness(lib.collapse_recursion(0.6, 4000, eta=0.05, a=2.0, M1=8))
     assert abs(w1 - w2) < 0.05
-    assert sel.collapse_recursion(0.3, 50)[0] == 1.0  # clipped: (1 - alpha)/alpha > 1
+    assert lib.collapse_recursion(0.3, 50)[0] == 1.0  # clipped: (1 - alpha)/alpha > 1
 
 
 def test_fits_recover_synthetic_laws():
     x = np.array([1.0, 2.0, 4.0])
-    assert abs(sel.loglog_slope(x, 3 * x**1.5) - 1.5) < 1e-12
+    assert abs(loglog_slope(x, 3 * x**1.5) - 1.5) < 1e-12
     alpha = np.array([0.3, 0.45, 0.6, 0.8, 1.0])
-    A, C, err = sel.fit_alpha_law(alpha, 100 / (5.0 - 1 / alpha))
+    A, C, err = lib.fit_alpha_law(alpha, 100 / (5.0 - 1 / alpha))
     assert abs(C - 5.0) < 0.1 and err < 0.01
 
 
@@ -206,18 +211,13 @@ def test_ood_conditions_geometry():
     assert "unseen pairs of training patterns" in conds
 
 
-def test_export_chapter_ledger_merges_parts(tmp_path):
-    a = Ledger("selectors")
-    a.claim("M1", "x", "first part").check(measured=1, how="h", passed=True)
-    sel.export_chapter_ledger(a, prefix=("M", "O"), directory=tmp_path)
-    b = Ledger("selectors")
-    b.claim("S1", "y", "second part").check(measured=2, how="h", passed=False)
-    merged = sel.export_chapter_ledger(b, prefix="S", directory=tmp_path)
-    assert set(merged.claims) == {"M1", "S1"}
-    a2 = Ledger("selectors")
-    a2.claim("M2", "x", "re-run of the first part").check(measured=1, how="h", passed=True)
-    merged = sel.export_chapter_ledger(a2, prefix=("M", "O"), directory=tmp_path)
-    assert set(merged.claims) == {"M2", "S1"}  # the stale M1 is dropped, S1 kept
+@pytest.mark.declarations
+def test_ledger_parts_split_the_chapter():
+    """Each notebook checks exactly its own part: mechanism (M, O) and sample complexity (S)."""
+    mech, sc = Ledger("selectors", part="mechanism"), Ledger("selectors", part="sample_complexity")
+    assert set(mech.claims) and set(sc.claims) and not set(mech.claims) & set(sc.claims)
+    assert all(i[0] in "MO" for i in mech.claims) and all(i[0] == "S" for i in sc.claims)
+    assert set(mech.claims) | set(sc.claims) == set(Ledger("selectors").claims)
 
 
 def test_registered_experiments_are_seed_splittable():
@@ -270,3 +270,29 @@ def test_factored_model_equals_attention_mlp(per_run):
     g_fast = torch.autograd.grad(hinge_loss(o_fast, batch).sum(), list(fast.parameters()))
     for a, b in zip(g_ref, g_fast):
         torch.testing.assert_close(b, a, atol=1e-12, rtol=1e-9)
+
+
+def test_reference_records_match_the_paper_config():
+    """The shipped selectors.theorem1 records were computed with today's paper-scale config."""
+    from icl_lab.papers.selectors.reference import theorem1_records
+    from icl_lab.store import ResultsStore
+
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "results" / "reference"
+    if not (root / "selectors.theorem1").exists():
+        pytest.skip("no reference records")
+    ref = theorem1_records(root)
+    assert ref is not None and ref["config_matches"], "re-run: icl-lab run selectors.theorem1 --scale paper"
+    assert len(ref["seeds"]) == sel.Theorem1Config().seeds
+    assert ResultsStore(root).records("selectors.theorem1")
+
+
+def test_theorem1_config_meets_the_conditions_but_beta():
+    """selectors.theorem1 meets every condition of Theorem 1 read with constant 1, except the scale beta
+    (the Theta(log log M1) leaves the constant free); the default setting violates the width condition."""
+    conds = sel.Theorem1Config().theorem1()
+    assert {k for k, v in conds.items() if not v[2]} == {lib.theory.SCALE}
+    assert not sel.SelectorsConfig().theorem1()[lib.theory.WIDTH][2]
+    cfg = sel.LambdaSweepConfig()
+    assert not cfg.theorem1(lambda_star=0.3)[lib.theory.BATCH6][2] and cfg.theorem1(lambda_star=0.5)[lib.theory.BATCH6][2]

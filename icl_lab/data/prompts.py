@@ -232,11 +232,18 @@ class PairClassificationSampler:
     lambda_max], kappa ~ U[-kappa_max, kappa_max], nu_k uniform over the irrelevant patterns, and
     noise of uniform direction and radius tau * U[0, 1] (``noise_in_span=True`` keeps it inside
     span{mu} with norm exactly tau).  Labels are +-1 with embedding +-q.
+
+    ``dtype`` is the precision in which the inputs are built (float64 by default; float32 is about
+    twice as cheap, and the isotropic noise directions are then drawn as float32 normals, the other
+    draws being the same in either precision).
     """
 
     def __init__(self, mu: torch.Tensor, nu: torch.Tensor, tasks: Sequence[PairTask], l: int, alpha: float,
                  q: torch.Tensor, tau: float = 0.0, lambda_range=(0.6, 1.0), kappa_max: float = 0.5,
-                 noise_in_span: bool = False):
+                 noise_in_span: bool = False, dtype: torch.dtype = torch.float64):
+        if dtype not in (torch.float32, torch.float64):
+            raise chk.ConfigError(f"dtype must be torch.float32 or torch.float64 (got {dtype})")
+        self.dtype = dtype
         self.mu = torch.as_tensor(mu, dtype=torch.float64)
         self.nu = torch.as_tensor(nu, dtype=torch.float64)
         if self.mu.ndim != 2 or self.nu.ndim != 2 or self.mu.shape[1] != self.nu.shape[1]:
@@ -275,15 +282,20 @@ class PairClassificationSampler:
         lam = lo + (hi - lo) * rnd.rand(g, shape)
         kap = self.kappa_max * (2 * rnd.rand(g, shape) - 1)
         irr = rnd.randint(g, 0, self.nu.shape[0], shape)
-        x = lam[..., None] * self.mu[pat] + kap[..., None] * self.nu[irr]
+        if getattr(self, "_cast", None) is None:  # the patterns in the working precision, cast once
+            self._cast = (self.mu.to(self.dtype), self.nu.to(self.dtype))
+        mu, nu = self._cast
+        x = mu[pat] * lam.to(self.dtype)[..., None]
+        x.addcmul_(nu[irr], kap.to(self.dtype)[..., None])
         if self.tau > 0:
             if self.noise_in_span:
-                z = rnd.randn(g, (*shape, self.M1)) @ self.mu
-                x = x + self.tau * z / z.norm(dim=-1, keepdim=True)
+                z = rnd.randn(g, (*shape, self.M1)).to(self.dtype) @ mu
+                x.addcmul_(z, self.tau / z.norm(dim=-1, keepdim=True))
             else:
-                z = rnd.randn(g, (*shape, self.mu.shape[1]))
+                dt = self.dtype
+                z = rnd._draw(g, lambda gen: torch.randn((*shape, self.mu.shape[1]), generator=gen, dtype=dt))
                 r = self.tau * rnd.rand(g, (*shape, 1))
-                x = x + r * z / z.norm(dim=-1, keepdim=True)
+                x.addcmul_(z, r.to(dt) / z.norm(dim=-1, keepdim=True))
         return x
 
     def sample(self, batch: int, generator: torch.Generator, dtype: torch.dtype = torch.float64) -> PromptBatch:

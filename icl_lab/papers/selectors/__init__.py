@@ -1,1 +1,10 @@
-"""The selectors paper's package: theory, experiments, figures and claims."""
+"""*Transformers as Multi-Task Feature Selectors* (H. Li, M. Wang et al.): theory (bounds, oracle,
+collapse recursion, closed-form gradients), data (task sets), training (batched SGD runs and their
+measurements), experiments (configs per scale), figures and the chapter's claims."""
+from .data import (TASK_SETS, all_pair_tasks, is_balanced, pattern_coverage, shortcut_accuracy, task_set,  # noqa: F401
+                   unbalanced_tasks)
+from .theory import (binomial_lower_tail, chernoff_tail, collapse_recursion, collapse_sharpness,  # noqa: F401
+                     collapse_times, fit_alpha_law, gradients_closed_form, holds, holds_all, oracle_accuracy,
+                     prompt_length_bound, theorem1_conditions, violated)
+from .training import (Group, TrainResult, evaluate, first_hit, group_hits, output_layer_split,  # noqa: F401
+                       train_groups)
