@@ -57,7 +57,7 @@ import numpy as np
 import torch
 
 import icl_lab
-from icl_lab import plotting, widgets
+from icl_lab import metrics, plotting, widgets
 from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, feature_attention, gradient, initial_gradient_mean_field,
                               loss_floor, phase_times, value_at)
 from icl_lab.metrics import loglog_slope
@@ -619,11 +619,18 @@ big = [K for K in Ks if K >= 20]
 u2 = all(order_ok[(p1m, K)] for K in big)
 print(f"paper-threshold order for p1 = {p1m}, K >= 20: {u2};  at K = {Ks[0]}: {order_ok[(p1m, Ks[0])]}")
 ledger["U2"].check(
-    measured=f"p1 = {p1m}: ordered for K = {big}: {u2}; K = {Ks[0]}: {order_ok[(p1m, Ks[0])]}; p1 = 0.3: T1 reached for K = "
-             + str([K for K in Ks if np.isfinite(sw.under[(0.3, K)]['times']['T1'])]),
+    measured=f"p1 = {p1m}: ordered for K = {big}: {u2}; K = {Ks[0]}: {order_ok[(p1m, Ks[0])]} (p1 = 0.3: claim U2-p03)",
     how="mean-field flows, paper thresholds -0.49 log K, 1.01 log K, log K and the eps criterion",
-    passed=u2, caveat=f"asymptotic: degenerate at K = {Ks[0]} (phases II/III empty) and, for p1 = 0.3, B_k1 never reaches -0.49 log K at K = "
-    + str([K for K in Ks if not np.isfinite(sw.under[(0.3, K)]["times"]["T1"])]))
+    passed=u2, caveat=f"asymptotic: degenerate at K = {Ks[0]} (phases II/III empty)")
+if 0.3 in p1_vals:
+    b1min = {K: float(sw.under[(0.3, K)]["traj"].series("B1").min() / math.log(K)) for K in Ks}
+    reached = [K for K in Ks if np.isfinite(sw.under[(0.3, K)]["times"]["T1"])]
+    ledger["U2-p03"].check(
+        measured="lowest B_k1/log K over the run: " + ", ".join(f"K = {K}: {v:+.3f}" for K, v in b1min.items())
+                 + f"; threshold -0.49 reached for K = {reached}",
+        how=f"mean-field flows at p1 = 0.3 until L_k - L_k^low <= {sw_cfg.eps:g}, K = {Ks}",
+        passed=len(reached) == len(Ks), hypotheses={"p_1 = Theta(1), p_k = Theta(1/K)": True, "N >= poly(K) (mean field)": True},
+        caveat=f"asymptotic in K: the tested K stop at {Ks[-1]}, and the lowest B_k1/log K moves away from -0.49 as K grows")
 big50 = [K for K in Ks if K >= 50]
 mk = all(marker_ok[(p1, K)] for p1 in p1_vals for K in big50)
 ledger["U2m"].check(
@@ -680,7 +687,12 @@ assert max_beta_IV <= 0
 # (1-\mathrm{Attn}_k)^2 \approx \frac{1}{2p_k\tau}, \qquad \mathcal L_k \approx \frac{1}{4p_k\tau},
 # $$
 #
-# independent of $C$. It explains the $K/\epsilon$ term of the bounds ($p_k\approx 1/K$) and why the
+# independent of $C$. One factor is dropped on the way: $\alpha_k = p_k\,\mathbb E[a_k\lVert e_k - a\rVert^2]$
+# and $\lVert e_k - a\rVert^2 = (1-a_k)^2(1 + r)$ with $r = \sum_{m\ne k}a_m^2/(1-a_k)^2 = O(1/K)$ (the
+# off-target attention spread over $K-1$ features), so $\dot A_k \approx p_k(1+r)C^2e^{-2A_k}$ and
+# $(1-\mathrm{Attn}_k)^2 \approx 1/(2p_k(1+r)\tau)$. The loss carries the same factor,
+# $\mathcal L_k = \tfrac12(1-a_k)^2(1+r)$, so it cancels: $\mathcal L_k \approx 1/(4p_k\tau)$ up to a relative
+# $O(1/K)$, which is the $1 + O(1/K)$ of the law below. It explains the $K/\epsilon$ term of the bounds ($p_k\approx 1/K$) and why the
 # dominant feature ($p_1 = \Theta(1)$) needs no factor $K$: the time to $\epsilon$ is about
 # $1/(4p_k\epsilon)$. The next figure checks $4p_k\tau\mathcal L_k\to 1$.
 
@@ -690,19 +702,21 @@ late_vals = {}
 for K, v in sw.late.items():
     m = v["tau"] > 10
     ax.semilogx(v["tau"][m], v["ratio"][m], label=f"K = {K}")
-    sel = (v["tau"] >= 1e5) & (v["tau"] <= 1e7)
-    late_vals[K] = (float(v["ratio"][sel].min()), float(v["ratio"][sel].max()), float(v["ratio"][-1]))
+    T3K = sw.under[(p1m, K)]["times"]["T3"]  # each K inside its own phase IV: tau >= 100 T3
+    sel = v["tau"] >= 100 * T3K
+    late_vals[K] = (float(v["ratio"][sel].min()), float(v["ratio"][sel].max()), float(v["ratio"][-1]), 100 * T3K)
 ax.axhline(1, color="k", lw=0.8, ls="--")
 ax.set_ylim(0, 2)
 plotting.label(ax, r"$\tau$", r"$4 p_k \tau\, \mathcal{L}_k$", f"Late-time law, under-represented column, p1 = {p1m}")
 ax.legend(fontsize=7)
 plotting.finish(fig)
-print("K: (min, max) of 4 p_k tau L_k over tau in [1e5, 1e7], value at the end:", late_vals)
-K20 = min(sw.late)
-u5 = late_vals[K20][0] >= 0.9 and late_vals[K20][1] <= 1.1
+print("K: (min, max) of 4 p_k tau L_k over tau >= 100 T3, value at the end, window start:", late_vals)
+u5 = all(lo <= sw_cfg.tau_late / 2 and abs(c - 1) <= 2 / K for K, (a, b, c, lo) in late_vals.items())
 ledger["U5"].check(
-    measured="; ".join(f"K = {K}: [{a:.3f}, {b:.3f}] on tau in [1e5, 1e7], {c:.3f} at tau = {sw_cfg.tau_late:.0e}" for K, (a, b, c) in late_vals.items()),
-    how=f"mean-field flow to tau = {sw_cfg.tau_late:.0e}, p1 = {p1m}", passed=u5)
+    measured="; ".join(f"K = {K}: {c:.4f} at tau = {sw_cfg.tau_late:.0e} (|.-1| K = {abs(c - 1) * K:.2f}), range [{a:.3f}, {b:.3f}] "
+                       f"on tau >= 100 T3 = {lo:.2g}" for K, (a, b, c, lo) in late_vals.items()),
+    how=f"mean-field flow to tau = {sw_cfg.tau_late:.0e}, p1 = {p1m}; criterion |4 p_k tau L_k - 1| <= 2/K at the end, "
+        "which lies inside each K's phase IV (tau >= 100 T3)", passed=u5)
 assert u5
 
 # %% [markdown]
@@ -812,6 +826,11 @@ assert eres.max_rel_diff < 0.05
 # the per-feature error $\mathcal L_k$ (eq. 6, including the $\tfrac12$) and the $3\times3$ attention
 # map on the training prompts and on held-out prompts (3000 at paper scale). Seeds and the
 # held-out set are our choices (the paper gives neither); the snapshot epochs are our choice too.
+#
+# **Timing differs from the paper's.** Our replica trains faster than the paper's network: its
+# attention maps have essentially finished changing by epoch 100 (the cell after the figures prints the
+# diagonal at epoch 100 and at the end), while the paper narrates changes at epochs 10, 100, 150 and 400.
+# The order of events is what we compare (claims F2a–F3c), not the epochs at which they happen.
 
 # %%
 rp_cfg = cv.ReplicaConfig.for_scale(SCALE)
@@ -862,6 +881,8 @@ mb = _mean_maps(runs, "balanced").numpy()
 diag_final = np.concatenate([np.diag(mi[-1]), np.diag(mb[-1])])
 e10, e100 = runs.epochs.index(10), runs.epochs.index(100)
 row2 = (mi[e10, 1, 0], mi[e100, 1, 0], mi[e10, 1, 2], mi[e100, 1, 2])
+print(f"diagonal of the held-out map (imbalanced) at epoch 100: {np.round(np.diag(mi[e100]), 3).tolist()}; "
+      f"at epoch {runs.epochs[-1]}: {np.round(np.diag(mi[-1]), 3).tolist()}")
 print(f"row v_2 (imbalanced): Attn_1 {row2[0]:.3f} -> {row2[1]:.3f}, Attn_3 {row2[2]:.3f} -> {row2[3]:.3f} (epoch 10 -> 100)")
 # the mechanism behind the window (beta_23 > 0 at the start): does Attn_3 rise above its initial value at some
 # epoch <= 100 while Attn_1 falls?
@@ -893,6 +914,22 @@ ledger["F3c"].check(
     measured=f"off-diagonal entries non-increasing over the snapshots from epoch 10: {off_falls}", how="mean held-out map over seeds",
     passed=off_falls)
 assert imb[-1, 0] < min(imb[-1, 1], imb[-1, 2]) and diag_final.min() > 0.5
+# Remark 1, probed with the replica (a general parametrisation): can it beat the restricted model's floor?
+p_imb = th.p_for("imbalanced", rp_cfg.K, rp_cfg.p1)
+L_restricted = float(loss_floor(rp_cfg.N, p_imb)[1])  # floor of the restricted model (eq. (12))
+L_any = 0.5 * float((1 - p_imb[1]) ** rp_cfg.N)  # any model: predict 0 when v_k is absent from the context
+rare = runs.test_loss[-1, cv.select(runs, setting="imbalanced"), 1:].mean(-1)
+m_r, se_r = metrics.mean_se(rare)
+r1_reason = None
+if m_r > L_restricted:
+    r1_reason = (f"the replica does not reach the restricted model's floor ({m_r:.2e} ± {se_r:.1e} against {L_restricted:.2e}) in "
+                 f"{rp_cfg.epochs} epochs, so it cannot show whether a general parametrisation does better")
+ledger["R1"].check(
+    measured=f"replica held-out (L_2 + L_3)/2 = {m_r:.2e} ± {se_r:.1e} (mean ± SE, {len(rare)} seeds); restricted floor "
+             f"{L_restricted:.2e}; floor of any model {L_any:.2e}",
+    how=f"OneBlockTransformer (general W^V, W^KQ and more), {rp_cfg.epochs} epochs; criterion: not below the restricted floor by more "
+        "than the floor's own order (mean + 2 SE >= the floor of any model)",
+    passed=m_r + 2 * se_r >= L_any, inconclusive=r1_reason)
 
 # %% [markdown]
 # ### The same figures for the analysed model
@@ -966,20 +1003,52 @@ A_slow = torch.diagonal(ad.final_S[slow], dim1=-2, dim2=-1)
 L_slow = ad.test_loss[-1, slow]
 L_fast_imb = ad.test_loss[:, cv.select(ad, setting="imbalanced", lr=max(tm_cfg.adam_lrs))].mean(1).numpy()
 diag_fast = np.concatenate([np.diag(ad.test_map[-1, fast].mean(0).numpy())])
-t_fast = [float(ep_a[np.argmax(L_fast_imb[:, k] <= thr)]) if (L_fast_imb[:, k] <= thr).any() else math.inf for k in range(3)]
+floor_imb = tm.population["imbalanced"].floor
+gap_fast = L_fast_imb - floor_imb  # relative criterion: L_k - L_k^low falls to a tenth (a hundredth) of its start
+
+
+def _first_rel(gap, frac):
+    ok = gap <= frac * gap[0]
+    return float(ep_a[np.argmax(ok)]) if ok.any() else math.inf
+
+
+t_fast = [_first_rel(gap_fast[:, k], 0.1) for k in range(3)]
+t_fast100 = [_first_rel(gap_fast[:, k], 0.01) for k in range(3)]
 print(f"population GD, imbalanced: L_2 - L_2^low at t = {tm_cfg.gd_steps}: {gap2:.2e}; losses {np.round(pi.losses[-1], 5)}")
-print(f"Adam lr {min(tm_cfg.adam_lrs)}: final A_k in [{float(A_slow.min()):.2f}, {float(A_slow.max()):.2f}], held-out L_k in [{float(L_slow.min()):.3f}, {float(L_slow.max()):.3f}]")
-print(f"Adam lr {max(tm_cfg.adam_lrs)} (imbalanced): first epoch with L_k <= {thr}: {t_fast}; final diag attention {np.round(diag_fast, 3)}")
+L_slow_set = {s_: ad.test_loss[-1, cv.select(ad, setting=s_, lr=min(tm_cfg.adam_lrs)), 1:].mean(-1) for s_ in ("imbalanced", "balanced")}
+L_slow_ms = {s_: metrics.mean_se(v) for s_, v in L_slow_set.items()}  # mean of (L_2 + L_3)/2 over seeds, with SE
+print(f"Adam lr {min(tm_cfg.adam_lrs)}: final A_k in [{float(A_slow.min()):.2f}, {float(A_slow.max()):.2f}]; held-out (L_2 + L_3)/2: "
+      + ", ".join(f"{s_} {m_:.3f} ± {se_:.3f}" for s_, (m_, se_) in L_slow_ms.items()))
+print(f"Adam lr {max(tm_cfg.adam_lrs)} (imbalanced): first epoch with L_k - L_k^low <= 1/10 of its start: {t_fast} (1/100: {t_fast100}); "
+      f"final diag attention {np.round(diag_fast, 3)}")
 ledger["A'1"].check(
     measured=f"{gap2:.2e} after {tm_cfg.gd_steps} steps (eta = 1)", how="exact enumeration of the count vectors, GD on S", passed=gap2 < 1e-3)
+law60 = CountLaw.exact(tm_cfg.N, pi.p)
+split = th.floor_split(pi.S[-1], law60, 1)
+above = float((pi.losses[:, 1:] - pi.floor[1:]).min())
+ratio60 = split["total"] / split["floor"]
+print(f"L_2 at t = {tm_cfg.gd_steps}: {split['total']:.3e} = {split['absent']:.3e} (prompts with c_2 = 0) + {split['present']:.3e} (c_2 > 0); "
+      f"floor {split['floor']:.3e}; lowest L_2 - L_2^low along GD {above:.1e}")
+ledger["C9"].check(
+    measured=f"L_2/L_2^low = {ratio60:.3f} at t = {tm_cfg.gd_steps}; gap {split['total'] - split['floor']:.2e}: "
+             f"{split['absent'] - split['floor']:.2e} from prompts with c_2 = 0 (unequal B_21, B_23), {split['present']:.2e} from the rest; "
+             f"min of L_k - L_k^low along GD {above:.1e}",
+    how=f"population GD (exact enumeration, N = {tm_cfg.N}, p = {th.IMBALANCED_P}, eta = 1); criterion: never below the floor and "
+        "L_2 <= 2 L_2^low at the end", passed=above >= -1e-12 and ratio60 <= 2)
 move = 0.002 * tm_cfg.epochs  # Adam moves an entry by about lr per step
 ledger["A'2"].check(
-    measured=f"final A_k <= {float(A_slow.max()):.2f} (lr x epochs = {move:.2f}); held-out L_2, L_3 >= {float(L_slow[:, 1:].min()):.3f}; L_1 >= {float(L_slow[:, 0].min()):.3f}",
-    how=f"QOnlyAttention, Adam lr 0.002, {tm_cfg.epochs} epochs, {tm_cfg.seeds} seeds x 2 settings; criterion A_k <= 1.25 lr epochs and L_2, L_3 > 0.02 (15x the floor)",
-    passed=float(A_slow.max()) <= 1.25 * move and float(L_slow[:, 1:].min()) > 0.02)
+    measured=f"final A_k <= {float(A_slow.max()):.2f} (lr x epochs = {move:.2f}); held-out (L_2 + L_3)/2, mean ± SE over {tm_cfg.seeds} seeds: "
+             + ", ".join(f"{s_} {m_:.3f} ± {se_:.3f}" for s_, (m_, se_) in L_slow_ms.items()),
+    how=f"QOnlyAttention, Adam lr 0.002, {tm_cfg.epochs} epochs, {tm_cfg.seeds} seeds x 2 settings; criterion: every entry of S within "
+        "1.25 lr x epochs (the step bound of Adam) and, in each setting, mean - 2 SE of (L_2 + L_3)/2 above 0.02 (15x the floor)",
+    passed=float(A_slow.max()) <= 1.25 * move and all(m_ - 2 * se_ > 0.02 for m_, se_ in L_slow_ms.values()))
 ledger["A'3"].check(
-    measured=f"first epoch with L_k <= {thr}: {t_fast}; final diag attention {np.round(diag_fast, 3).tolist()}",
-    how=f"QOnlyAttention, Adam lr 0.02 (our choice), 400 epochs, held-out prompts", passed=t_fast[0] < min(t_fast[1:]) and diag_fast.min() > 0.8)
+    measured=f"first epoch with L_k - L_k^low <= 1/10 of its start (mean over {tm_cfg.seeds} seeds): {t_fast}; at 1/100: {t_fast100}; "
+             f"final diag attention {np.round(diag_fast, 3).tolist()}",
+    how=f"QOnlyAttention, Adam lr 0.02 (our choice), {tm_cfg.epochs} epochs, held-out prompts; the threshold is relative to the "
+        "initial loss (at Q = 0, L_1 = 0.033 already lies below any absolute threshold of 0.05)",
+    passed=t_fast[0] < min(t_fast[1:]) and diag_fast.min() > 0.8,
+    caveat=None if t_fast100[0] < min(t_fast100[1:]) else "at the stricter 1/100 threshold the order is not kept")
 assert gap2 < 1e-3 and float(A_slow.max()) < 1.25 * move
 
 # %% [markdown]
@@ -1007,11 +1076,20 @@ plotting.finish(fig)
 print(f"largest |error| - bound over all prompts, families and times: {uw.bound_violation:.1e} (<= 0 up to rounding)")
 errs = {f: v[-1] for f, v in uw.median_rel_err.items()}
 print("median relative error at the last time:", {f: f"{v:.3g}" for f, v in errs.items()})
-track = all(v[-1] < v[0] for f, v in uw.median_rel_err.items() if not f.startswith("w = 10"))
+fams = [f for f in uw.median_rel_err if not f.startswith("w = 10")]
+oma = np.array(uw.median_one_minus_attn)
+# the error falls by at least half of the factor by which 1 - Attn_k falls (median over prompts), for every unseen family
+fall = {f: uw.median_rel_err[f][0] / max(uw.median_rel_err[f][-1], 1e-300) for f in fams}
+track = all(fall[f] >= (oma[0] / oma[-1]) ** 0.5 for f in fams) and oma[-1] < oma[0]
 ledger["I-w"].check(
-    measured=f"bound violation {uw.bound_violation:.1e}; median rel. error at t = {uw.steps[-1]}: " + ", ".join(f"{f}: {v:.3g}" for f, v in errs.items()),
-    how=f"S from population GD (K = 3, imbalanced), {uw_cfg.prompts} prompts per family, errors tracking 1 - Attn_k over training",
-    passed=uw.bound_violation < 1e-9 and track)
+    measured=f"median relative error falls by " + ", ".join(f"{f}: {fall[f]:.3g}x" for f in fams)
+             + f" while median 1 - Attn_k falls {oma[0] / oma[-1]:.3g}x (t = {uw.steps[0]} -> {uw.steps[-1]}); at the end: "
+             + ", ".join(f"{f}: {v:.3g}" for f, v in errs.items()),
+    how=f"S from population GD (K = 3, imbalanced), {uw_cfg.prompts} prompts per family; criterion: for every unseen family the error "
+        "falls at least by the square root of the factor by which 1 - Attn_k falls", passed=track)
+ledger["I-w-bound"].check(
+    measured=f"largest |error| - bound: {uw.bound_violation:.1e}", how=f"all prompts, families and times of the same runs",
+    passed=uw.bound_violation < 1e-9)
 assert uw.bound_violation < 1e-9 and track
 
 # %% [markdown]
@@ -1152,20 +1230,35 @@ assert t_ex["T1"] < t_ex["T2"] < t_ex["T3"] < t_ex["T4"]
 # :class: dropdown
 #
 # Adam's update is $\mathrm{lr}\cdot\hat m/(\sqrt{\hat v}+\varepsilon)$, and $|\hat m|/\sqrt{\hat v}\lesssim1$,
-# so each entry moves by at most about $0.002$ per step and $0.8$ in 400 steps. The best column 2 within
-# that box puts $A_2 = 0.8$ and $B_{2,1} = B_{2,3} = -0.8$ (raising the target and lowering every other
-# logit both help), i.e. $\mathrm{Attn}_2 = c_2e^{1.6}/(c_2e^{1.6} + c_1 + c_3)$ — still far from 1 when
-# $c_2\approx 6$ and $c_1\approx48$. The cell computes the resulting $\mathcal L_2$ exactly: about $0.2$,
-# two orders of magnitude above the floor.
+# so each entry moves by at most about $0.002$ per step and $0.8$ in 400 steps. Raising the target logit
+# $A_2$ lowers every term of the loss, so the best column 2 in the box has $A_2 = 0.8$; lowering $B_{2,1}$
+# moves attention off the frequent feature $v_1$ ($c_1\approx48$ copies against $c_2\approx c_3\approx6$),
+# so it sits at $-0.8$ too. Lowering $B_{2,3}$ as well is *not* best: it hands attention back to $v_1$.
+# The cell finds the best $B_{2,3}$ on a grid, checks that the gradient points out of the box at the two
+# faces (the corner is a constrained optimum in $A_2$ and $B_{2,1}$), and computes $\mathcal L_2$ exactly:
+# about $0.40$, against a floor of $0.0013$ — Adam at the paper's settings cannot get near it.
 # ````
 
 # %%
 p_paper = torch.tensor(th.IMBALANCED_P, dtype=torch.float64)
-S_box = torch.full((3, 3), -0.8, dtype=torch.float64)
-S_box.fill_diagonal_(0.8)
-L_box = icl_lab.papers.convergence.feature_losses(S_box, CountLaw.exact(60, p_paper))
-print(f"best L_k with |S| <= 0.8: {np.round(L_box.numpy(), 4)}; floor L_2^low = {float(loss_floor(60, p_paper)[1]):.4f}")
-assert float(L_box[1]) > 0.05
+law_box = CountLaw.exact(60, p_paper)
+
+
+def _L2_box(b23):
+    S_ = torch.zeros(3, 3, dtype=torch.float64)
+    S_[0, 1], S_[1, 1], S_[2, 1] = -0.8, 0.8, b23  # column 2: (B_21, A_2, B_23)
+    return S_, float(th.feature_losses(S_, law_box)[1])
+
+
+grid_b23 = np.linspace(-0.8, 0.8, 33)
+L_b23 = [_L2_box(b)[1] for b in grid_b23]
+b_best = float(grid_b23[int(np.argmin(L_b23))])
+S_best, L_best = _L2_box(b_best)
+G_best = gradient(S_best, law_box)[:, 1]  # -dL/dS of column 2: (beta_21, alpha_2, beta_23) up to p_2
+print(f"best B_23 on the grid: {b_best:+.2f}; L_2 = {L_best:.4f} (corner B_23 = -0.8: {L_b23[0]:.4f}); "
+      f"alpha_2 = {float(G_best[1]):+.2e} (> 0: wants A_2 up), beta_21 = {float(G_best[0]):+.2e} (< 0: wants B_21 down); "
+      f"floor L_2^low = {float(loss_floor(60, p_paper)[1]):.4f}")
+assert -0.8 < b_best < 0.8 and float(G_best[1]) > 0 and float(G_best[0]) < 0 and L_best > 0.3
 
 # %% [markdown]
 # ## Errata and inconsistencies (checked against the paper's text)
@@ -1194,7 +1287,6 @@ assert float(L_box[1]) > 0.05
 # Claims with hidden constants only are recorded as not checkable:
 
 # %%
-ledger.not_checkable("R1", why="needs the minimum over the general parameter space; only L* = Theta(e^{-poly K}) of the restricted model is bounded here (I7 gives the floor)")
 ledger.not_checkable("C45", why="the constants L_k, U_k, c_bal, c_im enter only through unspecified O-constants; Lemma C.3, which they rest on, is checked (C3)")
 
 # %% [markdown]

@@ -147,3 +147,18 @@ def tail_fractions(col: SymmetricColumn, s, eps: float, prompts: int, g) -> dict
     a = e[:, col.k] / e.sum(1)
     err = (1 - a) ** 2
     return {C: float((err > C * eps).mean()) for C in (1.0, 3.0)} | {"absent": float((c[:, col.k] == 0).mean())}
+
+
+def floor_split(S, law: CountLaw, k: int) -> dict:
+    """L_k at the weights S split into the prompts whose context lacks feature k (c_k = 0) and the rest,
+    against the floor L_k^low (eq. (12)): the c_k = 0 part equals the floor only when the attention of
+    those prompts is uniform over the other features, so any gap there is the price of unequal B_{k,n}."""
+    S = torch.as_tensor(S, dtype=torch.float64)
+    absent = law.counts[:, k] == 0
+
+    def part(mask):
+        sub = CountLaw(counts=law.counts[mask], weights=law.weights[mask], p=law.p, N=law.N, kind=law.kind)
+        return float(feature_losses(S, sub)[k]) if bool(mask.any()) else 0.0
+
+    return {"total": float(feature_losses(S, law)[k]), "absent": part(absent), "present": part(~absent),
+            "floor": float(loss_floor(law.N, law.p)[k])}
