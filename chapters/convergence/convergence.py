@@ -49,7 +49,7 @@ import icl_lab.notebook
 
 icl_lab.notebook.setup(scale=None, minutes={"ci": None, "book": None, "paper": None})
 
-# %%
+# %% tags=["hide-input"]
 import math
 
 import matplotlib.pyplot as plt
@@ -69,6 +69,14 @@ icl_lab.configure_threads()
 plotting.use_style()
 SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("convergence")
+
+
+def cards(*ids):
+    """Show the claim cards of the claims just checked."""
+    from IPython.display import display
+
+    for i in ids:
+        display(ledger[i])
 print(f"scale = {SCALE}, torch threads = {torch.get_num_threads()}")
 
 # %% [markdown]
@@ -114,7 +122,7 @@ print(f"scale = {SCALE}, torch threads = {torch.get_num_threads()}")
 # explicit prompts: the attention the full $d\times d$ model puts on each feature equals the
 # count formula.
 
-# %%
+# %% tags=["hide-input"]
 K0, d0, N0 = 4, 8, 12
 g0 = icl_lab.make_generator(0)
 V0 = icl_lab.data.random_orthonormal(K0, d0, g0)
@@ -128,6 +136,8 @@ a_counts = feature_attention(S0, CountLaw.empirical(batch0.counts, batch0.query_
 mass_formula = a_counts[torch.arange(500), batch0.query_ids[:, 0]]
 grouping_err = float((mass_full - mass_formula).abs().max())
 print(f"max |Attn_m (full model) - c_m e^S / sum_j c_j e^S| = {grouping_err:.1e}")
+
+# %% tags=["remove-cell"]
 assert grouping_err < 1e-12
 
 # %% [markdown]
@@ -187,11 +197,10 @@ assert grouping_err < 1e-12
 #
 # The first experiment checks these identities in float64 at a random $Q$ with random orthonormal features.
 
-# %%
+# %% tags=["hide-input"]
 id_cfg = cv.IdentitiesConfig.for_scale(SCALE)
 ids = cv.run_identities(id_cfg)
 e = ids.errors
-print(id_cfg)
 for k, v in e.items():
     print(f"  {k:>20}: {v:.2e}")
 ledger["I1"].check(
@@ -204,6 +213,9 @@ ledger["I3"].check(
     measured=f"formula gap {e['I3_formula']:.1e}; sampled-w loss off by {e['I3_z']:+.2f} standard errors",
     how="count formula vs the w-marginalised per-prompt loss (exact) and vs the sampled-w loss (Monte Carlo)",
     passed=e["I3_formula"] < 1e-12 and abs(e["I3_z"]) < 4)
+cards('I1', 'I2', 'I3')
+
+# %% tags=["remove-cell"]
 assert e["I1"] < 1e-10 and e["I2"] < 1e-10 and e["I3_formula"] < 1e-12 and abs(e["I3_z"]) < 5
 assert e["I6_span"] < 1e-12 and e["I6_columns"] < 1e-14 < e["I6_column0_changed"]
 
@@ -215,10 +227,9 @@ assert e["I6_span"] < 1e-12 and e["I6_columns"] < 1e-14 < e["I6_column0_changed"
 # squared loss with two independent draws of $w$ on the same inputs — they agree only up to the
 # Monte-Carlo error of the $w$-sample, whose size the spread between the two draws shows.
 
-# %%
+# %% tags=["hide-input"]
 h_cfg = cv.FullVsReducedConfig.for_scale(SCALE)
 hres = cv.run_full_vs_reduced(h_cfg)
-print(h_cfg)
 print(f"max |S_full - S_reduced| (marginalised loss) = {hres.max_diff_marginalized:.1e}")
 print(f"RMS |S_full - S_reduced| (sampled w) = {hres.max_diff_sampled:.3f}; RMS spread between two w draws = {hres.mc_spread:.3f}")
 print(f"Q outside the feature span after training: {hres.off_span:.1e};  min alpha_k over the run: {hres.min_alpha:.2e}")
@@ -244,6 +255,9 @@ ledger["I6"].check(
     measured=f"off-span {max(hres.off_span, e['I6_span']):.1e}; other columns change by {e['I6_columns']:.1e} when column 1 is perturbed",
     how="full-model GD from Q = 0, gradient at a random Q, and a perturbed column of S",
     passed=max(hres.off_span, e["I6_span"]) < 1e-12 and e["I6_columns"] < 1e-14)
+cards('I4', 'I6')
+
+# %% tags=["remove-cell"]
 assert hres.max_diff_marginalized < 1e-10 and hres.off_span < 1e-12
 
 # %% [markdown]
@@ -261,13 +275,15 @@ assert hres.max_diff_marginalized < 1e-10 and hres.off_span < 1e-12
 #
 # A quick numerical check of the bracket inequality on random attention vectors:
 
-# %%
+# %% tags=["hide-input"]
 gs = icl_lab.make_generator(7)
 a_rand = torch.distributions.Dirichlet(torch.full((6,), 0.5, dtype=torch.float64)).sample((20000,))
 k_q, n_o = 0, 1
 bracket = (a_rand**2).sum(1) - a_rand[:, k_q] ** 2 - a_rand[:, n_o] - a_rand[:, k_q] * (1 - a_rand[:, k_q])
 bound = -(1 - a_rand[:, k_q]) * (a_rand[:, k_q] - a_rand[:, 1:].max(1).values)
 print(f"max(bracket - bound) over 20000 random attention vectors: {float((bracket - bound).max()):.2e} (must be <= 0)")
+
+# %% tags=["remove-cell"]
 assert float((bracket - bound).max()) <= 1e-15
 
 # %% [markdown]
@@ -289,7 +305,7 @@ assert float((bracket - bound).max()) <= 1e-15
 # $\alpha_2 = 0.0146$, $\beta_{2,1} = -0.0192$, $\beta_{2,3} = +0.0046$. The table compares the
 # library's gradient (mean field, and a finite-$N$ Monte Carlo) with the closed forms.
 
-# %%
+# %% tags=["hide-input"]
 rows = []
 for K in (10, 100):
     for setting in ("balanced", "imbalanced"):
@@ -327,6 +343,9 @@ ledger["G0-imb"].check(
 ledger["G0-fig3"].check(
     measured=f"alpha_2 = {a2:.4f}, beta_21 = {b21:.4f}, beta_23 = {b23:+.4f}", how="mean-field gradient at S = 0",
     passed=b23 > 0 and b21 < -a2 < 0)
+cards('G0-bal', 'G0-imb', 'G0-fig3')
+
+# %% tags=["remove-cell"]
 assert cf_err < 1e-14 and b23 > 0
 
 # %% [markdown]
@@ -355,7 +374,7 @@ assert cf_err < 1e-14 and b23 > 0
 # (Lemma C.10). For the paper's experiment: $\mathcal L_{2,3}^{\rm low} = 0.75\cdot 0.9^{60} = 1.35\times10^{-3}$
 # (imbalanced), $8.6\times 10^{-43}$ for $v_1$, and $2.0\times10^{-11}$ (balanced).
 
-# %%
+# %% tags=["hide-input"]
 fl = ids.floors
 print("I7: L_k^low closed form vs enumerated 1/2 K/(K-1) P(|V_k| = 0), K = 3, N = 60:")
 for name, v in fl.items():
@@ -375,6 +394,9 @@ print(f"Lemma C.3: K={Kd}, N={Nd}, eps={eps_d:.3f}: P(sum|X - EX| > N eps) = {de
 ledger["C3"].check(
     measured=f"{dev_prob:.1e} <= {dev_bound:.1e}", how="200000 multinomial draws at the edge K/N = eps^2/20 (K=5, N=2000)",
     passed=dev_prob <= dev_bound)
+cards('I7', 'C3')
+
+# %% tags=["remove-cell"]
 assert dev_prob <= dev_bound
 
 # %% [markdown]
@@ -403,10 +425,9 @@ assert dev_prob <= dev_bound
 # once (paper scale: $K$ up to 2000; our choice $p_1 = 0.5$,
 # $p_k = 0.5/(K-1)$ for the imbalanced columns, plus $p_1 \in\{0.3, 0.8\}$).
 
-# %%
+# %% tags=["hide-input"]
 sw_cfg = cv.SweepConfig.for_scale(SCALE)
 sw = cv.run_sweep(sw_cfg)
-print(sw_cfg)
 print(f"sweep: {len(sw.balanced) + len(sw.under) + len(sw.dominant) + len(sw.late) + len(sw_cfg.dominant_K)} column flows in {sw.seconds:.1f} s")
 Kb = sw_cfg.K_eps
 bt = sw.balanced[Kb]["traj"]
@@ -442,9 +463,12 @@ ledger["B1"].check(
     measured=f"min alpha = {al_b.min():.1e}; max K|beta|/alpha = {ratio_b:.2f}; max beta after T1 = {max_beta_after:.1e}; Attn_n monotone: {attn_o_monotone}",
     how=f"mean-field flow of the balanced column, K = {Kb}",
     passed=bool(al_b.min() >= 0) and ratio_b < 2 and max_beta_after <= 0 and attn_o_monotone)
+cards('B1')
+
+# %% tags=["remove-cell"]
 assert al_b.min() >= 0 and max_beta_after <= 0
 
-# %%
+# %% tags=["hide-input"]
 Ks = sorted(k for k in sw.balanced if k in sw_cfg.K_values)
 T1b = np.array([sw.balanced[K]["times"]["T1"] for K in Ks])
 norm_T1 = T1b / (np.array(Ks) ** 2 * np.log(Ks))
@@ -466,14 +490,14 @@ late_b = float(lb["ratio"][-1])
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
 axes[0].loglog(Ks, T1b, "o-", label=r"$T_1$ (first $A_k>\log K$)")
 axes[0].loglog(Ks, np.array(Ks) ** 2 * np.log(Ks), "k--", lw=0.8, label=r"$K^2\log K$")
-plotting.label(axes[0], "K", r"$\tau$", "B2: phase I length")
+plotting.label(axes[0], "K", r"$\tau$", "phase I length")
 axes[0].legend(fontsize=7)
 axes[1].semilogx(1 / np.array(eps_list), ph2_eps, "o-", label=rf"$(\tau_\epsilon - T_1)\epsilon/K$, K = {Kb}")
 axes[1].axhline(0.25, color="grey", ls="--", lw=0.8, label="late-time law: 1/4")
-plotting.label(axes[1], r"$1/\epsilon$", "normalised phase II length", "B3/B4: phase II vs eps")
+plotting.label(axes[1], r"$1/\epsilon$", "normalised phase II length", "phase II against eps")
 axes[1].legend(fontsize=7)
 axes[2].semilogx(Ks, ph2_K, "o-", label=rf"$(\tau_\epsilon - T_1)\epsilon/K$, $\epsilon$ = {sw_cfg.eps:g}")
-plotting.label(axes[2], "K", "normalised phase II length", "B3: phase II vs K")
+plotting.label(axes[2], "K", "normalised phase II length", "phase II against K")
 axes[2].legend(fontsize=7)
 plotting.finish(fig)
 print("K:", Ks)
@@ -491,6 +515,9 @@ ledger["B3"].check(
 ledger["B4"].check(
     measured=f"4 p_k tau L_k in [{late_b_rng[0]:.3f}, {late_b_rng[1]:.3f}] for tau in [1e5, 1e7] (K = {Kl}); (tau_eps - T1) eps/K at K = {Kb}: {ph2_eps[-1]:.3f} at eps = {min(eps_list):g} (law: 0.25)",
     how=f"mean-field flow of the balanced column to tau = {lb['tau'][-1]:.0e}", passed=late_b_rng[0] > 0.9 and late_b_rng[1] < 1.1)
+cards('B2', 'B3', 'B4')
+
+# %% tags=["remove-cell"]
 assert np.all(np.diff(norm_T1) <= 0) and late_b_rng[0] > 0.8 and late_b_rng[1] < 1.2
 
 # %% [markdown]
@@ -502,7 +529,7 @@ assert np.all(np.diff(norm_T1) <= 0) and late_b_rng[0] > 0.8 and late_b_rng[1] <
 # **independent of $K$**. All $B_{1,n}$ decrease from $t = 0$ with $|\beta_{1,n}| = O(\alpha_1/K)$
 # (Lemma F.5; the main text's Lemma 4.6 has typos here, see the errata).
 
-# %%
+# %% tags=["hide-input"]
 p1m = sw_cfg.p1_main
 d1_rows = []
 for K in Ks:
@@ -529,6 +556,9 @@ ledger["D2"].check(
 ledger["D3"].check(
     measured=f"T_k/T_1 = {np.round(stage, 1).tolist()} for K = {Ks}", how=f"mean-field flows, eps = {sw_cfg.eps:g}, p1 = {p1m}",
     passed=bool(np.all(np.diff(stage) > 0) and stage[0] > 1))
+cards('D1', 'D2', 'D3')
+
+# %% tags=["remove-cell"]
 assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 
 # %% [markdown]
@@ -560,10 +590,9 @@ assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 # top. The strip at the top is the paper's top row: the attention on the dominant feature, on the
 # target, and on all other features together (darker = more).
 
-# %%
+# %% tags=["hide-input"]
 po_cfg = cv.PortraitConfig.for_scale(SCALE)
 po = cv.run_portrait(po_cfg)
-print(po_cfg)
 fig = cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.dominant, finite=po.finite,
                           title=f"Figure 1 (data-driven): query v_k, k >= 2, K = {po_cfg.K}, p1 = {po_cfg.p1}, mean field "
                                 f"(dashed: GD eta = {po_cfg.eta:g}, N = {po_cfg.N}, M = {po_cfg.M})")
@@ -596,12 +625,15 @@ ledger["I5"].check(
     measured=f"min alpha over all runs = {min_alpha_all:.2e}",
     how=f"reduced GD of the full-versus-reduced check, the portrait (flow and finite-N GD) and all {len(sw.balanced) + len(sw.under) + len(sw.dominant)} sweep columns",
     passed=min_alpha_all >= 0)
+cards('U1', 'I5')
+
+# %% tags=["remove-cell"]
 assert min_alpha_all >= 0
 
 # %% [markdown]
 # ### Phase order, markers and durations across K
 
-# %%
+# %% tags=["hide-input"]
 p1_vals = sw_cfg.p1_values
 print(f"{'p1':>4} {'K':>5} | {'T1':>10} {'T2':>10} {'T3':>10} {'T4':>10} | {'tau_sw':>10} {'tau_AB':>10} {'tau_logK':>10} {'tau_eps':>10} | B_k1/logK at tau_sw")
 order_ok, marker_ok, sw_pos = {}, {}, {}
@@ -635,9 +667,12 @@ big50 = [K for K in Ks if K >= 50]
 mk = all(marker_ok[(p1, K)] for p1 in p1_vals for K in big50)
 ledger["U2m"].check(
     measured=f"ordered for all p1 in {list(p1_vals)} and K in {big50}: {mk}", how="mean-field flows", passed=mk)
+cards('U2', 'U2-p03', 'U2m')
+
+# %% tags=["remove-cell"]
 assert u2 and mk
 
-# %%
+# %% tags=["hide-input"]
 fit_min = icl_lab.by_scale(ci=50, paper=100)  # fit the exponents on the larger K of the sweep
 fitK = [K for K in Ks if K >= fit_min]
 durs = {ph: np.array([th.durations(sw.under[(p1m, K)]["times"])[ph] for K in fitK]) for ph in ("I", "II", "III", "IV")}
@@ -646,7 +681,7 @@ slopes = {ph: (loglog_slope(fitK, v), loglog_slope(fitK, v / np.log(fitK))) for 
 fig, ax = plt.subplots(figsize=(6.4, 3.8))
 for ph, v in durs.items():
     ax.loglog(fitK, v, "o-", label=f"phase {ph}: slope {slopes[ph][0]:.2f} (bound {bounds[ph]})")
-plotting.label(ax, "K", r"phase duration ($\tau$)", f"U3: phase durations, p1 = {p1m}, eps = {sw_cfg.eps:g}")
+plotting.label(ax, "K", r"phase duration ($\tau$)", f"phase durations, p1 = {p1m}, eps = {sw_cfg.eps:g}")
 ax.legend(fontsize=7)
 plotting.finish(fig)
 for ph, (s_raw, s_log) in slopes.items():
@@ -670,6 +705,9 @@ ledger["U4"].check(
     measured=f"largest max/min of a normalised ratio across K: {max(spread.values()):.2f} ({max(spread, key=spread.get)}); max beta in phase IV = {max_beta_IV:.1e}",
     how=f"min/max of alpha K^2, |beta_k1| K^1.98, ... per phase window, K = {fitK}; criterion: each varies by < 3x",
     passed=u4)
+cards('U3', 'U4')
+
+# %% tags=["remove-cell"]
 assert max_beta_IV <= 0
 
 # %% [markdown]
@@ -696,7 +734,7 @@ assert max_beta_IV <= 0
 # dominant feature ($p_1 = \Theta(1)$) needs no factor $K$: the time to $\epsilon$ is about
 # $1/(4p_k\epsilon)$. The next figure checks $4p_k\tau\mathcal L_k\to 1$.
 
-# %%
+# %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(6.4, 3.6))
 late_vals = {}
 for K, v in sw.late.items():
@@ -717,6 +755,9 @@ ledger["U5"].check(
                        f"on tau >= 100 T3 = {lo:.2g}" for K, (a, b, c, lo) in late_vals.items()),
     how=f"mean-field flow to tau = {sw_cfg.tau_late:.0e}, p1 = {p1m}; criterion |4 p_k tau L_k - 1| <= 2/K at the end, "
         "which lies inside each K's phase IV (tau >= 100 T3)", passed=u5)
+cards('U5')
+
+# %% tags=["remove-cell"]
 assert u5
 
 # %% [markdown]
@@ -724,7 +765,7 @@ assert u5
 # feature should last about $1/(4p_k\epsilon)$, i.e. its length should scale like $1/\epsilon$ (the
 # bound's $K\log(K\epsilon^{-1/2})/\epsilon$ up to the logarithm).
 
-# %%
+# %% tags=["hide-input"]
 eps_u = sorted(sw.eps_under, reverse=True)
 T3u = sw.under[(p1m, sw_cfg.K_eps)]["times"]["T3"]
 ph4 = np.array([sw.eps_under[e] - T3u for e in eps_u])
@@ -736,6 +777,9 @@ print(f"log-log slope against 1/eps over the three smallest eps: {slope_f:.2f}")
 ledger["F1"].check(
     measured=f"slope {slope_f:.2f} of log(tau_eps - T3) vs log(1/eps) (three smallest eps of {eps_u})",
     how=f"mean-field flow, K = {sw_cfg.K_eps}, p1 = {p1m}", passed=0.8 <= slope_f <= 1.2)
+cards('F1')
+
+# %% tags=["remove-cell"]
 assert 0.5 < slope_f < 1.5
 
 # %% [markdown]
@@ -745,7 +789,7 @@ assert 0.5 < slope_f < 1.5
 # happen? The heuristic predicts $B_{k,1}\approx-\tfrac12\log K$ at $\tau_{\rm sw}$ for large $K$,
 # for any fixed $p_1$.
 
-# %%
+# %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(6.4, 3.6))
 for p1 in p1_vals:
     ax.semilogx(Ks, [sw_pos[(p1, K)] for K in Ks], "o-", label=f"p1 = {p1}")
@@ -761,6 +805,9 @@ ledger["J1"].check(
     measured="; ".join(f"p1 = {p}: {sw_pos[(p, Ks[-1])]:+.3f} at K = {Ks[-1]}" for p in p1_vals),
     how=f"B_k1/log K at tau_sw, mean-field flows, K = {Ks}", passed=j1,
     caveat="slow convergence: at finite K the switch sits far from -0.49 log K for p1 = 0.3 and 0.8, so the literal thresholds mis-time the phases")
+cards('J1')
+
+# %% tags=["remove-cell"]
 assert all(sw_pos[(p1, Ks[-1])] < 0 for p1 in p1_vals)
 
 # %% [markdown]
@@ -774,10 +821,9 @@ assert all(sw_pos[(p1, Ks[-1])] < 0 for p1 in p1_vals)
 # the attention concentration of Theorems 3.1(2)/3.2(3): at the convergence time, the fraction of
 # *fresh* prompts with $(1-\mathrm{Attn}_k)^2 > C\epsilon$.
 
-# %%
+# %% tags=["hide-input"]
 fn_cfg = cv.FiniteNConfig.for_scale(SCALE)
 fn = cv.run_finite_n(fn_cfg)
-print(fn_cfg)
 print(f"{'N':>8} {'P(c_k=0)':>9} {'L_low':>9} | {'T1':>9} {'T2':>9} {'T3':>9} {'tau_eps':>9} | frac (1-Attn_k)^2 > eps, > 3 eps (under; balanced)")
 for N, t, flo, ab in zip(fn.N, fn.times, fn.floor, fn.absent):
     tl = fn.tail.get(N, {})
@@ -798,9 +844,12 @@ ledger["B5"].check(
     measured=f"fraction of fresh prompts with (1-Attn_k)^2 > 3 eps at tau_eps: {np.round(tails, 4).tolist()} (under-repr.), {np.round(btails, 4).tolist()} (balanced), N = {[N for N in fn.N[:-1] if N in fn.tail]}",
     how=f"{fn_cfg.fresh_prompts} fresh count vectors per N at the time L_k - L_k^low <= eps = {fn_cfg.eps:g}",
     passed=b5, caveat="the constant matters: with C = 1 most prompts exceed eps, since L_k ~ (1-Attn_k)^2/2 (1 + O(1/K))")
+cards('G1', 'B5')
+
+# %% tags=["remove-cell"]
 assert rel[-1] < 0.05
 
-# %%
+# %% tags=["hide-input"]
 eta_cfg = cv.EtaCheckConfig.for_scale(SCALE)
 eres = cv.run_eta_check(eta_cfg)
 for key, t in eres.times.items():
@@ -808,6 +857,9 @@ for key, t in eres.times.items():
 ledger["E1"].check(
     measured=f"max relative difference of T1..T4: {eres.max_rel_diff:.3f}", how=f"reduced GD vs gradient flow, K = {list(eta_cfg.K_values)}",
     passed=eres.max_rel_diff < 0.02)
+cards('E1')
+
+# %% tags=["remove-cell"]
 assert eres.max_rel_diff < 0.05
 
 # %% [markdown]
@@ -832,11 +884,10 @@ assert eres.max_rel_diff < 0.05
 # diagonal at epoch 100 and at the end), while the paper narrates changes at epochs 10, 100, 150 and 400.
 # The order of events is what we compare (claims F2a–F3c), not the epochs at which they happen.
 
-# %%
+# %% tags=["hide-input"]
 rp_cfg = cv.ReplicaConfig.for_scale(SCALE)
 rp = cv.run_replica(rp_cfg)
 runs = rp.runs
-print(rp_cfg)
 print(f"trained {len(runs.labels)} runs x {rp_cfg.epochs} epochs in {rp.seconds:.1f} s")
 ep = np.array(runs.epochs)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
@@ -863,7 +914,7 @@ for setting, tag in (("imbalanced", "3a"), ("balanced", "3b")):
     fig = cplot.draw_heatmaps(maps, snap, title=f"Figure {tag} (replica, {setting}): mean attention map over {rp_cfg.seeds} seeds, held-out prompts (row = query feature)")
     plotting.finish(fig)
 
-# %%
+# %% tags=["hide-input"]
 def _first_below(curve, thr):
     below = np.where(curve <= thr)[0]
     return float(ep[below[0]]) if below.size else math.inf
@@ -930,6 +981,7 @@ ledger["R1"].check(
     how=f"OneBlockTransformer (general W^V, W^KQ and more), {rp_cfg.epochs} epochs; criterion: not below the restricted floor by more "
         "than the floor's own order (mean + 2 SE >= the floor of any model)",
     passed=m_r + 2 * se_r >= L_any, inconclusive=r1_reason)
+cards('F2a', 'F2b', 'F3a', 'F3b', 'F3c', 'R1')
 
 # %% [markdown]
 # ### The same figures for the analysed model
@@ -943,10 +995,9 @@ ledger["R1"].check(
 # at ci scale), and (ii) Adam on the same 300-prompt training sets at the paper's $0.002$ and at
 # $0.02$, where the same stage-wise picture appears.
 
-# %%
+# %% tags=["hide-input"]
 tm_cfg = cv.TheoryModelConfig.for_scale(SCALE)
 tm = cv.run_theory_model(tm_cfg)
-print(tm_cfg)
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
 for ax, setting in zip(axes[:2], ("imbalanced", "balanced")):
     pr = tm.population[setting]
@@ -973,7 +1024,7 @@ for setting, tag in (("imbalanced", "3a"), ("balanced", "3b")):
                               title=f"Figure {tag} (theory model, {setting}): population attention map E[Attn | x_q = v_k] under GD, eta = 1")
     plotting.finish(fig)
 
-# %%
+# %% tags=["hide-input"]
 ad = tm.adam
 ep_a = np.array(ad.epochs)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True)
@@ -994,7 +1045,7 @@ for setting, tag in (("imbalanced", "3a"), ("balanced", "3b")):
                               title=f"Figure {tag} (theory model, {setting}): Adam lr {max(tm_cfg.adam_lrs)}, held-out prompts, mean over {tm_cfg.seeds} seeds")
     plotting.finish(fig)
 
-# %%
+# %% tags=["hide-input"]
 pi = tm.population["imbalanced"]
 gap2 = float(pi.losses[-1, 1] - pi.floor[1])
 slow = cv.select(ad, lr=min(tm_cfg.adam_lrs))
@@ -1049,6 +1100,9 @@ ledger["A'3"].check(
         "initial loss (at Q = 0, L_1 = 0.033 already lies below any absolute threshold of 0.05)",
     passed=t_fast[0] < min(t_fast[1:]) and diag_fast.min() > 0.8,
     caveat=None if t_fast100[0] < min(t_fast100[1:]) else "at the stricter 1/100 threshold the order is not kept")
+cards("A'1", 'C9', "A'2", "A'3")
+
+# %% tags=["remove-cell"]
 assert gap2 < 1e-3 and float(A_slow.max()) < 1.25 * move
 
 # %% [markdown]
@@ -1063,7 +1117,7 @@ assert gap2 < 1e-3 and float(A_slow.max()) < 1.25 * move
 # it on $w = 10\cdot\mathbf 1$ (all labels equal, so the prediction is exact), $w\sim\mathrm{Unif}[-5,5]^d$
 # and Cauchy $w$ (no mean, infinite variance).
 
-# %%
+# %% tags=["hide-input"]
 uw_cfg = cv.UnseenWConfig.for_scale(SCALE)
 uw = cv.run_unseen_w(uw_cfg)
 fig, ax = plt.subplots(figsize=(6.4, 3.6))
@@ -1090,6 +1144,9 @@ ledger["I-w"].check(
 ledger["I-w-bound"].check(
     measured=f"largest |error| - bound: {uw.bound_violation:.1e}", how=f"all prompts, families and times of the same runs",
     passed=uw.bound_violation < 1e-9)
+cards('I-w', 'I-w-bound')
+
+# %% tags=["remove-cell"]
 assert uw.bound_violation < 1e-9 and track
 
 # %% [markdown]
@@ -1101,7 +1158,7 @@ assert uw.bound_violation < 1e-9 and track
 # without a kernel (pre-rendered frames over $p_1$); in a live notebook the `ipywidgets` controls
 # after it recompute everything (GD on the reduced column; $N = 0$ means the mean field).
 
-# %%
+# %% tags=["hide-input"]
 K_demo = icl_lab.by_scale(ci=20, paper=50)
 
 
@@ -1120,7 +1177,7 @@ widgets.static_slider(draw_p1, [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], name="p1 (do
 # setting: the population attention map $\mathbb E[\mathrm{Attn}\mid x_{\rm query} = v_k]$ after
 # $t$ steps of exact population GD ($\eta = 1$) for several $p_1$ (with $p_2 = p_3 = (1-p_1)/2$).
 
-# %%
+# %% tags=["hide-input"]
 pops = {p1: th.population_columns(th.p_for("imbalanced", 3, p1), 60, 1.0, 1000, record_every=1)
         for p1 in (0.34, 0.5, 0.65, 0.8, 0.9)}
 
@@ -1181,7 +1238,7 @@ widgets.live(_explore, K=ipywidgets.IntSlider(value=20, min=10, max=200, step=10
 # off-target weight moves (Lemma D.4). The cell below checks it with the library.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 for K in (5, 50, 500):
     G = gradient(torch.zeros(K, K), CountLaw.mean_field(torch.full((K,), 1.0 / K, dtype=torch.float64)))
     print(f"K = {K:>3}: alpha = {float(G[0, 0]):.3e} (formula {(K - 1) / K**3:.3e}), beta = {float(G[1, 0]):.3e} "
@@ -1207,7 +1264,7 @@ for K in (5, 50, 500):
 # independent of $K$. The cell below computes all three.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 col_ex = SymmetricColumn.under_represented(100, 0.65)
 tr_ex = col_ex.flow(1e11, stop_gap=0.999e-3)
 t_ex = phase_times(tr_ex, 1e-3)
@@ -1215,6 +1272,8 @@ print({k: round(t_ex[k], 1) for k in ("T1", "T2", "T3", "T4", "tau_sw")})
 print(f"B_k1 / log K at tau_sw: {value_at(tr_ex.tau, tr_ex.series('B1'), t_ex['tau_sw']) / math.log(100):+.3f}")
 dom_ex = SymmetricColumn.dominant(100, 0.65).flow(1e11, stop_gap=0.999e-3)
 print(f"dominant feature: tau_eps = {phase_times(dom_ex, 1e-3, 'dominant')['tau_eps']:.1f} (late-time law: {1 / (4 * 0.65 * 1e-3):.1f})")
+
+# %% tags=["remove-cell"]
 assert t_ex["T1"] < t_ex["T2"] < t_ex["T3"] < t_ex["T4"]
 
 # %% [markdown]
@@ -1239,7 +1298,7 @@ assert t_ex["T1"] < t_ex["T2"] < t_ex["T3"] < t_ex["T4"]
 # about $0.40$, against a floor of $0.0013$ — Adam at the paper's settings cannot get near it.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 p_paper = torch.tensor(th.IMBALANCED_P, dtype=torch.float64)
 law_box = CountLaw.exact(60, p_paper)
 
@@ -1258,6 +1317,8 @@ G_best = gradient(S_best, law_box)[:, 1]  # -dL/dS of column 2: (beta_21, alpha_
 print(f"best B_23 on the grid: {b_best:+.2f}; L_2 = {L_best:.4f} (corner B_23 = -0.8: {L_b23[0]:.4f}); "
       f"alpha_2 = {float(G_best[1]):+.2e} (> 0: wants A_2 up), beta_21 = {float(G_best[0]):+.2e} (< 0: wants B_21 down); "
       f"floor L_2^low = {float(loss_floor(60, p_paper)[1]):.4f}")
+
+# %% tags=["remove-cell"]
 assert -0.8 < b_best < 0.8 and float(G_best[1]) > 0 and float(G_best[0]) < 0 and L_best > 0.3
 
 # %% [markdown]
@@ -1282,12 +1343,13 @@ assert -0.8 < b_best < 0.8 and float(G_best[1]) > 0 and float(G_best[0]) < 0 and
 # phase I are consistent. Findings of this chapter (not errors of the paper, which states asymptotic
 # results): the literal thresholds $-0.49\log K$ and $1.01\log K$ mis-time the phases at moderate
 # $K$ (degenerate order at $K = 10$; for $p_1 = 0.3$, $B_{k,1}$ never reaches $-0.49\log K$ at
-# $K\ge50$), and the measured phase-I length grows like $K^2$ without the $\log K$ factor.
+# $K\ge20$, claim U2-p03), and the measured phase-I length grows like $K^2$ without the $\log K$ factor.
 #
 # Claims with hidden constants only are recorded as not checkable:
 
-# %%
+# %% tags=["hide-input"]
 ledger.not_checkable("C45", why="the constants L_k, U_k, c_bal, c_im enter only through unspecified O-constants; Lemma C.3, which they rest on, is checked (C3)")
+cards('C45')
 
 # %% [markdown]
 # ## Claims ledger
@@ -1296,6 +1358,9 @@ ledger.not_checkable("C45", why="the constants L_k, U_k, c_bal, c_im enter only 
 # mean-field gradient flow unless stated; the practical transformer (F2–F3) is our reading of the
 # unspecified architecture.
 
-# %%
+# %% tags=["remove-input"]
 ledger.show()
-ledger.export()
+
+# %% tags=["remove-cell"]
+_ = ledger.export()
+
