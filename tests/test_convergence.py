@@ -116,7 +116,7 @@ def test_flow_matches_gd_at_small_eta_and_phase_order():
     assert tf["T1"] < tf["T2"] < tf["T3"] < tf["T4"]
     for key in ("T1", "T2", "T3", "T4"):
         assert abs(tf[key] - tg[key]) / tf[key] < 0.01
-    assert abs(tf["T1"] - 816.3) < 1.0  # the spec's pilot value (mean field, K = 20, p1 = 0.5)
+    assert abs(tf["T1"] - 816.3) < 1.0  # a pilot value (mean field, K = 20, p1 = 0.5)
 
 
 def test_phase_helpers():

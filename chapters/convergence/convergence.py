@@ -49,7 +49,7 @@ import icl_lab.notebook
 
 icl_lab.notebook.setup(scale=None, minutes={"ci": None, "book": None, "paper": None})
 
-# %%
+# %% tags=["hide-input"]
 import math
 
 import matplotlib.pyplot as plt
@@ -57,16 +57,26 @@ import numpy as np
 import torch
 
 import icl_lab
-from icl_lab import plotting, widgets
+from icl_lab import metrics, plotting, widgets
 from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, feature_attention, gradient, initial_gradient_mean_field,
                               loss_floor, phase_times, value_at)
+from icl_lab.metrics import loglog_slope
 from icl_lab.papers.convergence import experiments as cv
+from icl_lab.papers.convergence import theory as th
 from icl_lab.papers.convergence import figures as cplot
 
 icl_lab.configure_threads()
 plotting.use_style()
 SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("convergence")
+
+
+def cards(*ids):
+    """Show the claim cards of the claims just checked."""
+    from IPython.display import display
+
+    for i in ids:
+        display(ledger[i])
 print(f"scale = {SCALE}, torch threads = {torch.get_num_threads()}")
 
 # %% [markdown]
@@ -112,7 +122,7 @@ print(f"scale = {SCALE}, torch threads = {torch.get_num_threads()}")
 # explicit prompts: the attention the full $d\times d$ model puts on each feature equals the
 # count formula.
 
-# %%
+# %% tags=["hide-input"]
 K0, d0, N0 = 4, 8, 12
 g0 = icl_lab.make_generator(0)
 V0 = icl_lab.data.random_orthonormal(K0, d0, g0)
@@ -126,6 +136,8 @@ a_counts = feature_attention(S0, CountLaw.empirical(batch0.counts, batch0.query_
 mass_formula = a_counts[torch.arange(500), batch0.query_ids[:, 0]]
 grouping_err = float((mass_full - mass_formula).abs().max())
 print(f"max |Attn_m (full model) - c_m e^S / sum_j c_j e^S| = {grouping_err:.1e}")
+
+# %% tags=["remove-cell"]
 assert grouping_err < 1e-12
 
 # %% [markdown]
@@ -183,40 +195,41 @@ assert grouping_err < 1e-12
 #    $\alpha_k = p_k\,\mathbb E_c[a_k\|e_k - a\|^2]$ and $\beta_{k,n} = p_k\,\mathbb E_c[a_n(e_k-a)^\top(e_n-a)]$:
 #    a rare query feature learns slowly simply because its column is updated rarely.
 #
-# EXP-0 checks these identities in float64 at a random $Q$ with random orthonormal features.
+# The first experiment checks these identities in float64 at a random $Q$ with random orthonormal features.
 
-# %%
+# %% tags=["hide-input"]
 id_cfg = cv.IdentitiesConfig.for_scale(SCALE)
 ids = cv.run_identities(id_cfg)
 e = ids.errors
-print(id_cfg)
 for k, v in e.items():
     print(f"  {k:>20}: {v:.2e}")
-ledger.claim("I1", "Lemma C.1", "Closed-form gradient of the population loss (sampled w) equals autograd").check(
+ledger["I1"].check(
     measured=f"rel. err {e['I1']:.1e}", how=f"{id_cfg.prompts} prompts, K={id_cfg.K}, d={id_cfg.d}, random Q and V, float64",
     passed=e["I1"] < 1e-12)
-ledger.claim("I2", "Lemma 4.1 / C.2", "alpha_k, beta_{k,n} from the counts equal -V^T grad_Q L V").check(
+ledger["I2"].check(
     measured=f"rel. err {e['I2']:.1e}", how="w-marginalised loss on explicit prompts vs the count formula (empirical law), float64",
     passed=e["I2"] < 1e-12)
-ledger.claim("I3", "Lemma C.6", "Loss decomposition L = 1/2 sum_k E[1{q=v_k}((1-Attn_k)^2 + sum_{m!=k} Attn_m^2)]").check(
+ledger["I3"].check(
     measured=f"formula gap {e['I3_formula']:.1e}; sampled-w loss off by {e['I3_z']:+.2f} standard errors",
     how="count formula vs the w-marginalised per-prompt loss (exact) and vs the sampled-w loss (Monte Carlo)",
     passed=e["I3_formula"] < 1e-12 and abs(e["I3_z"]) < 4)
+cards('I1', 'I2', 'I3')
+
+# %% tags=["remove-cell"]
 assert e["I1"] < 1e-10 and e["I2"] < 1e-10 and e["I3_formula"] < 1e-12 and abs(e["I3_z"]) < 5
 assert e["I6_span"] < 1e-12 and e["I6_columns"] < 1e-14 < e["I6_column0_changed"]
 
 # %% [markdown]
-# **EXP-H: the full model equals the reduced model.** We train the full $d\times d$ model with the
+# **The full model equals the reduced model.** We train the full $d\times d$ model with the
 # library's trainer (`icl_lab.train`, full-batch GD, float64) on fixed prompts and run the reduced
 # GD on $S$ with the *same* counts and queries (`CountLaw.empirical`). Run 0 uses the
 # $w$-marginalised loss, for which the two must agree to rounding; runs 1–2 use the ordinary
 # squared loss with two independent draws of $w$ on the same inputs — they agree only up to the
 # Monte-Carlo error of the $w$-sample, whose size the spread between the two draws shows.
 
-# %%
+# %% tags=["hide-input"]
 h_cfg = cv.FullVsReducedConfig.for_scale(SCALE)
 hres = cv.run_full_vs_reduced(h_cfg)
-print(h_cfg)
 print(f"max |S_full - S_reduced| (marginalised loss) = {hres.max_diff_marginalized:.1e}")
 print(f"RMS |S_full - S_reduced| (sampled w) = {hres.max_diff_sampled:.3f}; RMS spread between two w draws = {hres.mc_spread:.3f}")
 print(f"Q outside the feature span after training: {hres.off_span:.1e};  min alpha_k over the run: {hres.min_alpha:.2e}")
@@ -229,19 +242,22 @@ for (n, k), c in zip([(0, 0), (1, 0), (Kh - 1, Kh - 1), (0, Kh - 1)], plotting.C
     ax.plot(hres.steps, hres.S_full[:, 0, n, k], "k:", lw=1)
     ax.plot(hres.steps, hres.S_full[:, 1, n, k], color=c, ls="--", lw=1)
 plotting.label(ax, "GD step t", r"entry of $S = V^\top Q V$",
-               "EXP-H: full d x d model (dotted: marginalised; dashed: sampled w) vs reduced GD")
+               "full d x d model (dotted: marginalised; dashed: sampled w) vs reduced GD")
 ax.legend(fontsize=7, ncol=2)
 plotting.finish(fig)
 
-ledger.claim("I4", "Lemma 4.1 (GD in feature coordinates)", "GD on the full Q equals GD on S = V^T Q V (same eta, same prompts)").check(
+ledger["I4"].check(
     measured=f"max diff {hres.max_diff_marginalized:.1e} (marginalised); RMS {hres.max_diff_sampled:.3f} vs w-spread {hres.mc_spread:.3f} (sampled w)",
     how=f"icl_lab.train (GD, float64) on {h_cfg.prompts} prompts, K={h_cfg.K}, d={h_cfg.d}, N={h_cfg.N}, {h_cfg.steps} steps",
     passed=hres.max_diff_marginalized < 1e-10 and hres.max_diff_sampled < 2 * hres.mc_spread,
     caveat="with sampled w the agreement is within the Monte-Carlo error of the w-sample (criterion: RMS deviation < 2x the spread between two w draws)")
-ledger.claim("I6", "this chapter (derived)", "Span invariance (Q stays in span{v_n v_k^T}) and column decoupling").check(
+ledger["I6"].check(
     measured=f"off-span {max(hres.off_span, e['I6_span']):.1e}; other columns change by {e['I6_columns']:.1e} when column 1 is perturbed",
-    how="full-model GD from Q = 0 (EXP-H), gradient at a random Q, and a perturbed column of S (EXP-0)",
+    how="full-model GD from Q = 0, gradient at a random Q, and a perturbed column of S",
     passed=max(hres.off_span, e["I6_span"]) < 1e-12 and e["I6_columns"] < 1e-14)
+cards('I4', 'I6')
+
+# %% tags=["remove-cell"]
 assert hres.max_diff_marginalized < 1e-10 and hres.off_span < 1e-12
 
 # %% [markdown]
@@ -259,13 +275,15 @@ assert hres.max_diff_marginalized < 1e-10 and hres.off_span < 1e-12
 #
 # A quick numerical check of the bracket inequality on random attention vectors:
 
-# %%
+# %% tags=["hide-input"]
 gs = icl_lab.make_generator(7)
 a_rand = torch.distributions.Dirichlet(torch.full((6,), 0.5, dtype=torch.float64)).sample((20000,))
 k_q, n_o = 0, 1
 bracket = (a_rand**2).sum(1) - a_rand[:, k_q] ** 2 - a_rand[:, n_o] - a_rand[:, k_q] * (1 - a_rand[:, k_q])
 bound = -(1 - a_rand[:, k_q]) * (a_rand[:, k_q] - a_rand[:, 1:].max(1).values)
 print(f"max(bracket - bound) over 20000 random attention vectors: {float((bracket - bound).max()):.2e} (must be <= 0)")
+
+# %% tags=["remove-cell"]
 assert float((bracket - bound).max()) <= 1e-15
 
 # %% [markdown]
@@ -287,11 +305,11 @@ assert float((bracket - bound).max()) <= 1e-15
 # $\alpha_2 = 0.0146$, $\beta_{2,1} = -0.0192$, $\beta_{2,3} = +0.0046$. The table compares the
 # library's gradient (mean field, and a finite-$N$ Monte Carlo) with the closed forms.
 
-# %%
+# %% tags=["hide-input"]
 rows = []
 for K in (10, 100):
     for setting in ("balanced", "imbalanced"):
-        p = cv._p_for(setting, K, 0.5)
+        p = th.p_for(setting, K, 0.5)
         G_mf = gradient(torch.zeros(K, K), CountLaw.mean_field(p))
         G_cf = initial_gradient_mean_field(p)["G"]
         law_N = CountLaw.monte_carlo(20 * K**2, p, 2000, icl_lab.make_generator(K))
@@ -304,27 +322,30 @@ for r in rows:
     print(f"{r[0]:>4} {r[1]:>10} | " + " ".join(f"{v:>11.3e}" for v in r[2:5]) + " | " + " ".join(f"{v:>11.3e}" for v in r[5:7])
           + " | " + " ".join(f"{v:>11.3e}" for v in r[7:9]))
 cf_err = max(r[-1] for r in rows)
-G_paper = gradient(torch.zeros(3, 3), CountLaw.mean_field(torch.tensor(cv.IMBALANCED_P, dtype=torch.float64)))
+G_paper = gradient(torch.zeros(3, 3), CountLaw.mean_field(torch.tensor(th.IMBALANCED_P, dtype=torch.float64)))
 a2, b21, b23 = float(G_paper[1, 1]), float(G_paper[0, 1]), float(G_paper[2, 1])
 print(f"p = (0.8, 0.1, 0.1): alpha_2 = {a2:.4f}, beta_21 = {b21:.4f}, beta_23 = {b23:+.4f}")
 # scaling with K at S = 0 (mean field): alpha K^2 and |beta_k1| K stay of order one
-bal_scaled = [(K, float(gradient(torch.zeros(K, K), CountLaw.mean_field(cv._p_for("balanced", K)))[0, 0]) * K**2,
-               float(-gradient(torch.zeros(K, K), CountLaw.mean_field(cv._p_for("balanced", K)))[1, 0]) * K**3) for K in (10, 100, 1000)]
-imb_scaled = [(K, float(-initial_gradient_mean_field(cv._p_for("imbalanced", K, 0.5))["G"][0, 1]) * K,
-               float(initial_gradient_mean_field(cv._p_for("imbalanced", K, 0.5))["G"][1, 1]) * K**2) for K in (10, 100, 1000)]
+bal_scaled = [(K, float(gradient(torch.zeros(K, K), CountLaw.mean_field(th.p_for("balanced", K)))[0, 0]) * K**2,
+               float(-gradient(torch.zeros(K, K), CountLaw.mean_field(th.p_for("balanced", K)))[1, 0]) * K**3) for K in (10, 100, 1000)]
+imb_scaled = [(K, float(-initial_gradient_mean_field(th.p_for("imbalanced", K, 0.5))["G"][0, 1]) * K,
+               float(initial_gradient_mean_field(th.p_for("imbalanced", K, 0.5))["G"][1, 1]) * K**2) for K in (10, 100, 1000)]
 print("balanced  (K, alpha K^2, |beta| K^3):", [tuple(round(x, 3) for x in r) for r in bal_scaled])
 print("imbalanced p1=0.5 (K, |beta_k1| K, alpha_k K^2):", [tuple(round(x, 3) for x in r) for r in imb_scaled])
-ledger.claim("G0-bal", "§4.2", "Balanced: alpha_k^(0) = Theta(1/K^2) >> |beta_{k,n}^(0)| = Theta(1/K^3)").check(
+ledger["G0-bal"].check(
     measured="alpha K^2 = " + ", ".join(f"{r[1]:.3f}" for r in bal_scaled) + "; |beta| K^3 = " + ", ".join(f"{r[2]:.3f}" for r in bal_scaled) + " (K = 10, 100, 1000)",
     how="library gradient at S = 0, mean field; closed forms (K-1)/K^3 and -1/K^3",
     passed=all(0.5 < r[1] < 1.5 and 0.5 < r[2] < 1.5 for r in bal_scaled) and cf_err < 1e-14)
-ledger.claim("G0-imb", "§4.1.1", "Imbalanced, k > 1: beta_{k,1}^(0) <= -Omega(1/K) while alpha_k^(0), |beta_{k,n}^(0)| = Theta(1/K^2)").check(
+ledger["G0-imb"].check(
     measured="|beta_k1| K = " + ", ".join(f"{r[1]:.3f}" for r in imb_scaled) + "; alpha_k K^2 = " + ", ".join(f"{r[2]:.3f}" for r in imb_scaled),
     how="closed forms at S = 0 (verified against the library gradient), p1 = 0.5, K = 10, 100, 1000",
     passed=all(r[1] > 0.05 and 0.05 < r[2] < 5 for r in imb_scaled))
-ledger.claim("G0-fig3", "App. A, Fig. 3a narrative", "For p = (0.8, 0.1, 0.1), query v_2: beta_{2,3}^(0) > 0, so Attn_3 first rises").check(
+ledger["G0-fig3"].check(
     measured=f"alpha_2 = {a2:.4f}, beta_21 = {b21:.4f}, beta_23 = {b23:+.4f}", how="mean-field gradient at S = 0",
     passed=b23 > 0 and b21 < -a2 < 0)
+cards('G0-bal', 'G0-imb', 'G0-fig3')
+
+# %% tags=["remove-cell"]
 assert cf_err < 1e-14 and b23 > 0
 
 # %% [markdown]
@@ -353,12 +374,12 @@ assert cf_err < 1e-14 and b23 > 0
 # (Lemma C.10). For the paper's experiment: $\mathcal L_{2,3}^{\rm low} = 0.75\cdot 0.9^{60} = 1.35\times10^{-3}$
 # (imbalanced), $8.6\times 10^{-43}$ for $v_1$, and $2.0\times10^{-11}$ (balanced).
 
-# %%
+# %% tags=["hide-input"]
 fl = ids.floors
 print("I7: L_k^low closed form vs enumerated 1/2 K/(K-1) P(|V_k| = 0), K = 3, N = 60:")
 for name, v in fl.items():
     print(f"  {name:>10}: closed {np.array(v['closed'])}, enumerated {np.array(v['enumerated'])}, rel. err {v['rel_err']:.1e}")
-ledger.claim("I7", "eq. (12), Lemma C.9", "L_k^low = 1/2 K/(K-1) (1 - p_k)^N").check(
+ledger["I7"].check(
     measured=f"rel. err {max(v['rel_err'] for v in fl.values()):.1e}; L_2^low = {fl['imbalanced']['closed'][1]:.4e} (imbalanced), {fl['balanced']['closed'][0]:.2e} (balanced)",
     how="closed form vs exact enumeration of the 1891 count vectors (K = 3, N = 60)",
     passed=max(v["rel_err"] for v in fl.values()) < 1e-12)
@@ -370,9 +391,12 @@ Xd = CountLaw.monte_carlo(Nd, pd, 200_000, icl_lab.make_generator(11)).counts
 dev_prob = float(((Xd - Nd * pd).abs().sum(1) > Nd * eps_d).to(torch.float64).mean())
 dev_bound = 3 * math.exp(-Nd * eps_d**2 / 25)
 print(f"Lemma C.3: K={Kd}, N={Nd}, eps={eps_d:.3f}: P(sum|X - EX| > N eps) = {dev_prob:.2e} <= bound {dev_bound:.2e}")
-ledger.claim("C3", "Lemma C.3 (Devroye 1983)", "P(sum_i |X_i - E X_i| > N eps) <= 3 exp(-N eps^2/25) when K/N <= eps^2/20").check(
+ledger["C3"].check(
     measured=f"{dev_prob:.1e} <= {dev_bound:.1e}", how="200000 multinomial draws at the edge K/N = eps^2/20 (K=5, N=2000)",
     passed=dev_prob <= dev_bound)
+cards('I7', 'C3')
+
+# %% tags=["remove-cell"]
 assert dev_prob <= dev_bound
 
 # %% [markdown]
@@ -401,10 +425,9 @@ assert dev_prob <= dev_bound
 # once (paper scale: $K$ up to 2000; our choice $p_1 = 0.5$,
 # $p_k = 0.5/(K-1)$ for the imbalanced columns, plus $p_1 \in\{0.3, 0.8\}$).
 
-# %%
+# %% tags=["hide-input"]
 sw_cfg = cv.SweepConfig.for_scale(SCALE)
 sw = cv.run_sweep(sw_cfg)
-print(sw_cfg)
 print(f"sweep: {len(sw.balanced) + len(sw.under) + len(sw.dominant) + len(sw.late) + len(sw_cfg.dominant_K)} column flows in {sw.seconds:.1f} s")
 Kb = sw_cfg.K_eps
 bt = sw.balanced[Kb]["traj"]
@@ -436,17 +459,20 @@ for ax, t in zip(axes, ["weights", "gradients", "attention and error"]):
 plotting.finish(fig)
 print(f"T1 (A_k > log K) = {btimes['T1']:.1f};  max K|beta|/alpha = {ratio_b:.3f};  max beta after T1 = {max_beta_after:.2e};"
       f"  off-target attention non-increasing: {attn_o_monotone}")
-ledger.claim("B1", "Thm 3.1, Lemmas D.3-D.4, D.9, fn. 3", "Balanced: alpha_k >= 0, |beta_{k,n}| = O(alpha_k/K), beta <= 0 after phase I, all off-target attention falls together").check(
+ledger["B1"].check(
     measured=f"min alpha = {al_b.min():.1e}; max K|beta|/alpha = {ratio_b:.2f}; max beta after T1 = {max_beta_after:.1e}; Attn_n monotone: {attn_o_monotone}",
     how=f"mean-field flow of the balanced column, K = {Kb}",
     passed=bool(al_b.min() >= 0) and ratio_b < 2 and max_beta_after <= 0 and attn_o_monotone)
+cards('B1')
+
+# %% tags=["remove-cell"]
 assert al_b.min() >= 0 and max_beta_after <= 0
 
-# %%
+# %% tags=["hide-input"]
 Ks = sorted(k for k in sw.balanced if k in sw_cfg.K_values)
 T1b = np.array([sw.balanced[K]["times"]["T1"] for K in Ks])
 norm_T1 = T1b / (np.array(Ks) ** 2 * np.log(Ks))
-slope_T1 = cv.loglog_slope(Ks, T1b)
+slope_T1 = loglog_slope(Ks, T1b)
 eps_list = sorted(sw.eps_balanced, reverse=True)
 tau_eps = np.array([sw.eps_balanced[e] for e in eps_list])
 ph2_eps = (tau_eps - btimes["T1"]) * np.array(eps_list) / Kb
@@ -454,8 +480,8 @@ ph2_K = np.array([(sw.balanced[K]["times"]["T2"] - sw.balanced[K]["times"]["T1"]
 bound_eps = ph2_eps / np.log(Kb / np.sqrt(eps_list))
 bound_K = ph2_K / np.log(np.array(Ks) / math.sqrt(sw_cfg.eps))
 # the bound is asymptotic in eps: test its shape on the three smallest eps of the ladder
-slope_b_eps = cv.loglog_slope(1 / np.array(eps_list[-3:]), bound_eps[-3:])
-slope_b_K = cv.loglog_slope(Ks, bound_K)
+slope_b_eps = loglog_slope(1 / np.array(eps_list[-3:]), bound_eps[-3:])
+slope_b_K = loglog_slope(Ks, bound_K)
 Kl = min(sw.late_balanced)
 lb = sw.late_balanced[Kl]
 sel_b = (lb["tau"] >= 1e5) & (lb["tau"] <= 1e7)
@@ -464,31 +490,34 @@ late_b = float(lb["ratio"][-1])
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
 axes[0].loglog(Ks, T1b, "o-", label=r"$T_1$ (first $A_k>\log K$)")
 axes[0].loglog(Ks, np.array(Ks) ** 2 * np.log(Ks), "k--", lw=0.8, label=r"$K^2\log K$")
-plotting.label(axes[0], "K", r"$\tau$", "B2: phase I length")
+plotting.label(axes[0], "K", r"$\tau$", "phase I length")
 axes[0].legend(fontsize=7)
 axes[1].semilogx(1 / np.array(eps_list), ph2_eps, "o-", label=rf"$(\tau_\epsilon - T_1)\epsilon/K$, K = {Kb}")
 axes[1].axhline(0.25, color="grey", ls="--", lw=0.8, label="late-time law: 1/4")
-plotting.label(axes[1], r"$1/\epsilon$", "normalised phase II length", "B3/B4: phase II vs eps")
+plotting.label(axes[1], r"$1/\epsilon$", "normalised phase II length", "phase II against eps")
 axes[1].legend(fontsize=7)
 axes[2].semilogx(Ks, ph2_K, "o-", label=rf"$(\tau_\epsilon - T_1)\epsilon/K$, $\epsilon$ = {sw_cfg.eps:g}")
-plotting.label(axes[2], "K", "normalised phase II length", "B3: phase II vs K")
+plotting.label(axes[2], "K", "normalised phase II length", "phase II against K")
 axes[2].legend(fontsize=7)
 plotting.finish(fig)
 print("K:", Ks)
 print("T1:", np.round(T1b, 1), " T1/(K^2 log K):", np.round(norm_T1, 3), f" slope of log T1 vs log K: {slope_T1:.2f}")
 print("eps:", eps_list, " (tau_eps - T1) eps / K:", np.round(ph2_eps, 3))
 print(f"late-time law, balanced K = {Kl}: 4 p_k tau L_k in [{late_b_rng[0]:.3f}, {late_b_rng[1]:.3f}] for tau in [1e5, 1e7]; {late_b:.3f} at tau = {lb['tau'][-1]:.3g}")
-ledger.claim("B2", "Lemma D.5", "Balanced phase I: T_{1,k} = O(K^2 log K / eta)").check(
+ledger["B2"].check(
     measured=f"T1/(K^2 log K) = {np.round(norm_T1, 3).tolist()} for K = {Ks}; fitted exponent {slope_T1:.2f}",
     how="mean-field flow, first tau with A_k > log K", passed=bool(np.all(np.diff(norm_T1) <= 0)),
     caveat="the measured T1 ~ K^2 is below the bound (the log K factor is not attained)")
-ledger.claim("B3", "Lemma D.10, Thm 3.1", "Balanced phase II: tau_eps - T_1 = O(K log(K eps^-1/2) / eps)").check(
+ledger["B3"].check(
     measured=f"(tau_eps - T1) eps/(K log(K eps^-1/2)): log-log slope {slope_b_eps:+.2f} in 1/eps, {slope_b_K:+.2f} in K",
     how=f"mean-field flow; slope over the three smallest eps of {eps_list} at K = {Kb}, and over K in {Ks} at eps = {sw_cfg.eps:g}; bounded = slope < 0.05",
     passed=slope_b_eps < 0.05 and slope_b_K < 0.05)
-ledger.claim("B4", "this chapter (derived late-time law)", "Balanced: L_k ~ 1/(4 p_k tau), so tau_eps ~ K/(4 eps): the K/eps term of T* is tight up to the log").check(
+ledger["B4"].check(
     measured=f"4 p_k tau L_k in [{late_b_rng[0]:.3f}, {late_b_rng[1]:.3f}] for tau in [1e5, 1e7] (K = {Kl}); (tau_eps - T1) eps/K at K = {Kb}: {ph2_eps[-1]:.3f} at eps = {min(eps_list):g} (law: 0.25)",
     how=f"mean-field flow of the balanced column to tau = {lb['tau'][-1]:.0e}", passed=late_b_rng[0] > 0.9 and late_b_rng[1] < 1.1)
+cards('B2', 'B3', 'B4')
+
+# %% tags=["remove-cell"]
 assert np.all(np.diff(norm_T1) <= 0) and late_b_rng[0] > 0.8 and late_b_rng[1] < 1.2
 
 # %% [markdown]
@@ -500,7 +529,7 @@ assert np.all(np.diff(norm_T1) <= 0) and late_b_rng[0] > 0.8 and late_b_rng[1] <
 # **independent of $K$**. All $B_{1,n}$ decrease from $t = 0$ with $|\beta_{1,n}| = O(\alpha_1/K)$
 # (Lemma F.5; the main text's Lemma 4.6 has typos here, see the errata).
 
-# %%
+# %% tags=["hide-input"]
 p1m = sw_cfg.p1_main
 d1_rows = []
 for K in Ks:
@@ -511,22 +540,25 @@ print("D1 (K, max beta_1n, max K|beta_1n|/alpha_1):", [(k, f"{b:.1e}", f"{r:.2f}
 dom_eps = sorted(sw_cfg.dominant_eps, reverse=True)
 dom_tab = np.array([[sw.dominant_times[(K, e)] for e in dom_eps] for K in sw_cfg.dominant_K])
 flat = dom_tab.max(0) / dom_tab.min(0)
-slope_dom = [cv.loglog_slope(dom_eps, dom_tab[i]) for i in range(len(sw_cfg.dominant_K))]
+slope_dom = [loglog_slope(dom_eps, dom_tab[i]) for i in range(len(sw_cfg.dominant_K))]
 stage = np.array([sw.under[(p1m, K)]["times"]["tau_eps"] / sw.dominant[(p1m, K)]["times"]["tau_eps"] for K in Ks])
 print(f"D2 dominant tau_eps (rows K = {sw_cfg.dominant_K}, columns eps = {dom_eps}):\n{np.round(dom_tab, 1)}")
 print("   max/min over K per eps:", np.round(flat, 3), " slope of log tau vs log eps per K:", np.round(slope_dom, 3),
       f" late-time law 1/(4 p1 eps): {[round(1 / (4 * p1m * e), 1) for e in dom_eps]}")
 print(f"D3 T_k/T_1 at eps = {sw_cfg.eps:g} for K = {Ks}:", np.round(stage, 1))
-ledger.claim("D1", "Lemmas F.4-F.5", "Dominant feature: beta_{1,n} <= 0 from t = 0 and |beta_{1,n}| = O(alpha_1/K)").check(
+ledger["D1"].check(
     measured=f"max beta_1n = {max(r[1] for r in d1_rows):.1e}; max K|beta|/alpha = {max(r[2] for r in d1_rows):.2f} (K = {Ks[0]}..{Ks[-1]})",
     how=f"mean-field flow of column 1, p1 = {p1m}", passed=max(r[1] for r in d1_rows) <= 0 and max(r[2] for r in d1_rows) < 3)
-ledger.claim("D2", "Thm 3.2(1), Lemma F.6", "Dominant feature converges within T_1 = O(log(eps^-1/2)/(eta eps)), independent of K").check(
+ledger["D2"].check(
     measured=f"max/min of tau_eps over K = {sw_cfg.dominant_K}: {np.round(flat, 3).tolist()}; slope in eps: {np.round(slope_dom, 2).tolist()}",
     how=f"mean-field flow of column 1, p1 = {p1m}, time to L_1 - L_1^low <= eps",
     passed=bool(flat.max() < 1.25 and all(-1.2 < s < -0.8 for s in slope_dom)))
-ledger.claim("D3", "Thm 3.2 (stage-wise convergence)", "T_k >> T_1: under-represented features converge much later, the gap growing with K").check(
+ledger["D3"].check(
     measured=f"T_k/T_1 = {np.round(stage, 1).tolist()} for K = {Ks}", how=f"mean-field flows, eps = {sw_cfg.eps:g}, p1 = {p1m}",
     passed=bool(np.all(np.diff(stage) > 0) and stage[0] > 1))
+cards('D1', 'D2', 'D3')
+
+# %% tags=["remove-cell"]
 assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 
 # %% [markdown]
@@ -550,7 +582,7 @@ assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 # $\alpha_k\ge|\beta_{k,1}|$), $\tau_{AB}$ (first $A_k\ge -B_{k,1}$), $\tau_{\log K}$ (first
 # $A_k\ge\log K$) and $\tau_\epsilon$. `icl_lab.papers.convergence.phase_times` computes both sets.
 #
-# ### Figure 1, from data (EXP-D)
+# ### Figure 1, from data
 #
 # The paper's Figure 1 is a schematic. Here is the same picture measured: the mean-field flow of
 # one under-represented column (paper scale $K = 50$, $p_1 = 0.5$, $\epsilon = 10^{-3}$; ci scale
@@ -558,10 +590,9 @@ assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 # top. The strip at the top is the paper's top row: the attention on the dominant feature, on the
 # target, and on all other features together (darker = more).
 
-# %%
+# %% tags=["hide-input"]
 po_cfg = cv.PortraitConfig.for_scale(SCALE)
 po = cv.run_portrait(po_cfg)
-print(po_cfg)
 fig = cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.dominant, finite=po.finite,
                           title=f"Figure 1 (data-driven): query v_k, k >= 2, K = {po_cfg.K}, p1 = {po_cfg.p1}, mean field "
                                 f"(dashed: GD eta = {po_cfg.eta:g}, N = {po_cfg.N}, M = {po_cfg.M})")
@@ -583,23 +614,26 @@ u1 = {"beta1 dominates before tau_sw": bool(np.all(np.abs(b1[early]) > al[early]
       "all beta <= 0 in phase IV": bool(max(b1[ph4].max(), bo[ph4].max()) <= 0),
       "order T1 < T2 < T3 < T4": bool(pt["T1"] < pt["T2"] < pt["T3"] < pt["T4"])}
 print(u1, f"; B_k1/log K at the switch = {sw_ratio:.2f}")
-ledger.claim("U1", "Fig. 1, Section 4.1", "Four phases: B_{k,1} falls first (|beta_k1| > alpha_k), the lead switches near B_k1 ~ -0.5 log K, A_k grows, then all beta <= 0 and L_k converges; B_{k,n} first rises").check(
+ledger["U1"].check(
     measured="; ".join(f"{k}: {v}" for k, v in u1.items()) + f"; B_k1/log K at tau_sw = {sw_ratio:.2f}",
     how=f"mean-field flow, K = {po_cfg.K}, p1 = {po_cfg.p1}; GD on N = {po_cfg.N} gives {po.finite_times['T1']:.0f}/{po.finite_times['T2']:.0f}/{po.finite_times['T3']:.0f}",
     passed=all(u1.values()))
 assert u1["beta1 dominates before tau_sw"] and u1["all beta <= 0 in phase IV"] and u1["order T1 < T2 < T3 < T4"]
 min_alpha_all = min([hres.min_alpha, float(po.flow.series("alpha").min()), float(po.finite.series("alpha").min())]
                     + [float(v["traj"].series("alpha").min()) for d_ in (sw.balanced, sw.under, sw.dominant) for v in d_.values()])
-ledger.claim("I5", "Lemma 4.1 (remark after it)", "alpha_k >= 0 at every step: A_k never decreases").check(
+ledger["I5"].check(
     measured=f"min alpha over all runs = {min_alpha_all:.2e}",
-    how=f"EXP-H reduced GD, the portrait (flow and finite-N GD) and all {len(sw.balanced) + len(sw.under) + len(sw.dominant)} sweep columns",
+    how=f"reduced GD of the full-versus-reduced check, the portrait (flow and finite-N GD) and all {len(sw.balanced) + len(sw.under) + len(sw.dominant)} sweep columns",
     passed=min_alpha_all >= 0)
+cards('U1', 'I5')
+
+# %% tags=["remove-cell"]
 assert min_alpha_all >= 0
 
 # %% [markdown]
-# ### Phase order, markers and durations across K (EXP-E, EXP-J)
+# ### Phase order, markers and durations across K
 
-# %%
+# %% tags=["hide-input"]
 p1_vals = sw_cfg.p1_values
 print(f"{'p1':>4} {'K':>5} | {'T1':>10} {'T2':>10} {'T3':>10} {'T4':>10} | {'tau_sw':>10} {'tau_AB':>10} {'tau_logK':>10} {'tau_eps':>10} | B_k1/logK at tau_sw")
 order_ok, marker_ok, sw_pos = {}, {}, {}
@@ -616,38 +650,48 @@ for p1 in p1_vals:
 big = [K for K in Ks if K >= 20]
 u2 = all(order_ok[(p1m, K)] for K in big)
 print(f"paper-threshold order for p1 = {p1m}, K >= 20: {u2};  at K = {Ks[0]}: {order_ok[(p1m, Ks[0])]}")
-ledger.claim("U2", "Lemmas 4.2-4.5 (phase structure)", "Phase order T_1 < T_2 < T_3 < T_4 (paper thresholds)").check(
-    measured=f"p1 = {p1m}: ordered for K = {big}: {u2}; K = {Ks[0]}: {order_ok[(p1m, Ks[0])]}; p1 = 0.3: T1 reached for K = "
-             + str([K for K in Ks if np.isfinite(sw.under[(0.3, K)]['times']['T1'])]),
+ledger["U2"].check(
+    measured=f"p1 = {p1m}: ordered for K = {big}: {u2}; K = {Ks[0]}: {order_ok[(p1m, Ks[0])]} (p1 = 0.3: claim U2-p03)",
     how="mean-field flows, paper thresholds -0.49 log K, 1.01 log K, log K and the eps criterion",
-    passed=u2, caveat=f"asymptotic: degenerate at K = {Ks[0]} (phases II/III empty) and, for p1 = 0.3, B_k1 never reaches -0.49 log K at K = "
-    + str([K for K in Ks if not np.isfinite(sw.under[(0.3, K)]["times"]["T1"])]))
+    passed=u2, caveat=f"asymptotic: degenerate at K = {Ks[0]} (phases II/III empty)")
+if 0.3 in p1_vals:
+    b1min = {K: float(sw.under[(0.3, K)]["traj"].series("B1").min() / math.log(K)) for K in Ks}
+    reached = [K for K in Ks if np.isfinite(sw.under[(0.3, K)]["times"]["T1"])]
+    ledger["U2-p03"].check(
+        measured="lowest B_k1/log K over the run: " + ", ".join(f"K = {K}: {v:+.3f}" for K, v in b1min.items())
+                 + f"; threshold -0.49 reached for K = {reached}",
+        how=f"mean-field flows at p1 = 0.3 until L_k - L_k^low <= {sw_cfg.eps:g}, K = {Ks}",
+        passed=len(reached) == len(Ks), hypotheses={"p_1 = Theta(1), p_k = Theta(1/K)": True, "N >= poly(K) (mean field)": True},
+        caveat=f"asymptotic in K: the tested K stop at {Ks[-1]}, and the lowest B_k1/log K moves away from -0.49 as K grows")
 big50 = [K for K in Ks if K >= 50]
 mk = all(marker_ok[(p1, K)] for p1 in p1_vals for K in big50)
-ledger.claim("U2m", "this chapter (mechanistic markers, proposed)", "Constant-free markers tau_sw < tau_AB < tau_logK < tau_eps hold for every p1 once K >= 50").check(
+ledger["U2m"].check(
     measured=f"ordered for all p1 in {list(p1_vals)} and K in {big50}: {mk}", how="mean-field flows", passed=mk)
+cards('U2', 'U2-p03', 'U2m')
+
+# %% tags=["remove-cell"]
 assert u2 and mk
 
-# %%
+# %% tags=["hide-input"]
 fit_min = icl_lab.by_scale(ci=50, paper=100)  # fit the exponents on the larger K of the sweep
 fitK = [K for K in Ks if K >= fit_min]
-durs = {ph: np.array([cv.durations(sw.under[(p1m, K)]["times"])[ph] for K in fitK]) for ph in ("I", "II", "III", "IV")}
+durs = {ph: np.array([th.durations(sw.under[(p1m, K)]["times"])[ph] for K in fitK]) for ph in ("I", "II", "III", "IV")}
 bounds = {"I": 1.98, "II": 2.0, "III": 1.5, "IV": 1.0}
-slopes = {ph: (cv.loglog_slope(fitK, v), cv.loglog_slope(fitK, v / np.log(fitK))) for ph, v in durs.items()}
+slopes = {ph: (loglog_slope(fitK, v), loglog_slope(fitK, v / np.log(fitK))) for ph, v in durs.items()}
 fig, ax = plt.subplots(figsize=(6.4, 3.8))
 for ph, v in durs.items():
     ax.loglog(fitK, v, "o-", label=f"phase {ph}: slope {slopes[ph][0]:.2f} (bound {bounds[ph]})")
-plotting.label(ax, "K", r"phase duration ($\tau$)", f"U3: phase durations, p1 = {p1m}, eps = {sw_cfg.eps:g}")
+plotting.label(ax, "K", r"phase duration ($\tau$)", f"phase durations, p1 = {p1m}, eps = {sw_cfg.eps:g}")
 ax.legend(fontsize=7)
 plotting.finish(fig)
 for ph, (s_raw, s_log) in slopes.items():
     print(f"phase {ph:>3}: slope {s_raw:.2f} raw, {s_log:.2f} after dividing by log K; bound exponent {bounds[ph]}")
 u3 = all(slopes[ph][1] <= bounds[ph] + 0.1 for ph in bounds)
-ledger.claim("U3", "Lemmas E.6, E.12, E.18, E.24", "Phase durations: I <= K^1.98 log K, II <= K^2 log K, III <= K^1.5 log K, IV <= K log(K eps^-1/2)/eps").check(
+ledger["U3"].check(
     measured="fitted exponents (after / log K): " + ", ".join(f"{ph} {slopes[ph][1]:.2f}" for ph in bounds),
     how=f"log-log fit over K = {fitK}, p1 = {p1m}, mean-field flow", passed=u3,
     caveat="phase II is tight (exponent ~2); K-range limited to the sweep" if SCALE == "paper" else "ci: short K range (50-200)")
-ratios = {K: cv.gradient_ratios(sw.under[(p1m, K)], sw_cfg.eps) for K in fitK}
+ratios = {K: th.gradient_ratios(sw.under[(p1m, K)], sw_cfg.eps) for K in fitK}
 keys = [k for k in ratios[fitK[0]] if not k.startswith("IV: max beta")]
 spread = {}
 print(f"{'U4 normalised ratio':>40} | " + " ".join(f"K={K:>5}" for K in fitK))
@@ -657,10 +701,13 @@ for k in keys:
     print(f"{k:>40} | " + " ".join(f"{v:>7.3f}" for v in vals))
 max_beta_IV = max(ratios[K]["IV: max beta"] for K in fitK)
 u4 = max(spread.values()) < 3 and max_beta_IV <= 0
-ledger.claim("U4", "Lemmas E.3-E.5, E.9-E.11, E.15-E.17, E.21-E.23", "Per-phase gradient bounds hold up to constants: normalised ratios stay bounded in K; all beta <= 0 in phase IV").check(
+ledger["U4"].check(
     measured=f"largest max/min of a normalised ratio across K: {max(spread.values()):.2f} ({max(spread, key=spread.get)}); max beta in phase IV = {max_beta_IV:.1e}",
     how=f"min/max of alpha K^2, |beta_k1| K^1.98, ... per phase window, K = {fitK}; criterion: each varies by < 3x",
     passed=u4)
+cards('U3', 'U4')
+
+# %% tags=["remove-cell"]
 assert max_beta_IV <= 0
 
 # %% [markdown]
@@ -678,77 +725,93 @@ assert max_beta_IV <= 0
 # (1-\mathrm{Attn}_k)^2 \approx \frac{1}{2p_k\tau}, \qquad \mathcal L_k \approx \frac{1}{4p_k\tau},
 # $$
 #
-# independent of $C$. It explains the $K/\epsilon$ term of the bounds ($p_k\approx 1/K$) and why the
+# independent of $C$. One factor is dropped on the way: $\alpha_k = p_k\,\mathbb E[a_k\lVert e_k - a\rVert^2]$
+# and $\lVert e_k - a\rVert^2 = (1-a_k)^2(1 + r)$ with $r = \sum_{m\ne k}a_m^2/(1-a_k)^2 = O(1/K)$ (the
+# off-target attention spread over $K-1$ features), so $\dot A_k \approx p_k(1+r)C^2e^{-2A_k}$ and
+# $(1-\mathrm{Attn}_k)^2 \approx 1/(2p_k(1+r)\tau)$. The loss carries the same factor,
+# $\mathcal L_k = \tfrac12(1-a_k)^2(1+r)$, so it cancels: $\mathcal L_k \approx 1/(4p_k\tau)$ up to a relative
+# $O(1/K)$, which is the $1 + O(1/K)$ of the law below. It explains the $K/\epsilon$ term of the bounds ($p_k\approx 1/K$) and why the
 # dominant feature ($p_1 = \Theta(1)$) needs no factor $K$: the time to $\epsilon$ is about
 # $1/(4p_k\epsilon)$. The next figure checks $4p_k\tau\mathcal L_k\to 1$.
 
-# %%
+# %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(6.4, 3.6))
 late_vals = {}
 for K, v in sw.late.items():
     m = v["tau"] > 10
     ax.semilogx(v["tau"][m], v["ratio"][m], label=f"K = {K}")
-    sel = (v["tau"] >= 1e5) & (v["tau"] <= 1e7)
-    late_vals[K] = (float(v["ratio"][sel].min()), float(v["ratio"][sel].max()), float(v["ratio"][-1]))
+    T3K = sw.under[(p1m, K)]["times"]["T3"]  # each K inside its own phase IV: tau >= 100 T3
+    sel = v["tau"] >= 100 * T3K
+    late_vals[K] = (float(v["ratio"][sel].min()), float(v["ratio"][sel].max()), float(v["ratio"][-1]), 100 * T3K)
 ax.axhline(1, color="k", lw=0.8, ls="--")
 ax.set_ylim(0, 2)
 plotting.label(ax, r"$\tau$", r"$4 p_k \tau\, \mathcal{L}_k$", f"Late-time law, under-represented column, p1 = {p1m}")
 ax.legend(fontsize=7)
 plotting.finish(fig)
-print("K: (min, max) of 4 p_k tau L_k over tau in [1e5, 1e7], value at the end:", late_vals)
-K20 = min(sw.late)
-u5 = late_vals[K20][0] >= 0.9 and late_vals[K20][1] <= 1.1
-ledger.claim("U5", "this chapter (derived)", "Late-time law: 4 p_k tau L_k -> 1 + O(1/K)").check(
-    measured="; ".join(f"K = {K}: [{a:.3f}, {b:.3f}] on tau in [1e5, 1e7], {c:.3f} at tau = {sw_cfg.tau_late:.0e}" for K, (a, b, c) in late_vals.items()),
-    how=f"mean-field flow to tau = {sw_cfg.tau_late:.0e}, p1 = {p1m}", passed=u5)
+print("K: (min, max) of 4 p_k tau L_k over tau >= 100 T3, value at the end, window start:", late_vals)
+u5 = all(lo <= sw_cfg.tau_late / 2 and abs(c - 1) <= 2 / K for K, (a, b, c, lo) in late_vals.items())
+ledger["U5"].check(
+    measured="; ".join(f"K = {K}: {c:.4f} at tau = {sw_cfg.tau_late:.0e} (|.-1| K = {abs(c - 1) * K:.2f}), range [{a:.3f}, {b:.3f}] "
+                       f"on tau >= 100 T3 = {lo:.2g}" for K, (a, b, c, lo) in late_vals.items()),
+    how=f"mean-field flow to tau = {sw_cfg.tau_late:.0e}, p1 = {p1m}; criterion |4 p_k tau L_k - 1| <= 2/K at the end, "
+        "which lies inside each K's phase IV (tau >= 100 T3)", passed=u5)
+cards('U5')
+
+# %% tags=["remove-cell"]
 assert u5
 
 # %% [markdown]
-# The same law predicts the $\epsilon$-scaling of the last phase (EXP-F): phase IV of a rare
+# The same law predicts the $\epsilon$-scaling of the last phase: phase IV of a rare
 # feature should last about $1/(4p_k\epsilon)$, i.e. its length should scale like $1/\epsilon$ (the
 # bound's $K\log(K\epsilon^{-1/2})/\epsilon$ up to the logarithm).
 
-# %%
+# %% tags=["hide-input"]
 eps_u = sorted(sw.eps_under, reverse=True)
 T3u = sw.under[(p1m, sw_cfg.K_eps)]["times"]["T3"]
 ph4 = np.array([sw.eps_under[e] - T3u for e in eps_u])
-slope_f = cv.loglog_slope(1 / np.array(eps_u[-3:]), ph4[-3:])
+slope_f = loglog_slope(1 / np.array(eps_u[-3:]), ph4[-3:])
 pk_u = (1 - p1m) / (sw_cfg.K_eps - 1)
 print(f"K = {sw_cfg.K_eps}, p1 = {p1m}: eps = {eps_u}")
 print("phase IV length tau_eps - T3:", np.round(ph4, 1), " law 1/(4 p_k eps):", np.round([1 / (4 * pk_u * e) for e in eps_u], 1))
 print(f"log-log slope against 1/eps over the three smallest eps: {slope_f:.2f}")
-ledger.claim("F1", "Lemma E.24 (spec EXP-F)", "Phase IV lasts O(K log(K eps^-1/2)/(eta eps)): its length scales like 1/eps").check(
+ledger["F1"].check(
     measured=f"slope {slope_f:.2f} of log(tau_eps - T3) vs log(1/eps) (three smallest eps of {eps_u})",
     how=f"mean-field flow, K = {sw_cfg.K_eps}, p1 = {p1m}", passed=0.8 <= slope_f <= 1.2)
+cards('F1')
+
+# %% tags=["remove-cell"]
 assert 0.5 < slope_f < 1.5
 
 # %% [markdown]
-# ### Sensitivity to $p_1$ (EXP-J)
+# ### Sensitivity to $p_1$
 #
 # The thresholds $0.49$, $0.51$ and $1.01$ are asymptotic in $K$. Where does the switch actually
 # happen? The heuristic predicts $B_{k,1}\approx-\tfrac12\log K$ at $\tau_{\rm sw}$ for large $K$,
 # for any fixed $p_1$.
 
-# %%
+# %% tags=["hide-input"]
 fig, ax = plt.subplots(figsize=(6.4, 3.6))
 for p1 in p1_vals:
     ax.semilogx(Ks, [sw_pos[(p1, K)] for K in Ks], "o-", label=f"p1 = {p1}")
 ax.axhline(-0.5, color="k", ls="--", lw=0.8)
 ax.axhline(-0.49, color="grey", ls=":", lw=0.8)
-plotting.label(ax, "K", r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$", "EXP-J: where the leading influence switches")
+plotting.label(ax, "K", r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$", "where the leading influence switches")
 ax.legend(fontsize=7)
 plotting.finish(fig)
 trend = {p1: (abs(sw_pos[(p1, big50[0])] + 0.5), abs(sw_pos[(p1, Ks[-1])] + 0.5)) for p1 in p1_vals}
 print("|B_k1/log K + 1/2| at K =", big50[0], "and K =", Ks[-1], ":", {p: tuple(round(x, 3) for x in v) for p, v in trend.items()})
 j1 = all(b < a for a, b in trend.values())
-ledger.claim("J1", "§4.1.2 (switch at B_k1 ~ -0.5 log K), spec EXP-J", "The switch happens near B_{k,1} = -0.5 log K, approached as K grows, for every p1").check(
+ledger["J1"].check(
     measured="; ".join(f"p1 = {p}: {sw_pos[(p, Ks[-1])]:+.3f} at K = {Ks[-1]}" for p in p1_vals),
     how=f"B_k1/log K at tau_sw, mean-field flows, K = {Ks}", passed=j1,
     caveat="slow convergence: at finite K the switch sits far from -0.49 log K for p1 = 0.3 and 0.8, so the literal thresholds mis-time the phases")
+cards('J1')
+
+# %% tags=["remove-cell"]
 assert all(sw_pos[(p1, Ks[-1])] < 0 for p1 in p1_vals)
 
 # %% [markdown]
-# ## Finite context length (EXP-G) and the step size
+# ## Finite context length and the step size
 #
 # The theory needs $N\ge\mathrm{poly}(K)$; the mean field is the $N\to\infty$ limit. With a finite
 # $N$, the population gradient is an expectation over count vectors, which `SymmetricColumn`
@@ -758,10 +821,9 @@ assert all(sw_pos[(p1, Ks[-1])] < 0 for p1 in p1_vals)
 # the attention concentration of Theorems 3.1(2)/3.2(3): at the convergence time, the fraction of
 # *fresh* prompts with $(1-\mathrm{Attn}_k)^2 > C\epsilon$.
 
-# %%
+# %% tags=["hide-input"]
 fn_cfg = cv.FiniteNConfig.for_scale(SCALE)
 fn = cv.run_finite_n(fn_cfg)
-print(fn_cfg)
 print(f"{'N':>8} {'P(c_k=0)':>9} {'L_low':>9} | {'T1':>9} {'T2':>9} {'T3':>9} {'tau_eps':>9} | frac (1-Attn_k)^2 > eps, > 3 eps (under; balanced)")
 for N, t, flo, ab in zip(fn.N, fn.times, fn.floor, fn.absent):
     tl = fn.tail.get(N, {})
@@ -772,30 +834,36 @@ ref = fn.times[-1]
 rel = [max(abs(t[k] - ref[k]) / ref[k] for k in ("T1", "T2", "T3", "tau_eps")) for t in fn.times[:-1]]
 g1 = rel[-1] < 0.02 and rel[-1] <= rel[0]
 print("max relative deviation of the phase times from the mean field per N:", np.round(rel, 4))
-ledger.claim("G1", "premise N >= poly(K) (spec EXP-G)", "Finite-N dynamics approach the mean field as N grows; small N shifts the phases and raises L^low").check(
+ledger["G1"].check(
     measured=f"max rel. deviation of (T1, T2, T3, tau_eps): {np.round(rel, 4).tolist()} for N = {list(fn.N[:-1])}",
     how=f"Monte-Carlo count laws (M = {fn_cfg.M}), K = {fn_cfg.K}, p1 = {fn_cfg.p1}, gradient flow", passed=g1)
 tails = [fn.tail[N][3.0] for N in fn.N[:-1] if N in fn.tail]
 btails = [fn.balanced_tail[N][3.0] for N in fn.N[:-1] if N in fn.balanced_tail]
 b5 = tails[-1] < min(0.01, tails[0]) and btails[-1] < min(0.01, btails[0])
-ledger.claim("B5", "Thm 3.1(2), Thm 3.2(3)", "Attention concentrates: (1 - Attn_k)^2 <= O(eps) with probability 1 - e^{-Omega(poly K)} over the context").check(
+ledger["B5"].check(
     measured=f"fraction of fresh prompts with (1-Attn_k)^2 > 3 eps at tau_eps: {np.round(tails, 4).tolist()} (under-repr.), {np.round(btails, 4).tolist()} (balanced), N = {[N for N in fn.N[:-1] if N in fn.tail]}",
     how=f"{fn_cfg.fresh_prompts} fresh count vectors per N at the time L_k - L_k^low <= eps = {fn_cfg.eps:g}",
     passed=b5, caveat="the constant matters: with C = 1 most prompts exceed eps, since L_k ~ (1-Attn_k)^2/2 (1 + O(1/K))")
+cards('G1', 'B5')
+
+# %% tags=["remove-cell"]
 assert rel[-1] < 0.05
 
-# %%
+# %% tags=["hide-input"]
 eta_cfg = cv.EtaCheckConfig.for_scale(SCALE)
 eres = cv.run_eta_check(eta_cfg)
 for key, t in eres.times.items():
     print(f"K = {key[0]:>3}, {'eta = ' + str(key[1]) if key[1] != 'flow' else 'flow':>10}: " + ", ".join(f"{k} = {t[k]:.4g}" for k in ("T1", "T2", "T3", "T4")))
-ledger.claim("E1", "all bounds ~ 1/eta", "In tau = eta t the dynamics do not depend on eta (GD at eta = 1 and 20 vs the flow)").check(
+ledger["E1"].check(
     measured=f"max relative difference of T1..T4: {eres.max_rel_diff:.3f}", how=f"reduced GD vs gradient flow, K = {list(eta_cfg.K_values)}",
     passed=eres.max_rel_diff < 0.02)
+cards('E1')
+
+# %% tags=["remove-cell"]
 assert eres.max_rel_diff < 0.05
 
 # %% [markdown]
-# ## The paper's experiment: Figures 2 and 3 (EXP-A)
+# ## The paper's experiment: Figures 2 and 3
 #
 # Appendix A trains "a simplified transformer network" — one block with a single-head
 # self-attention layer, a feed-forward network with layer normalisation and ReLU, and a linear
@@ -810,12 +878,16 @@ assert eres.max_rel_diff < 0.05
 # the per-feature error $\mathcal L_k$ (eq. 6, including the $\tfrac12$) and the $3\times3$ attention
 # map on the training prompts and on held-out prompts (3000 at paper scale). Seeds and the
 # held-out set are our choices (the paper gives neither); the snapshot epochs are our choice too.
+#
+# **Timing differs from the paper's.** Our replica trains faster than the paper's network: its
+# attention maps have essentially finished changing by epoch 100 (the cell after the figures prints the
+# diagonal at epoch 100 and at the end), while the paper narrates changes at epochs 10, 100, 150 and 400.
+# The order of events is what we compare (claims F2a–F3c), not the epochs at which they happen.
 
-# %%
+# %% tags=["hide-input"]
 rp_cfg = cv.ReplicaConfig.for_scale(SCALE)
 rp = cv.run_replica(rp_cfg)
 runs = rp.runs
-print(rp_cfg)
 print(f"trained {len(runs.labels)} runs x {rp_cfg.epochs} epochs in {rp.seconds:.1f} s")
 ep = np.array(runs.epochs)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
@@ -842,7 +914,7 @@ for setting, tag in (("imbalanced", "3a"), ("balanced", "3b")):
     fig = cplot.draw_heatmaps(maps, snap, title=f"Figure {tag} (replica, {setting}): mean attention map over {rp_cfg.seeds} seeds, held-out prompts (row = query feature)")
     plotting.finish(fig)
 
-# %%
+# %% tags=["hide-input"]
 def _first_below(curve, thr):
     below = np.where(curve <= thr)[0]
     return float(ep[below[0]]) if below.size else math.inf
@@ -860,6 +932,8 @@ mb = _mean_maps(runs, "balanced").numpy()
 diag_final = np.concatenate([np.diag(mi[-1]), np.diag(mb[-1])])
 e10, e100 = runs.epochs.index(10), runs.epochs.index(100)
 row2 = (mi[e10, 1, 0], mi[e100, 1, 0], mi[e10, 1, 2], mi[e100, 1, 2])
+print(f"diagonal of the held-out map (imbalanced) at epoch 100: {np.round(np.diag(mi[e100]), 3).tolist()}; "
+      f"at epoch {runs.epochs[-1]}: {np.round(np.diag(mi[-1]), 3).tolist()}")
 print(f"row v_2 (imbalanced): Attn_1 {row2[0]:.3f} -> {row2[1]:.3f}, Attn_3 {row2[2]:.3f} -> {row2[3]:.3f} (epoch 10 -> 100)")
 # the mechanism behind the window (beta_23 > 0 at the start): does Attn_3 rise above its initial value at some
 # epoch <= 100 while Attn_1 falls?
@@ -870,30 +944,47 @@ fall1 = float(mi[0, 1, 0] - mi[i_peak, 1, 0])
 print(f"largest Attn_3 (query v_2) up to epoch 100: {mi[i_peak, 1, 2]:.3f} at epoch {runs.epochs[i_peak]} (epoch 0: {mi[0, 1, 2]:.3f}); Attn_1 fell by {fall1:.3f} by then")
 off = mb[snap_i][:, ~np.eye(3, dtype=bool)]  # (snapshots, 6) balanced off-diagonal entries
 off_falls = bool(np.all(np.diff(off[snap.index(10):], axis=0) <= 1e-3))
-ledger.claim("F2a", "App. A, Fig. 2a", "Imbalanced: L_1 quickly reaches nearly zero; L_2, L_3 converge to zero considerably later").check(
+ledger["F2a"].check(
     measured=f"first epoch with L_k <= {thr}: {t_imb}; final L = {np.round(imb[-1], 4).tolist()}",
     how=f"OneBlockTransformer, Adam lr {rp_cfg.lr}, {rp_cfg.epochs} epochs, {rp_cfg.seeds} seeds, held-out prompts",
     passed=t_imb[0] < min(t_imb[1:]) and max(imb[-1]) < thr, caveat="architecture details are our choice (not given); 'initially fluctuate' not assessed")
-ledger.claim("F2b", "App. A, Fig. 2b", "Balanced: all L_k decrease in a similar manner").check(
+ledger["F2b"].check(
     measured=f"first epoch with L_k <= {thr}: {t_bal}; final L = {np.round(bal[-1], 4).tolist()}",
     how="same runs, balanced setting", passed=max(t_bal) <= 1.5 * min(t_bal) and max(bal[-1]) < thr)
-ledger.claim("F3a", "App. A, Fig. 3", "Attn_k of each query feature increases close to 1 by the end of training").check(
+ledger["F3a"].check(
     measured=f"diagonal of the final held-out map: {np.round(diag_final, 3).tolist()} (imbalanced, then balanced)",
     how="mean attention map over seeds at the last epoch", passed=bool(diag_final.min() > 0.9))
 window_ok = bool(row2[1] < row2[0] and row2[3] > row2[2])
-ledger.claim("F3b", "App. A, Fig. 3a (phase I)", "Imbalanced, query v_2: Attn_1 decreases while Attn_3 increases (phase I; the paper: from epoch 10 to 100)").check(
+ledger["F3b"].check(
     measured=f"epochs 10 -> 100: Attn_1 {row2[0]:.3f} -> {row2[1]:.3f}, Attn_3 {row2[2]:.3f} -> {row2[3]:.3f}; "
              f"Attn_3 peaks at {mi[i_peak, 1, 2]:.3f} (epoch {runs.epochs[i_peak]}, from {mi[0, 1, 2]:.3f}) while Attn_1 falls by {fall1:.3f}",
     how="mean held-out attention map over seeds; literal epoch window and the early rise of Attn_3",
     passed=window_ok or (rise3 > 0.005 and fall1 > 0),
     caveat=None if window_ok else "the rise of Attn_3 happens earlier than the paper's epochs 10-100 in our (faster) replica")
-ledger.claim("F3c", "App. A, Fig. 3b, footnote 3", "Balanced: all off-diagonal attention scores decrease together").check(
+ledger["F3c"].check(
     measured=f"off-diagonal entries non-increasing over the snapshots from epoch 10: {off_falls}", how="mean held-out map over seeds",
     passed=off_falls)
 assert imb[-1, 0] < min(imb[-1, 1], imb[-1, 2]) and diag_final.min() > 0.5
+# Remark 1, probed with the replica (a general parametrisation): can it beat the restricted model's floor?
+p_imb = th.p_for("imbalanced", rp_cfg.K, rp_cfg.p1)
+L_restricted = float(loss_floor(rp_cfg.N, p_imb)[1])  # floor of the restricted model (eq. (12))
+L_any = 0.5 * float((1 - p_imb[1]) ** rp_cfg.N)  # any model: predict 0 when v_k is absent from the context
+rare = runs.test_loss[-1, cv.select(runs, setting="imbalanced"), 1:].mean(-1)
+m_r, se_r = metrics.mean_se(rare)
+r1_reason = None
+if m_r > L_restricted:
+    r1_reason = (f"the replica does not reach the restricted model's floor ({m_r:.2e} ± {se_r:.1e} against {L_restricted:.2e}) in "
+                 f"{rp_cfg.epochs} epochs, so it cannot show whether a general parametrisation does better")
+ledger["R1"].check(
+    measured=f"replica held-out (L_2 + L_3)/2 = {m_r:.2e} ± {se_r:.1e} (mean ± SE, {len(rare)} seeds); restricted floor "
+             f"{L_restricted:.2e}; floor of any model {L_any:.2e}",
+    how=f"OneBlockTransformer (general W^V, W^KQ and more), {rp_cfg.epochs} epochs; criterion: not below the restricted floor by more "
+        "than the floor's own order (mean + 2 SE >= the floor of any model)",
+    passed=m_r + 2 * se_r >= L_any, inconclusive=r1_reason)
+cards('F2a', 'F2b', 'F3a', 'F3b', 'F3c', 'R1')
 
 # %% [markdown]
-# ### The same figures for the analysed model (EXP-A′)
+# ### The same figures for the analysed model
 #
 # The theory is about model (3), the Q-only attention. Trained with the paper's optimiser
 # settings it **cannot** reproduce Figures 2–3: Adam moves each parameter by at most about the
@@ -904,10 +995,9 @@ assert imb[-1, 0] < min(imb[-1, 1], imb[-1, 2]) and diag_final.min() > 0.5
 # at ci scale), and (ii) Adam on the same 300-prompt training sets at the paper's $0.002$ and at
 # $0.02$, where the same stage-wise picture appears.
 
-# %%
+# %% tags=["hide-input"]
 tm_cfg = cv.TheoryModelConfig.for_scale(SCALE)
 tm = cv.run_theory_model(tm_cfg)
-print(tm_cfg)
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
 for ax, setting in zip(axes[:2], ("imbalanced", "balanced")):
     pr = tm.population[setting]
@@ -934,7 +1024,7 @@ for setting, tag in (("imbalanced", "3a"), ("balanced", "3b")):
                               title=f"Figure {tag} (theory model, {setting}): population attention map E[Attn | x_q = v_k] under GD, eta = 1")
     plotting.finish(fig)
 
-# %%
+# %% tags=["hide-input"]
 ad = tm.adam
 ep_a = np.array(ad.epochs)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True)
@@ -955,7 +1045,7 @@ for setting, tag in (("imbalanced", "3a"), ("balanced", "3b")):
                               title=f"Figure {tag} (theory model, {setting}): Adam lr {max(tm_cfg.adam_lrs)}, held-out prompts, mean over {tm_cfg.seeds} seeds")
     plotting.finish(fig)
 
-# %%
+# %% tags=["hide-input"]
 pi = tm.population["imbalanced"]
 gap2 = float(pi.losses[-1, 1] - pi.floor[1])
 slow = cv.select(ad, lr=min(tm_cfg.adam_lrs))
@@ -964,24 +1054,59 @@ A_slow = torch.diagonal(ad.final_S[slow], dim1=-2, dim2=-1)
 L_slow = ad.test_loss[-1, slow]
 L_fast_imb = ad.test_loss[:, cv.select(ad, setting="imbalanced", lr=max(tm_cfg.adam_lrs))].mean(1).numpy()
 diag_fast = np.concatenate([np.diag(ad.test_map[-1, fast].mean(0).numpy())])
-t_fast = [float(ep_a[np.argmax(L_fast_imb[:, k] <= thr)]) if (L_fast_imb[:, k] <= thr).any() else math.inf for k in range(3)]
+floor_imb = tm.population["imbalanced"].floor
+gap_fast = L_fast_imb - floor_imb  # relative criterion: L_k - L_k^low falls to a tenth (a hundredth) of its start
+
+
+def _first_rel(gap, frac):
+    ok = gap <= frac * gap[0]
+    return float(ep_a[np.argmax(ok)]) if ok.any() else math.inf
+
+
+t_fast = [_first_rel(gap_fast[:, k], 0.1) for k in range(3)]
+t_fast100 = [_first_rel(gap_fast[:, k], 0.01) for k in range(3)]
 print(f"population GD, imbalanced: L_2 - L_2^low at t = {tm_cfg.gd_steps}: {gap2:.2e}; losses {np.round(pi.losses[-1], 5)}")
-print(f"Adam lr {min(tm_cfg.adam_lrs)}: final A_k in [{float(A_slow.min()):.2f}, {float(A_slow.max()):.2f}], held-out L_k in [{float(L_slow.min()):.3f}, {float(L_slow.max()):.3f}]")
-print(f"Adam lr {max(tm_cfg.adam_lrs)} (imbalanced): first epoch with L_k <= {thr}: {t_fast}; final diag attention {np.round(diag_fast, 3)}")
-ledger.claim("A'1", "Thm 3.2 on the paper's setting (spec EXP-A')", "Population GD on the Q-only model reaches L_2 - L_2^low < 1e-3 (K = 3, N = 60, p = (0.8, 0.1, 0.1))").check(
+L_slow_set = {s_: ad.test_loss[-1, cv.select(ad, setting=s_, lr=min(tm_cfg.adam_lrs)), 1:].mean(-1) for s_ in ("imbalanced", "balanced")}
+L_slow_ms = {s_: metrics.mean_se(v) for s_, v in L_slow_set.items()}  # mean of (L_2 + L_3)/2 over seeds, with SE
+print(f"Adam lr {min(tm_cfg.adam_lrs)}: final A_k in [{float(A_slow.min()):.2f}, {float(A_slow.max()):.2f}]; held-out (L_2 + L_3)/2: "
+      + ", ".join(f"{s_} {m_:.3f} ± {se_:.3f}" for s_, (m_, se_) in L_slow_ms.items()))
+print(f"Adam lr {max(tm_cfg.adam_lrs)} (imbalanced): first epoch with L_k - L_k^low <= 1/10 of its start: {t_fast} (1/100: {t_fast100}); "
+      f"final diag attention {np.round(diag_fast, 3)}")
+ledger["A'1"].check(
     measured=f"{gap2:.2e} after {tm_cfg.gd_steps} steps (eta = 1)", how="exact enumeration of the count vectors, GD on S", passed=gap2 < 1e-3)
+law60 = CountLaw.exact(tm_cfg.N, pi.p)
+split = th.floor_split(pi.S[-1], law60, 1)
+above = float((pi.losses[:, 1:] - pi.floor[1:]).min())
+ratio60 = split["total"] / split["floor"]
+print(f"L_2 at t = {tm_cfg.gd_steps}: {split['total']:.3e} = {split['absent']:.3e} (prompts with c_2 = 0) + {split['present']:.3e} (c_2 > 0); "
+      f"floor {split['floor']:.3e}; lowest L_2 - L_2^low along GD {above:.1e}")
+ledger["C9"].check(
+    measured=f"L_2/L_2^low = {ratio60:.3f} at t = {tm_cfg.gd_steps}; gap {split['total'] - split['floor']:.2e}: "
+             f"{split['absent'] - split['floor']:.2e} from prompts with c_2 = 0 (unequal B_21, B_23), {split['present']:.2e} from the rest; "
+             f"min of L_k - L_k^low along GD {above:.1e}",
+    how=f"population GD (exact enumeration, N = {tm_cfg.N}, p = {th.IMBALANCED_P}, eta = 1); criterion: never below the floor and "
+        "L_2 <= 2 L_2^low at the end", passed=above >= -1e-12 and ratio60 <= 2)
 move = 0.002 * tm_cfg.epochs  # Adam moves an entry by about lr per step
-ledger.claim("A'2", "this chapter (the analysed model under App. A's optimiser)", "Adam at lr 0.002 for 400 epochs cannot concentrate the Q-only model's attention: entries of Q move by about lr x epochs = 0.8, errors stay far above the floor").check(
-    measured=f"final A_k <= {float(A_slow.max()):.2f} (lr x epochs = {move:.2f}); held-out L_2, L_3 >= {float(L_slow[:, 1:].min()):.3f}; L_1 >= {float(L_slow[:, 0].min()):.3f}",
-    how=f"QOnlyAttention, Adam lr 0.002, {tm_cfg.epochs} epochs, {tm_cfg.seeds} seeds x 2 settings; criterion A_k <= 1.25 lr epochs and L_2, L_3 > 0.02 (15x the floor)",
-    passed=float(A_slow.max()) <= 1.25 * move and float(L_slow[:, 1:].min()) > 0.02)
-ledger.claim("A'3", "Thm 3.2 (stage-wise) for the analysed model with Adam", "With lr 0.02, the Q-only model shows the stage-wise pattern of Fig. 2a and concentrates attention").check(
-    measured=f"first epoch with L_k <= {thr}: {t_fast}; final diag attention {np.round(diag_fast, 3).tolist()}",
-    how=f"QOnlyAttention, Adam lr 0.02 (our choice), 400 epochs, held-out prompts", passed=t_fast[0] < min(t_fast[1:]) and diag_fast.min() > 0.8)
+ledger["A'2"].check(
+    measured=f"final A_k <= {float(A_slow.max()):.2f} (lr x epochs = {move:.2f}); held-out (L_2 + L_3)/2, mean ± SE over {tm_cfg.seeds} seeds: "
+             + ", ".join(f"{s_} {m_:.3f} ± {se_:.3f}" for s_, (m_, se_) in L_slow_ms.items()),
+    how=f"QOnlyAttention, Adam lr 0.002, {tm_cfg.epochs} epochs, {tm_cfg.seeds} seeds x 2 settings; criterion: every entry of S within "
+        "1.25 lr x epochs (the step bound of Adam) and, in each setting, mean - 2 SE of (L_2 + L_3)/2 above 0.02 (15x the floor)",
+    passed=float(A_slow.max()) <= 1.25 * move and all(m_ - 2 * se_ > 0.02 for m_, se_ in L_slow_ms.values()))
+ledger["A'3"].check(
+    measured=f"first epoch with L_k - L_k^low <= 1/10 of its start (mean over {tm_cfg.seeds} seeds): {t_fast}; at 1/100: {t_fast100}; "
+             f"final diag attention {np.round(diag_fast, 3).tolist()}",
+    how=f"QOnlyAttention, Adam lr 0.02 (our choice), {tm_cfg.epochs} epochs, held-out prompts; the threshold is relative to the "
+        "initial loss (at Q = 0, L_1 = 0.033 already lies below any absolute threshold of 0.05)",
+    passed=t_fast[0] < min(t_fast[1:]) and diag_fast.min() > 0.8,
+    caveat=None if t_fast100[0] < min(t_fast100[1:]) else "at the stricter 1/100 threshold the order is not kept")
+cards("A'1", 'C9', "A'2", "A'3")
+
+# %% tags=["remove-cell"]
 assert gap2 < 1e-3 and float(A_slow.max()) < 1.25 * move
 
 # %% [markdown]
-# ## In-context learning of unseen tasks (EXP-I)
+# ## In-context learning of unseen tasks
 #
 # §3.1 argues that the trained model predicts well even for a task vector $w$ that was never
 # seen in training (not in the support of the task law), because
@@ -992,24 +1117,36 @@ assert gap2 < 1e-3 and float(A_slow.max()) < 1.25 * move
 # it on $w = 10\cdot\mathbf 1$ (all labels equal, so the prediction is exact), $w\sim\mathrm{Unif}[-5,5]^d$
 # and Cauchy $w$ (no mean, infinite variance).
 
-# %%
+# %% tags=["hide-input"]
 uw_cfg = cv.UnseenWConfig.for_scale(SCALE)
 uw = cv.run_unseen_w(uw_cfg)
 fig, ax = plt.subplots(figsize=(6.4, 3.6))
 for fam, vals in uw.median_rel_err.items():
     ax.loglog(uw.steps, np.maximum(vals, 1e-17), "o-", label=fam)
 ax.loglog(uw.steps, uw.median_one_minus_attn, "k--", label=r"median $1 - \mathrm{Attn}_k$")
-plotting.label(ax, "GD step t of training", r"median $|\hat y - y| / |y|$", "EXP-I: prediction error for task laws unseen in training")
+plotting.label(ax, "GD step t of training", r"median $|\hat y - y| / |y|$", "prediction error for task laws unseen in training")
 ax.legend(fontsize=7)
 plotting.finish(fig)
 print(f"largest |error| - bound over all prompts, families and times: {uw.bound_violation:.1e} (<= 0 up to rounding)")
 errs = {f: v[-1] for f, v in uw.median_rel_err.items()}
 print("median relative error at the last time:", {f: f"{v:.3g}" for f, v in errs.items()})
-track = all(v[-1] < v[0] for f, v in uw.median_rel_err.items() if not f.startswith("w = 10"))
-ledger.claim("I-w", "§3.1 'In-context learning ability'", "The trained model predicts <w, x_query> for task vectors w never seen in training; error <= (1 - Attn_k) max_m |<w, v_k - v_m>|").check(
-    measured=f"bound violation {uw.bound_violation:.1e}; median rel. error at t = {uw.steps[-1]}: " + ", ".join(f"{f}: {v:.3g}" for f, v in errs.items()),
-    how=f"S from population GD (K = 3, imbalanced), {uw_cfg.prompts} prompts per family, errors tracking 1 - Attn_k over training",
-    passed=uw.bound_violation < 1e-9 and track)
+fams = [f for f in uw.median_rel_err if not f.startswith("w = 10")]
+oma = np.array(uw.median_one_minus_attn)
+# the error falls by at least half of the factor by which 1 - Attn_k falls (median over prompts), for every unseen family
+fall = {f: uw.median_rel_err[f][0] / max(uw.median_rel_err[f][-1], 1e-300) for f in fams}
+track = all(fall[f] >= (oma[0] / oma[-1]) ** 0.5 for f in fams) and oma[-1] < oma[0]
+ledger["I-w"].check(
+    measured=f"median relative error falls by " + ", ".join(f"{f}: {fall[f]:.3g}x" for f in fams)
+             + f" while median 1 - Attn_k falls {oma[0] / oma[-1]:.3g}x (t = {uw.steps[0]} -> {uw.steps[-1]}); at the end: "
+             + ", ".join(f"{f}: {v:.3g}" for f, v in errs.items()),
+    how=f"S from population GD (K = 3, imbalanced), {uw_cfg.prompts} prompts per family; criterion: for every unseen family the error "
+        "falls at least by the square root of the factor by which 1 - Attn_k falls", passed=track)
+ledger["I-w-bound"].check(
+    measured=f"largest |error| - bound: {uw.bound_violation:.1e}", how=f"all prompts, families and times of the same runs",
+    passed=uw.bound_violation < 1e-9)
+cards('I-w', 'I-w-bound')
+
+# %% tags=["remove-cell"]
 assert uw.bound_violation < 1e-9 and track
 
 # %% [markdown]
@@ -1021,7 +1158,7 @@ assert uw.bound_violation < 1e-9 and track
 # without a kernel (pre-rendered frames over $p_1$); in a live notebook the `ipywidgets` controls
 # after it recompute everything (GD on the reduced column; $N = 0$ means the mean field).
 
-# %%
+# %% tags=["hide-input"]
 K_demo = icl_lab.by_scale(ci=20, paper=50)
 
 
@@ -1040,8 +1177,8 @@ widgets.static_slider(draw_p1, [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], name="p1 (do
 # setting: the population attention map $\mathbb E[\mathrm{Attn}\mid x_{\rm query} = v_k]$ after
 # $t$ steps of exact population GD ($\eta = 1$) for several $p_1$ (with $p_2 = p_3 = (1-p_1)/2$).
 
-# %%
-pops = {p1: cv.population_columns(cv._p_for("imbalanced", 3, p1), 60, 1.0, 1000, record_every=1)
+# %% tags=["hide-input"]
+pops = {p1: th.population_columns(th.p_for("imbalanced", 3, p1), 60, 1.0, 1000, record_every=1)
         for p1 in (0.34, 0.5, 0.65, 0.8, 0.9)}
 
 
@@ -1067,7 +1204,7 @@ def _explore(K=20, p1=0.5, eta=5.0, N=0):
                               title=f"K = {K}, p1 = {p1}, eta = {eta}, N = {'inf' if N == 0 else N}: GD on the reduced column")
     plt.show()
     plt.close(fig)
-    pr = cv.population_columns(cv._p_for("imbalanced", 3, p1), 60 if N == 0 else min(int(N), 200), eta, int(1000 / eta) + 1)
+    pr = th.population_columns(th.p_for("imbalanced", 3, p1), 60 if N == 0 else min(int(N), 200), eta, int(1000 / eta) + 1)
     steps_h = [i for i in (1, 3, 10, 30, 100, 300, 1000) if i < pr.tau.size]
     fig = cplot.draw_heatmaps(pr.attn[steps_h], [int(pr.tau[i]) for i in steps_h], unit="tau", title="K = 3 theory model: population attention map")
     plt.show()
@@ -1101,7 +1238,7 @@ widgets.live(_explore, K=ipywidgets.IntSlider(value=20, min=10, max=200, step=10
 # off-target weight moves (Lemma D.4). The cell below checks it with the library.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 for K in (5, 50, 500):
     G = gradient(torch.zeros(K, K), CountLaw.mean_field(torch.full((K,), 1.0 / K, dtype=torch.float64)))
     print(f"K = {K:>3}: alpha = {float(G[0, 0]):.3e} (formula {(K - 1) / K**3:.3e}), beta = {float(G[1, 0]):.3e} "
@@ -1127,7 +1264,7 @@ for K in (5, 50, 500):
 # independent of $K$. The cell below computes all three.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 col_ex = SymmetricColumn.under_represented(100, 0.65)
 tr_ex = col_ex.flow(1e11, stop_gap=0.999e-3)
 t_ex = phase_times(tr_ex, 1e-3)
@@ -1135,6 +1272,8 @@ print({k: round(t_ex[k], 1) for k in ("T1", "T2", "T3", "T4", "tau_sw")})
 print(f"B_k1 / log K at tau_sw: {value_at(tr_ex.tau, tr_ex.series('B1'), t_ex['tau_sw']) / math.log(100):+.3f}")
 dom_ex = SymmetricColumn.dominant(100, 0.65).flow(1e11, stop_gap=0.999e-3)
 print(f"dominant feature: tau_eps = {phase_times(dom_ex, 1e-3, 'dominant')['tau_eps']:.1f} (late-time law: {1 / (4 * 0.65 * 1e-3):.1f})")
+
+# %% tags=["remove-cell"]
 assert t_ex["T1"] < t_ex["T2"] < t_ex["T3"] < t_ex["T4"]
 
 # %% [markdown]
@@ -1150,20 +1289,37 @@ assert t_ex["T1"] < t_ex["T2"] < t_ex["T3"] < t_ex["T4"]
 # :class: dropdown
 #
 # Adam's update is $\mathrm{lr}\cdot\hat m/(\sqrt{\hat v}+\varepsilon)$, and $|\hat m|/\sqrt{\hat v}\lesssim1$,
-# so each entry moves by at most about $0.002$ per step and $0.8$ in 400 steps. The best column 2 within
-# that box puts $A_2 = 0.8$ and $B_{2,1} = B_{2,3} = -0.8$ (raising the target and lowering every other
-# logit both help), i.e. $\mathrm{Attn}_2 = c_2e^{1.6}/(c_2e^{1.6} + c_1 + c_3)$ — still far from 1 when
-# $c_2\approx 6$ and $c_1\approx48$. The cell computes the resulting $\mathcal L_2$ exactly: about $0.2$,
-# two orders of magnitude above the floor.
+# so each entry moves by at most about $0.002$ per step and $0.8$ in 400 steps. Raising the target logit
+# $A_2$ lowers every term of the loss, so the best column 2 in the box has $A_2 = 0.8$; lowering $B_{2,1}$
+# moves attention off the frequent feature $v_1$ ($c_1\approx48$ copies against $c_2\approx c_3\approx6$),
+# so it sits at $-0.8$ too. Lowering $B_{2,3}$ as well is *not* best: it hands attention back to $v_1$.
+# The cell finds the best $B_{2,3}$ on a grid, checks that the gradient points out of the box at the two
+# faces (the corner is a constrained optimum in $A_2$ and $B_{2,1}$), and computes $\mathcal L_2$ exactly:
+# about $0.40$, against a floor of $0.0013$ — Adam at the paper's settings cannot get near it.
 # ````
 
-# %%
-p_paper = torch.tensor(cv.IMBALANCED_P, dtype=torch.float64)
-S_box = torch.full((3, 3), -0.8, dtype=torch.float64)
-S_box.fill_diagonal_(0.8)
-L_box = icl_lab.papers.convergence.feature_losses(S_box, CountLaw.exact(60, p_paper))
-print(f"best L_k with |S| <= 0.8: {np.round(L_box.numpy(), 4)}; floor L_2^low = {float(loss_floor(60, p_paper)[1]):.4f}")
-assert float(L_box[1]) > 0.05
+# %% tags=["hide-input"]
+p_paper = torch.tensor(th.IMBALANCED_P, dtype=torch.float64)
+law_box = CountLaw.exact(60, p_paper)
+
+
+def _L2_box(b23):
+    S_ = torch.zeros(3, 3, dtype=torch.float64)
+    S_[0, 1], S_[1, 1], S_[2, 1] = -0.8, 0.8, b23  # column 2: (B_21, A_2, B_23)
+    return S_, float(th.feature_losses(S_, law_box)[1])
+
+
+grid_b23 = np.linspace(-0.8, 0.8, 33)
+L_b23 = [_L2_box(b)[1] for b in grid_b23]
+b_best = float(grid_b23[int(np.argmin(L_b23))])
+S_best, L_best = _L2_box(b_best)
+G_best = gradient(S_best, law_box)[:, 1]  # -dL/dS of column 2: (beta_21, alpha_2, beta_23) up to p_2
+print(f"best B_23 on the grid: {b_best:+.2f}; L_2 = {L_best:.4f} (corner B_23 = -0.8: {L_b23[0]:.4f}); "
+      f"alpha_2 = {float(G_best[1]):+.2e} (> 0: wants A_2 up), beta_21 = {float(G_best[0]):+.2e} (< 0: wants B_21 down); "
+      f"floor L_2^low = {float(loss_floor(60, p_paper)[1]):.4f}")
+
+# %% tags=["remove-cell"]
+assert -0.8 < b_best < 0.8 and float(G_best[1]) > 0 and float(G_best[0]) < 0 and L_best > 0.3
 
 # %% [markdown]
 # ## Errata and inconsistencies (checked against the paper's text)
@@ -1187,15 +1343,13 @@ assert float(L_box[1]) > 0.05
 # phase I are consistent. Findings of this chapter (not errors of the paper, which states asymptotic
 # results): the literal thresholds $-0.49\log K$ and $1.01\log K$ mis-time the phases at moderate
 # $K$ (degenerate order at $K = 10$; for $p_1 = 0.3$, $B_{k,1}$ never reaches $-0.49\log K$ at
-# $K\ge50$), and the measured phase-I length grows like $K^2$ without the $\log K$ factor.
+# $K\ge20$, claim U2-p03), and the measured phase-I length grows like $K^2$ without the $\log K$ factor.
 #
 # Claims with hidden constants only are recorded as not checkable:
 
-# %%
-ledger.not_checkable("R1", "Remark 1", "The restricted parametrisation loses at most Theta(e^{-poly(K)}) against the general W^V, W^KQ",
-                     why="needs the minimum over the general parameter space; only L* = Theta(e^{-poly K}) of the restricted model is bounded here (I7 gives the floor)")
-ledger.not_checkable("C45", "Lemmas C.4, C.5", "High-probability events E*_bal, E*_imbal with c >= sqrt(20 K^3/N)",
-                     why="the constants L_k, U_k, c_bal, c_im enter only through unspecified O-constants; Lemma C.3, which they rest on, is checked (C3)")
+# %% tags=["hide-input"]
+ledger.not_checkable("C45", why="the constants L_k, U_k, c_bal, c_im enter only through unspecified O-constants; Lemma C.3, which they rest on, is checked (C3)")
+cards('C45')
 
 # %% [markdown]
 # ## Claims ledger
@@ -1204,6 +1358,9 @@ ledger.not_checkable("C45", "Lemmas C.4, C.5", "High-probability events E*_bal, 
 # mean-field gradient flow unless stated; the practical transformer (F2–F3) is our reading of the
 # unspecified architecture.
 
-# %%
+# %% tags=["remove-input"]
 ledger.show()
-ledger.export()
+
+# %% tags=["remove-cell"]
+_ = ledger.export()
+

@@ -1,6 +1,6 @@
 """Phase detection on recorded trajectories of one query column.
 
-Paper thresholds (App. D, E; spec §5.2, §5.4), for an under-represented column k >= 2:
+Paper thresholds (App. D, E), for an under-represented column k >= 2:
 
 * T_1 = max{tau : B_{k,1} >= -0.49 log K}             (phase I: the dominant key is suppressed)
 * T_2 = max{tau > T_1 : A_k - B_{k,1} <= 1.01 log K}   (phase II: the leading influence switches)
@@ -9,7 +9,7 @@ Paper thresholds (App. D, E; spec §5.2, §5.4), for an under-represented column
   has unspecified constants, so the loss criterion of Lemma C.10 replaces it)
 
 Balanced column: T_1 = max{tau : A_k <= log K}, T_2 = the eps criterion.  Dominant column: only the
-eps criterion.  The constant-free *mechanistic markers* proposed by the spec (U2):
+eps criterion.  The constant-free *mechanistic markers* proposed by the chapter (claim U2m):
 
 * tau_sw: first tau with alpha_k >= |beta_{k,1}| (the switch of the leading influence);
 * tau_AB: first tau with A_k >= -B_{k,1};  tau_logK: first tau with A_k >= log K;  tau_eps.

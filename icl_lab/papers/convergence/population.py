@@ -22,7 +22,7 @@ Everything is an expectation over the count vector c ~ Multinomial(N, p) only.  
 * :meth:`CountLaw.monte_carlo` draws M count vectors once (common random numbers across steps);
 * :meth:`CountLaw.mean_field` is the N -> infinity limit c/N -> p (one "count vector" p);
 * :meth:`CountLaw.empirical` is the law of a fixed set of prompts (counts and query features), so
-  GD on the reduced model reproduces GD on the full d x d model on those prompts (EXP-H).
+  GD on the reduced model reproduces GD on the full d x d model on those prompts.
 
 All functions are float64 torch on the CPU.
 """
@@ -218,7 +218,7 @@ def loss_floor(N: float, p) -> torch.Tensor:
 
 
 def initial_gradient_mean_field(p) -> dict:
-    """Closed forms at S = 0 in the mean-field limit (a = p) [derived in the spec, §5.1]:
+    """Closed forms at S = 0 in the mean-field limit (a = p) (derived in the chapter, "Initial gradients"):
     alpha_k = p_k^2 [(1-p_k)^2 + sum_{m!=k} p_m^2],
     beta_{k,n} = p_k p_n [sum_{m!=k} p_m^2 - p_k (1 - p_k) - p_n]."""
     p = chk.probabilities("p", p)

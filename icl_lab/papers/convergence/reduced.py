@@ -1,6 +1,6 @@
 """Symmetry reductions of the population dynamics: one query column, 2-3 unknowns.
 
-Column decoupling (spec §4.3): alpha_k and beta_{k,.} depend only on column k of S, and column k
+Column decoupling (Lemma 4.1): alpha_k and beta_{k,.} depend only on column k of S, and column k
 is driven at rate p_k.  From S = 0, key features that the data treat alike keep equal weights, so a
 column is described by one value per *class* of key features:
 
