@@ -189,7 +189,7 @@ def _ranges(seeds) -> str:
 
 # ----------------------------------------------------------------------------- commands
 def cmd_list(args) -> int:
-    from .sweep import experiments
+    from .registry import experiments
 
     from .claims import PAPERS, declared
 
@@ -236,15 +236,19 @@ def cmd_list(args) -> int:
 def cmd_show(args) -> int:
     import dataclasses
 
-    from .sweep import _for_scale, describe_fields, resolve_experiment
+    from .params import describe_fields, is_declared
+    from .registry import for_scale as _for_scale, resolve_experiment
 
     e = resolve_experiment(args.experiment)
     kinds = describe_fields(e.config)
-    ci, paper = _for_scale(e.config, "ci", {}), _for_scale(e.config, "paper", {})
+    ci, book, paper = (_for_scale(e.config, s, {}) for s in ("ci", "book", "paper"))
     print(f"{args.experiment}: {e.description}\npaper: {e.paper}, {e.location}; claims: {', '.join(e.claims) or '—'}\n")
-    print(_table(["parameter", "type", "ci", "paper"],
-                 [[f.name, kinds[f.name], getattr(ci, f.name), getattr(paper, f.name)]
+    print(_table(["parameter", "allowed values", "ci", "book", "paper"],
+                 [[f.name, kinds[f.name], getattr(ci, f.name), getattr(book, f.name), getattr(paper, f.name)]
                   for f in dataclasses.fields(e.config)]))
+    if not is_declared(e.config):
+        print(f"\n{e.config.__name__} does not declare PARAMS yet: the allowed values above are inferred from "
+              "the defaults' types, and the config's own validate() checks the rest.")
     if e.config.__doc__:
         print("\n" + " ".join(e.config.__doc__.split()))
     return 0
@@ -314,7 +318,7 @@ def cmd_run(args) -> int:
 def stored_results_summary(results_dir=None) -> tuple[list[dict], list[dict]]:
     """Stored records grouped by experiment and configuration (seeds merged): ``(groups, corrupt)``."""
     from .store import ResultsStore
-    from .sweep import experiments
+    from .registry import experiments
 
     store = ResultsStore(results_dir)
     try:

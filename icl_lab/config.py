@@ -131,6 +131,16 @@ def default_device(device: str | torch.device | None = None) -> torch.device:
     return dev
 
 
+def progress_enabled(progress: bool | None = None) -> bool:
+    """The one progress switch: ``progress`` if given, else on only on a terminal, and never when
+    ``$CI`` is set or ``ICL_LAB_PROGRESS=0`` (Dask workers, the book build)."""
+    if progress is not None:
+        return bool(progress)
+    if os.environ.get("CI") or os.environ.get("ICL_LAB_PROGRESS") == "0":
+        return False
+    return sys.stderr.isatty()
+
+
 _threads_configured = False
 _allocator_tuned = False
 

@@ -93,7 +93,7 @@ def config_to_json(cfg) -> dict:
 
 def config_from_json(cls, data: dict):
     """Rebuild (and so validate) a config from :func:`config_to_json`'s output."""
-    from .sweep import coerce_value  # the one place that knows how to turn values into field types
+    from .params import coerce_value  # each field's declared constraint
 
     if not isinstance(data, dict):
         raise StoreError(f"config must be an object of field values (got {type(data).__name__})")
@@ -375,7 +375,7 @@ def run_and_record(experiment: str, cfg, *, scale: str | None = None, overrides:
     import torch
 
     from .config import configure_threads, default_device, ensure_threads
-    from .sweep import resolve_experiment
+    from .registry import resolve_experiment
 
     exp = resolve_experiment(experiment, experiments)
     if threads is not None:
@@ -506,12 +506,12 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
         summary = store.load_or_run("common.context_length", cfg)
     """
     from .config import get_scale
-    from .sweep import _for_scale, resolve_experiment
+    from .registry import for_scale, resolve_experiment
 
     exp = resolve_experiment(experiment)
     s = get_scale(scale)
     if cfg is None:
-        cfg = _for_scale(exp.config, s, {})
+        cfg = for_scale(exp.config, s, {})
     elif not isinstance(cfg, exp.config):
         raise ConfigError(f"cfg must be a {exp.config.__name__} for {experiment} (got {type(cfg).__name__})")
     st = ResultsStore(results_dir)

@@ -27,141 +27,27 @@ Python::
 """
 from __future__ import annotations
 
-import ast
-import dataclasses
-import functools
-import importlib
 import itertools
-import math
-import numbers
 import os
-import sys
 import time
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import _checks as chk
+from . import params, registry
 from ._checks import ConfigError
-from .config import get_scale
+from .config import get_scale, progress_enabled
 
 EXECUTORS = ("local", "dask")
-PLUGINS_ENV = "ICL_LAB_EXPERIMENTS"
+PLUGINS_ENV = registry.PLUGINS_ENV
 
 
-# ============================================================================ the registry
-def experiments() -> dict:
-    """Every runnable experiment: the registry's, plus those of the modules named (comma-separated)
-    in ``$ICL_LAB_EXPERIMENTS`` — your own experiments, registered as ``<module>.<name>`` from the
-    module's ``EXPERIMENTS`` dict, without editing the library."""
-    from . import registry
-
-    out = dict(registry.all_experiments())
-    for mod_name in [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]:
-        try:
-            mod = importlib.import_module(mod_name)
-        except ImportError as e:
-            raise ConfigError(f"{PLUGINS_ENV} names the module {mod_name!r}, which cannot be imported ({e})") from None
-        for name, exp in getattr(mod, "EXPERIMENTS", {}).items():
-            if not isinstance(exp, registry.Experiment):
-                raise ConfigError(f"{PLUGINS_ENV}: {mod_name}.EXPERIMENTS[{name!r}] is not an Experiment")
-            out[f"{mod_name}.{name}"] = exp
-    return out
-
-
-def resolve_experiment(name: str, registry: dict | None = None):
-    """The experiment called ``name``, or a ConfigError listing the known ones."""
-    exps = experiments() if registry is None else registry
-    if not isinstance(name, str) or name not in exps:
-        raise ConfigError(f"experiment must be one of {sorted(exps)} (got {name!r})")
-    return exps[name]
-
-
-# ============================================================================ values -> field types
-@functools.lru_cache(maxsize=256)
-def _field_kinds(cls) -> dict:
-    try:
-        hints = typing.get_type_hints(cls)
-    except Exception:  # unresolvable annotations: fall back to the defaults' types
-        hints = {}
-    out = {}
-    for f in dataclasses.fields(cls):
-        default = f.default if f.default is not dataclasses.MISSING else None
-        out[f.name] = _kind(hints.get(f.name, f.type if not isinstance(f.type, str) else None), default)
-    return out
-
-
-def _kind_of_value(v):
-    if isinstance(v, bool):
-        return ("bool",)
-    if isinstance(v, numbers.Integral):
-        return ("int",)
-    if isinstance(v, numbers.Real):
-        return ("float",)
-    if isinstance(v, str):
-        return ("str",)
-    if isinstance(v, (tuple, list)):
-        return ("tuple", _element_kind(v))
-    return ("any",)
-
-
-def _element_kind(values):
-    kinds = {_kind_of_value(v) for v in values}
-    if kinds <= {("int",)} and kinds:
-        return ("int",)
-    if kinds <= {("int",), ("float",)} and kinds:
-        return ("float",)
-    if len(kinds) == 1:
-        return kinds.pop()
-    return ("any",)
-
-
-def _kind(ann, default):
-    """A small description of what a field accepts, from its annotation (or default value)."""
-    origin = typing.get_origin(ann)
-    args = typing.get_args(ann)
-    if ann is None or ann is Any:
-        return _kind_of_value(default) if default is not None else ("any",)
-    if origin in (typing.Union, types.UnionType):
-        members = [a for a in args if a is not type(None)]
-        inner = _kind(members[0], default) if len(members) == 1 else (
-            ("float",) if set(members) <= {int, float} else ("any",))
-        return ("optional", inner) if type(None) in args else inner
-    if origin is typing.Literal:
-        return ("choice", tuple(args))
-    if ann is bool:
-        return ("bool",)
-    if ann is int:
-        return ("int",)
-    if ann is float:
-        return ("float",)
-    if ann is str:
-        return ("str",)
-    if ann in (tuple, list) or origin in (tuple, list):
-        if args and (len(args) == 2 and args[1] is Ellipsis or len(set(args)) == 1):
-            return ("tuple", _kind(args[0], None))
-        return ("tuple", _element_kind(default) if isinstance(default, (tuple, list)) and default else ("any",))
-    return _kind_of_value(default) if default is not None else ("any",)
-
-
-_KIND_WORDS = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string", "any": "a value"}
-
-
-def _describe(kind) -> str:
-    if kind[0] == "tuple":
-        inner = _describe(kind[1])
-        return "a list of values" if kind[1] == ("any",) else "a list of " + inner.replace("an ", "").replace("a ", "") + "s"
-    if kind[0] == "optional":
-        return _describe(kind[1]) + " or none"
-    if kind[0] == "choice":
-        return f"one of {list(kind[1])}"
-    return _KIND_WORDS[kind[0]]
-
-
-def _bad(name, kind, value, extra=""):
-    return ConfigError(f"{name} must be {_describe(kind)}{extra} (got {value!r})")
+# ============================================================================ values
+# The registry (with plug-ins) and the parsing of values live below this module, in
+# icl_lab.registry and icl_lab.params (each config's declared PARAMS), so the store needs no sweep.
+experiments, resolve_experiment, _for_scale = registry.experiments, registry.resolve_experiment, registry.for_scale
+coerce_value, describe_fields = params.coerce_value, params.describe_fields
 
 
 def _split_top_level(text: str, sep: str = ",") -> list[str]:
@@ -186,115 +72,6 @@ def _split_top_level(text: str, sep: str = ",") -> list[str]:
             cur.append(ch)
     parts.append("".join(cur))
     return [p.strip() for p in parts]
-
-
-def _literal(text: str):
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-        return text
-
-
-def _convert(name: str, kind, value):
-    k = kind[0]
-    if k == "optional":
-        if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null")):
-            return None
-        return _convert(name, kind[1], value)
-    if k == "int":
-        orig = value
-        if isinstance(value, str):
-            t = value.strip().replace("_", "")
-            try:
-                return int(t)
-            except ValueError:
-                try:
-                    value = float(t)
-                except ValueError:
-                    raise _bad(name, kind, value) from None
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise _bad(name, kind, value)
-        if isinstance(value, numbers.Integral):
-            return int(value)
-        if math.isfinite(value) and float(value).is_integer():
-            return int(value)
-        raise _bad(name, kind, orig)
-    if k == "float":
-        if isinstance(value, str):
-            try:
-                value = float(value.strip())
-            except ValueError:
-                raise _bad(name, kind, value) from None
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise _bad(name, kind, value)
-        v = float(value)
-        if math.isnan(v):
-            raise _bad(name, kind, value, ", not NaN")
-        return int(value) if isinstance(value, numbers.Integral) else v
-    if k == "bool":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
-            return value.strip().lower() in ("true", "yes", "on", "1")
-        if isinstance(value, numbers.Integral) and value in (0, 1):
-            return bool(value)
-        raise _bad(name, kind, value)
-    if k == "str":
-        if isinstance(value, str):
-            v = value.strip()
-            if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
-                v = v[1:-1]
-            return v
-        raise _bad(name, kind, value)
-    if k == "choice":
-        options = kind[1]
-        if value in options:
-            return value
-        if isinstance(value, str):
-            for o in options:
-                if str(o) == value.strip():
-                    return o
-        raise _bad(name, kind, value)
-    if k == "tuple":
-        if isinstance(value, str):
-            t = value.strip()
-            if t.startswith(("[", "(")):
-                parsed = _literal(t)
-                if isinstance(parsed, str):
-                    raise _bad(name, kind, value, " such as [1,2,3]")
-                value = parsed
-            else:
-                value = [] if not t else _split_top_level(t)
-        if not isinstance(value, (list, tuple)):
-            raise _bad(name, kind, value, " such as [1,2,3]")
-        try:
-            return tuple(_convert(name, kind[1], v) for v in value)
-        except ConfigError:
-            raise _bad(name, kind, value) from None
-    # any: strings are read as Python literals where they are one
-    if isinstance(value, str):
-        value = _literal(value.strip())
-    return _freeze(value)
-
-
-def _freeze(v):
-    if isinstance(v, list):
-        return tuple(_freeze(x) for x in v)
-    return v
-
-
-def coerce_value(cls, name: str, value):
-    """``value`` (a string from the command line, or a Python/JSON value) converted to the type of
-    field ``name`` of config class ``cls``; a ConfigError naming the field and what it accepts."""
-    kinds = _field_kinds(cls)
-    if name not in kinds:
-        raise ConfigError(f"{name} is not a parameter of {cls.__name__} (known: {sorted(kinds)})")
-    return _convert(name, kinds[name], value)
-
-
-def describe_fields(cls) -> dict:
-    """``{field: 'an integer' | 'a list of numbers' | ...}`` (for help texts)."""
-    return {n: _describe(k) for n, k in _field_kinds(cls).items()}
 
 
 def parse_assignment(text: str, option: str = "--set") -> tuple[str, str]:
@@ -508,16 +285,10 @@ class SweepResult:
         return out
 
 
-def _progress_enabled(progress) -> bool:
-    if progress is not None:
-        return bool(progress)
-    return sys.stderr.isatty() and not os.environ.get("CI") and os.environ.get("ICL_LAB_PROGRESS") != "0"
-
-
 def _bar(total, desc, progress):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit="task", disable=not _progress_enabled(progress), dynamic_ncols=True)
+    return tqdm(total=total, desc=desc, unit="task", disable=not progress_enabled(progress), dynamic_ncols=True)
 
 
 def run(plan: Plan, *, executor: str = "local", address: str | None = None, workers: int | None = None,
