@@ -109,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(one thread each; default: one per core)")
     r.add_argument("--results", metavar="DIR", help="results folder (default: $ICL_LAB_RESULTS, else results/ "
                                                      "at the book's root)")
+    r.add_argument("--max-memory", metavar="SIZE",
+                   help="refuse a task whose estimated memory exceeds SIZE (e.g. 8G; none: no check; default: "
+                        "$ICL_LAB_MAX_MEMORY, else the machine's memory)")
     r.add_argument("--device", metavar="DEVICE", help="torch device, e.g. cpu or cuda (default: CUDA when available)")
     r.add_argument("--dry-run", action="store_true", help="check everything and show the tasks, run nothing")
     r.add_argument("--recompute", action="store_true",
@@ -263,17 +266,17 @@ def cmd_run(args) -> int:
         raise ConfigError("--workers only applies with --executor dask (the local executor uses one process)")
     if args.workers is not None and args.address is not None:
         raise ConfigError("--workers only applies to a LocalCluster; with --address the cluster has its own workers")
-    if args.results is not None and Path(args.results).exists() and not Path(args.results).is_dir():
-        raise ConfigError(f"--results must be a folder (got the file {args.results!r})")
+    from .store import ResultsStore, check_root
+
+    if args.results is not None:
+        check_root(args.results, "--results")
+    store = ResultsStore(args.results)  # checks the path; creates nothing
     if args.device is not None:
         from .config import default_device
 
         default_device(args.device)
     plan = sweep.plan(args.experiment, args.scale, sets=args.set, grid=args.grid, seeds=args.seeds,
-                      seeds_per_task=args.seeds_per_task)
-    from .store import ResultsStore
-
-    store = ResultsStore(args.results)
+                      seeds_per_task=args.seeds_per_task, max_memory=args.max_memory)
     done = sweep.load_plan_records(plan, args.results)
     print(f"{plan.describe()}; {len(done)} already stored in {store.root}", file=sys.stderr)
     if args.executor == "dask" and args.address is None:
@@ -427,6 +430,9 @@ def main(argv=None) -> int:
         parser.print_help()
         return 2
     try:
+        from .resources import check_environment
+
+        check_environment()  # every ICL_LAB_* variable, before anything else
         return COMMANDS[args.command](args)
     except ConfigError as e:
         print(f"icl-lab: error: {e}", file=sys.stderr)

@@ -40,6 +40,7 @@ from ._checks import ConfigError
 from .config import get_scale, progress_enabled
 
 EXECUTORS = ("local", "dask")
+ADDRESS = __import__("re").compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$|^[\w.-]+:\d{1,5}$")
 PLUGINS_ENV = registry.PLUGINS_ENV
 
 
@@ -141,18 +142,21 @@ def _chunks(total: int, per_task: int) -> list[int]:
 
 
 def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: int | None = None,
-         seeds_per_task: int | None = None, registry: dict | None = None) -> Plan:
+         seeds_per_task: int | None = None, registry: dict | None = None, max_memory=None) -> Plan:
     """Parse and validate a whole sweep before anything runs.
 
     ``sets``: ``["key=value", ...]`` or a dict; ``grid``: ``["key=v1,v2", ...]`` or a dict of lists
     (the sweep is their Cartesian product); ``seeds``: how many seeds per grid point (the config's
     ``seeds`` field); ``seeds_per_task``: at most this many seeds trained together in one task
-    (default: all of a grid point's seeds in one task).  Raises ConfigError naming the field.
+    (default: all of a grid point's seeds in one task); ``max_memory``: the memory limit of one
+    task (:func:`icl_lab.resources.check_memory`).  Raises ConfigError naming the field.
     """
+    from .resources import check_memory, memory_limit
     from .store import config_key
 
     exp = resolve_experiment(experiment, registry)
     scale = get_scale(scale) if scale is not None else get_scale()
+    limit = memory_limit(max_memory)
     cls = exp.config
     # fixed values
     fixed: dict = {}
@@ -202,6 +206,9 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
             where = ", ".join(f"{k}={v!r}" for k, v in point.items())
             raise ConfigError(f"{e} [grid point {where}]" if point else str(e)) from None
         points.append(point)
+        if exp.seed_splittable and int(cfg.seed) + int(cfg.seeds) > params.SEED.hi + 1:
+            raise ConfigError(f"seed + seeds must be at most 2**63 (the seeds a torch.Generator accepts; "
+                              f"got seed={cfg.seed}, seeds={cfg.seeds})")
         if exp.seed_splittable:
             per = seeds_per_task or int(cfg.seeds)
             if len(tasks) + -(-int(cfg.seeds) // per) > MAX_TASKS:
@@ -215,6 +222,11 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
             if len(tasks) + 1 > MAX_TASKS:
                 raise ConfigError(f"the sweep would generate more than {MAX_TASKS} tasks; use fewer grid values")
             chunk_cfgs = [cfg]
+        try:  # the first chunk is the largest
+            check_memory(exp, chunk_cfgs[0], "none" if limit is None else limit)
+        except ConfigError as e:
+            where = ", ".join(f"{k}={v!r}" for k, v in point.items())
+            raise ConfigError(f"{e} [grid point {where}]" if point else str(e)) from None
         for c in chunk_cfgs:
             tasks.append(Task(experiment, c, tuple(point.items()), scale, tuple(overrides.items()),
                               config_key(experiment, c)))
@@ -225,26 +237,47 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
 
 
 # ============================================================================ running tasks
-def execute_task(spec: dict) -> dict:
+def execute_task(spec: dict, wait: bool = True) -> dict:
     """Run one task and write its record to the store at ``spec['results']``; returns the record.
 
     Runs in the calling process (local executor) or on a Dask worker; the experiment object
-    travels with the task description, so workers need no registry lookup (and plug-in experiments work)."""
+    travels with the task description, so workers need no registry lookup (and plug-in experiments work).
+    The task's claim file keeps a second identical sweep from computing it at the same time: if
+    another live process holds it, this waits for its record (``wait=False``: raises
+    :class:`~icl_lab.store.Busy` at once), and computes the task itself only if none appears."""
     from . import store
 
     if spec.get("threads") is not None:
         os.environ["ICL_LAB_THREADS"] = str(spec["threads"])
     if spec.get("quiet"):
         os.environ["ICL_LAB_PROGRESS"] = "0"  # no trainer progress bars inside workers
-    rec = store.run_and_record(spec["experiment"], spec["config"], scale=spec["scale"], overrides=spec["overrides"],
-                               device=spec.get("device"), threads=spec.get("threads"),
-                               experiments={spec["experiment"]: spec["exp"]})
+    st = store.ResultsStore(spec["results"])
+    lock = None
+    while lock is None:
+        try:
+            lock = st.claim(spec["experiment"], spec["key"])
+        except store.Busy:
+            if not wait:
+                raise
+            time.sleep(0.5)
+        except OSError:  # a worker that cannot reach the results folder: compute without a claim
+            break
     try:
-        store.ResultsStore(spec["results"]).write(rec)
-    except OSError:  # a worker that cannot reach the results folder: the client stores the record
-        if not spec.get("quiet"):
-            raise
-    return rec
+        done = None if spec.get("recompute") else st.get(spec["experiment"], spec["config"], warn=False)
+        if done is not None:  # stored meanwhile by the claim's last holder
+            return dict(done, reused=True)
+        rec = store.run_and_record(spec["experiment"], spec["config"], scale=spec["scale"],
+                                   overrides=spec["overrides"], device=spec.get("device"),
+                                   threads=spec.get("threads"), experiments={spec["experiment"]: spec["exp"]})
+        try:
+            st.write(rec)
+        except OSError:  # a worker that cannot reach the results folder: the client stores the record
+            if not spec.get("quiet"):
+                raise
+        return rec
+    finally:
+        if lock is not None:
+            st.release(lock)
 
 
 @dataclass
@@ -320,53 +353,54 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     failed: dict = {}
     computed: list = []
     if todo:
-        _check_writable(store.root)
+        store.check_writable()
         store.clean_tmp(older_than=3600)  # debris of writers killed long ago
         specs = [dict(experiment=t.experiment, exp=plan.exp, config=t.config, scale=t.scale, overrides=dict(t.overrides),
                       results=str(root), device=device, threads=None if executor == "local" else _worker_threads(),
-                      quiet=executor != "local", key=t.key) for t in todo]
+                      quiet=executor != "local", key=t.key, recompute=recompute) for t in todo]
         runner = _run_local if executor == "local" else _run_dask
         runner(specs, records, computed, failed, store, progress=progress, address=address, workers=workers,
                desc=plan.experiment, cluster_kwargs=cluster_kwargs or {})
     return SweepResult(plan, records, computed, skipped, failed, root, time.perf_counter() - t0)
 
 
-def _check_writable(root: Path) -> None:
-    """Fail before computing anything if results cannot be stored."""
-    import tempfile
-
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=root, prefix=".write-test-"):
-            pass
-    except OSError as e:
-        raise ConfigError(f"results: cannot write to {str(root)!r} ({e.strerror or e})") from None
-
-
 def _worker_threads() -> int:
     """Torch threads per Dask worker: 1 (many single-threaded processes beat a few multi-threaded
     ones on these small matrices), or ``$ICL_LAB_WORKER_THREADS``."""
-    env = os.environ.get("ICL_LAB_WORKER_THREADS", "").strip()
-    if not env:
-        return 1
+    from .resources import threads_from_env
+
+    return threads_from_env("ICL_LAB_WORKER_THREADS") or 1
+
+
+def _record_outcome(spec, fn, records, computed, failed) -> None:
+    """Run ``fn()`` (a task); a failure, including a store write, is that task's failure only."""
+    from .store import Busy
+
     try:
-        return chk.positive_int("ICL_LAB_WORKER_THREADS", int(env))
-    except ValueError:
-        raise ConfigError(f"ICL_LAB_WORKER_THREADS must be an integer >= 1 (got {env!r})") from None
+        rec = fn()
+    except (ConfigError, Busy):
+        raise
+    except Exception as e:  # a failing task does not stop the sweep
+        failed[spec["key"]] = f"{type(e).__name__}: {e}"
+    else:
+        records[spec["key"]] = rec
+        computed.append(spec["key"])
 
 
 def _run_local(specs, records, computed, failed, store, *, progress, desc, **_):
+    from .store import Busy
+
+    busy = []
     with _bar(len(specs), desc, progress) as bar:
-        for spec in specs:
+        for spec in specs:  # first the tasks nobody else is computing ...
             try:
-                rec = execute_task(spec)
-            except ConfigError:
-                raise
-            except Exception as e:  # a failing task does not stop the sweep
-                failed[spec["key"]] = f"{type(e).__name__}: {e}"
-            else:
-                records[spec["key"]] = rec
-                computed.append(spec["key"])
+                _record_outcome(spec, lambda: execute_task(spec, wait=False), records, computed, failed)
+            except Busy:
+                busy.append(spec)
+                continue
+            bar.update(1)
+        for spec in busy:  # ... then wait for those another sweep is computing
+            _record_outcome(spec, lambda: execute_task(spec), records, computed, failed)
             bar.update(1)
 
 
@@ -381,12 +415,16 @@ def connect(address: str | None = None, workers: int | None = None, cluster_kwar
     import logging
 
     if address is not None:
-        if not isinstance(address, str) or not address.strip():
+        import dask
+
+        if not isinstance(address, str) or not ADDRESS.match(address.strip()):
             raise ConfigError(f"address must be a scheduler address such as tcp://10.0.0.5:8786 (got {address!r})")
-        try:
-            return Client(address, timeout=timeout), None
-        except (OSError, TimeoutError, ValueError) as e:
-            raise ConfigError(f"address: no Dask scheduler reachable at {address!r} ({type(e).__name__}: {e})") from None
+        try:  # the timeout bounds the handshake too: a port that is not a scheduler cannot hang us
+            with dask.config.set({"distributed.comm.timeouts.connect": f"{timeout}s"}):
+                return Client(address.strip(), timeout=f"{timeout}s"), None
+        except Exception as e:  # refused, timed out, or a service answering something else
+            raise ConfigError(f"address: no Dask scheduler answered at {address!r} within {timeout:g} s "
+                              f"({type(e).__name__}: {str(e)[:120]})") from None
     n = workers or os.cpu_count() or 1
     kw = dict(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
               silence_logs=logging.CRITICAL, env={"ICL_LAB_THREADS": str(_worker_threads()), "ICL_LAB_PROGRESS": "0"})
@@ -407,18 +445,7 @@ def _run_dask(specs, records, computed, failed, store, *, progress, address, wor
         with _bar(len(specs), desc, progress) as bar:
             for fut in as_completed(list(futures)):
                 spec = futures[fut]
-                try:
-                    rec = fut.result()
-                except ConfigError:
-                    raise
-                except Exception as e:
-                    failed[spec["key"]] = f"{type(e).__name__}: {e}"
-                else:
-                    # a worker without the client's filesystem wrote elsewhere: store it here too
-                    if store.get(rec["experiment"], spec["config"], warn=False) is None:
-                        store.write({k: v for k, v in rec.items() if k != "checksum"})
-                    records[spec["key"]] = rec
-                    computed.append(spec["key"])
+                _record_outcome(spec, lambda: _collect(fut, spec, store), records, computed, failed)
                 bar.update(1)
     finally:
         for fut in futures:
@@ -427,6 +454,15 @@ def _run_dask(specs, records, computed, failed, store, *, progress, address, wor
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _collect(fut, spec, store) -> dict:
+    """A finished Dask task's record, also stored here when the worker wrote elsewhere (a store
+    error, e.g. a full disk, fails this task only)."""
+    rec = fut.result()
+    if store.get(rec["experiment"], spec["config"], warn=False) is None:
+        store.write({k: v for k, v in rec.items() if k not in ("checksum", "reused")})
+    return rec
 
 
 def load_plan_records(plan: Plan, results_dir=None) -> dict:

@@ -104,7 +104,7 @@ def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
 def test_results_must_be_a_folder(tmp_path):
     f = tmp_path / "file"
     f.write_text("x")
-    with pytest.raises(ConfigError, match="^results must be a directory"):
+    with pytest.raises(ConfigError, match="^results must be a folder"):
         ResultsStore(f)
 
 

@@ -199,7 +199,7 @@ def test_executor_options_are_checked(toy, tmp_path):
         sweep.run(p, address="tcp://127.0.0.1:1", results_dir=tmp_path)
     with pytest.raises(ConfigError, match="^workers must be an integer >= 1"):
         sweep.run(p, executor="dask", workers=0, results_dir=tmp_path)
-    with pytest.raises(ConfigError, match="^address: no Dask scheduler reachable at 'tcp://127.0.0.1:9'"):
+    with pytest.raises(ConfigError, match="^address: no Dask scheduler answered at 'tcp://127.0.0.1:9'"):
         sweep.connect("tcp://127.0.0.1:9", timeout=1)
     with pytest.raises(ConfigError, match="^address must be a scheduler address"):
         sweep.connect("  ")
