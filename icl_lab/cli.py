@@ -262,6 +262,8 @@ def cmd_run(args) -> int:
 
     if args.address is not None and args.executor != "dask":
         raise ConfigError("--address only applies with --executor dask")
+    if args.address is not None and not sweep.ADDRESS.match(args.address.strip()):
+        raise ConfigError(f"--address must be a scheduler address such as tcp://10.0.0.5:8786 (got {args.address!r})")
     if args.workers is not None and args.executor != "dask":
         raise ConfigError("--workers only applies with --executor dask (the local executor uses one process)")
     if args.workers is not None and args.address is not None:
