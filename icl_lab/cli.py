@@ -109,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(one thread each; default: one per core)")
     r.add_argument("--results", metavar="DIR", help="results folder (default: $ICL_LAB_RESULTS, else results/ "
                                                      "at the book's root)")
+    r.add_argument("--max-memory", metavar="SIZE",
+                   help="refuse a task whose estimated memory exceeds SIZE (e.g. 8G; none: no check; default: "
+                        "$ICL_LAB_MAX_MEMORY, else the machine's memory)")
     r.add_argument("--device", metavar="DEVICE", help="torch device, e.g. cpu or cuda (default: CUDA when available)")
     r.add_argument("--dry-run", action="store_true", help="check everything and show the tasks, run nothing")
     r.add_argument("--recompute", action="store_true",
@@ -189,7 +192,7 @@ def _ranges(seeds) -> str:
 
 # ----------------------------------------------------------------------------- commands
 def cmd_list(args) -> int:
-    from .sweep import experiments
+    from .registry import experiments
 
     from .claims import PAPERS, declared
 
@@ -236,15 +239,19 @@ def cmd_list(args) -> int:
 def cmd_show(args) -> int:
     import dataclasses
 
-    from .sweep import _for_scale, describe_fields, resolve_experiment
+    from .params import describe_fields, is_declared
+    from .registry import for_scale as _for_scale, resolve_experiment
 
     e = resolve_experiment(args.experiment)
     kinds = describe_fields(e.config)
-    ci, paper = _for_scale(e.config, "ci", {}), _for_scale(e.config, "paper", {})
+    ci, book, paper = (_for_scale(e.config, s, {}) for s in ("ci", "book", "paper"))
     print(f"{args.experiment}: {e.description}\npaper: {e.paper}, {e.location}; claims: {', '.join(e.claims) or '—'}\n")
-    print(_table(["parameter", "type", "ci", "paper"],
-                 [[f.name, kinds[f.name], getattr(ci, f.name), getattr(paper, f.name)]
+    print(_table(["parameter", "allowed values", "ci", "book", "paper"],
+                 [[f.name, kinds[f.name], getattr(ci, f.name), getattr(book, f.name), getattr(paper, f.name)]
                   for f in dataclasses.fields(e.config)]))
+    if not is_declared(e.config):
+        print(f"\n{e.config.__name__} does not declare PARAMS yet: the allowed values above are inferred from "
+              "the defaults' types, and the config's own validate() checks the rest.")
     if e.config.__doc__:
         print("\n" + " ".join(e.config.__doc__.split()))
     return 0
@@ -255,21 +262,23 @@ def cmd_run(args) -> int:
 
     if args.address is not None and args.executor != "dask":
         raise ConfigError("--address only applies with --executor dask")
+    if args.address is not None and not sweep.ADDRESS.match(args.address.strip()):
+        raise ConfigError(f"--address must be a scheduler address such as tcp://10.0.0.5:8786 (got {args.address!r})")
     if args.workers is not None and args.executor != "dask":
         raise ConfigError("--workers only applies with --executor dask (the local executor uses one process)")
     if args.workers is not None and args.address is not None:
         raise ConfigError("--workers only applies to a LocalCluster; with --address the cluster has its own workers")
-    if args.results is not None and Path(args.results).exists() and not Path(args.results).is_dir():
-        raise ConfigError(f"--results must be a folder (got the file {args.results!r})")
+    from .store import ResultsStore, check_root
+
+    if args.results is not None:
+        check_root(args.results, "--results")
+    store = ResultsStore(args.results)  # checks the path; creates nothing
     if args.device is not None:
         from .config import default_device
 
         default_device(args.device)
     plan = sweep.plan(args.experiment, args.scale, sets=args.set, grid=args.grid, seeds=args.seeds,
-                      seeds_per_task=args.seeds_per_task)
-    from .store import ResultsStore
-
-    store = ResultsStore(args.results)
+                      seeds_per_task=args.seeds_per_task, max_memory=args.max_memory)
     done = sweep.load_plan_records(plan, args.results)
     print(f"{plan.describe()}; {len(done)} already stored in {store.root}", file=sys.stderr)
     if args.executor == "dask" and args.address is None:
@@ -314,7 +323,7 @@ def cmd_run(args) -> int:
 def stored_results_summary(results_dir=None) -> tuple[list[dict], list[dict]]:
     """Stored records grouped by experiment and configuration (seeds merged): ``(groups, corrupt)``."""
     from .store import ResultsStore
-    from .sweep import experiments
+    from .registry import experiments
 
     store = ResultsStore(results_dir)
     try:
@@ -423,6 +432,9 @@ def main(argv=None) -> int:
         parser.print_help()
         return 2
     try:
+        from .resources import check_environment
+
+        check_environment()  # every ICL_LAB_* variable, before anything else
         return COMMANDS[args.command](args)
     except ConfigError as e:
         print(f"icl-lab: error: {e}", file=sys.stderr)

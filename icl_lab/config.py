@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, fields, replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import torch
 
@@ -76,10 +76,10 @@ class ScaledConfig:
     computation with an error that names the field.
     """
 
-    CI = {}  # type: dict[str, Any]
-    BOOK = {}  # type: dict[str, Any]
+    CI = {}  # type: dict[str, object]
+    BOOK = {}  # type: dict[str, object]
     BOOK_WHY = {}  # type: dict[str, str]
-    PARAMS = {}  # type: dict[str, Any]
+    PARAMS = {}  # type: dict[str, object]
 
     @classmethod
     def scale_overrides(cls, scale: str | None = None) -> dict:
@@ -131,6 +131,16 @@ def default_device(device: str | torch.device | None = None) -> torch.device:
     return dev
 
 
+def progress_enabled(progress: bool | None = None) -> bool:
+    """The one progress switch: ``progress`` if given, else on only on a terminal, and never when
+    ``$CI`` is set or ``ICL_LAB_PROGRESS=0`` (Dask workers, the book build)."""
+    if progress is not None:
+        return bool(progress)
+    if os.environ.get("CI") or os.environ.get("ICL_LAB_PROGRESS") == "0":
+        return False
+    return sys.stderr.isatty()
+
+
 _threads_configured = False
 _allocator_tuned = False
 
@@ -171,8 +181,9 @@ def configure_threads(n: int | None = None) -> int:
     """
     global _threads_configured
     if n is None:
-        env = os.environ.get("ICL_LAB_THREADS")
-        n = int(env) if env else min(4, os.cpu_count() or 1)
+        from .resources import threads_from_env
+
+        n = threads_from_env() or min(4, os.cpu_count() or 1)
     n = max(1, int(n))
     torch.set_num_threads(n)
     tune_allocator()

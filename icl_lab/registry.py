@@ -18,6 +18,7 @@ Conventions an experiment follows so that sweeps can split and merge its seeds:
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -37,6 +38,9 @@ class Experiment:
     run: Callable[[Any], Any]  # cfg -> result
     summary: Callable[[Any], dict]  # result -> JSON-serialisable dict
     claims: tuple = field(default=())  # ledger ids the experiment measures
+    #: optional ``cfg -> bytes``: a conservative estimate of the task's peak memory, checked before
+    #: it runs (default: :func:`icl_lab.resources.estimate_bytes` from the declared size fields)
+    estimate_bytes: Callable[[Any], int] | None = None
 
     @property
     def seed_splittable(self) -> bool:
@@ -67,3 +71,49 @@ def get_experiment(name: str) -> Experiment:
     if name not in exps:
         raise ConfigError(f"experiment must be one of {sorted(exps)} (got {name!r})")
     return exps[name]
+
+
+PLUGINS_ENV = "ICL_LAB_EXPERIMENTS"
+
+
+def _plugin_names() -> list[str]:
+    names = [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]
+    for m in names:
+        if not all(part.isidentifier() for part in m.split(".")):
+            raise ConfigError(f"{PLUGINS_ENV} must list importable module names such as my_pkg.my_exps (got {m!r})")
+    return names
+
+
+def experiments() -> dict[str, Experiment]:
+    """Every runnable experiment: the registry's, plus those of the modules named (comma-separated)
+    in ``$ICL_LAB_EXPERIMENTS`` -- your own experiments, registered as ``<module>.<name>`` from the
+    module's ``EXPERIMENTS`` dict. Importing a module runs its code: list trusted modules only."""
+    out = dict(all_experiments())
+    for mod_name in _plugin_names():
+        try:
+            mod = importlib.import_module(mod_name)
+        except Exception as e:  # ImportError, or any error raised by the module's own code
+            raise ConfigError(f"{PLUGINS_ENV} names the module {mod_name!r}, which cannot be imported "
+                              f"({type(e).__name__}: {e})") from None
+        exps = getattr(mod, "EXPERIMENTS", None)
+        if not isinstance(exps, dict):
+            raise ConfigError(f"{PLUGINS_ENV}: {mod_name}.EXPERIMENTS must be a dict of name -> Experiment "
+                              f"(got {type(exps).__name__})")
+        for name, exp in exps.items():
+            if not isinstance(name, str) or not isinstance(exp, Experiment):
+                raise ConfigError(f"{PLUGINS_ENV}: {mod_name}.EXPERIMENTS[{name!r}] is not an Experiment")
+            out[f"{mod_name}.{name}"] = exp
+    return out
+
+
+def resolve_experiment(name: str, registry: dict | None = None) -> Experiment:
+    """The experiment called ``name``, or a ConfigError listing the known ones."""
+    exps = experiments() if registry is None else registry
+    if not isinstance(name, str) or name not in exps:
+        raise ConfigError(f"experiment must be one of {sorted(exps)} (got {name!r})")
+    return exps[name]
+
+
+def for_scale(cls, scale: str, overrides: dict):
+    """``cls.for_scale(scale, **overrides)``, also for configs with a field called ``scale``."""
+    return cls(**{**cls.scale_overrides(scale), **overrides})

@@ -19,174 +19,76 @@ was reached (``--scale ci`` plus overrides or ``--scale paper``).  A record hold
 Writes go to a temporary file in the same folder, are flushed and fsync'ed, then renamed over the
 final name with :func:`os.replace` (atomic on POSIX), and the folder is fsync'ed: a reader sees
 either no file or a complete one, and a process killed at any point leaves at most a stray
-``.*.tmp`` file (ignored, and removed by :meth:`ResultsStore.clean_tmp`).  A file whose JSON does
-not parse, whose checksum does not match, or whose key/config disagree is *corrupt*: readers treat
-it as missing, so the task is recomputed and the file replaced.
+``.*.tmp`` file (ignored, and removed by :meth:`ResultsStore.clean_tmp`).  A file that is not a
+regular file inside the store, is over 64 MB, whose JSON does not parse, whose fields have the wrong
+types (:func:`record_problem`), whose summary is not finite where it must be, whose checksum does
+not match, or whose key/config disagree is *unusable*: readers treat it as missing, so the task is
+recomputed and the file replaced.  The checksum detects accidental damage (truncation, flipped
+bytes); it does not authenticate: anyone who can write the folder can edit a record and recompute
+its checksum.  A record computed by other library code (another :func:`source_hash`) is stale and
+recomputed too, by ``icl-lab run`` and :func:`load_or_run` alike.
+
+While a task runs, its writer holds a claim file ``.<key>.lock`` next to the record, so a second
+identical sweep waits for that task instead of computing it again; a claim whose process is gone
+(same host) or older than ``ICL_LAB_LOCK_STALE`` seconds (default one day) is ignored.
 
 Notebooks call :func:`load_or_run`: the stored summary of a configuration when present and valid,
 else the experiment is run, stored and its summary returned.
 """
 from __future__ import annotations
 
-import dataclasses
-import functools
-import hashlib
 import json
 import os
-import platform
+import shutil
 import socket
 import stat
-import subprocess
-import sys
 import tempfile
 import time
 import warnings
-from datetime import datetime, timezone
 from pathlib import Path
 
 from ._checks import ConfigError
+from .records import (FORMAT, KEY, StoreError, TaskError, _canonical, _jsonable, _now, checksum,  # noqa: F401
+                      code_version, config_from_json, config_key, config_to_json, library_versions,
+                      make_record, record_problem, seeds_of, source_hash, summary_problem)
 
 #: Largest record file the reader opens (a stray multi-GB file is refused, not loaded).
 MAX_RECORD_BYTES = 64 * 1024 * 1024
-
-FORMAT = "icl-lab-result/1"
 RESULTS_ENV = "ICL_LAB_RESULTS"
+#: free space the results folder must have before a sweep or load_or_run computes anything
+MIN_FREE_BYTES = 16 * 1024 * 1024
 
 
-class StoreError(ConfigError):
-    """A stored file that cannot be used (unreadable, corrupt, or for another configuration)."""
-
-
-# ----------------------------------------------------------------------------- configs <-> JSON
-def _jsonable(value, where: str):
-    """``value`` as JSON types (tuples -> lists); a ConfigError naming ``where`` otherwise."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            if isinstance(k, (int, float)) and not isinstance(k, bool):
-                k = str(k)  # as JSON would: {2: ...} is stored (and returned) as {"2": ...}
-            if not isinstance(k, str):
-                raise ConfigError(f"{where} must have string or number keys to be stored (got {k!r})")
-            out[k] = _jsonable(v, f"{where}[{k!r}]")
-        return out
-    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:  # numpy / torch scalars
-        return _jsonable(value.item(), where)
-    if hasattr(value, "tolist"):  # numpy arrays, tensors
-        return _jsonable(value.tolist(), where)
-    raise ConfigError(f"{where} must be JSON-serialisable (numbers, strings, lists, dicts); got {type(value).__name__}")
-
-
-def config_to_json(cfg) -> dict:
-    """Every field of a config dataclass as JSON-compatible values."""
-    if not dataclasses.is_dataclass(cfg) or isinstance(cfg, type):
-        raise ConfigError(f"cfg must be a config dataclass instance (got {type(cfg).__name__})")
-    return {f.name: _jsonable(getattr(cfg, f.name), f.name) for f in dataclasses.fields(cfg)}
-
-
-def config_from_json(cls, data: dict):
-    """Rebuild (and so validate) a config from :func:`config_to_json`'s output."""
-    from .sweep import coerce_value  # the one place that knows how to turn values into field types
-
-    if not isinstance(data, dict):
-        raise StoreError(f"config must be an object of field values (got {type(data).__name__})")
-    names = [f.name for f in dataclasses.fields(cls)]
-    unknown = sorted(set(data) - set(names))
-    if unknown:
-        raise StoreError(f"config has fields {unknown} that {cls.__name__} does not know (known: {names})")
-    values = {k: coerce_value(cls, k, v) for k, v in data.items()}
-    return cls(**values)
-
-
-def _canonical(obj) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
-
-
-def config_key(experiment: str, cfg) -> str:
-    """The file name (without ``.json``) of a configuration's record."""
-    payload = {"experiment": experiment, "config": config_to_json(cfg)}
-    return hashlib.sha256(_canonical(payload)).hexdigest()[:24]
-
-
-def checksum(record: dict) -> str:
-    body = {k: v for k, v in record.items() if k != "checksum"}
-    return "sha256:" + hashlib.sha256(_canonical(body)).hexdigest()
-
-
-def seeds_of(cfg) -> list | None:
-    """The seeds a config trains (``seed .. seed + seeds - 1``), or None if it has no seed fields."""
-    names = {f.name for f in dataclasses.fields(cfg)}
-    if {"seed", "seeds"} <= names:
-        return list(range(int(cfg.seed), int(cfg.seed) + int(cfg.seeds)))
-    return None
-
-
-# ----------------------------------------------------------------------------- metadata
-@functools.lru_cache(maxsize=1)
-def code_version() -> dict:
-    """icl_lab's version and, when the package lives in a git checkout, its commit and whether the
-    working tree had uncommitted changes."""
-    from . import __version__
-
-    here = Path(__file__).resolve().parent
-    out = {"icl_lab": __version__, "source": source_hash(), "git_commit": None, "git_dirty": None}
-    try:
-        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=10)
-        if commit.returncode == 0:
-            out["git_commit"] = commit.stdout.strip()
-            dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", "."],
-                                   capture_output=True, text=True, timeout=20)
-            if dirty.returncode == 0:
-                out["git_dirty"] = bool(dirty.stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return out
-
-
-@functools.lru_cache(maxsize=1)
-def source_hash() -> str:
-    """SHA-256 (first 16 hex digits) of every icl_lab/**/*.py: a stored result computed by other library
-    code is stale for :func:`load_or_run` (git commits alone miss uncommitted edits and installs)."""
-    import hashlib
-
-    here = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for p in sorted(here.rglob("*.py")):
-        h.update(p.relative_to(here).as_posix().encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()[:16]
-
-
-def library_versions() -> dict:
-    import numpy
-    import torch
-
-    out = {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__}
-    for mod in ("dask", "distributed"):
-        if mod in sys.modules:
-            out[mod] = getattr(sys.modules[mod], "__version__", None)
-    return out
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+class Busy(RuntimeError):
+    """The task is being computed by another live process (it holds the claim file)."""
 
 
 # ----------------------------------------------------------------------------- the store
+def check_root(root, name: str = "results") -> Path:
+    """A results folder path, checked without creating anything: not empty, every name at most
+    255 bytes, the path at most 4096, no symlink loop, and not an existing non-folder."""
+    text = os.fspath(root) if isinstance(root, (str, os.PathLike)) else None
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError(f"{name} must name a folder (got {root!r})")
+    path = Path(text)
+    if len(os.fsencode(text)) > 4096 or any(len(os.fsencode(part)) > 255 for part in path.parts):
+        raise ConfigError(f"{name} must be a path whose names are at most 255 bytes (got {text[:60]!r}...)")
+    try:
+        path.resolve(strict=False)
+        is_file = path.exists() and not path.is_dir()
+    except (OSError, RuntimeError) as e:  # ELOOP; RuntimeError: symlink loop on older Pythons
+        raise ConfigError(f"{name}: {text!r} cannot be used ({getattr(e, 'strerror', None) or e})") from None
+    if is_file:
+        raise ConfigError(f"{name} must be a folder (got the file {text!r})")
+    return path
+
+
 def default_root() -> Path:
     """``$ICL_LAB_RESULTS`` if set, else ``results/`` in the book's root (the nearest folder above
     the working directory holding ``_config.yml``), else ``./results``."""
     env = os.environ.get(RESULTS_ENV)
     if env:
-        return Path(env)
+        return check_root(env, RESULTS_ENV)
     here = Path.cwd().resolve()
     root = next((p for p in [here, *here.parents] if (p / "_config.yml").exists()), here)
     return root / "results"
@@ -212,10 +114,7 @@ class ResultsStore:
         return f"ResultsStore({str(self.root)!r})"
 
     def __init__(self, root: str | os.PathLike | None = None):
-        root = default_root() if root is None else Path(root)
-        if root.exists() and not root.is_dir():
-            raise ConfigError(f"results must be a directory (got the file {str(root)!r})")
-        self.root = root
+        self.root = default_root() if root is None else check_root(root)
 
     # -- paths
     def path(self, experiment: str, key: str) -> Path:
@@ -229,11 +128,17 @@ class ResultsStore:
         """Write a record atomically (tmp file + fsync + os.replace + fsync of the folder)."""
         record = dict(record)
         record["checksum"] = checksum(record)
+        problem = record_problem(record)
+        if problem:  # also: an experiment name or key that would lead outside the results folder
+            raise StoreError(f"record {record.get('experiment')!r}/{record.get('key')!r} {problem}; not written")
         data = json.dumps(record, indent=1, sort_keys=True, allow_nan=True) + "\n"
         path = self.path(record["experiment"], record["key"])
         path.parent.mkdir(parents=True, exist_ok=True)
+        if Path(self.root).resolve() not in path.parent.resolve().parents:
+            raise StoreError(f"record path {str(path)!r} leads outside the results folder; not written")
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{record['key']}.", suffix=".tmp")
         try:
+            os.fchmod(fd, 0o666 & ~_umask())  # as open() would create it: collaborators can read it
             with os.fdopen(fd, "w") as f:
                 f.write(data)
                 f.flush()
@@ -281,26 +186,29 @@ class ResultsStore:
             rec = json.loads(raw.decode("utf-8"))
         except (ValueError, UnicodeDecodeError, RecursionError) as e:  # bad JSON, huge ints, deep nesting
             raise StoreError(f"result file {str(path)!r} is not readable JSON ({type(e).__name__})") from None
-        if not isinstance(rec, dict) or rec.get("format") != FORMAT:
-            raise StoreError(f"result file {str(path)!r} has no format {FORMAT!r}")
-        missing = [k for k in ("experiment", "key", "config", "summary", "meta", "checksum") if k not in rec]
-        if missing:
-            raise StoreError(f"result file {str(path)!r} lacks the fields {missing}")
+        problem = record_problem(rec)
+        if problem:
+            raise StoreError(f"result file {str(path)!r} {problem}")
         if rec["checksum"] != checksum(rec):
             raise StoreError(f"result file {str(path)!r} fails its checksum (damaged: the checksum detects accidental corruption, not deliberate edits)")
         if path.stem != rec["key"] or path.parent.name != rec["experiment"]:
             raise StoreError(f"result file {str(path)!r} holds {rec['experiment']}/{rec['key']} (moved or renamed)")
         if experiments is not None and rec["experiment"] in experiments:
-            cfg = config_from_json(experiments[rec["experiment"]].config, rec["config"])
+            try:
+                cfg = config_from_json(experiments[rec["experiment"]].config, rec["config"])
+            except (ConfigError, TypeError) as e:
+                raise StoreError(f"result file {str(path)!r} holds an invalid config ({e})") from None
             if config_key(rec["experiment"], cfg) != rec["key"]:
                 raise StoreError(f"result file {str(path)!r}: key does not match its config")
         return rec
 
-    def get(self, experiment: str, cfg, *, warn: bool = True) -> dict | None:
-        """The valid record of ``cfg``, or None when missing or corrupt (a corrupt file is
-        reported with a warning and will be overwritten when the task is recomputed)."""
+    def get(self, experiment: str, cfg, *, warn: bool = True, stale: bool = False) -> dict | None:
+        """The valid record of ``cfg``, or None when missing, unusable (reported with a warning;
+        overwritten when the task is recomputed) or stale: computed by other library code
+        (:func:`source_hash`) -- the one policy of ``icl-lab run`` and :func:`load_or_run`;
+        ``stale=True`` serves such records too."""
         path = self.path_for(experiment, cfg)
-        if not path.exists():
+        if not os.path.lexists(path):
             return None
         try:
             rec = self.read(path)
@@ -310,7 +218,49 @@ class ResultsStore:
             return None
         if rec["config"] != config_to_json(cfg):  # pragma: no cover - a hash collision
             return None
+        if not stale and not is_current(rec):
+            return None
         return rec
+
+    # -- before computing
+    def check_writable(self, min_free: int = MIN_FREE_BYTES) -> None:
+        """Fail (ConfigError) before anything is computed if results could not be stored: the
+        folder cannot be created or written, or has less than ``min_free`` bytes free."""
+        root = Path(self.root)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=root, prefix=".write-test-"):
+                pass
+            free = shutil.disk_usage(root).free
+        except OSError as e:
+            raise ConfigError(f"results: cannot write to {str(root)!r} ({e.strerror or e})") from None
+        if free < min_free:
+            raise ConfigError(f"results: only {free // 1024} KB free in {str(root)!r} "
+                              f"(at least {min_free // 1024} KB needed); free some space first")
+
+    # -- claims: one process computes a task, others wait for its record
+    def _lock(self, experiment: str, key: str) -> Path:
+        return self.root / experiment / f".{key}.lock"
+
+    def claim(self, experiment: str, key: str) -> Path:
+        """Take the claim file of a task, or raise :class:`Busy` if a live process holds it."""
+        lock = self._lock(experiment, key)
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(3):
+            try:
+                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            except FileExistsError:
+                if not _stale_lock(lock):
+                    raise Busy(f"{experiment}/{key} is being computed by another process ({lock})") from None
+                lock.unlink(missing_ok=True)
+                continue
+            with os.fdopen(fd, "w") as f:
+                json.dump({"host": socket.gethostname(), "pid": os.getpid(), "time": time.time()}, f)
+            return lock
+        raise Busy(f"{experiment}/{key}: its claim file {lock} keeps reappearing")
+
+    def release(self, lock: Path) -> None:
+        Path(lock).unlink(missing_ok=True)
 
     def records(self, experiment: str | None = None, experiments: dict | None = None):
         """Every stored file as ``(path, record or None, error or None)``, sorted by path."""
@@ -342,31 +292,43 @@ class ResultsStore:
         return n
 
 
-def make_record(experiment: str, cfg, summary: dict, *, scale: str | None = None, overrides: dict | None = None,
-                started: str, wall: float, cpu: float, device: str, threads: int | None = None) -> dict:
-    """A record (without checksum) for a completed task."""
-    return {
-        "format": FORMAT,
-        "experiment": experiment,
-        "key": config_key(experiment, cfg),
-        "config": config_to_json(cfg),
-        "seeds": seeds_of(cfg),
-        "scale": scale,
-        "overrides": _jsonable(overrides or {}, "overrides"),
-        "summary": _jsonable(summary, f"{experiment} summary"),
-        "meta": {
-            "code": code_version(),
-            "versions": library_versions(),
-            "device": device,
-            "threads": threads,
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "started": started,
-            "finished": _now(),
-            "wall_seconds": wall,
-            "cpu_seconds": cpu,
-        },
-    }
+def is_current(rec: dict) -> bool:
+    """True when the record was computed by the current library source (:func:`source_hash`)."""
+    code = rec.get("meta", {}).get("code")
+    return isinstance(code, dict) and code.get("source") == source_hash()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+#: a claim older than this (seconds; ``$ICL_LAB_LOCK_STALE``) is ignored even if its owner is unknown
+LOCK_STALE_SECONDS = 24 * 3600
+
+
+def _stale_lock(lock: Path) -> bool:
+    """A claim whose process is gone (same host), or older than ICL_LAB_LOCK_STALE seconds."""
+    try:
+        age = time.time() - lock.stat().st_mtime
+        info = json.loads(lock.read_text()[:1000])
+        host, pid = info["host"], int(info["pid"])
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError, KeyError, TypeError):  # unreadable: stale once it is not fresh
+        return time.time() - lock.stat().st_mtime > 60 if lock.exists() else True
+    limit = float(os.environ.get("ICL_LAB_LOCK_STALE") or LOCK_STALE_SECONDS)
+    if age > limit:
+        return True
+    if host == socket.gethostname():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:  # alive, another user's
+            return False
+    return False
 
 
 def run_and_record(experiment: str, cfg, *, scale: str | None = None, overrides: dict | None = None,
@@ -375,7 +337,7 @@ def run_and_record(experiment: str, cfg, *, scale: str | None = None, overrides:
     import torch
 
     from .config import configure_threads, default_device, ensure_threads
-    from .sweep import resolve_experiment
+    from .registry import resolve_experiment
 
     exp = resolve_experiment(experiment, experiments)
     if threads is not None:
@@ -388,6 +350,10 @@ def run_and_record(experiment: str, cfg, *, scale: str | None = None, overrides:
     summary = exp.summary(result)
     if not isinstance(summary, dict):
         raise ConfigError(f"{experiment}'s summary must return a dict (got {type(summary).__name__})")
+    summary = _jsonable(summary, f"{experiment} summary")
+    problem = summary_problem(summary)
+    if problem:
+        raise TaskError(f"{experiment}: {problem}; nothing stored (a smaller learning rate or fewer steps may help)")
     return make_record(experiment, cfg, summary, scale=scale, overrides=overrides, started=started,
                        wall=time.perf_counter() - t0, cpu=time.process_time() - c0, device=str(dev),
                        threads=torch.get_num_threads())
@@ -506,23 +472,26 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
         summary = store.load_or_run("common.context_length", cfg)
     """
     from .config import get_scale
-    from .sweep import _for_scale, resolve_experiment
+    from .registry import for_scale, resolve_experiment
 
     exp = resolve_experiment(experiment)
     s = get_scale(scale)
     if cfg is None:
-        cfg = _for_scale(exp.config, s, {})
+        cfg = for_scale(exp.config, s, {})
     elif not isinstance(cfg, exp.config):
         raise ConfigError(f"cfg must be a {exp.config.__name__} for {experiment} (got {type(cfg).__name__})")
     st = ResultsStore(results_dir)
     if not recompute:
-        rec = st.get(experiment, cfg)
-        # a record computed by other library code is stale: recompute it (and overwrite it below)
-        if rec is not None and rec["meta"].get("code", {}).get("source") == source_hash():
+        rec = st.get(experiment, cfg)  # None if stale: computed by other library code
+        if rec is not None:
             return rec["summary"]
         merged = _from_chunks(st, experiment, exp, cfg)
         if merged is not None:
             return merged
+    from .resources import check_memory
+
+    check_memory(exp, cfg)
+    st.check_writable()  # a read-only or full folder fails now, not after the computation
     rec = run_and_record(experiment, cfg, scale=s, device=device)
     st.write(rec)
     return rec["summary"]
@@ -535,7 +504,7 @@ def _from_chunks(st: ResultsStore, experiment: str, exp, cfg) -> dict | None:
     want = {k: v for k, v in config_to_json(cfg).items() if k not in ("seed", "seeds")}
     chunks = {}
     for _, rec, err in st.records(experiment):
-        if rec is None or rec["meta"].get("code", {}).get("source") != source_hash():
+        if rec is None or not is_current(rec):
             continue
         c = rec["config"]
         if {k: v for k, v in c.items() if k not in ("seed", "seeds")} == want:
@@ -553,6 +522,7 @@ def _from_chunks(st: ResultsStore, experiment: str, exp, cfg) -> dict | None:
         return None
 
 
-__all__ = ["FORMAT", "ResultsStore", "StoreError", "checksum", "code_version", "config_from_json", "config_key",
+__all__ = ["Busy", "FORMAT", "ResultsStore", "StoreError", "TaskError", "check_root", "is_current",
+           "record_problem", "summary_problem", "checksum", "code_version", "config_from_json", "config_key",
            "config_to_json", "default_root", "is_timing_key", "load_or_run", "make_record", "merge_chunks",
            "run_and_record", "seeds_of", "source_hash", "strip_timings"]

@@ -27,141 +27,28 @@ Python::
 """
 from __future__ import annotations
 
-import ast
-import dataclasses
-import functools
-import importlib
 import itertools
-import math
-import numbers
 import os
-import sys
 import time
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import _checks as chk
+from . import params, registry
 from ._checks import ConfigError
-from .config import get_scale
+from .config import get_scale, progress_enabled
 
 EXECUTORS = ("local", "dask")
-PLUGINS_ENV = "ICL_LAB_EXPERIMENTS"
+ADDRESS = __import__("re").compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$|^[\w.-]+:\d{1,5}$")
+PLUGINS_ENV = registry.PLUGINS_ENV
 
 
-# ============================================================================ the registry
-def experiments() -> dict:
-    """Every runnable experiment: the registry's, plus those of the modules named (comma-separated)
-    in ``$ICL_LAB_EXPERIMENTS`` — your own experiments, registered as ``<module>.<name>`` from the
-    module's ``EXPERIMENTS`` dict, without editing the library."""
-    from . import registry
-
-    out = dict(registry.all_experiments())
-    for mod_name in [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]:
-        try:
-            mod = importlib.import_module(mod_name)
-        except ImportError as e:
-            raise ConfigError(f"{PLUGINS_ENV} names the module {mod_name!r}, which cannot be imported ({e})") from None
-        for name, exp in getattr(mod, "EXPERIMENTS", {}).items():
-            if not isinstance(exp, registry.Experiment):
-                raise ConfigError(f"{PLUGINS_ENV}: {mod_name}.EXPERIMENTS[{name!r}] is not an Experiment")
-            out[f"{mod_name}.{name}"] = exp
-    return out
-
-
-def resolve_experiment(name: str, registry: dict | None = None):
-    """The experiment called ``name``, or a ConfigError listing the known ones."""
-    exps = experiments() if registry is None else registry
-    if not isinstance(name, str) or name not in exps:
-        raise ConfigError(f"experiment must be one of {sorted(exps)} (got {name!r})")
-    return exps[name]
-
-
-# ============================================================================ values -> field types
-@functools.lru_cache(maxsize=256)
-def _field_kinds(cls) -> dict:
-    try:
-        hints = typing.get_type_hints(cls)
-    except Exception:  # unresolvable annotations: fall back to the defaults' types
-        hints = {}
-    out = {}
-    for f in dataclasses.fields(cls):
-        default = f.default if f.default is not dataclasses.MISSING else None
-        out[f.name] = _kind(hints.get(f.name, f.type if not isinstance(f.type, str) else None), default)
-    return out
-
-
-def _kind_of_value(v):
-    if isinstance(v, bool):
-        return ("bool",)
-    if isinstance(v, numbers.Integral):
-        return ("int",)
-    if isinstance(v, numbers.Real):
-        return ("float",)
-    if isinstance(v, str):
-        return ("str",)
-    if isinstance(v, (tuple, list)):
-        return ("tuple", _element_kind(v))
-    return ("any",)
-
-
-def _element_kind(values):
-    kinds = {_kind_of_value(v) for v in values}
-    if kinds <= {("int",)} and kinds:
-        return ("int",)
-    if kinds <= {("int",), ("float",)} and kinds:
-        return ("float",)
-    if len(kinds) == 1:
-        return kinds.pop()
-    return ("any",)
-
-
-def _kind(ann, default):
-    """A small description of what a field accepts, from its annotation (or default value)."""
-    origin = typing.get_origin(ann)
-    args = typing.get_args(ann)
-    if ann is None or ann is Any:
-        return _kind_of_value(default) if default is not None else ("any",)
-    if origin in (typing.Union, types.UnionType):
-        members = [a for a in args if a is not type(None)]
-        inner = _kind(members[0], default) if len(members) == 1 else (
-            ("float",) if set(members) <= {int, float} else ("any",))
-        return ("optional", inner) if type(None) in args else inner
-    if origin is typing.Literal:
-        return ("choice", tuple(args))
-    if ann is bool:
-        return ("bool",)
-    if ann is int:
-        return ("int",)
-    if ann is float:
-        return ("float",)
-    if ann is str:
-        return ("str",)
-    if ann in (tuple, list) or origin in (tuple, list):
-        if args and (len(args) == 2 and args[1] is Ellipsis or len(set(args)) == 1):
-            return ("tuple", _kind(args[0], None))
-        return ("tuple", _element_kind(default) if isinstance(default, (tuple, list)) and default else ("any",))
-    return _kind_of_value(default) if default is not None else ("any",)
-
-
-_KIND_WORDS = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string", "any": "a value"}
-
-
-def _describe(kind) -> str:
-    if kind[0] == "tuple":
-        inner = _describe(kind[1])
-        return "a list of values" if kind[1] == ("any",) else "a list of " + inner.replace("an ", "").replace("a ", "") + "s"
-    if kind[0] == "optional":
-        return _describe(kind[1]) + " or none"
-    if kind[0] == "choice":
-        return f"one of {list(kind[1])}"
-    return _KIND_WORDS[kind[0]]
-
-
-def _bad(name, kind, value, extra=""):
-    return ConfigError(f"{name} must be {_describe(kind)}{extra} (got {value!r})")
+# ============================================================================ values
+# The registry (with plug-ins) and the parsing of values live below this module, in
+# icl_lab.registry and icl_lab.params (each config's declared PARAMS), so the store needs no sweep.
+experiments, resolve_experiment, _for_scale = registry.experiments, registry.resolve_experiment, registry.for_scale
+coerce_value, describe_fields = params.coerce_value, params.describe_fields
 
 
 def _split_top_level(text: str, sep: str = ",") -> list[str]:
@@ -186,115 +73,6 @@ def _split_top_level(text: str, sep: str = ",") -> list[str]:
             cur.append(ch)
     parts.append("".join(cur))
     return [p.strip() for p in parts]
-
-
-def _literal(text: str):
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-        return text
-
-
-def _convert(name: str, kind, value):
-    k = kind[0]
-    if k == "optional":
-        if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null")):
-            return None
-        return _convert(name, kind[1], value)
-    if k == "int":
-        orig = value
-        if isinstance(value, str):
-            t = value.strip().replace("_", "")
-            try:
-                return int(t)
-            except ValueError:
-                try:
-                    value = float(t)
-                except ValueError:
-                    raise _bad(name, kind, value) from None
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise _bad(name, kind, value)
-        if isinstance(value, numbers.Integral):
-            return int(value)
-        if math.isfinite(value) and float(value).is_integer():
-            return int(value)
-        raise _bad(name, kind, orig)
-    if k == "float":
-        if isinstance(value, str):
-            try:
-                value = float(value.strip())
-            except ValueError:
-                raise _bad(name, kind, value) from None
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise _bad(name, kind, value)
-        v = float(value)
-        if math.isnan(v):
-            raise _bad(name, kind, value, ", not NaN")
-        return int(value) if isinstance(value, numbers.Integral) else v
-    if k == "bool":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
-            return value.strip().lower() in ("true", "yes", "on", "1")
-        if isinstance(value, numbers.Integral) and value in (0, 1):
-            return bool(value)
-        raise _bad(name, kind, value)
-    if k == "str":
-        if isinstance(value, str):
-            v = value.strip()
-            if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
-                v = v[1:-1]
-            return v
-        raise _bad(name, kind, value)
-    if k == "choice":
-        options = kind[1]
-        if value in options:
-            return value
-        if isinstance(value, str):
-            for o in options:
-                if str(o) == value.strip():
-                    return o
-        raise _bad(name, kind, value)
-    if k == "tuple":
-        if isinstance(value, str):
-            t = value.strip()
-            if t.startswith(("[", "(")):
-                parsed = _literal(t)
-                if isinstance(parsed, str):
-                    raise _bad(name, kind, value, " such as [1,2,3]")
-                value = parsed
-            else:
-                value = [] if not t else _split_top_level(t)
-        if not isinstance(value, (list, tuple)):
-            raise _bad(name, kind, value, " such as [1,2,3]")
-        try:
-            return tuple(_convert(name, kind[1], v) for v in value)
-        except ConfigError:
-            raise _bad(name, kind, value) from None
-    # any: strings are read as Python literals where they are one
-    if isinstance(value, str):
-        value = _literal(value.strip())
-    return _freeze(value)
-
-
-def _freeze(v):
-    if isinstance(v, list):
-        return tuple(_freeze(x) for x in v)
-    return v
-
-
-def coerce_value(cls, name: str, value):
-    """``value`` (a string from the command line, or a Python/JSON value) converted to the type of
-    field ``name`` of config class ``cls``; a ConfigError naming the field and what it accepts."""
-    kinds = _field_kinds(cls)
-    if name not in kinds:
-        raise ConfigError(f"{name} is not a parameter of {cls.__name__} (known: {sorted(kinds)})")
-    return _convert(name, kinds[name], value)
-
-
-def describe_fields(cls) -> dict:
-    """``{field: 'an integer' | 'a list of numbers' | ...}`` (for help texts)."""
-    return {n: _describe(k) for n, k in _field_kinds(cls).items()}
 
 
 def parse_assignment(text: str, option: str = "--set") -> tuple[str, str]:
@@ -364,18 +142,21 @@ def _chunks(total: int, per_task: int) -> list[int]:
 
 
 def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: int | None = None,
-         seeds_per_task: int | None = None, registry: dict | None = None) -> Plan:
+         seeds_per_task: int | None = None, registry: dict | None = None, max_memory=None) -> Plan:
     """Parse and validate a whole sweep before anything runs.
 
     ``sets``: ``["key=value", ...]`` or a dict; ``grid``: ``["key=v1,v2", ...]`` or a dict of lists
     (the sweep is their Cartesian product); ``seeds``: how many seeds per grid point (the config's
     ``seeds`` field); ``seeds_per_task``: at most this many seeds trained together in one task
-    (default: all of a grid point's seeds in one task).  Raises ConfigError naming the field.
+    (default: all of a grid point's seeds in one task); ``max_memory``: the memory limit of one
+    task (:func:`icl_lab.resources.check_memory`).  Raises ConfigError naming the field.
     """
+    from .resources import check_memory, memory_limit
     from .store import config_key
 
     exp = resolve_experiment(experiment, registry)
     scale = get_scale(scale) if scale is not None else get_scale()
+    limit = memory_limit(max_memory)
     cls = exp.config
     # fixed values
     fixed: dict = {}
@@ -425,6 +206,9 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
             where = ", ".join(f"{k}={v!r}" for k, v in point.items())
             raise ConfigError(f"{e} [grid point {where}]" if point else str(e)) from None
         points.append(point)
+        if exp.seed_splittable and int(cfg.seed) + int(cfg.seeds) > params.SEED.hi + 1:
+            raise ConfigError(f"seed + seeds must be at most 2**63 (the seeds a torch.Generator accepts; "
+                              f"got seed={cfg.seed}, seeds={cfg.seeds})")
         if exp.seed_splittable:
             per = seeds_per_task or int(cfg.seeds)
             if len(tasks) + -(-int(cfg.seeds) // per) > MAX_TASKS:
@@ -438,6 +222,11 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
             if len(tasks) + 1 > MAX_TASKS:
                 raise ConfigError(f"the sweep would generate more than {MAX_TASKS} tasks; use fewer grid values")
             chunk_cfgs = [cfg]
+        try:  # the first chunk is the largest
+            check_memory(exp, chunk_cfgs[0], "none" if limit is None else limit)
+        except ConfigError as e:
+            where = ", ".join(f"{k}={v!r}" for k, v in point.items())
+            raise ConfigError(f"{e} [grid point {where}]" if point else str(e)) from None
         for c in chunk_cfgs:
             tasks.append(Task(experiment, c, tuple(point.items()), scale, tuple(overrides.items()),
                               config_key(experiment, c)))
@@ -448,26 +237,47 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
 
 
 # ============================================================================ running tasks
-def execute_task(spec: dict) -> dict:
+def execute_task(spec: dict, wait: bool = True) -> dict:
     """Run one task and write its record to the store at ``spec['results']``; returns the record.
 
     Runs in the calling process (local executor) or on a Dask worker; the experiment object
-    travels with the task description, so workers need no registry lookup (and plug-in experiments work)."""
+    travels with the task description, so workers need no registry lookup (and plug-in experiments work).
+    The task's claim file keeps a second identical sweep from computing it at the same time: if
+    another live process holds it, this waits for its record (``wait=False``: raises
+    :class:`~icl_lab.store.Busy` at once), and computes the task itself only if none appears."""
     from . import store
 
     if spec.get("threads") is not None:
         os.environ["ICL_LAB_THREADS"] = str(spec["threads"])
     if spec.get("quiet"):
         os.environ["ICL_LAB_PROGRESS"] = "0"  # no trainer progress bars inside workers
-    rec = store.run_and_record(spec["experiment"], spec["config"], scale=spec["scale"], overrides=spec["overrides"],
-                               device=spec.get("device"), threads=spec.get("threads"),
-                               experiments={spec["experiment"]: spec["exp"]})
+    st = store.ResultsStore(spec["results"])
+    lock = None
+    while lock is None:
+        try:
+            lock = st.claim(spec["experiment"], spec["key"])
+        except store.Busy:
+            if not wait:
+                raise
+            time.sleep(0.5)
+        except OSError:  # a worker that cannot reach the results folder: compute without a claim
+            break
     try:
-        store.ResultsStore(spec["results"]).write(rec)
-    except OSError:  # a worker that cannot reach the results folder: the client stores the record
-        if not spec.get("quiet"):
-            raise
-    return rec
+        done = None if spec.get("recompute") else st.get(spec["experiment"], spec["config"], warn=False)
+        if done is not None:  # stored meanwhile by the claim's last holder
+            return dict(done, reused=True)
+        rec = store.run_and_record(spec["experiment"], spec["config"], scale=spec["scale"],
+                                   overrides=spec["overrides"], device=spec.get("device"),
+                                   threads=spec.get("threads"), experiments={spec["experiment"]: spec["exp"]})
+        try:
+            st.write(rec)
+        except OSError:  # a worker that cannot reach the results folder: the client stores the record
+            if not spec.get("quiet"):
+                raise
+        return rec
+    finally:
+        if lock is not None:
+            st.release(lock)
 
 
 @dataclass
@@ -508,16 +318,10 @@ class SweepResult:
         return out
 
 
-def _progress_enabled(progress) -> bool:
-    if progress is not None:
-        return bool(progress)
-    return sys.stderr.isatty() and not os.environ.get("CI") and os.environ.get("ICL_LAB_PROGRESS") != "0"
-
-
 def _bar(total, desc, progress):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit="task", disable=not _progress_enabled(progress), dynamic_ncols=True)
+    return tqdm(total=total, desc=desc, unit="task", disable=not progress_enabled(progress), dynamic_ncols=True)
 
 
 def run(plan: Plan, *, executor: str = "local", address: str | None = None, workers: int | None = None,
@@ -549,53 +353,54 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     failed: dict = {}
     computed: list = []
     if todo:
-        _check_writable(store.root)
+        store.check_writable()
         store.clean_tmp(older_than=3600)  # debris of writers killed long ago
         specs = [dict(experiment=t.experiment, exp=plan.exp, config=t.config, scale=t.scale, overrides=dict(t.overrides),
                       results=str(root), device=device, threads=None if executor == "local" else _worker_threads(),
-                      quiet=executor != "local", key=t.key) for t in todo]
+                      quiet=executor != "local", key=t.key, recompute=recompute) for t in todo]
         runner = _run_local if executor == "local" else _run_dask
         runner(specs, records, computed, failed, store, progress=progress, address=address, workers=workers,
                desc=plan.experiment, cluster_kwargs=cluster_kwargs or {})
     return SweepResult(plan, records, computed, skipped, failed, root, time.perf_counter() - t0)
 
 
-def _check_writable(root: Path) -> None:
-    """Fail before computing anything if results cannot be stored."""
-    import tempfile
-
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=root, prefix=".write-test-"):
-            pass
-    except OSError as e:
-        raise ConfigError(f"results: cannot write to {str(root)!r} ({e.strerror or e})") from None
-
-
 def _worker_threads() -> int:
     """Torch threads per Dask worker: 1 (many single-threaded processes beat a few multi-threaded
     ones on these small matrices), or ``$ICL_LAB_WORKER_THREADS``."""
-    env = os.environ.get("ICL_LAB_WORKER_THREADS", "").strip()
-    if not env:
-        return 1
+    from .resources import threads_from_env
+
+    return threads_from_env("ICL_LAB_WORKER_THREADS") or 1
+
+
+def _record_outcome(spec, fn, records, computed, failed) -> None:
+    """Run ``fn()`` (a task); a failure, including a store write, is that task's failure only."""
+    from .store import Busy
+
     try:
-        return chk.positive_int("ICL_LAB_WORKER_THREADS", int(env))
-    except ValueError:
-        raise ConfigError(f"ICL_LAB_WORKER_THREADS must be an integer >= 1 (got {env!r})") from None
+        rec = fn()
+    except (ConfigError, Busy):
+        raise
+    except Exception as e:  # a failing task does not stop the sweep
+        failed[spec["key"]] = f"{type(e).__name__}: {e}"
+    else:
+        records[spec["key"]] = rec
+        computed.append(spec["key"])
 
 
 def _run_local(specs, records, computed, failed, store, *, progress, desc, **_):
+    from .store import Busy
+
+    busy = []
     with _bar(len(specs), desc, progress) as bar:
-        for spec in specs:
+        for spec in specs:  # first the tasks nobody else is computing ...
             try:
-                rec = execute_task(spec)
-            except ConfigError:
-                raise
-            except Exception as e:  # a failing task does not stop the sweep
-                failed[spec["key"]] = f"{type(e).__name__}: {e}"
-            else:
-                records[spec["key"]] = rec
-                computed.append(spec["key"])
+                _record_outcome(spec, lambda: execute_task(spec, wait=False), records, computed, failed)
+            except Busy:
+                busy.append(spec)
+                continue
+            bar.update(1)
+        for spec in busy:  # ... then wait for those another sweep is computing
+            _record_outcome(spec, lambda: execute_task(spec), records, computed, failed)
             bar.update(1)
 
 
@@ -610,12 +415,16 @@ def connect(address: str | None = None, workers: int | None = None, cluster_kwar
     import logging
 
     if address is not None:
-        if not isinstance(address, str) or not address.strip():
+        import dask
+
+        if not isinstance(address, str) or not ADDRESS.match(address.strip()):
             raise ConfigError(f"address must be a scheduler address such as tcp://10.0.0.5:8786 (got {address!r})")
-        try:
-            return Client(address, timeout=timeout), None
-        except (OSError, TimeoutError, ValueError) as e:
-            raise ConfigError(f"address: no Dask scheduler reachable at {address!r} ({type(e).__name__}: {e})") from None
+        try:  # the timeout bounds the handshake too: a port that is not a scheduler cannot hang us
+            with dask.config.set({"distributed.comm.timeouts.connect": f"{timeout}s"}):
+                return Client(address.strip(), timeout=f"{timeout}s"), None
+        except Exception as e:  # refused, timed out, or a service answering something else
+            raise ConfigError(f"address: no Dask scheduler answered at {address!r} within {timeout:g} s "
+                              f"({type(e).__name__}: {str(e)[:120]})") from None
     n = workers or os.cpu_count() or 1
     kw = dict(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
               silence_logs=logging.CRITICAL, env={"ICL_LAB_THREADS": str(_worker_threads()), "ICL_LAB_PROGRESS": "0"})
@@ -636,18 +445,7 @@ def _run_dask(specs, records, computed, failed, store, *, progress, address, wor
         with _bar(len(specs), desc, progress) as bar:
             for fut in as_completed(list(futures)):
                 spec = futures[fut]
-                try:
-                    rec = fut.result()
-                except ConfigError:
-                    raise
-                except Exception as e:
-                    failed[spec["key"]] = f"{type(e).__name__}: {e}"
-                else:
-                    # a worker without the client's filesystem wrote elsewhere: store it here too
-                    if store.get(rec["experiment"], spec["config"], warn=False) is None:
-                        store.write({k: v for k, v in rec.items() if k != "checksum"})
-                    records[spec["key"]] = rec
-                    computed.append(spec["key"])
+                _record_outcome(spec, lambda: _collect(fut, spec, store), records, computed, failed)
                 bar.update(1)
     finally:
         for fut in futures:
@@ -656,6 +454,15 @@ def _run_dask(specs, records, computed, failed, store, *, progress, address, wor
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _collect(fut, spec, store) -> dict:
+    """A finished Dask task's record, also stored here when the worker wrote elsewhere (a store
+    error, e.g. a full disk, fails this task only)."""
+    rec = fut.result()
+    if store.get(rec["experiment"], spec["config"], warn=False) is None:
+        store.write({k: v for k, v in rec.items() if k not in ("checksum", "reused")})
+    return rec
 
 
 def load_plan_records(plan: Plan, results_dir=None) -> dict:

@@ -19,8 +19,6 @@ Example::
 """
 from __future__ import annotations
 
-import os
-import sys
 import math
 import time
 from dataclasses import dataclass, field
@@ -29,7 +27,7 @@ from typing import Callable, Mapping, Sequence
 import torch
 
 from . import _checks as chk
-from .config import default_device, ensure_threads, make_generator
+from .config import default_device, ensure_threads, make_generator, progress_enabled
 from .data.prompts import PromptBatch
 from .models.attention import AttentionOutput, RunModule
 
@@ -139,11 +137,7 @@ class History:
 
 
 def _progress_enabled(progress, work: int) -> bool:
-    if progress is not None:
-        return bool(progress)
-    if os.environ.get("CI") or os.environ.get("ICL_LAB_PROGRESS") == "0":
-        return False
-    return work >= 200_000 and sys.stderr.isatty()
+    return progress_enabled(progress) and (progress is not None or work >= 200_000)
 
 
 def _record_schedule(steps: int, record_every: int | None, record_at) -> list[int]:

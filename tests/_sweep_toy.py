@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import torch
 
-from icl_lab import _checks as chk
 from icl_lab.config import ScaledConfig, make_generator
+from icl_lab.params import SEED, Int, OneOf, Real, TupleOf
 from icl_lab.registry import Experiment
 
 CALLS = []  # configs run in this process (to check that stored tasks are skipped)
@@ -26,16 +26,9 @@ class ToyConfig(ScaledConfig):
     sleep: float = 0.0
     fail_seed: int = -1  # a seed whose run raises (to test failures); -1: none
     CI = dict(seeds=2)
-
-    def validate(self):
-        chk.positive_int("n", self.n)
-        chk.positive("scale", self.scale)
-        chk.positive_int("seeds", self.seeds)
-        chk.positive_int("seed", self.seed, minimum=0)
-        chk.one_of("mode", self.mode, ("mean", "max"))
-        if not self.shifts:
-            raise chk.ConfigError("shifts must be a non-empty list of numbers")
-        chk.positive("sleep", self.sleep, allow_zero=True)
+    PARAMS = dict(n=Int(1, 10**6), scale=Real(0, 1e6, closed="right"), seeds=Int(1, 10**6), seed=SEED,
+                  mode=OneOf("mean", "max"), shifts=TupleOf(Real(-1e6, 1e6)), sleep=Real(0, 3600),
+                  fail_seed=Int(-1, 2**63 - 1))
 
 
 @dataclass

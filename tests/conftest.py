@@ -2,6 +2,7 @@
 import pytest
 
 from icl_lab import claims as claims_mod
+from icl_lab import registry
 
 
 @pytest.fixture(autouse=True)
@@ -10,3 +11,14 @@ def no_declarations(request, monkeypatch):
     marked ``declarations``."""
     if "declarations" not in request.keywords:
         monkeypatch.setattr(claims_mod, "declared", lambda paper: {})
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    """The test-only experiment of ``_sweep_toy`` registered as ``toy.toy``; returns its name."""
+    import _sweep_toy
+
+    real = registry.all_experiments
+    monkeypatch.setattr(registry, "all_experiments", lambda: {**real(), "toy.toy": _sweep_toy.TOY})
+    _sweep_toy.CALLS.clear()
+    return "toy.toy"

@@ -38,3 +38,63 @@ def test_reader_refuses_hostile_files_quickly(tmp_path, kind):
     with pytest.raises(StoreError):
         ResultsStore(root).read(path)
     assert time.perf_counter() - t < 2.0
+
+
+# ----------------------------------------------------------------------------- checksum-valid, wrong content
+def _valid_record(**changes):
+    from icl_lab.records import FORMAT, checksum
+
+    rec = {"format": FORMAT, "experiment": "exp", "key": "0" * 24, "config": {}, "seeds": [0], "scale": "ci",
+           "overrides": {}, "summary": {"loss": [0.1, 0.2]}, "meta": {"wall_seconds": 1.0, "cpu_seconds": 1.0}}
+    rec.update(changes)
+    rec["checksum"] = checksum(rec)
+    return rec
+
+
+SCHEMA_CASES = {"meta_int": dict(meta=5), "wall_text": dict(meta={"wall_seconds": "abc"}), "seeds_text": dict(seeds="abc"),
+                "nan_loss": dict(summary={"loss": [float("nan")]}), "all_inf": dict(summary={"a": float("inf")}),
+                "summary_list": dict(summary=[1, 2]), "escape": dict(experiment="../../etc"),
+                "wall_negative": dict(meta={"wall_seconds": -1.0})}
+
+
+@pytest.mark.parametrize("case", sorted(SCHEMA_CASES))
+def test_checksum_valid_records_with_wrong_content_are_unusable(tmp_path, case):
+    import json
+
+    root = tmp_path / "results"
+    (root / "exp").mkdir(parents=True)
+    path = root / "exp" / ("0" * 24 + ".json")
+    path.write_text(json.dumps(_valid_record(**SCHEMA_CASES[case])))
+    with pytest.raises(StoreError):
+        ResultsStore(root).read(path)
+    if case == "escape":
+        with pytest.raises(StoreError):
+            ResultsStore(root).write({k: v for k, v in _valid_record(**SCHEMA_CASES[case]).items() if k != "checksum"})
+
+
+def test_a_valid_record_is_read_and_written_with_the_umask(tmp_path):
+    root = tmp_path / "results"
+    old = os.umask(0o022)
+    try:
+        path = ResultsStore(root).write({k: v for k, v in _valid_record().items() if k != "checksum"})
+    finally:
+        os.umask(old)
+    assert ResultsStore(root).read(path)["summary"] == {"loss": [0.1, 0.2]}
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "deep", "huge_int"])
+def test_reader_in_a_limited_subprocess(tmp_path, kind):
+    """Each hostile file read in a child with 1 GB of address space and a 20 s timeout."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "results"
+    (root / "exp").mkdir(parents=True)
+    path = root / "exp" / "k.json"
+    _make(kind, path, tmp_path)
+    code = ("import resource,sys; resource.setrlimit(resource.RLIMIT_AS, (2**31, 2**31))\n"
+            "from icl_lab.store import ResultsStore, StoreError\n"
+            f"try:\n    ResultsStore({str(root)!r}).read({str(path)!r})\nexcept StoreError:\n    sys.exit(3)\n")
+    r = subprocess.run([sys.executable, "-c", code], timeout=20, capture_output=True)
+    assert r.returncode == 3, r.stderr.decode()[-500:]

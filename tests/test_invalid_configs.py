@@ -168,5 +168,5 @@ def test_direct_config_construction_names_the_field():
 
 
 def test_nan_is_never_a_value():
-    with pytest.raises(ConfigError, match=r"^lr must be a number, not NaN"):
+    with pytest.raises(ConfigError, match=r"^lr must be a number in .* \(got nan\)"):
         sweep.coerce_value(ContextLengthConfig, "lr", float("nan"))

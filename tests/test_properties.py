@@ -6,6 +6,7 @@ Hypothesis runs derandomized (a fixed example sequence), so CI is reproducible."
 from __future__ import annotations
 
 import math
+import re
 import tempfile
 from pathlib import Path
 
@@ -146,17 +147,19 @@ def test_valid_configs_build_roundtrip_and_parse_from_text(overrides, scale):
     again = store.config_from_json(ContextLengthConfig, store.config_to_json(cfg))
     assert again == cfg and store.config_key("x", again) == store.config_key("x", cfg)
     # typing each value as text on the command line gives the same config
-    plan = sweep.plan("common.context_length", scale, sets=[f"{k}={_as_text(v)}" for k, v in overrides.items()])
+    plan = sweep.plan("common.context_length", scale, sets=[f"{k}={_as_text(v)}" for k, v in overrides.items()],
+                      max_memory="none")  # valid values; the memory guard is tested elsewhere
     assert plan.tasks[0].config == cfg
 
 
 @FAST
-@given(value=st.one_of(st.integers(-10**9, 10**9), st.floats(allow_nan=False, width=64)))
+@given(value=st.one_of(st.integers(1, 10**7), st.floats(min_value=0, max_value=1e6, exclude_min=True)))
 def test_numbers_parse_back_exactly(value):
+    """Every value inside the declared range (steps in [1, 1e7], lr in (0, 1e6]) parses back exactly."""
     if isinstance(value, int):
         assert sweep.coerce_value(ContextLengthConfig, "steps", str(value)) == value
-    parsed = sweep.coerce_value(ContextLengthConfig, "lr", repr(value))
-    assert parsed == value or (math.isinf(value) and parsed == value)
+    if value <= 1e6:
+        assert sweep.coerce_value(ContextLengthConfig, "lr", repr(value)) == value
 
 
 @FAST
@@ -166,7 +169,7 @@ def test_arbitrary_text_is_parsed_or_rejected_with_the_field_name(text):
         try:
             sweep.coerce_value(ContextLengthConfig, field, text)
         except ConfigError as e:
-            assert str(e).startswith(f"{field} must be ")
+            assert re.match(rf"{field}(\[\d+\])? must be ", str(e)), str(e)  # the field, or its entry
 
 
 # ----------------------------------------------------------------------------- the store

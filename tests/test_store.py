@@ -104,7 +104,7 @@ def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
 def test_results_must_be_a_folder(tmp_path):
     f = tmp_path / "file"
     f.write_text("x")
-    with pytest.raises(ConfigError, match="^results must be a directory"):
+    with pytest.raises(ConfigError, match="^results must be a folder"):
         ResultsStore(f)
 
 
@@ -199,3 +199,17 @@ def test_load_or_run_recomputes_a_record_made_by_other_library_code(tmp_path, mo
     monkeypatch.setattr(store, "source_hash", lambda: "another-library")
     store.load_or_run("synthesis.cross_paper", cfg, tmp_path)
     assert len(calls) == 2
+
+
+def test_claim_files_block_live_owners_and_expire_for_dead_ones(tmp_path):
+    import subprocess
+    import sys
+
+    st = store.ResultsStore(tmp_path)
+    lock = st.claim("exp", "0" * 24)
+    with pytest.raises(store.Busy):
+        st.claim("exp", "0" * 24)  # this process is alive
+    st.release(lock)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    lock.write_text(json.dumps({"host": __import__("socket").gethostname(), "pid": int(dead.stdout), "time": 0}))
+    st.release(st.claim("exp", "0" * 24))  # a dead owner's claim is taken over

@@ -22,31 +22,24 @@ CS = "common.context_length"
 TINY = dict(d=4, K=2, N_values="2,4,8", steps=5, batch=8, test_prompts=16, linear_fit_prompts=64)
 
 
-@pytest.fixture
-def toy(monkeypatch):
-    real = registry.all_experiments
-    monkeypatch.setattr(registry, "all_experiments", lambda: {**real(), "toy.toy": TOY})
-    _sweep_toy.CALLS.clear()
-    return "toy.toy"
-
-
 # ----------------------------------------------------------------------------- values and plans
-def test_values_are_parsed_to_the_fields_types():
+def test_values_are_parsed_by_the_declared_constraints():
     c = ContextLengthConfig
     assert sweep.coerce_value(c, "steps", "1e3") == 1000 and sweep.coerce_value(c, "steps", 7.0) == 7
-    assert sweep.coerce_value(c, "lr", "3e-2") == 0.03 and sweep.coerce_value(c, "lr", "inf") == float("inf")
+    assert sweep.coerce_value(c, "lr", "3e-2") == 0.03
     assert sweep.coerce_value(c, "N_values", "2,4,8") == (2, 4, 8)
     assert sweep.coerce_value(c, "N_values", "[2, 4]") == (2, 4)
     assert sweep.coerce_value(c, "N_values", [16]) == (16,)
     assert sweep.coerce_value(c, "nw_bandwidths", "0.5,1") == (0.5, 1)
     assert sweep.coerce_value(ToyConfig, "mode", "'max'") == "max"
-    for field, bad, pattern in [("steps", "ten", r"^steps must be an integer \(got 'ten'\)"),
+    for field, bad, pattern in [("steps", "ten", r"^steps must be an integer in \[1, .*\] \(got 'ten'\)"),
                                 ("steps", True, r"^steps must be an integer"),
                                 ("steps", 2.5, r"^steps must be an integer"),
-                                ("lr", "nan", r"^lr must be a number, not NaN"),
-                                ("N_values", "2,x", r"^N_values must be a list of integers"),
-                                ("N_values", 8, r"^N_values must be a list of integers"),
-                                ("mode", 3, r"^mode must be a string"),
+                                ("lr", "nan", r"^lr must be a number in"),
+                                ("lr", "inf", r"^lr must be a number in"),
+                                ("seed", "18446744073709551615", r"^seed must be an integer in \[0, "),
+                                ("N_values", "2,x", r"^N_values(\[1\])? must be"),
+                                ("mode", 3, r"^mode must be one of 'mean', 'max'"),
                                 ("nope", 1, r"^nope is not a parameter of")]:
         cls = ToyConfig if field == "mode" else c
         with pytest.raises(ConfigError, match=pattern):
@@ -70,15 +63,15 @@ def test_plan_grid_product_and_seed_chunks(toy):
 
 
 @pytest.mark.parametrize("kw,pattern", [
-    (dict(sets=["n=0"]), r"^n must be an integer >= 1"),
+    (dict(sets=["n=0"]), r"^n must be an integer in \[1, "),
     (dict(sets=["n"]), r"^--set expects key=value"),
     (dict(sets=["n=2", "n=3"]), r"^--set gives n twice"),
-    (dict(grid=["scale=1,-2"]), r"^scale must be a positive.*\[grid point scale=-2.0\]"),
+    (dict(grid=["scale=1,-2"]), r"^scale must be a number in \(0, .*\(got -2\)"),
     (dict(grid=["scale=1,1"]), r"^--grid scale lists 1"),
     (dict(grid=["scale="]), r"^--grid scale needs one or more"),
     (dict(grid=["seeds=1,2"]), r"^seeds cannot be swept"),
     (dict(grid=["n=1,2"], sets=["n=3"]), r"^n is both fixed"),
-    (dict(grid=["mode=mean,median"]), r"^mode must be one of \('mean', 'max'\)"),
+    (dict(grid=["mode=mean,median"]), r"^mode must be one of 'mean', 'max'"),
     (dict(seeds=0), r"^seeds must be an integer >= 1"),
     (dict(seeds=2, sets=["seeds=3"]), r"^seeds is given twice"),
     (dict(seeds_per_task=0), r"^seeds_per_task must be an integer >= 1"),
@@ -206,7 +199,7 @@ def test_executor_options_are_checked(toy, tmp_path):
         sweep.run(p, address="tcp://127.0.0.1:1", results_dir=tmp_path)
     with pytest.raises(ConfigError, match="^workers must be an integer >= 1"):
         sweep.run(p, executor="dask", workers=0, results_dir=tmp_path)
-    with pytest.raises(ConfigError, match="^address: no Dask scheduler reachable at 'tcp://127.0.0.1:9'"):
+    with pytest.raises(ConfigError, match="^address: no Dask scheduler answered at 'tcp://127.0.0.1:9'"):
         sweep.connect("tcp://127.0.0.1:9", timeout=1)
     with pytest.raises(ConfigError, match="^address must be a scheduler address"):
         sweep.connect("  ")

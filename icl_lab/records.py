@@ -1,0 +1,246 @@
+"""The record format of the results store: configs as JSON, keys, checksums, metadata and the
+schema every record is checked against on write and on read (see :mod:`icl_lab.store`)."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import math
+import os
+import platform
+import re
+import socket
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ._checks import ConfigError
+
+FORMAT = "icl-lab-result/1"
+
+
+class StoreError(ConfigError):
+    """A stored file that cannot be used (unreadable, corrupt, or for another configuration)."""
+
+
+class TaskError(RuntimeError):
+    """A task that ran but produced nothing storable (e.g. a diverged, non-finite loss)."""
+
+
+EXPERIMENT_NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
+KEY = re.compile(r"^[0-9a-f]{24}$")
+LOSS_WORDS = ("loss", "losses")
+
+
+def _numbers(value, path=""):
+    """Every number leaf of a JSON value as ``(path, number)``."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        yield path, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _numbers(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _numbers(v, f"{path}[{i}]")
+
+
+def summary_problem(summary) -> str | None:
+    """Why a summary must not be stored or served, or None. A summary is a dict with string keys;
+    NaN/inf may mark an undefined quantity (a threshold never reached), but not a loss, and not
+    every number of the summary at once (that is a diverged run, e.g. a learning rate far too large)."""
+    if not isinstance(summary, dict) or not all(isinstance(k, str) for k in summary):
+        return f"the summary must be a dict with string keys (got {type(summary).__name__})"
+    nums = list(_numbers(summary))
+    for path, v in nums:
+        word = re.split(r"[._\[\]]", path)
+        if isinstance(v, float) and not math.isfinite(v) and any(w.lower() in LOSS_WORDS for w in word):
+            return f"the summary has a non-finite loss ({path} = {v}): the run diverged"
+    if nums and not any(isinstance(v, int) or math.isfinite(v) for _, v in nums):
+        return f"every number of the summary is non-finite ({len(nums)} values): the run diverged"
+    return None
+
+
+def _is_real(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def record_problem(rec) -> str | None:
+    """Why a parsed record does not match the record schema (see the module docstring), or None."""
+    if not isinstance(rec, dict) or rec.get("format") != FORMAT:
+        return f"has no format {FORMAT!r}"
+    missing = [k for k in ("experiment", "key", "config", "summary", "meta", "checksum") if k not in rec]
+    if missing:
+        return f"lacks the fields {missing}"
+    types = dict(experiment=str, key=str, config=dict, summary=dict, meta=dict, checksum=str)
+    bad = [k for k, t in types.items() if not isinstance(rec[k], t)]
+    if not isinstance(rec.get("seeds"), (list, type(None))) or not all(
+            isinstance(x, int) and not isinstance(x, bool) for x in rec.get("seeds") or []):
+        bad.append("seeds")
+    bad += [k for k in ("scale",) if not isinstance(rec.get(k), (str, type(None)))]
+    bad += [k for k in ("overrides",) if not isinstance(rec.get(k, {}), dict)]
+    if bad:
+        return f"has fields of the wrong type: {bad}"
+    if not EXPERIMENT_NAME.match(rec["experiment"]) or not KEY.match(rec["key"]):
+        return "has an invalid experiment name or key"
+    meta = rec["meta"]
+    bad = [k for k in ("wall_seconds", "cpu_seconds") if k in meta and not (_is_real(meta[k]) and meta[k] >= 0)]
+    bad += [k for k in ("code", "versions") if not isinstance(meta.get(k, {}), dict)]
+    bad += [k for k in ("device", "host", "started", "finished") if not isinstance(meta.get(k, ""), (str, type(None)))]
+    if bad:
+        return f"has meta fields of the wrong type: {bad}"
+    problem = summary_problem(rec["summary"])
+    return problem and f"is unusable: {problem}"
+
+
+# ----------------------------------------------------------------------------- configs <-> JSON
+def _jsonable(value, where: str):
+    """``value`` as JSON types (tuples -> lists); a ConfigError naming ``where`` otherwise."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if isinstance(k, (int, float)) and not isinstance(k, bool):
+                k = str(k)  # as JSON would: {2: ...} is stored (and returned) as {"2": ...}
+            if not isinstance(k, str):
+                raise ConfigError(f"{where} must have string or number keys to be stored (got {k!r})")
+            out[k] = _jsonable(v, f"{where}[{k!r}]")
+        return out
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:  # numpy / torch scalars
+        return _jsonable(value.item(), where)
+    if hasattr(value, "tolist"):  # numpy arrays, tensors
+        return _jsonable(value.tolist(), where)
+    raise ConfigError(f"{where} must be JSON-serialisable (numbers, strings, lists, dicts); got {type(value).__name__}")
+
+
+def config_to_json(cfg) -> dict:
+    """Every field of a config dataclass as JSON-compatible values."""
+    if not dataclasses.is_dataclass(cfg) or isinstance(cfg, type):
+        raise ConfigError(f"cfg must be a config dataclass instance (got {type(cfg).__name__})")
+    return {f.name: _jsonable(getattr(cfg, f.name), f.name) for f in dataclasses.fields(cfg)}
+
+
+def config_from_json(cls, data: dict):
+    """Rebuild (and so validate) a config from :func:`config_to_json`'s output."""
+    from .params import coerce_value  # each field's declared constraint
+
+    if not isinstance(data, dict):
+        raise StoreError(f"config must be an object of field values (got {type(data).__name__})")
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(data) - set(names))
+    if unknown:
+        raise StoreError(f"config has fields {unknown} that {cls.__name__} does not know (known: {names})")
+    values = {k: coerce_value(cls, k, v) for k, v in data.items()}
+    return cls(**values)
+
+
+def _canonical(obj) -> bytes:  # NaN/inf allowed: they may mark undefined values (summary_problem)
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
+
+
+def config_key(experiment: str, cfg) -> str:
+    """The file name (without ``.json``) of a configuration's record."""
+    payload = {"experiment": experiment, "config": config_to_json(cfg)}
+    return hashlib.sha256(_canonical(payload)).hexdigest()[:24]
+
+
+def checksum(record: dict) -> str:
+    body = {k: v for k, v in record.items() if k != "checksum"}
+    return "sha256:" + hashlib.sha256(_canonical(body)).hexdigest()
+
+
+def seeds_of(cfg) -> list | None:
+    """The seeds a config trains (``seed .. seed + seeds - 1``), or None if it has no seed fields."""
+    names = {f.name for f in dataclasses.fields(cfg)}
+    if {"seed", "seeds"} <= names:
+        return list(range(int(cfg.seed), int(cfg.seed) + int(cfg.seeds)))
+    return None
+
+
+# ----------------------------------------------------------------------------- metadata
+@functools.lru_cache(maxsize=1)
+def code_version() -> dict:
+    """icl_lab's version and, when the package lives in a git checkout, its commit and whether the
+    working tree had uncommitted changes."""
+    from . import __version__
+
+    here = Path(__file__).resolve().parent
+    out = {"icl_lab": __version__, "source": source_hash(), "git_commit": None, "git_dirty": None}
+    try:
+        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=10)
+        if commit.returncode == 0:
+            out["git_commit"] = commit.stdout.strip()
+            dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", "."],
+                                   capture_output=True, text=True, timeout=20)
+            if dirty.returncode == 0:
+                out["git_dirty"] = bool(dirty.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def source_hash() -> str:
+    """SHA-256 (first 16 hex digits) of every icl_lab/**/*.py: a stored result computed by other library
+    code is stale for :func:`load_or_run` (git commits alone miss uncommitted edits and installs)."""
+    import hashlib
+
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for p in sorted(here.rglob("*.py")):
+        h.update(p.relative_to(here).as_posix().encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def library_versions() -> dict:
+    import numpy
+    import torch
+
+    out = {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__}
+    for mod in ("dask", "distributed"):
+        if mod in sys.modules:
+            out[mod] = getattr(sys.modules[mod], "__version__", None)
+    return out
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def make_record(experiment: str, cfg, summary: dict, *, scale: str | None = None, overrides: dict | None = None,
+                started: str, wall: float, cpu: float, device: str, threads: int | None = None) -> dict:
+    """A record (without checksum) for a completed task."""
+    return {
+        "format": FORMAT,
+        "experiment": experiment,
+        "key": config_key(experiment, cfg),
+        "config": config_to_json(cfg),
+        "seeds": seeds_of(cfg),
+        "scale": scale,
+        "overrides": _jsonable(overrides or {}, "overrides"),
+        "summary": _jsonable(summary, f"{experiment} summary"),
+        "meta": {
+            "code": code_version(),
+            "versions": library_versions(),
+            "device": device,
+            "threads": threads,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "started": started,
+            "finished": _now(),
+            "wall_seconds": wall,
+            "cpu_seconds": cpu,
+        },
+    }
