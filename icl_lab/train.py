@@ -13,7 +13,7 @@ Example::
 
     model = QOnlyAttention(d=16, runs=5)
     hist = train(model, sampler, steps=500, optimizer="gd", lr=[0.1, 0.2, 0.4, 0.8, 1.6],
-                 batch_size=256, seeds=range(5), record={"Q": lambda m, s: m.Q.detach().clone()})
+                 batch_size=256, seeds=range(5), record=lambda m, step: {"Q": m.Q.detach().clone()})
     hist.loss        # (steps, R) training loss
     hist["Q"]        # (n_records, R, d, d) at hist.record_steps
 """
@@ -219,9 +219,6 @@ def train(model: RunModule, data, *, steps: int, optimizer: str = "adam", lr=1e-
     if len(seeds) != R:
         raise chk.ConfigError(f"seeds must have one entry per run (R={R}); got {len(seeds)}")
     schedule = _record_schedule(steps, record_every, record_at)
-    if isinstance(record, Mapping):  # TODO(structure): legacy {name: fn} form, removed once every caller moved
-        _named = dict(record)
-        record = lambda m, step: {k: fn(m, step) for k, fn in _named.items()}  # noqa: E731
     if record is not None and not callable(record):
         raise chk.ConfigError("record must be callable: fn(model, step) -> {name: tensor}")
 

@@ -125,7 +125,7 @@ def test_lr_decay_one_parameter_gd_matches_closed_form():
     lrs, decay, T = torch.tensor([0.5, 1.5], dtype=F64) / a, 0.8, 6
     model = BilinearAttention(1, runs=2, activation="linear", init="zero")
     hist = train(model, data, steps=T, optimizer="gd", lr=lrs.tolist(), lr_decay=decay,
-                 record={"Q": lambda m, t: m.Q[:, 0, 0].clone()}, record_every=1, **COMMON)
+                 record=lambda m, t: {"Q": m.Q[:, 0, 0].clone()}, record_every=1, **COMMON)
     Qstar = b / a
     for t in range(T + 1):
         factor = torch.ones(2, dtype=F64)

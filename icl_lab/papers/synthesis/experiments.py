@@ -118,7 +118,7 @@ def run_cross_paper(cfg: CrossPaperConfig, device=None) -> CrossPaperResult:
 
     model = QOnlyAttention(cfg.d, seeds=seeds)
     hist = train(model, stacked, steps=cfg.steps, optimizer="gd", lr=cfg.lr, batch_size=cfg.batch,
-                 seeds=data_seeds, record={"own": own}, record_every=cfg.record_every, device=device)
+                 seeds=data_seeds, record=lambda m, step: {"own": own(m, step)}, record_every=cfg.record_every, device=device)
     nl, ns = len(fams), cfg.seeds
     own_att = hist["own"].reshape(len(hist.record_steps), nl, ns)
     level = 1.0 / cfg.K + cfg.target * (1 - 1.0 / cfg.K)
