@@ -4,13 +4,15 @@ differs between scales."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from .claims import ClaimsTable, compare
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT / "results" / "reference"
+#: The shipped reference results; ``$ICL_LAB_REFERENCE`` points the pages at another folder of records.
+REFERENCE = Path(os.environ.get("ICL_LAB_REFERENCE") or ROOT / "results" / "reference")
 
 
 def toc_notebooks() -> list[Path]:
