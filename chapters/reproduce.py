@@ -79,28 +79,29 @@ display(Markdown(reports.deviations_markdown()))
 # `results/reference/` (configuration, date, commit, host, wall and CPU time, library versions). The
 # chapters show these reference figures beside the book-scale ones. A test fails when a record's
 # configuration no longer equals the current `paper` configuration; `tools/reference_runs.sh`
-# regenerates them all.
+# regenerates them all (resumable: a finished seed chunk is stored at once and skipped on the next
+# call; `tools/reference_runs.sh --list` names the experiments). A record may cover only part of an
+# experiment's runs while a long run is still under way; the table says so and the chapters caption
+# the figure with the runs it holds.
 
 # %% tags=["remove-input"]
-rows = reports.reference_rows()
-if rows:
-    lines = ["| experiment | record | date | commit | wall time |", "|---|---|---|---|---|"]
-    for r in rows:
-        wall = f"{r['wall_seconds'] / 60:.0f} min" if r["wall_seconds"] else "—"
-        lines.append(f"| `{r['experiment']}` | `{r['file']}` | {r['date'][:10]} | {r['commit'][:10]} | {wall} |")
-    display(Markdown("\n".join(lines)))
-else:
-    display(Markdown("No reference records have been shipped yet."))
+display(Markdown(reports.reference_markdown()))
 
 # %% [markdown]
 # ## Claims whose status depends on the scale
 #
-# The ledgers of the last `ci` and `book` builds ship in `results/reference/claims/`. These claims
+# The ledgers of the last `ci` and `book` builds (and of a `paper` build, when one was made) ship in `results/reference/claims/`. These claims
 # have a different status at the two scales; the measured values show why (the `ci` configurations
 # are smaller: fewer seeds, shorter ranges of $K$, $n$ or $M$).
 
 # %% tags=["remove-input"]
 display(Markdown(reports.scale_differences_markdown("ci", "book")))
+
+# %% [markdown]
+# And between `book` and `paper` scale, when the ledgers of a `paper` build are shipped too:
+
+# %% tags=["remove-input"]
+display(Markdown(reports.scale_differences_markdown("book", "paper")))
 
 # %% [markdown]
 # ## How long it takes

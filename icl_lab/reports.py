@@ -4,12 +4,15 @@ differs between scales."""
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from .claims import ClaimsTable, compare
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT / "results" / "reference"
+#: The shipped reference results; ``$ICL_LAB_REFERENCE`` points the pages at another folder of records.
+REFERENCE = Path(os.environ.get("ICL_LAB_REFERENCE") or ROOT / "results" / "reference")
 
 
 def toc_notebooks() -> list[Path]:
@@ -89,23 +92,141 @@ def timings_markdown(path: Path | None = None) -> str:
     return "\n".join(out) + note
 
 
-def reference_rows() -> list[dict]:
-    """The shipped reference records (``results/reference/**/*.json``)."""
+def reference_store(root: Path | None = None):
+    """The results store of the shipped reference records (``results/reference``)."""
+    from .store import ResultsStore
+
+    return ResultsStore(root or REFERENCE)
+
+
+def _without_seeds(config: dict) -> dict:
+    return {k: v for k, v in config.items() if k not in ("seed", "seeds")}
+
+
+def reference_check(rec: dict) -> str | None:
+    """Why a reference record is not a record of its experiment's current ``paper`` configuration
+    (None when it is): its config, seeds aside, must equal the paper config, and its seeds must lie
+    within the paper's (a record may be one seed chunk of the paper run)."""
+    from .registry import all_experiments
+    from .store import config_to_json, seeds_of
+
+    exp = all_experiments().get(rec.get("experiment"))
+    if exp is None:
+        return f"{rec.get('experiment')!r} is not a registered experiment"
+    paper = config_to_json(exp.config.for_scale("paper"))
+    if _without_seeds(rec["config"]) != _without_seeds(paper):
+        diff = sorted(k for k in set(paper) | set(rec["config"])
+                      if k not in ("seed", "seeds") and paper.get(k) != rec["config"].get(k))
+        return f"config differs from the current paper config in {diff}"
+    want = seeds_of(exp.config.for_scale("paper"))
+    have = rec.get("seeds")
+    if want is not None and (not have or not set(have) <= set(want)):
+        return f"seeds {have} are not within the paper's {want[0]}..{want[-1]}"
+    return None
+
+
+def reference_records(experiment: str | None = None, root: Path | None = None) -> list[tuple]:
+    """Every shipped reference record as ``(path, record or None, problem or None)``, read and
+    checked (format, checksum, key) by the results store, then against the current paper config."""
+    from .registry import all_experiments
+
+    exps = all_experiments()
+    out = []
+    for path, rec, err in reference_store(root).records(experiment, experiments=exps):
+        if experiment is None and path.parent.name not in exps:
+            continue  # e.g. results/reference/claims: not a record folder
+        out.append((path, rec, err if rec is None else reference_check(rec)))
+    return out
+
+
+@dataclass
+class Reference:
+    """The paper-scale reference of one experiment, merged over its stored seed chunks."""
+
+    experiment: str
+    config: object  # the current paper config
+    summary: dict | None  # merged over the chunks in seed order (None: no record)
+    seeds: list  # the seeds the records cover
+    wanted: int  # the seeds the paper config trains
+    records: list  # the records, in seed order
+
+    @property
+    def complete(self) -> bool:
+        return len(self.seeds) == self.wanted
+
+    @property
+    def wall_seconds(self) -> float:
+        return float(sum(r["meta"].get("wall_seconds") or 0.0 for r in self.records))
+
+    @property
+    def cpu_seconds(self) -> float:
+        return float(sum(r["meta"].get("cpu_seconds") or 0.0 for r in self.records))
+
+    def provenance(self) -> str:
+        """One line: runs, commit(s), date(s), host(s), wall and CPU time, versions."""
+        if not self.records:
+            return "no reference record"
+        meta = [r["meta"] for r in self.records]
+        commits = sorted({str((m.get("code") or {}).get("git_commit") or "?")[:10] for m in meta})
+        dates = sorted(str(m.get("finished") or m.get("started") or "?")[:10] for m in meta)
+        hosts = sorted({str(m.get("host", "?")) for m in meta})
+        v = meta[0].get("versions") or {}
+        runs = f"{len(self.seeds)} of {self.wanted} seeds" if self.wanted else f"{len(self.records)} record(s)"
+        return (f"{runs}; commit {', '.join(commits)}; {dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else "")
+                + f"; host {', '.join(hosts)}; {self.wall_seconds / 60:.0f} min wall, {self.cpu_seconds / 60:.0f} min CPU; "
+                + f"torch {v.get('torch', '?')}, Python {v.get('python', '?')}")
+
+
+def load_reference(experiment: str, root: Path | None = None) -> Reference:
+    """The shipped reference of ``experiment`` for its current ``paper`` config: the valid records
+    whose config matches (seed chunks merged in seed order); records of another config are ignored
+    (``tests/test_reference.py`` fails on them)."""
+    from .registry import all_experiments
+    from .store import merge_chunks, seeds_of
+
+    cfg = all_experiments()[experiment].config.for_scale("paper")
+    want = seeds_of(cfg)
+    good = [rec for _, rec, problem in reference_records(experiment, root) if rec is not None and problem is None]
+    good.sort(key=lambda r: (r.get("seeds") or [0])[0])
+    if want is None:  # no seed chunks: one record of the whole config
+        good = good[:1]
+    seeds = sorted({s for r in good for s in (r.get("seeds") or [])})
+    summary = None
+    if good:
+        counts = [len(r.get("seeds") or [0]) for r in good]
+        summary = merge_chunks([r["summary"] for r in good], counts)
+    return Reference(experiment, cfg, summary, seeds, len(want) if want else 0, good)
+
+
+def reference_rows(root: Path | None = None) -> list[dict]:
+    """One row per experiment with shipped reference records: runs, wall and CPU time, commit, date, host."""
+    from .registry import all_experiments
+
+    root = root or REFERENCE
+    names = sorted({p.parent.name for p, _, _ in reference_records(root=root)} & set(all_experiments()))
     rows = []
-    for p in sorted(REFERENCE.glob("*/*.json")):
-        try:
-            rec = json.loads(p.read_text())
-        except (OSError, ValueError):
-            continue
-        if not isinstance(rec, dict) or "experiment" not in rec:
-            continue
-        meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
-        code = meta.get("code") if isinstance(meta.get("code"), dict) else {}
-        rows.append({"experiment": rec["experiment"], "file": str(p.relative_to(ROOT)),
-                     "date": str(meta.get("started", "")), "commit": str(code.get("git_commit") or ""),
-                     "host": str(meta.get("host", "")), "wall_seconds": meta.get("wall_seconds"),
-                     "cpu_seconds": meta.get("cpu_seconds")})
+    for name in names:
+        ref = load_reference(name, root)
+        meta = [r["meta"] for r in ref.records]
+        rows.append({"experiment": name, "records": len(ref.records),
+                     "runs": f"{len(ref.seeds)} of {ref.wanted} seeds" if ref.wanted else "1 run",
+                     "complete": ref.complete, "wall_seconds": ref.wall_seconds, "cpu_seconds": ref.cpu_seconds,
+                     "commit": ", ".join(sorted({str((m.get("code") or {}).get("git_commit") or "")[:10] for m in meta})),
+                     "date": max((str(m.get("finished", ""))[:10] for m in meta), default=""),
+                     "host": ", ".join(sorted({str(m.get("host", "")) for m in meta}))})
     return rows
+
+
+def reference_markdown(root: Path | None = None) -> str:
+    rows = reference_rows(root)
+    if not rows:
+        return "No reference records have been shipped yet."
+    out = ["| experiment | runs | records | wall / CPU time | commit | date | host |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        runs = r["runs"] + ("" if r["complete"] else " (incomplete)")
+        out.append(f"| `{r['experiment']}` | {runs} | {r['records']} | {r['wall_seconds'] / 60:.0f} / "
+                   f"{r['cpu_seconds'] / 60:.0f} min | {r['commit']} | {r['date']} | {r['host']} |")
+    return "\n".join(out)
 
 
 def scale_differences_markdown(a: str = "ci", b: str = "book") -> str:

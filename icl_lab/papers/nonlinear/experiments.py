@@ -33,7 +33,7 @@ from ...params import LR, SEED, SIZE, STEPS, Bool, Int, OneOf, Real, TupleOf
 from . import theory as th
 from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, block_times, censored_mean,  # noqa: F401
                                 half_zero_times, ordering, run_block, run_polynomial, run_polynomial_theory,
-                                summarize_block, summarize_polynomial)
+                                polynomial_from_summary, summarize_block, summarize_polynomial)
 from .tasks import (FEATURE_KINDS, FLAT, L_TUPLE, POSITIVE, RUN_PARAMS, SETTING_PARAMS, SHARP,  # noqa: F401
                     RandomReLUNetTask, ScaledPromptSet, check_features_fit, cosine_feature_prompts, cosine_sampler,
                     make_features, polynomial_sampler)

@@ -243,10 +243,26 @@ def run_polynomial_theory(cfg: PolynomialConfig) -> BlockResult:
     return BlockResult(cfg, steps.to(torch.float64), shape(trl), shape(hist["test"]), bu, None, bz, time.perf_counter() - t0)
 
 
+def _rounded(t: torch.Tensor, digits: int = 6):
+    """Nested lists of ``t`` at ``digits`` significant digits (keeps stored curves small)."""
+    return torch.tensor([float(f"{v:.{digits}g}") for v in t.flatten().tolist()],
+                        dtype=torch.float64).reshape(t.shape).tolist()
+
+
 def summarize_polynomial(res: BlockResult) -> dict:
+    """Final losses per (L, run) and the whole curves (record, L, run), enough to redraw Fig. 4 from a
+    stored record (:func:`polynomial_from_summary`)."""
     return {"L": list(res.config.L_values), "final_train_loss": res.train_loss[-1].tolist(),
             "final_test_loss": res.test_loss[-1].tolist(), "zero_baseline": res.zero_baseline.tolist(),
-            "seconds": res.seconds}
+            "baseline": res.baseline.tolist(), "epochs": res.epochs.tolist(),
+            "train_curve": _rounded(res.train_loss), "test_curve": _rounded(res.test_loss), "seconds": res.seconds}
+
+
+def polynomial_from_summary(cfg: PolynomialConfig, summary: dict) -> BlockResult:
+    """The :class:`BlockResult` of a stored Fig. 4 summary (curves at 6 significant digits)."""
+    t = lambda k: torch.tensor(summary[k], dtype=torch.float64)  # noqa: E731
+    return BlockResult(cfg, t("epochs"), t("train_curve"), t("test_curve"), t("baseline"), None, t("zero_baseline"),
+                       float(summary.get("seconds", 0.0)))
 
 
 # ============================================================================ measurements on block runs

@@ -279,6 +279,22 @@ def fig4(panels):
     return fig
 
 
+def captioned(fig, caption: str, alt: str):
+    """A figure with a caption computed at run time (e.g. a reference record's provenance), as an
+    HTML ``<figure>``; the figure is closed."""
+    import html
+
+    from IPython.display import HTML
+
+    from ...claims_html import markdown_inline
+    from ...widgets import _png
+
+    png = _png(fig)
+    plt.close(fig)
+    return HTML(f'<figure style="margin:0"><img src="data:image/png;base64,{png}" alt="{html.escape(alt)}" '
+                f'style="max-width:100%"><figcaption class="mathjax_process">{markdown_inline(caption)}</figcaption></figure>')
+
+
 # ============================================================================ explorers
 def theory_slider(theory, t_map: int = 25):
     """Kernel-free slider over the six L of the theory model: loss, attention map at t_map, collapse."""

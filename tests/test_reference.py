@@ -1,0 +1,64 @@
+"""The shipped reference results (``results/reference``): every record is readable and is a record of
+its experiment's current ``paper`` configuration (or of a seed chunk of it).  When a paper config
+changes, its reference records are stale: regenerate them with ``tools/reference_runs.sh``."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from icl_lab import reports, store
+
+
+def test_shipped_reference_records_match_the_paper_configs(capsys):
+    rows = reports.reference_records()
+    bad = [f"{p.relative_to(reports.ROOT)}: {problem}" for p, _, problem in rows if problem]
+    assert not bad, "stale or unreadable reference records (tools/reference_runs.sh regenerates them):\n" + "\n".join(bad)
+    with capsys.disabled():
+        print(f"\n{len(rows)} reference record(s) checked against the current paper configs")
+
+
+def test_reference_records_merge(tmp_path):
+    """Every experiment with shipped records merges them into one reference (seed chunks fit together)."""
+    for name in sorted({p.parent.name for p, _, _ in reports.reference_records()}):
+        ref = reports.load_reference(name)
+        assert ref.records and ref.summary is not None and len(ref.seeds) == len(set(ref.seeds))
+
+
+def _paper_record(root, seed=0, **changes):
+    from icl_lab.papers.nonlinear.experiments import PolynomialConfig
+
+    cfg = PolynomialConfig.for_scale("paper").replace(seed=seed, seeds=1, **changes)
+    rec = store.make_record("nonlinear.polynomial", cfg, {"final_train_loss": [[1.0]] * 6}, scale="paper",
+                            started="2026-01-01T00:00:00", wall=1.0, cpu=1.0, device="cpu")
+    return store.ResultsStore(root).write(rec)
+
+
+def test_check_detects_a_stale_config(tmp_path):
+    _paper_record(tmp_path, seed=0)
+    _paper_record(tmp_path, seed=1, epochs=399)  # a config that is no longer the paper's
+    problems = [problem for _, _, problem in reports.reference_records(root=tmp_path)]
+    assert problems[0] is None or problems[1] is None
+    assert any(p and "epochs" in p for p in problems)
+    ref = reports.load_reference("nonlinear.polynomial", tmp_path)
+    assert ref.seeds == [0] and ref.wanted == 30 and not ref.complete
+    assert "1 of 30 seeds" in ref.provenance()
+
+
+def test_check_detects_seeds_outside_the_paper_run_and_damage(tmp_path):
+    _paper_record(tmp_path, seed=30)  # seed 30 is not among the paper's 0..29
+    p = _paper_record(tmp_path, seed=2)
+    rec = json.loads(p.read_text())
+    rec["summary"]["final_train_loss"] = [[2.0]] * 6  # edited: the checksum fails
+    p.write_text(json.dumps(rec))
+    problems = sorted(str(problem) for _, _, problem in reports.reference_records(root=tmp_path))
+    assert any("seeds" in p for p in problems) and any("checksum" in p for p in problems)
+
+
+@pytest.mark.parametrize("root_exists", [False, True])
+def test_no_records(tmp_path, root_exists):
+    root = tmp_path / "ref"
+    if root_exists:
+        root.mkdir()
+    assert reports.reference_records(root=root) == []
+    assert reports.reference_markdown(root) == "No reference records have been shipped yet."
