@@ -7,6 +7,7 @@ import torch
 from icl_lab import BilinearAttention, OneBlockTransformer, QOnlyAttention, train
 from icl_lab.data import LinearTask, PromptSampler, gaussian
 from icl_lab.train import mse_loss, per_run_loss
+from icl_lab._checks import ConfigError
 
 from _helpers import F64, assert_close, gen, gens, linear_feature_sampler, sphere_linear_sampler
 
@@ -142,7 +143,9 @@ def test_lr_decay_one_parameter_gd_matches_closed_form():
 def test_records_have_shape_n_records_R_and_include_first_and_last_step():
     sampler = linear_feature_sampler(K=3, d=4, N=8)
     model = QOnlyAttention(4, seeds=SEEDS)
-    record = {"Q": lambda m, t: m.Q.detach().clone(), "step": lambda m, t: torch.full((m.runs,), t)}
+    def record(m, t):
+        return {"Q": m.Q.detach().clone(), "step": torch.full((m.runs,), t)}
+
     hist = train(model, sampler, steps=10, optimizer="sgd", lr=LRS, batch_size=8, record=record,
                  record_every=3, **COMMON)
     assert hist.record_steps == [0, 3, 6, 9, 10]
@@ -158,7 +161,9 @@ def test_records_have_shape_n_records_R_and_include_first_and_last_step():
 
 def test_default_and_explicit_record_schedules():
     model = QOnlyAttention(4, runs=2)
-    rec = {"Q": lambda m, t: m.Q.detach().clone()}
+    def rec(m, t):
+        return {"Q": m.Q.detach().clone()}
+
     h = train(model, linear_feature_sampler(), steps=7, optimizer="adam", lr=0.01, batch_size=4, record=rec,
               **COMMON)
     assert h.record_steps == list(range(8)) and h["Q"].shape == (8, 2, 4, 4)
@@ -210,3 +215,10 @@ def test_update_rules_match_torch_optim(optimizer, kw):
         opt.step()
         sched.step()
     assert_close(model.Q, ref.Q.detach())
+
+
+def test_record_must_be_one_callable():
+    model = QOnlyAttention(4, runs=2)
+    with pytest.raises(ConfigError, match="record must be callable"):
+        train(model, linear_feature_sampler(), steps=2, optimizer="sgd", lr=0.01, batch_size=4,
+              record={"Q": lambda m, t: m.Q}, **COMMON)
