@@ -34,25 +34,18 @@ from . import theory as th
 from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, block_times, censored_mean,  # noqa: F401
                                 half_zero_times, ordering, run_block, run_polynomial, run_polynomial_theory,
                                 polynomial_from_summary, summarize_block, summarize_polynomial)
-from .tasks import (FEATURE_KINDS, FLAT, L_TUPLE, POSITIVE, RUN_PARAMS, SETTING_PARAMS, SHARP,  # noqa: F401
+from .tasks import (FEATURE_KINDS, Sec6Setting, FLAT, L_TUPLE, POSITIVE, RUN_PARAMS, SETTING_PARAMS, SHARP,  # noqa: F401
                     RandomReLUNetTask, ScaledPromptSet, check_features_fit, cosine_feature_prompts, cosine_sampler,
                     make_features, polynomial_sampler)
 
 
 # ============================================================================ theory model: Figs 1-3
 @dataclass(frozen=True)
-class TheoryConfig(ScaledConfig):
+class TheoryConfig(Sec6Setting):
     """Theory model (Q-only, Q = 0, full-batch GD) on the Sec. 6 setting.  The paper gives no step
     size for the theory model; eta = 10 is our choice.  Per seed one set of M prompts (drawn with
     L = 1); the six L values scale its labels."""
 
-    d: int = 15
-    K: int = 4
-    N: int = 100
-    c: float = 0.5
-    delta: float = 3.0
-    features: str = "orth"
-    M: int = 300
     steps: int = 400
     lr: float = 10.0
     L_values: tuple = FLAT + SHARP
@@ -119,18 +112,11 @@ def summarize_theory(res: TheoryResult) -> dict:
 
 # ============================================================================ sweeps: rates, durations, threshold
 @dataclass(frozen=True)
-class SweepConfig(ScaledConfig):
+class SweepConfig(Sec6Setting):
     """Phase-I durations and early rates of the theory model against L, eta, K and Delta (the
     rates of Props. 2-4).  T^1 = first step at which the mean own-feature attention reaches
     K / (2K - 1), the level at which q_k - q_{k,m} = log K (Lemma 5)."""
 
-    d: int = 15
-    K: int = 4
-    N: int = 100
-    c: float = 0.5
-    delta: float = 3.0
-    features: str = "orth"
-    M: int = 300
     L_grid: tuple = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
     eta_grid: tuple = (1.0, 3.0, 10.0)
     K_grid: tuple = (2, 4, 8, 16, 32)  # all in dimension max(d, 32): the task values vary ~ 1/sqrt(d)
@@ -271,17 +257,10 @@ def summarize_sweep(res: SweepResult) -> dict:
 
 # ============================================================================ late phase (R2, C8-C9)
 @dataclass(frozen=True)
-class LateConfig(ScaledConfig):
+class LateConfig(Sec6Setting):
     """Long full-batch GD of the theory model: the late phase (observation R2) and the time to
     reach accuracy eps, against the paper's log(1/eps) (Thm 1) and log(1/eps)/eps (Thm 2)."""
 
-    d: int = 15
-    K: int = 4
-    N: int = 100
-    c: float = 0.5
-    delta: float = 3.0
-    features: str = "orth"
-    M: int = 300
     steps: int = 30_000
     lr: float = 0.1
     L_values: tuple = (0.5, 1.0, 2.0)
@@ -384,18 +363,11 @@ def summarize_concentration(res: ConcentrationResult) -> dict:
 
 # ============================================================================ Proposition 1 (C11)
 @dataclass(frozen=True)
-class GeneralizationConfig(ScaledConfig):
+class GeneralizationConfig(Sec6Setting):
     """Train the theory model on cosine tasks (L = 1), then predict, in context, functions it never
     saw: fresh cosine tasks, random 2-ReLU profiles, random ReLU networks (all 1-Lipschitz) on the
     same features, at several moments of training."""
 
-    d: int = 15
-    K: int = 4
-    N: int = 100
-    c: float = 0.5
-    delta: float = 3.0
-    features: str = "orth"
-    M: int = 300
     steps: int = 400
     lr: float = 10.0
     L: float = 1.0
@@ -519,17 +491,10 @@ def summarize_delta(res: DeltaResult) -> dict:
 
 # ============================================================================ non-uniform feature frequencies
 @dataclass(frozen=True)
-class NonUniformConfig(ScaledConfig):
+class NonUniformConfig(Sec6Setting):
     """The robustness check with non-uniform feature frequencies that Sec. 6 announces for App. A
     (App. A does not contain it): the theory model on the Sec. 6 setting with p_k unequal."""
 
-    d: int = 15
-    K: int = 4
-    N: int = 100
-    c: float = 0.5
-    delta: float = 3.0
-    features: str = "orth"
-    M: int = 300
     p: tuple = (0.4, 0.3, 0.2, 0.1)
     steps: int = 2000
     lr: float = 1.0

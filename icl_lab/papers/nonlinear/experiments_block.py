@@ -27,7 +27,7 @@ from ...data import PromptBatch, PromptSampler
 from ...models import OneBlockTransformer, QOnlyAttention
 from ...params import LR, SEED, SIZE, STEPS, Int, OneOf
 from ...train import RunGrid, train
-from .tasks import (FLAT, L_TUPLE, RUN_PARAMS, SETTING_PARAMS, SHARP, ScaledPromptSet, check_features_fit,
+from .tasks import (FLAT, L_TUPLE, Sec6Setting, RUN_PARAMS, SETTING_PARAMS, SHARP, ScaledPromptSet, check_features_fit,
                     cosine_sampler, make_features, polynomial_sampler)
 
 BLOCK_PARAMS = dict(epochs=Int(1, 100_000), batch=Int(1, 100_000), optimizer=OneOf("sgd", "adam"), lr=LR, width=SIZE, ffn=SIZE,
@@ -37,7 +37,7 @@ BLOCK_PARAMS = dict(epochs=Int(1, 100_000), batch=Int(1, 100_000), optimizer=One
 
 # ============================================================================ practical block: Figs 1-3
 @dataclass(frozen=True)
-class BlockConfig(ScaledConfig):
+class BlockConfig(Sec6Setting):
     """The practical one-block transformer (width 32, FFN 64, pre-LN, query self-score masked) on
     the Sec. 6 cosine tasks, a fixed set of M prompts, batch 30.  The paper names no optimizer: the
     primary reading is plain SGD (lr 0.03), closest to the GD of the paper's analysis; Adam (lr 1e-3)
@@ -47,13 +47,6 @@ class BlockConfig(ScaledConfig):
     (``paper`` scale) trains 5 seeds per L (30 runs x 4000 steps per optimizer) with the paper's
     N = 100, M = 300 and 400 epochs; the book reduces it (``BOOK``, with the reasons)."""
 
-    d: int = 15
-    K: int = 4
-    N: int = 100
-    c: float = 0.5
-    delta: float = 3.0
-    features: str = "orth"
-    M: int = 300
     epochs: int = 400
     batch: int = 30
     optimizer: str = "sgd"  # primary reading: plain SGD, closest to the paper's GD analysis

@@ -165,6 +165,9 @@ def polynomial_sampler(d: int, N: int, L: float = 1.0) -> PromptSampler:
 
 
 # ============================================================================ declared parameters
+from dataclasses import dataclass  # noqa: E402
+
+from ...config import ScaledConfig  # noqa: E402
 from ...params import LR, SEED, SIZE, STEPS, Int, OneOf, Real, TupleOf  # noqa: E402
 
 POSITIVE = Real(0, 1e3, closed="right")  # c, Delta, a Lipschitz constant L
@@ -173,6 +176,22 @@ L_TUPLE = TupleOf(POSITIVE, max_len=64)
 SETTING_PARAMS = dict(d=SIZE, K=Int(2, 4096), N=Int(1, 100_000), c=POSITIVE, delta=POSITIVE,
                       features=OneOf(*FEATURE_KINDS), M=Int(1, 100_000))
 RUN_PARAMS = dict(steps=STEPS, lr=LR, seeds=Int(1, 1000), seed=SEED, test_prompts=Int(1, 200_000), test_seed=SEED)
+
+
+@dataclass(frozen=True)
+class Sec6Setting(ScaledConfig):
+    """The Sec. 6 setting every cosine-task config starts from: K = 4 features in R^15 separated by
+    Delta = 3 (orthogonal unless ``features`` says otherwise), N = 100 tokens a prompt, M = 300 prompts,
+    tasks (L/c) cos(c w^T x + phi) with c = 0.5."""
+
+    d: int = 15
+    K: int = 4
+    N: int = 100
+    c: float = 0.5
+    delta: float = 3.0
+    features: str = "orth"
+    M: int = 300
+    PARAMS = SETTING_PARAMS
 
 
 def check_features_fit(cfg) -> None:
