@@ -55,8 +55,6 @@ from icl_lab.papers.common.experiments import (ContextLengthConfig, q_only_gradi
 from icl_lab.train import mse_loss
 from IPython.display import Markdown, display
 
-icl_lab.configure_threads()
-plotting.use_style()
 SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("common")
 

@@ -63,8 +63,6 @@ from icl_lab.papers.nonlinear import figures as nlfig
 from icl_lab.papers.nonlinear import theory as th
 from icl_lab.train import mse_loss
 
-icl_lab.configure_threads()
-plotting.use_style()
 SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("nonlinear")
 F64 = torch.float64

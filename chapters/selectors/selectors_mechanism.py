@@ -66,8 +66,6 @@ from icl_lab.papers.selectors import experiments as X
 from icl_lab.papers.selectors import figures as SF
 from icl_lab.train import hinge_loss
 
-icl_lab.configure_threads()
-plotting.use_style()
 torch.set_flush_denormal(True)
 SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("selectors", part="mechanism")

@@ -74,8 +74,6 @@ from icl_lab.papers import selectors as sel
 from icl_lab.papers.selectors import experiments as X
 from icl_lab.papers.selectors import figures as SF
 
-icl_lab.configure_threads()
-plotting.use_style()
 torch.set_flush_denormal(True)
 SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("selectors", part="sample_complexity")

@@ -61,8 +61,6 @@ from icl_lab.data import HillsTask
 from icl_lab.papers.window import experiments as W
 from icl_lab.papers.window import figures as WF
 
-icl_lab.configure_threads()
-plotting.use_style()
 SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("window", part="experiments")
 F64 = torch.float64

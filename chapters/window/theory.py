@@ -67,8 +67,6 @@ from icl_lab.papers.window import experiments as W
 from icl_lab.papers.window import figures as WF
 from icl_lab.papers.window import hard_window_loss, optimal_window, window_curves
 
-icl_lab.configure_threads()
-plotting.use_style()
 SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("window", part="theory")
 F64 = torch.float64
