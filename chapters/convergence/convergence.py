@@ -71,6 +71,13 @@ SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("convergence")
 
 
+def say(text):
+    """Show a short measured statement as rendered text."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(text))
+
+
 def cards(*ids):
     """Show the claim cards of the claims just checked."""
     from IPython.display import display
@@ -234,17 +241,6 @@ print(f"max |S_full - S_reduced| (marginalised loss) = {hres.max_diff_marginaliz
 print(f"RMS |S_full - S_reduced| (sampled w) = {hres.max_diff_sampled:.3f}; RMS spread between two w draws = {hres.mc_spread:.3f}")
 print(f"Q outside the feature span after training: {hres.off_span:.1e};  min alpha_k over the run: {hres.min_alpha:.2e}")
 
-fig, ax = plt.subplots(figsize=(6.6, 3.6))
-Kh = h_cfg.K
-for (n, k), c in zip([(0, 0), (1, 0), (Kh - 1, Kh - 1), (0, Kh - 1)], plotting.COLORS):
-    ax.plot(hres.steps, hres.S_reduced[:, n, k], color=c, lw=2.5, alpha=0.5,
-            label=rf"reduced $S_{{{n + 1},{k + 1}}}$")
-    ax.plot(hres.steps, hres.S_full[:, 0, n, k], "k:", lw=1)
-    ax.plot(hres.steps, hres.S_full[:, 1, n, k], color=c, ls="--", lw=1)
-plotting.label(ax, "GD step t", r"entry of $S = V^\top Q V$",
-               "full d x d model (dotted: marginalised; dashed: sampled w) vs reduced GD")
-ax.legend(fontsize=7, ncol=2)
-plotting.finish(fig)
 
 ledger["I4"].check(
     measured=f"max diff {hres.max_diff_marginalized:.1e} (marginalised); RMS {hres.max_diff_sampled:.3f} vs w-spread {hres.mc_spread:.3f} (sampled w)",
@@ -256,6 +252,9 @@ ledger["I6"].check(
     how="full-model GD from Q = 0, gradient at a random Q, and a perturbed column of S",
     passed=max(hres.off_span, e["I6_span"]) < 1e-12 and e["I6_columns"] < 1e-14)
 cards('I4', 'I6')
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Four entries of $S = V^\\top QV$ along GD: the reduced $K\\times K$ model (thick), the full $d\\times d$ model with the $w$-marginalised loss (dotted, on top of it) and with sampled $w$ (dashed). Not a figure of the paper; book scale: 200 of the paper scale's 1000 steps.", "name": "fig-cv-full-vs-reduced"}, "image": {"alt": "Four thick curves of S entries over the GD steps; the dotted full-model curves lie exactly on them, the dashed sampled-w curves close by."}}
+plotting.finish(cplot.draw_full_vs_reduced(hres, h_cfg.K))
 
 # %% tags=["remove-cell"]
 assert hres.max_diff_marginalized < 1e-10 and hres.off_span < 1e-12
@@ -440,23 +439,6 @@ after_T1 = bt.tau > btimes["T1"]
 max_beta_after = float(be_b[after_T1].max())
 attn_o = bt.series("Attn_o")
 attn_o_monotone = bool(np.all(np.diff(attn_o) <= 1e-15))
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
-axes[0].plot(bt.tau[pos], A_b[pos], label=r"$A_k$")
-axes[0].plot(bt.tau[pos], B_b[pos], label=r"$B_{k,n}$")
-axes[0].axhline(math.log(Kb), color="grey", ls="--", lw=0.7)
-axes[1].plot(bt.tau[pos], al_b[pos], label=r"$\alpha_k$")
-axes[1].plot(bt.tau[pos], np.abs(be_b[pos]), label=r"$|\beta_{k,n}|$")
-axes[1].set_yscale("log")
-axes[2].plot(bt.tau[pos], bt.series("Attn_k")[pos], label=r"Attn$_k$")
-axes[2].plot(bt.tau[pos], (Kb - 1) * attn_o[pos], label=r"$\sum_{n\neq k}$Attn$_n$")
-axes[2].plot(bt.tau[pos], np.maximum(bt.gap[pos], 1e-12), label=r"$\mathcal{L}_k - \mathcal{L}_k^{\rm low}$")
-axes[2].set_yscale("log")
-for ax, t in zip(axes, ["weights", "gradients", "attention and error"]):
-    ax.set_xscale("log")
-    ax.axvline(btimes["T1"], color="k", ls=":", lw=0.8)
-    plotting.label(ax, r"$\tau=\eta t$", "", f"balanced, K = {Kb}: {t}")
-    ax.legend(fontsize=7)
-plotting.finish(fig)
 print(f"T1 (A_k > log K) = {btimes['T1']:.1f};  max K|beta|/alpha = {ratio_b:.3f};  max beta after T1 = {max_beta_after:.2e};"
       f"  off-target attention non-increasing: {attn_o_monotone}")
 ledger["B1"].check(
@@ -464,6 +446,9 @@ ledger["B1"].check(
     how=f"mean-field flow of the balanced column, K = {Kb}",
     passed=bool(al_b.min() >= 0) and ratio_b < 2 and max_beta_after <= 0 and attn_o_monotone)
 cards('B1')
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "A balanced column ($p_k = 1/K$) under the mean-field gradient flow: the weights $A_k$, $B_{k,n}$ (dashed: $\\log K$), their gradients, and the attention and error above the floor; dotted: the end of phase I, $T_1$ (first $A_k > \\log K$). Not a figure of the paper (its balanced case, Thm 3.1, has no figure).", "name": "fig-cv-balanced"}, "image": {"alt": "Three log-time panels: A_k rises past log K at T1 while B_k,n falls; the gradients decay; the target attention rises to 1 and the error falls as the other features' attention vanishes."}}
+plotting.finish(cplot.draw_balanced(bt, btimes["T1"], Kb))
 
 # %% tags=["remove-cell"]
 assert al_b.min() >= 0 and max_beta_after <= 0
@@ -487,19 +472,6 @@ lb = sw.late_balanced[Kl]
 sel_b = (lb["tau"] >= 1e5) & (lb["tau"] <= 1e7)
 late_b_rng = (float(lb["ratio"][sel_b].min()), float(lb["ratio"][sel_b].max()))
 late_b = float(lb["ratio"][-1])
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
-axes[0].loglog(Ks, T1b, "o-", label=r"$T_1$ (first $A_k>\log K$)")
-axes[0].loglog(Ks, np.array(Ks) ** 2 * np.log(Ks), "k--", lw=0.8, label=r"$K^2\log K$")
-plotting.label(axes[0], "K", r"$\tau$", "phase I length")
-axes[0].legend(fontsize=7)
-axes[1].semilogx(1 / np.array(eps_list), ph2_eps, "o-", label=rf"$(\tau_\epsilon - T_1)\epsilon/K$, K = {Kb}")
-axes[1].axhline(0.25, color="grey", ls="--", lw=0.8, label="late-time law: 1/4")
-plotting.label(axes[1], r"$1/\epsilon$", "normalised phase II length", "phase II against eps")
-axes[1].legend(fontsize=7)
-axes[2].semilogx(Ks, ph2_K, "o-", label=rf"$(\tau_\epsilon - T_1)\epsilon/K$, $\epsilon$ = {sw_cfg.eps:g}")
-plotting.label(axes[2], "K", "normalised phase II length", "phase II against K")
-axes[2].legend(fontsize=7)
-plotting.finish(fig)
 print("K:", Ks)
 print("T1:", np.round(T1b, 1), " T1/(K^2 log K):", np.round(norm_T1, 3), f" slope of log T1 vs log K: {slope_T1:.2f}")
 print("eps:", eps_list, " (tau_eps - T1) eps / K:", np.round(ph2_eps, 3))
@@ -516,6 +488,9 @@ ledger["B4"].check(
     measured=f"4 p_k tau L_k in [{late_b_rng[0]:.3f}, {late_b_rng[1]:.3f}] for tau in [1e5, 1e7] (K = {Kl}); (tau_eps - T1) eps/K at K = {Kb}: {ph2_eps[-1]:.3f} at eps = {min(eps_list):g} (law: 0.25)",
     how=f"mean-field flow of the balanced column to tau = {lb['tau'][-1]:.0e}", passed=late_b_rng[0] > 0.9 and late_b_rng[1] < 1.1)
 cards('B2', 'B3', 'B4')
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Balanced columns: the phase-I length $T_1$ against $K$ with the paper's $K^2\\log K$ (dashed), and the phase-II length $(\\tau_\\epsilon - T_1)\\epsilon/K$ against $1/\\epsilon$ (grey: the late-time law's 1/4) and against $K$. Not a figure of the paper.", "name": "fig-cv-balanced-scaling"}, "image": {"alt": "Left: T1 grows along a line parallel to K squared, below K squared log K. Middle and right: the normalised phase-II length levels off near 1/4 as epsilon shrinks and stays nearly flat in K."}}
+plotting.finish(cplot.draw_balanced_scaling(Ks, T1b, eps_list, ph2_eps, Kb, ph2_K, sw_cfg.eps))
 
 # %% tags=["remove-cell"]
 assert np.all(np.diff(norm_T1) <= 0) and late_b_rng[0] > 0.8 and late_b_rng[1] < 1.2
@@ -593,10 +568,12 @@ assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 # %% tags=["hide-input"]
 po_cfg = cv.PortraitConfig.for_scale(SCALE)
 po = cv.run_portrait(po_cfg)
-fig = cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.dominant, finite=po.finite,
-                          title=f"Figure 1 (data-driven): query v_k, k >= 2, K = {po_cfg.K}, p1 = {po_cfg.p1}, mean field "
-                                f"(dashed: GD eta = {po_cfg.eta:g}, N = {po_cfg.N}, M = {po_cfg.M})")
-plotting.finish(fig)
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The four phases of an under-represented feature $v_k$ ($k\\ge2$) under the mean-field gradient flow, with GD at finite $N$ dashed in the weights panel: top, the attention on the dominant feature, the target and all others (dark = 1); below, the bilinear weights (grey: $-0.49\\log K$ and $\\log K$), their gradients, the attention scores, and the error above the floor for the target and the dominant feature (grey: $\\epsilon$). Shaded: phases I–IV between the paper's thresholds $T_1, \\dots, T_4$. A data-driven version of Figure 1 of Huang, Cheng and Liang (their figure is a sketch).", "name": "fig-cv-portrait"}, "image": {"alt": "A grey strip and four log-time panels with four shaded phases: the dominant attention first rises then falls, the target attention rises to 1 in phases III and IV, and the error falls to epsilon."}}
+plotting.finish(cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.dominant, finite=po.finite,
+                                   title=f"K = {po_cfg.K}, p1 = {po_cfg.p1}"))
+
+# %% tags=["hide-input"]
 pt = po.times
 tr = po.flow
 print("phase boundaries (paper thresholds):", {k: round(pt[k], 1) for k in ("T1", "T2", "T3", "T4")})
@@ -678,12 +655,6 @@ fitK = [K for K in Ks if K >= fit_min]
 durs = {ph: np.array([th.durations(sw.under[(p1m, K)]["times"])[ph] for K in fitK]) for ph in ("I", "II", "III", "IV")}
 bounds = {"I": 1.98, "II": 2.0, "III": 1.5, "IV": 1.0}
 slopes = {ph: (loglog_slope(fitK, v), loglog_slope(fitK, v / np.log(fitK))) for ph, v in durs.items()}
-fig, ax = plt.subplots(figsize=(6.4, 3.8))
-for ph, v in durs.items():
-    ax.loglog(fitK, v, "o-", label=f"phase {ph}: slope {slopes[ph][0]:.2f} (bound {bounds[ph]})")
-plotting.label(ax, "K", r"phase duration ($\tau$)", f"phase durations, p1 = {p1m}, eps = {sw_cfg.eps:g}")
-ax.legend(fontsize=7)
-plotting.finish(fig)
 for ph, (s_raw, s_log) in slopes.items():
     print(f"phase {ph:>3}: slope {s_raw:.2f} raw, {s_log:.2f} after dividing by log K; bound exponent {bounds[ph]}")
 u3 = all(slopes[ph][1] <= bounds[ph] + 0.1 for ph in bounds)
@@ -706,6 +677,9 @@ ledger["U4"].check(
     how=f"min/max of alpha K^2, |beta_k1| K^1.98, ... per phase window, K = {fitK}; criterion: each varies by < 3x",
     passed=u4)
 cards('U3', 'U4')
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Durations of the four phases of an under-represented column against $K$ (mean-field flow), with the fitted log-log slope of each and the exponent of the paper's bound (Thm 3.2, Lemmas 4.1–4.4). Not a figure of the paper.", "name": "fig-cv-durations"}, "image": {"alt": "Four straight lines on log-log axes, the phase durations growing with K at slopes near or below the bounds' exponents."}}
+plotting.finish(cplot.draw_phase_durations(fitK, durs, slopes, bounds, p1m, sw_cfg.eps))
 
 # %% tags=["remove-cell"]
 assert max_beta_IV <= 0
@@ -735,19 +709,11 @@ assert max_beta_IV <= 0
 # $1/(4p_k\epsilon)$. The next figure checks $4p_k\tau\mathcal L_k\to 1$.
 
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(6.4, 3.6))
 late_vals = {}
 for K, v in sw.late.items():
-    m = v["tau"] > 10
-    ax.semilogx(v["tau"][m], v["ratio"][m], label=f"K = {K}")
     T3K = sw.under[(p1m, K)]["times"]["T3"]  # each K inside its own phase IV: tau >= 100 T3
     sel = v["tau"] >= 100 * T3K
     late_vals[K] = (float(v["ratio"][sel].min()), float(v["ratio"][sel].max()), float(v["ratio"][-1]), 100 * T3K)
-ax.axhline(1, color="k", lw=0.8, ls="--")
-ax.set_ylim(0, 2)
-plotting.label(ax, r"$\tau$", r"$4 p_k \tau\, \mathcal{L}_k$", f"Late-time law, under-represented column, p1 = {p1m}")
-ax.legend(fontsize=7)
-plotting.finish(fig)
 print("K: (min, max) of 4 p_k tau L_k over tau >= 100 T3, value at the end, window start:", late_vals)
 u5 = all(lo <= sw_cfg.tau_late / 2 and abs(c - 1) <= 2 / K for K, (a, b, c, lo) in late_vals.items())
 ledger["U5"].check(
@@ -756,6 +722,9 @@ ledger["U5"].check(
     how=f"mean-field flow to tau = {sw_cfg.tau_late:.0e}, p1 = {p1m}; criterion |4 p_k tau L_k - 1| <= 2/K at the end, "
         "which lies inside each K's phase IV (tau >= 100 T3)", passed=u5)
 cards('U5')
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The late-time law of an under-represented column: $4p_k\\tau\\,\\mathcal L_k$ against $\\tau$ for several $K$ tends to 1 (dashed) in phase IV. Not a figure of the paper.", "name": "fig-cv-late-law"}, "image": {"alt": "Curves for several K that rise and settle on the dashed line at 1 at late times, larger K later."}}
+plotting.finish(cplot.draw_late_law(sw.late, p1m))
 
 # %% tags=["remove-cell"]
 assert u5
@@ -789,17 +758,13 @@ assert 0.5 < slope_f < 1.5
 # happen? The heuristic predicts $B_{k,1}\approx-\tfrac12\log K$ at $\tau_{\rm sw}$ for large $K$,
 # for any fixed $p_1$.
 
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Where the leading influence on an under-represented feature switches: $B_{k,1}/\\log K$ at the switch time $\\tau_{\\rm sw}$ against $K$ for several $p_1$ (mean-field flow); dashed: the heuristic's $-1/2$, dotted: the paper's threshold $-0.49$. Not a figure of the paper.", "name": "fig-cv-switch"}, "image": {"alt": "Curves for several p1 that move towards -1/2 as K grows, from above or below depending on p1, still far from it at the largest K for p1 = 0.3 and 0.8."}}
+plotting.finish(cplot.draw_switch(Ks, sw_pos, p1_vals))
+
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(6.4, 3.6))
-for p1 in p1_vals:
-    ax.semilogx(Ks, [sw_pos[(p1, K)] for K in Ks], "o-", label=f"p1 = {p1}")
-ax.axhline(-0.5, color="k", ls="--", lw=0.8)
-ax.axhline(-0.49, color="grey", ls=":", lw=0.8)
-plotting.label(ax, "K", r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$", "where the leading influence switches")
-ax.legend(fontsize=7)
-plotting.finish(fig)
 trend = {p1: (abs(sw_pos[(p1, big50[0])] + 0.5), abs(sw_pos[(p1, Ks[-1])] + 0.5)) for p1 in p1_vals}
-print("|B_k1/log K + 1/2| at K =", big50[0], "and K =", Ks[-1], ":", {p: tuple(round(x, 3) for x in v) for p, v in trend.items()})
+say(f"Distance $|B_{{k,1}}/\\log K + 1/2|$ at $K = {big50[0]}$ and $K = {Ks[-1]}$: "
+    + "; ".join(f"$p_1 = {p}$: {a:.3f} → {b:.3f}" for p, (a, b) in trend.items()) + ".")
 j1 = all(b < a for a, b in trend.values())
 ledger["J1"].check(
     measured="; ".join(f"p1 = {p}: {sw_pos[(p, Ks[-1])]:+.3f} at K = {Ks[-1]}" for p in p1_vals),
@@ -888,17 +853,7 @@ assert eres.max_rel_diff < 0.05
 rp_cfg = cv.ReplicaConfig.for_scale(SCALE)
 rp = cv.run_replica(rp_cfg)
 runs = rp.runs
-print(f"trained {len(runs.labels)} runs x {rp_cfg.epochs} epochs in {rp.seconds:.1f} s")
 ep = np.array(runs.epochs)
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
-for ax, setting, tag in zip(axes, ("imbalanced", "balanced"), ("(a) imbalanced p = (0.8, 0.1, 0.1)", "(b) balanced p = 1/3")):
-    idx = cv.select(runs, setting=setting)
-    for k in range(3):
-        plotting.band(ax, ep[1:], runs.test_loss[1:, idx, k].T, label=rf"$\mathcal{{L}}_{k + 1}$ held-out", log=True, color=plotting.COLORS[k])
-        plotting.band(ax, ep[1:], runs.train_loss[1:, idx, k].T, log=True, color=plotting.COLORS[k], ls=":", lw=1)
-    plotting.label(ax, "epoch", r"$\mathcal{L}_k$ (with the 1/2; dotted: training prompts)", f"Figure 2{tag[:3]} (replica) {tag[4:]}")
-    ax.legend(fontsize=7)
-plotting.finish(fig)
 
 
 def _mean_maps(r, setting, which="test"):
@@ -909,10 +864,13 @@ def _mean_maps(r, setting, which="test"):
 
 snap = [e for e in rp_cfg.snapshots if e in runs.epochs]
 snap_i = [runs.epochs.index(e) for e in snap]
-for setting, tag in (("imbalanced", "3a"), ("balanced", "3b")):
-    maps = _mean_maps(runs, setting)[snap_i].numpy()
-    fig = cplot.draw_heatmaps(maps, snap, title=f"Figure {tag} (replica, {setting}): mean attention map over {rp_cfg.seeds} seeds, held-out prompts (row = query feature)")
-    plotting.finish(fig)
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The one-block transformer of App. A trained with Adam (learning rate 0.002, full batch, $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ (with the factor 1/2) on held-out prompts (solid) and on the training prompts (dotted), mean ± std over seeds, for (a) $p = (0.8, 0.1, 0.1)$ and (b) $p = 1/3$. Reproduces Figure 2 of Huang, Cheng and Liang; book scale: 3 of the paper scale's 5 seeds and 1000 of its 3000 held-out prompts.", "name": "fig-cv-replica-fig2"}, "image": {"alt": "Two panels of falling error curves: in (a) the dominant feature's error falls first and the two rare features follow; in (b) the three curves fall together."}}
+plotting.finish(cplot.draw_replica_losses(runs, cv.select))
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Mean attention map of the one-block transformer over seeds on held-out prompts, imbalanced $p = (0.8, 0.1, 0.1)$, at several epochs: row = query feature, column = attended feature. Reproduces Figure 3(a) of Huang, Cheng and Liang; book scale: 3 of 5 seeds, 1000 of 3000 held-out prompts.", "name": "fig-cv-replica-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: attention first goes to the dominant feature v_1 in every row, then each row concentrates on its own feature."}}
+plotting.finish(cplot.draw_heatmaps(_mean_maps(runs, 'imbalanced')[snap_i].numpy(), snap))
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. Reproduces Figure 3(b) of Huang, Cheng and Liang; book scale: 3 of 5 seeds, 1000 of 3000 held-out prompts.", "name": "fig-cv-replica-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly in all rows."}}
+plotting.finish(cplot.draw_heatmaps(_mean_maps(runs, 'balanced')[snap_i].numpy(), snap))
 
 # %% tags=["hide-input"]
 def _first_below(curve, thr):
