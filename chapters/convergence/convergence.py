@@ -569,7 +569,7 @@ assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 po_cfg = cv.PortraitConfig.for_scale(SCALE)
 po = cv.run_portrait(po_cfg)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The four phases of an under-represented feature $v_k$ ($k\\ge2$) under the mean-field gradient flow, with GD at finite $N$ dashed in the weights panel: top, the attention on the dominant feature, the target and all others (dark = 1); below, the bilinear weights (grey: $-0.49\\log K$ and $\\log K$), their gradients, the attention scores, and the error above the floor for the target and the dominant feature (grey: $\\epsilon$). Shaded: phases I–IV between the paper's thresholds $T_1, \\dots, T_4$. A data-driven version of Figure 1 of Huang, Cheng and Liang (their figure is a sketch).", "name": "fig-cv-portrait"}, "image": {"alt": "A grey strip and four log-time panels with four shaded phases: the dominant attention first rises then falls, the target attention rises to 1 in phases III and IV, and the error falls to epsilon."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The four phases of an under-represented feature $v_k$ ($k\\ge2$) under the mean-field gradient flow, with GD at finite $N$ dashed in the weights panel: top, the attention on the dominant feature, the target and all others (dark = 1); below, the bilinear weights (grey: $-0.49\\log K$ and $\\log K$), their gradients, the attention scores, and the error above the floor for the target and the dominant feature (grey: $\\epsilon$). Shaded: phases I–IV between the paper's thresholds $T_1, \\dots, T_4$. A data-driven version of Figure 1 of Huang, Cheng and Liang (their figure is a sketch).", "name": "fig-cv-portrait"}, "image": {"alt": "A grey strip and four log-time panels with four shaded phases: the attention on the dominant feature falls, the target attention rises towards 1 in phases III and IV, and the error falls to epsilon."}}
 plotting.finish(cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.dominant, finite=po.finite,
                                    title=f"K = {po_cfg.K}, p1 = {po_cfg.p1}"))
 
@@ -867,8 +867,10 @@ snap_i = [runs.epochs.index(e) for e in snap]
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The one-block transformer of App. A trained with Adam (learning rate 0.002, full batch, $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ (with the factor 1/2) on held-out prompts (solid) and on the training prompts (dotted), mean ± std over seeds, for (a) $p = (0.8, 0.1, 0.1)$ and (b) $p = 1/3$. Reproduces Figure 2 of Huang, Cheng and Liang; book scale: 3 of the paper scale's 5 seeds and 1000 of its 3000 held-out prompts.", "name": "fig-cv-replica-fig2"}, "image": {"alt": "Two panels of falling error curves: in (a) the dominant feature's error falls first and the two rare features follow; in (b) the three curves fall together."}}
 plotting.finish(cplot.draw_replica_losses(runs, cv.select))
+
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Mean attention map of the one-block transformer over seeds on held-out prompts, imbalanced $p = (0.8, 0.1, 0.1)$, at several epochs: row = query feature, column = attended feature. Reproduces Figure 3(a) of Huang, Cheng and Liang; book scale: 3 of 5 seeds, 1000 of 3000 held-out prompts.", "name": "fig-cv-replica-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: attention first goes to the dominant feature v_1 in every row, then each row concentrates on its own feature."}}
 plotting.finish(cplot.draw_heatmaps(_mean_maps(runs, 'imbalanced')[snap_i].numpy(), snap))
+
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. Reproduces Figure 3(b) of Huang, Cheng and Liang; book scale: 3 of 5 seeds, 1000 of 3000 held-out prompts.", "name": "fig-cv-replica-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly in all rows."}}
 plotting.finish(cplot.draw_heatmaps(_mean_maps(runs, 'balanced')[snap_i].numpy(), snap))
 
@@ -956,52 +958,43 @@ cards('F2a', 'F2b', 'F3a', 'F3b', 'F3c', 'R1')
 # %% tags=["hide-input"]
 tm_cfg = cv.TheoryModelConfig.for_scale(SCALE)
 tm = cv.run_theory_model(tm_cfg)
-fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-for ax, setting in zip(axes[:2], ("imbalanced", "balanced")):
-    pr = tm.population[setting]
-    m = pr.tau > 0
-    for k in range(3):
-        ax.loglog(pr.tau[m], pr.losses[m, k], color=plotting.COLORS[k], ls="-" if k < 2 else "--",
-                  label=rf"$\mathcal{{L}}_{k + 1}$" + (" (= L_2)" if k == 2 else ""))
-        if pr.floor[k] > 1e-8:
-            ax.axhline(pr.floor[k], color=plotting.COLORS[k], ls=":", lw=0.8)
-    plotting.label(ax, r"GD step $t$ ($\eta = 1$)", r"$\mathcal{L}_k$ (dotted: floor)", f"Fig. 2 (theory model, {setting})")
-    ax.legend(fontsize=7)
-pr = tm.population["imbalanced"]
-m = pr.tau > 0
-for (n, k, lab), c in zip([(1, 1, r"$A_2$"), (0, 1, r"$B_{2,1}$"), (2, 1, r"$B_{2,3}$")], plotting.COLORS):
-    axes[2].semilogx(pr.tau[m], pr.S[m, n, k], color=c, label=lab)
-plotting.label(axes[2], r"GD step $t$", "bilinear weight", "imbalanced, query v_2: weights")
-axes[2].legend(fontsize=7)
-plotting.finish(fig)
 steps_show = [s for s in (1, 10, 30, 100, 300, 1000, 3000, 20000) if s <= tm_cfg.gd_steps]
-for setting, tag in (("imbalanced", "3a"), ("balanced", "3b")):
+
+
+def _population_maps(setting):
     prs = tm.population[setting]
     ii = [int(np.argmin(np.abs(prs.tau - s))) for s in steps_show]
-    fig = cplot.draw_heatmaps(prs.attn[ii], [int(prs.tau[i]) for i in ii], unit="step",
-                              title=f"Figure {tag} (theory model, {setting}): population attention map E[Attn | x_q = v_k] under GD, eta = 1")
-    plotting.finish(fig)
+    return prs.attn[ii], [int(prs.tau[i]) for i in ii]
+
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The analysed Q-only model (3) under exact population GD ($\\eta = 1$, our choice; $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ for the imbalanced $p = (0.8, 0.1, 0.1)$ ($\\mathcal L_3 = \\mathcal L_2$, dashed) and balanced settings, dotted: the floors $\\mathcal L_k^{\\rm low}$; right: the weights of query $v_2$ in the imbalanced setting. The analysed model's version of Figure 2 of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig2"}, "image": {"alt": "Three log-time panels: imbalanced, the dominant feature's error is small from the start while the rare features' errors stay high for tens of steps, then fall towards their floor; balanced, all three fall together; the weights: A_2 grows while B_2,1 and later B_2,3 fall below zero."}}
+plotting.finish(cplot.draw_theory_losses(tm))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Population attention map $\\mathbb E[\\mathrm{Attn}\\mid x_{\\rm query} = v_k]$ of the analysed model under GD ($\\eta = 1$), imbalanced $p = (0.8, 0.1, 0.1)$, at several steps: row = query feature, column = attended feature. The analysed model's version of Figure 3(a) of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing steps: every row first leans to v_1, then each row concentrates on its own feature."}}
+plotting.finish(cplot.draw_heatmaps(*_population_maps('imbalanced'), unit='step'))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. The analysed model's version of Figure 3(b) of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing steps: the diagonal grows uniformly in all rows."}}
+plotting.finish(cplot.draw_heatmaps(*_population_maps('balanced'), unit='step'))
 
 # %% tags=["hide-input"]
 ad = tm.adam
 ep_a = np.array(ad.epochs)
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True)
-for ax, setting in zip(axes, ("imbalanced", "balanced")):
-    for lr, ls in zip(tm_cfg.adam_lrs, ("--", "-")):
-        idx = cv.select(ad, setting=setting, lr=lr)
-        for k in range(3):
-            plotting.band(ax, ep_a[1:], ad.test_loss[1:, idx, k].T, log=True, color=plotting.COLORS[k], ls=ls,
-                          label=rf"$\mathcal{{L}}_{k + 1}$, lr {lr}")
-    plotting.label(ax, "epoch (Adam, full batch)", r"held-out $\mathcal{L}_k$", f"Q-only model, {setting}: Adam at lr 0.002 (dashed) and 0.02")
-    ax.legend(fontsize=6, ncol=2)
-plotting.finish(fig)
-for setting, tag in (("imbalanced", "3a"), ("balanced", "3b")):
+sn = [e for e in tm_cfg.snapshots if e in ad.epochs]
+
+
+def _adam_maps(setting):
     idx = cv.select(ad, setting=setting, lr=max(tm_cfg.adam_lrs))
-    maps = ad.test_map[:, idx].mean(1).numpy()
-    sn = [e for e in tm_cfg.snapshots if e in ad.epochs]
-    fig = cplot.draw_heatmaps(maps[[ad.epochs.index(e) for e in sn]], sn,
-                              title=f"Figure {tag} (theory model, {setting}): Adam lr {max(tm_cfg.adam_lrs)}, held-out prompts, mean over {tm_cfg.seeds} seeds")
-    plotting.finish(fig)
+    return ad.test_map[:, idx].mean(1).numpy()[[ad.epochs.index(e) for e in sn]]
+
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The analysed Q-only model trained with Adam (full batch, 300 prompts) at the paper's learning rate 0.002 (dashed) and at 0.02 (solid): held-out $\\mathcal L_k$, mean ± std over seeds, imbalanced and balanced. The analysed model's version of Figure 2 of Huang, Cheng and Liang under the paper's optimiser; book scale: 3 of the paper scale's 5 seeds.", "name": "fig-cv-adam-losses"}, "image": {"alt": "Two panels: at learning rate 0.002 the errors barely move in 400 epochs, at 0.02 they fall, the dominant feature first in the imbalanced case."}}
+plotting.finish(cplot.draw_adam_losses(ad, tm_cfg.adam_lrs, cv.select))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention map of the Q-only model trained with Adam at learning rate 0.02, held-out prompts, mean over seeds, imbalanced $p = (0.8, 0.1, 0.1)$: row = query feature, column = attended feature. The analysed model's version of Figure 3(a) of Huang, Cheng and Liang; book scale: 3 of 5 seeds.", "name": "fig-cv-adam-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: rows first lean to v_1, then concentrate on their own feature."}}
+plotting.finish(cplot.draw_heatmaps(_adam_maps('imbalanced'), sn))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. The analysed model's version of Figure 3(b) of Huang, Cheng and Liang; book scale: 3 of 5 seeds.", "name": "fig-cv-adam-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly."}}
+plotting.finish(cplot.draw_heatmaps(_adam_maps('balanced'), sn))
 
 # %% tags=["hide-input"]
 pi = tm.population["imbalanced"]
@@ -1078,13 +1071,6 @@ assert gap2 < 1e-3 and float(A_slow.max()) < 1.25 * move
 # %% tags=["hide-input"]
 uw_cfg = cv.UnseenWConfig.for_scale(SCALE)
 uw = cv.run_unseen_w(uw_cfg)
-fig, ax = plt.subplots(figsize=(6.4, 3.6))
-for fam, vals in uw.median_rel_err.items():
-    ax.loglog(uw.steps, np.maximum(vals, 1e-17), "o-", label=fam)
-ax.loglog(uw.steps, uw.median_one_minus_attn, "k--", label=r"median $1 - \mathrm{Attn}_k$")
-plotting.label(ax, "GD step t of training", r"median $|\hat y - y| / |y|$", "prediction error for task laws unseen in training")
-ax.legend(fontsize=7)
-plotting.finish(fig)
 print(f"largest |error| - bound over all prompts, families and times: {uw.bound_violation:.1e} (<= 0 up to rounding)")
 errs = {f: v[-1] for f, v in uw.median_rel_err.items()}
 print("median relative error at the last time:", {f: f"{v:.3g}" for f, v in errs.items()})
@@ -1104,6 +1090,9 @@ ledger["I-w-bound"].check(
     passed=uw.bound_violation < 1e-9)
 cards('I-w', 'I-w-bound')
 
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Median relative prediction error $|\\hat y - y|/|y|$ for task laws never seen in training, at moments of training, with the median attention gap $1-\\mathrm{Attn}_k$ (dashed), which the error follows. Not a figure of the paper.", "name": "fig-cv-unseen-w"}, "image": {"alt": "Error curves for several task laws falling together with the dashed attention-gap curve; the constant law w = 10·1 is predicted exactly."}}
+plotting.finish(cplot.draw_unseen(uw))
+
 # %% tags=["remove-cell"]
 assert uw.bound_violation < 1e-9 and track
 
@@ -1116,7 +1105,7 @@ assert uw.bound_violation < 1e-9 and track
 # without a kernel (pre-rendered frames over $p_1$); in a live notebook the `ipywidgets` controls
 # after it recompute everything (GD on the reduced column; $N = 0$ means the mean field).
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The four phases of an under-represented feature (mean-field flow, as in the first figure of this page) for a chosen $p_1$; the slider works without a kernel. Not a figure of the paper.", "name": "fig-cv-p1-slider"}}
 K_demo = icl_lab.by_scale(ci=20, paper=50)
 
 
@@ -1124,7 +1113,7 @@ def draw_p1(p1):
     col = SymmetricColumn.under_represented(K_demo, p1)
     tr = col.flow(1e11, stop_gap=0.999e-2)
     dom = SymmetricColumn.dominant(K_demo, p1).flow(tr.tau[-1])
-    return cplot.draw_portrait(tr, phase_times(tr, 1e-2), 1e-2, dominant=dom, figsize=(10, 6.4),
+    return cplot.draw_portrait(tr, phase_times(tr, 1e-2), 1e-2, dominant=dom,
                                title=f"K = {K_demo}, p1 = {p1}: mean-field flow of an under-represented column")
 
 
@@ -1135,7 +1124,7 @@ widgets.static_slider(draw_p1, [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], name="p1 (do
 # setting: the population attention map $\mathbb E[\mathrm{Attn}\mid x_{\rm query} = v_k]$ after
 # $t$ steps of exact population GD ($\eta = 1$) for several $p_1$ (with $p_2 = p_3 = (1-p_1)/2$).
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Population attention map of the analysed model under GD ($K = 3$, $N = 60$, $\\eta = 1$) for a chosen $p_1$, with $p_2 = p_3 = (1-p_1)/2$; the slider works without a kernel. Not a figure of the paper.", "name": "fig-cv-heat-slider"}}
 pops = {p1: th.population_columns(th.p_for("imbalanced", 3, p1), 60, 1.0, 1000, record_every=1)
         for p1 in (0.34, 0.5, 0.65, 0.8, 0.9)}
 
@@ -1143,7 +1132,7 @@ pops = {p1: th.population_columns(th.p_for("imbalanced", 3, p1), 60, 1.0, 1000, 
 def draw_heat_p1(p1):
     pr = pops[p1]
     steps_h = [1, 10, 30, 100, 300, 1000]
-    fig = cplot.draw_heatmaps(pr.attn[steps_h], steps_h, unit="step", title=f"K = 3, N = 60, p1 = {p1}: population attention map under GD (eta = 1)")
+    fig = cplot.draw_heatmaps(pr.attn[steps_h], steps_h, unit="step", title=f"p1 = {p1}")
     return fig
 
 

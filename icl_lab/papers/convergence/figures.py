@@ -81,6 +81,9 @@ def draw_portrait(tr: ColumnTrajectory, times: dict, eps: float, title: str = ""
     ax.set_xscale("log")
     ax.set_yscale("log")
     plotting.label(ax, r"$\tau$", "attention")
+    t1 = times.get("T1", math.nan)
+    lo = 0.03 * t1 if np.isfinite(t1) else tau[1]  # the action starts around T1 / 30
+    lo_tau = max(tau[1], lo)
     ax = axes[3]
     ax.plot(tau[m], np.maximum(tr.gap[m], 1e-12), label=r"$\mathcal{L}_k-\mathcal{L}_k^{\rm low}$ (under-repr.)")
     if dominant is not None:
@@ -90,9 +93,9 @@ def draw_portrait(tr: ColumnTrajectory, times: dict, eps: float, title: str = ""
     ax.set_xscale("log")
     ax.set_yscale("log")
     plotting.label(ax, r"$\tau$", "error above the floor")
-    ax.set_ylim(bottom=eps / 10)  # the flow stops at eps: lower values are the 1e-12 floor of the plot
-    t1 = times.get("T1", math.nan)
-    lo = 0.03 * t1 if np.isfinite(t1) else tau[1]  # the action starts around T1 / 30
+    shown = [g[(t >= lo_tau) & (g > 1e-12)] for t, g in ((tau, tr.gap),) + (((dominant.tau, dominant.gap),) if dominant is not None else ())]
+    shown = np.concatenate(shown) if shown else np.array([])
+    ax.set_ylim(bottom=max(1e-12, 0.5 * float(shown.min())) if shown.size else eps / 10)  # no span down to the 1e-12 floor
     for a in axes:
         a.set_xlim(max(tau[1], lo), tau[-1] * 1.1)
         _phase_lines(a, times, labels=a is axes[0])
@@ -269,7 +272,9 @@ def draw_unseen(uw):
     fig, ax = plotting.figure(1, 1, height=3.2)
     lo = float(np.min(uw.median_one_minus_attn)) / 10
     for fam, vals in uw.median_rel_err.items():
-        ax.loglog(uw.steps, np.maximum(vals, lo), "o-", label=fam)
+        exact = float(np.max(vals)) < 1e-10
+        ax.loglog(uw.steps, np.maximum(vals, lo), "v-" if exact else "o-",
+                  label=fam + (": 0, drawn at the floor" if exact else ""))
     ax.loglog(uw.steps, uw.median_one_minus_attn, "k--", label=r"median $1 - \mathrm{Attn}_k$")
     ax.set_ylim(bottom=lo)
     plotting.label(ax, "GD step t of training", r"median $|\hat y - y| / |y|$")
