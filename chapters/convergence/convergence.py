@@ -78,13 +78,22 @@ def say(text):
     display(Markdown(text))
 
 
+def table(header, rows):
+    """Show a small table of measured values as a rendered Markdown table."""
+    from IPython.display import Markdown, display
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    display(Markdown("\n".join(lines)))
+
+
 def cards(*ids):
     """Show the claim cards of the claims just checked."""
     from IPython.display import display
 
     for i in ids:
         display(ledger[i])
-print(f"scale = {SCALE}, torch threads = {torch.get_num_threads()}")
+say(f"Run at the **{SCALE}** scale with {torch.get_num_threads()} torch thread(s).")
 
 # %% [markdown]
 # ## 1. Setting: prompts, embedding and the Q-only model
@@ -142,7 +151,7 @@ S0 = V0 @ model0.Q.detach()[0] @ V0.T
 a_counts = feature_attention(S0, CountLaw.empirical(batch0.counts, batch0.query_ids[:, 0], K0))  # (B, k, m)
 mass_formula = a_counts[torch.arange(500), batch0.query_ids[:, 0]]
 grouping_err = float((mass_full - mass_formula).abs().max())
-print(f"max |Attn_m (full model) - c_m e^S / sum_j c_j e^S| = {grouping_err:.1e}")
+say(f"The full model's attention on each feature equals $c_m e^{{S}}/\\sum_j c_j e^{{S}}$ up to {grouping_err:.1e}.")
 
 # %% tags=["remove-cell"]
 assert grouping_err < 1e-12
@@ -208,8 +217,6 @@ assert grouping_err < 1e-12
 id_cfg = cv.IdentitiesConfig.for_scale(SCALE)
 ids = cv.run_identities(id_cfg)
 e = ids.errors
-for k, v in e.items():
-    print(f"  {k:>20}: {v:.2e}")
 ledger["I1"].check(
     measured=f"rel. err {e['I1']:.1e}", how=f"{id_cfg.prompts} prompts, K={id_cfg.K}, d={id_cfg.d}, random Q and V, float64",
     passed=e["I1"] < 1e-12)
@@ -237,9 +244,7 @@ assert e["I6_span"] < 1e-12 and e["I6_columns"] < 1e-14 < e["I6_column0_changed"
 # %% tags=["hide-input"]
 h_cfg = cv.FullVsReducedConfig.for_scale(SCALE)
 hres = cv.run_full_vs_reduced(h_cfg)
-print(f"max |S_full - S_reduced| (marginalised loss) = {hres.max_diff_marginalized:.1e}")
-print(f"RMS |S_full - S_reduced| (sampled w) = {hres.max_diff_sampled:.3f}; RMS spread between two w draws = {hres.mc_spread:.3f}")
-print(f"Q outside the feature span after training: {hres.off_span:.1e};  min alpha_k over the run: {hres.min_alpha:.2e}")
+say(f"The smallest $\\alpha_k$ along the run is {hres.min_alpha:.2e}.")
 
 
 ledger["I4"].check(
@@ -280,7 +285,7 @@ a_rand = torch.distributions.Dirichlet(torch.full((6,), 0.5, dtype=torch.float64
 k_q, n_o = 0, 1
 bracket = (a_rand**2).sum(1) - a_rand[:, k_q] ** 2 - a_rand[:, n_o] - a_rand[:, k_q] * (1 - a_rand[:, k_q])
 bound = -(1 - a_rand[:, k_q]) * (a_rand[:, k_q] - a_rand[:, 1:].max(1).values)
-print(f"max(bracket - bound) over 20000 random attention vectors: {float((bracket - bound).max()):.2e} (must be <= 0)")
+say(f"Over 20000 random attention vectors the bracket exceeds its bound by at most {float((bracket - bound).max()):.2e} (it must not exceed it).")
 
 # %% tags=["remove-cell"]
 assert float((bracket - bound).max()) <= 1e-15
@@ -316,21 +321,16 @@ for K in (10, 100):
         k = 1
         rows.append((K, setting, float(G_mf[k, k]), float(G_cf[k, k]), float(G_N[k, k]), float(G_mf[0, k]),
                      float(G_cf[0, k]), float(G_mf[2, k]), float(G_cf[2, k]), float((G_mf - G_cf).abs().max())))
-print(f"{'K':>4} {'setting':>10} | {'alpha_k mf':>11} {'closed':>11} {'N=20K^2':>11} | {'beta_k1 mf':>11} {'closed':>11} | {'beta_kn mf':>11} {'closed':>11}")
-for r in rows:
-    print(f"{r[0]:>4} {r[1]:>10} | " + " ".join(f"{v:>11.3e}" for v in r[2:5]) + " | " + " ".join(f"{v:>11.3e}" for v in r[5:7])
-          + " | " + " ".join(f"{v:>11.3e}" for v in r[7:9]))
+table(["$K$", "setting", r"$\alpha_k$ mean field", "closed form", r"$N = 20K^2$", r"$\beta_{k,1}$ mean field", "closed form",
+       r"$\beta_{k,n}$ mean field", "closed form"], [(r[0], r[1], *(f"{v:.3e}" for v in r[2:9])) for r in rows])
 cf_err = max(r[-1] for r in rows)
 G_paper = gradient(torch.zeros(3, 3), CountLaw.mean_field(torch.tensor(th.IMBALANCED_P, dtype=torch.float64)))
 a2, b21, b23 = float(G_paper[1, 1]), float(G_paper[0, 1]), float(G_paper[2, 1])
-print(f"p = (0.8, 0.1, 0.1): alpha_2 = {a2:.4f}, beta_21 = {b21:.4f}, beta_23 = {b23:+.4f}")
 # scaling with K at S = 0 (mean field): alpha K^2 and |beta_k1| K stay of order one
 bal_scaled = [(K, float(gradient(torch.zeros(K, K), CountLaw.mean_field(th.p_for("balanced", K)))[0, 0]) * K**2,
                float(-gradient(torch.zeros(K, K), CountLaw.mean_field(th.p_for("balanced", K)))[1, 0]) * K**3) for K in (10, 100, 1000)]
 imb_scaled = [(K, float(-initial_gradient_mean_field(th.p_for("imbalanced", K, 0.5))["G"][0, 1]) * K,
                float(initial_gradient_mean_field(th.p_for("imbalanced", K, 0.5))["G"][1, 1]) * K**2) for K in (10, 100, 1000)]
-print("balanced  (K, alpha K^2, |beta| K^3):", [tuple(round(x, 3) for x in r) for r in bal_scaled])
-print("imbalanced p1=0.5 (K, |beta_k1| K, alpha_k K^2):", [tuple(round(x, 3) for x in r) for r in imb_scaled])
 ledger["G0-bal"].check(
     measured="alpha K^2 = " + ", ".join(f"{r[1]:.3f}" for r in bal_scaled) + "; |beta| K^3 = " + ", ".join(f"{r[2]:.3f}" for r in bal_scaled) + " (K = 10, 100, 1000)",
     how="library gradient at S = 0, mean field; closed forms (K-1)/K^3 and -1/K^3",
@@ -375,9 +375,6 @@ assert cf_err < 1e-14 and b23 > 0
 
 # %% tags=["hide-input"]
 fl = ids.floors
-print("I7: L_k^low closed form vs enumerated 1/2 K/(K-1) P(|V_k| = 0), K = 3, N = 60:")
-for name, v in fl.items():
-    print(f"  {name:>10}: closed {np.array(v['closed'])}, enumerated {np.array(v['enumerated'])}, rel. err {v['rel_err']:.1e}")
 ledger["I7"].check(
     measured=f"rel. err {max(v['rel_err'] for v in fl.values()):.1e}; L_2^low = {fl['imbalanced']['closed'][1]:.4e} (imbalanced), {fl['balanced']['closed'][0]:.2e} (balanced)",
     how="closed form vs exact enumeration of the 1891 count vectors (K = 3, N = 60)",
@@ -389,7 +386,6 @@ pd = torch.tensor([0.4, 0.3, 0.15, 0.1, 0.05], dtype=torch.float64)
 Xd = CountLaw.monte_carlo(Nd, pd, 200_000, icl_lab.make_generator(11)).counts
 dev_prob = float(((Xd - Nd * pd).abs().sum(1) > Nd * eps_d).to(torch.float64).mean())
 dev_bound = 3 * math.exp(-Nd * eps_d**2 / 25)
-print(f"Lemma C.3: K={Kd}, N={Nd}, eps={eps_d:.3f}: P(sum|X - EX| > N eps) = {dev_prob:.2e} <= bound {dev_bound:.2e}")
 ledger["C3"].check(
     measured=f"{dev_prob:.1e} <= {dev_bound:.1e}", how="200000 multinomial draws at the edge K/N = eps^2/20 (K=5, N=2000)",
     passed=dev_prob <= dev_bound)
@@ -427,7 +423,6 @@ assert dev_prob <= dev_bound
 # %% tags=["hide-input"]
 sw_cfg = cv.SweepConfig.for_scale(SCALE)
 sw = cv.run_sweep(sw_cfg)
-print(f"sweep: {len(sw.balanced) + len(sw.under) + len(sw.dominant) + len(sw.late) + len(sw_cfg.dominant_K)} column flows in {sw.seconds:.1f} s")
 Kb = sw_cfg.K_eps
 bt = sw.balanced[Kb]["traj"]
 btimes = sw.balanced[Kb]["times"]
@@ -439,8 +434,6 @@ after_T1 = bt.tau > btimes["T1"]
 max_beta_after = float(be_b[after_T1].max())
 attn_o = bt.series("Attn_o")
 attn_o_monotone = bool(np.all(np.diff(attn_o) <= 1e-15))
-print(f"T1 (A_k > log K) = {btimes['T1']:.1f};  max K|beta|/alpha = {ratio_b:.3f};  max beta after T1 = {max_beta_after:.2e};"
-      f"  off-target attention non-increasing: {attn_o_monotone}")
 ledger["B1"].check(
     measured=f"min alpha = {al_b.min():.1e}; max K|beta|/alpha = {ratio_b:.2f}; max beta after T1 = {max_beta_after:.1e}; Attn_n monotone: {attn_o_monotone}",
     how=f"mean-field flow of the balanced column, K = {Kb}",
@@ -472,10 +465,6 @@ lb = sw.late_balanced[Kl]
 sel_b = (lb["tau"] >= 1e5) & (lb["tau"] <= 1e7)
 late_b_rng = (float(lb["ratio"][sel_b].min()), float(lb["ratio"][sel_b].max()))
 late_b = float(lb["ratio"][-1])
-print("K:", Ks)
-print("T1:", np.round(T1b, 1), " T1/(K^2 log K):", np.round(norm_T1, 3), f" slope of log T1 vs log K: {slope_T1:.2f}")
-print("eps:", eps_list, " (tau_eps - T1) eps / K:", np.round(ph2_eps, 3))
-print(f"late-time law, balanced K = {Kl}: 4 p_k tau L_k in [{late_b_rng[0]:.3f}, {late_b_rng[1]:.3f}] for tau in [1e5, 1e7]; {late_b:.3f} at tau = {lb['tau'][-1]:.3g}")
 ledger["B2"].check(
     measured=f"T1/(K^2 log K) = {np.round(norm_T1, 3).tolist()} for K = {Ks}; fitted exponent {slope_T1:.2f}",
     how="mean-field flow, first tau with A_k > log K", passed=bool(np.all(np.diff(norm_T1) <= 0)),
@@ -511,16 +500,14 @@ for K in Ks:
     tr = sw.dominant[(p1m, K)]["traj"]
     m = tr.tau > 0
     d1_rows.append((K, float(tr.series("betao")[m].max()), float((K * np.abs(tr.series("betao")[m]) / tr.series("alpha")[m]).max())))
-print("D1 (K, max beta_1n, max K|beta_1n|/alpha_1):", [(k, f"{b:.1e}", f"{r:.2f}") for k, b, r in d1_rows])
 dom_eps = sorted(sw_cfg.dominant_eps, reverse=True)
 dom_tab = np.array([[sw.dominant_times[(K, e)] for e in dom_eps] for K in sw_cfg.dominant_K])
 flat = dom_tab.max(0) / dom_tab.min(0)
 slope_dom = [loglog_slope(dom_eps, dom_tab[i]) for i in range(len(sw_cfg.dominant_K))]
 stage = np.array([sw.under[(p1m, K)]["times"]["tau_eps"] / sw.dominant[(p1m, K)]["times"]["tau_eps"] for K in Ks])
-print(f"D2 dominant tau_eps (rows K = {sw_cfg.dominant_K}, columns eps = {dom_eps}):\n{np.round(dom_tab, 1)}")
-print("   max/min over K per eps:", np.round(flat, 3), " slope of log tau vs log eps per K:", np.round(slope_dom, 3),
-      f" late-time law 1/(4 p1 eps): {[round(1 / (4 * p1m * e), 1) for e in dom_eps]}")
-print(f"D3 T_k/T_1 at eps = {sw_cfg.eps:g} for K = {Ks}:", np.round(stage, 1))
+table(["$K$"] + [f"$\\tau_\\epsilon$ at $\\epsilon$ = {e:g}" for e in dom_eps],
+      [(K, *(f"{v:.1f}" for v in row)) for K, row in zip(sw_cfg.dominant_K, np.asarray(dom_tab))]
+      + [("late-time law $1/(4p_1\\epsilon)$", *(f"{1 / (4 * p1m * e):.1f}" for e in dom_eps))])
 ledger["D1"].check(
     measured=f"max beta_1n = {max(r[1] for r in d1_rows):.1e}; max K|beta|/alpha = {max(r[2] for r in d1_rows):.2f} (K = {Ks[0]}..{Ks[-1]})",
     how=f"mean-field flow of column 1, p1 = {p1m}", passed=max(r[1] for r in d1_rows) <= 0 and max(r[2] for r in d1_rows) < 3)
@@ -576,9 +563,11 @@ plotting.finish(cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.d
 # %% tags=["hide-input"]
 pt = po.times
 tr = po.flow
-print("phase boundaries (paper thresholds):", {k: round(pt[k], 1) for k in ("T1", "T2", "T3", "T4")})
-print("mechanistic markers:", {k: round(pt[k], 1) for k in ("tau_sw", "tau_AB", "tau_logK", "tau_eps")})
-print("finite N, GD:       ", {k: round(po.finite_times[k], 1) for k in ("T1", "T2", "T3", "T4")})
+table(["", "$T_1$", "$T_2$", "$T_3$", "$T_4$"],
+      [("paper thresholds, mean field", *(f"{pt[k]:.1f}" for k in ("T1", "T2", "T3", "T4"))),
+       ("paper thresholds, GD at finite $N$", *(f"{po.finite_times[k]:.1f}" for k in ("T1", "T2", "T3", "T4"))),
+       ("mechanistic markers: " + r"$\tau_{\rm sw}, \tau_{AB}, \tau_{\log K}, \tau_\epsilon$",
+        *(f"{pt[k]:.1f}" for k in ("tau_sw", "tau_AB", "tau_logK", "tau_eps")))])
 al, b1, bo = tr.series("alpha"), tr.series("beta1"), tr.series("betao")
 m0 = tr.tau > 0
 early = m0 & (tr.tau < pt["tau_sw"])
@@ -590,7 +579,6 @@ u1 = {"beta1 dominates before tau_sw": bool(np.all(np.abs(b1[early]) > al[early]
       "B_kn rises then falls": bool(Bo.max() > 0 and 0 < bo_peak < pt["T1"] and Bo[-1] < Bo.max()),
       "all beta <= 0 in phase IV": bool(max(b1[ph4].max(), bo[ph4].max()) <= 0),
       "order T1 < T2 < T3 < T4": bool(pt["T1"] < pt["T2"] < pt["T3"] < pt["T4"])}
-print(u1, f"; B_k1/log K at the switch = {sw_ratio:.2f}")
 ledger["U1"].check(
     measured="; ".join(f"{k}: {v}" for k, v in u1.items()) + f"; B_k1/log K at tau_sw = {sw_ratio:.2f}",
     how=f"mean-field flow, K = {po_cfg.K}, p1 = {po_cfg.p1}; GD on N = {po_cfg.N} gives {po.finite_times['T1']:.0f}/{po.finite_times['T2']:.0f}/{po.finite_times['T3']:.0f}",
@@ -612,7 +600,7 @@ assert min_alpha_all >= 0
 
 # %% tags=["hide-input"]
 p1_vals = sw_cfg.p1_values
-print(f"{'p1':>4} {'K':>5} | {'T1':>10} {'T2':>10} {'T3':>10} {'T4':>10} | {'tau_sw':>10} {'tau_AB':>10} {'tau_logK':>10} {'tau_eps':>10} | B_k1/logK at tau_sw")
+phase_rows = []
 order_ok, marker_ok, sw_pos = {}, {}, {}
 for p1 in p1_vals:
     for K in Ks:
@@ -622,11 +610,11 @@ for p1 in p1_vals:
         sw_pos[(p1, K)] = x
         order_ok[(p1, K)] = bool(t["T1"] < t["T2"] < t["T3"] < t["T4"])
         marker_ok[(p1, K)] = bool(t["tau_sw"] < t["tau_AB"] < t["tau_logK"] < t["tau_eps"])
-        print(f"{p1:>4} {K:>5} | " + " ".join(f"{t[k]:>10.4g}" for k in ("T1", "T2", "T3", "T4")) + " | "
-              + " ".join(f"{t[k]:>10.4g}" for k in ("tau_sw", "tau_AB", "tau_logK", "tau_eps")) + f" | {x:+.3f}")
+        phase_rows.append((p1, K, *(f"{t[k]:.4g}" for k in ("T1", "T2", "T3", "T4", "tau_sw", "tau_AB", "tau_logK", "tau_eps")), f"{x:+.3f}"))
+table(["$p_1$", "$K$", "$T_1$", "$T_2$", "$T_3$", "$T_4$", r"$\tau_{\rm sw}$", r"$\tau_{AB}$", r"$\tau_{\log K}$",
+       r"$\tau_\epsilon$", r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$"], phase_rows)
 big = [K for K in Ks if K >= 20]
 u2 = all(order_ok[(p1m, K)] for K in big)
-print(f"paper-threshold order for p1 = {p1m}, K >= 20: {u2};  at K = {Ks[0]}: {order_ok[(p1m, Ks[0])]}")
 ledger["U2"].check(
     measured=f"p1 = {p1m}: ordered for K = {big}: {u2}; K = {Ks[0]}: {order_ok[(p1m, Ks[0])]} (p1 = 0.3: claim U2-p03)",
     how="mean-field flows, paper thresholds -0.49 log K, 1.01 log K, log K and the eps criterion",
@@ -655,8 +643,6 @@ fitK = [K for K in Ks if K >= fit_min]
 durs = {ph: np.array([th.durations(sw.under[(p1m, K)]["times"])[ph] for K in fitK]) for ph in ("I", "II", "III", "IV")}
 bounds = {"I": 1.98, "II": 2.0, "III": 1.5, "IV": 1.0}
 slopes = {ph: (loglog_slope(fitK, v), loglog_slope(fitK, v / np.log(fitK))) for ph, v in durs.items()}
-for ph, (s_raw, s_log) in slopes.items():
-    print(f"phase {ph:>3}: slope {s_raw:.2f} raw, {s_log:.2f} after dividing by log K; bound exponent {bounds[ph]}")
 u3 = all(slopes[ph][1] <= bounds[ph] + 0.1 for ph in bounds)
 ledger["U3"].check(
     measured="fitted exponents (after / log K): " + ", ".join(f"{ph} {slopes[ph][1]:.2f}" for ph in bounds),
@@ -665,11 +651,10 @@ ledger["U3"].check(
 ratios = {K: th.gradient_ratios(sw.under[(p1m, K)], sw_cfg.eps) for K in fitK}
 keys = [k for k in ratios[fitK[0]] if not k.startswith("IV: max beta")]
 spread = {}
-print(f"{'U4 normalised ratio':>40} | " + " ".join(f"K={K:>5}" for K in fitK))
 for k in keys:
     vals = np.array([ratios[K][k] for K in fitK])
     spread[k] = float(vals.max() / vals.min())
-    print(f"{k:>40} | " + " ".join(f"{v:>7.3f}" for v in vals))
+table(["normalised ratio"] + [f"$K = {K}$" for K in fitK], [(k, *(f"{ratios[K][k]:.3f}" for K in fitK)) for k in keys])
 max_beta_IV = max(ratios[K]["IV: max beta"] for K in fitK)
 u4 = max(spread.values()) < 3 and max_beta_IV <= 0
 ledger["U4"].check(
@@ -714,7 +699,6 @@ for K, v in sw.late.items():
     T3K = sw.under[(p1m, K)]["times"]["T3"]  # each K inside its own phase IV: tau >= 100 T3
     sel = v["tau"] >= 100 * T3K
     late_vals[K] = (float(v["ratio"][sel].min()), float(v["ratio"][sel].max()), float(v["ratio"][-1]), 100 * T3K)
-print("K: (min, max) of 4 p_k tau L_k over tau >= 100 T3, value at the end, window start:", late_vals)
 u5 = all(lo <= sw_cfg.tau_late / 2 and abs(c - 1) <= 2 / K for K, (a, b, c, lo) in late_vals.items())
 ledger["U5"].check(
     measured="; ".join(f"K = {K}: {c:.4f} at tau = {sw_cfg.tau_late:.0e} (|.-1| K = {abs(c - 1) * K:.2f}), range [{a:.3f}, {b:.3f}] "
@@ -740,9 +724,8 @@ T3u = sw.under[(p1m, sw_cfg.K_eps)]["times"]["T3"]
 ph4 = np.array([sw.eps_under[e] - T3u for e in eps_u])
 slope_f = loglog_slope(1 / np.array(eps_u[-3:]), ph4[-3:])
 pk_u = (1 - p1m) / (sw_cfg.K_eps - 1)
-print(f"K = {sw_cfg.K_eps}, p1 = {p1m}: eps = {eps_u}")
-print("phase IV length tau_eps - T3:", np.round(ph4, 1), " law 1/(4 p_k eps):", np.round([1 / (4 * pk_u * e) for e in eps_u], 1))
-print(f"log-log slope against 1/eps over the three smallest eps: {slope_f:.2f}")
+table([r"$\epsilon$", r"phase IV length $\tau_\epsilon - T_3$", r"late-time law $1/(4p_k\epsilon)$"],
+      [(f"{e:g}", f"{v:.1f}", f"{1 / (4 * pk_u * e):.1f}") for e, v in zip(eps_u, ph4)])
 ledger["F1"].check(
     measured=f"slope {slope_f:.2f} of log(tau_eps - T3) vs log(1/eps) (three smallest eps of {eps_u})",
     how=f"mean-field flow, K = {sw_cfg.K_eps}, p1 = {p1m}", passed=0.8 <= slope_f <= 1.2)
@@ -789,16 +772,17 @@ assert all(sw_pos[(p1, Ks[-1])] < 0 for p1 in p1_vals)
 # %% tags=["hide-input"]
 fn_cfg = cv.FiniteNConfig.for_scale(SCALE)
 fn = cv.run_finite_n(fn_cfg)
-print(f"{'N':>8} {'P(c_k=0)':>9} {'L_low':>9} | {'T1':>9} {'T2':>9} {'T3':>9} {'tau_eps':>9} | frac (1-Attn_k)^2 > eps, > 3 eps (under; balanced)")
+fn_rows = []
 for N, t, flo, ab in zip(fn.N, fn.times, fn.floor, fn.absent):
     tl = fn.tail.get(N, {})
     bl = fn.balanced_tail.get(N, {})
-    print(f"{str(N):>8} {ab:>9.2e} {flo:>9.2e} | " + " ".join(f"{t[k]:>9.4g}" for k in ("T1", "T2", "T3", "tau_eps"))
-          + (f" | {tl[1.0]:.3f}, {tl[3.0]:.4f}; {bl[1.0]:.3f}, {bl[3.0]:.4f}" if tl else ""))
+    fn_rows.append((N, f"{ab:.2e}", f"{flo:.2e}", *(f"{t[k]:.4g}" for k in ("T1", "T2", "T3", "tau_eps")),
+                    f"{tl[1.0]:.3f}, {tl[3.0]:.4f}; {bl[1.0]:.3f}, {bl[3.0]:.4f}" if tl else "–"))
+table(["$N$", "$P(c_k = 0)$", r"$\mathcal L_k^{\rm low}$", "$T_1$", "$T_2$", "$T_3$", r"$\tau_\epsilon$",
+       r"share with $(1-\mathrm{Attn}_k)^2 > \epsilon$, $> 3\epsilon$ (under-repr.; balanced)"], fn_rows)
 ref = fn.times[-1]
 rel = [max(abs(t[k] - ref[k]) / ref[k] for k in ("T1", "T2", "T3", "tau_eps")) for t in fn.times[:-1]]
 g1 = rel[-1] < 0.02 and rel[-1] <= rel[0]
-print("max relative deviation of the phase times from the mean field per N:", np.round(rel, 4))
 ledger["G1"].check(
     measured=f"max rel. deviation of (T1, T2, T3, tau_eps): {np.round(rel, 4).tolist()} for N = {list(fn.N[:-1])}",
     how=f"Monte-Carlo count laws (M = {fn_cfg.M}), K = {fn_cfg.K}, p1 = {fn_cfg.p1}, gradient flow", passed=g1)
@@ -817,8 +801,9 @@ assert rel[-1] < 0.05
 # %% tags=["hide-input"]
 eta_cfg = cv.EtaCheckConfig.for_scale(SCALE)
 eres = cv.run_eta_check(eta_cfg)
-for key, t in eres.times.items():
-    print(f"K = {key[0]:>3}, {'eta = ' + str(key[1]) if key[1] != 'flow' else 'flow':>10}: " + ", ".join(f"{k} = {t[k]:.4g}" for k in ("T1", "T2", "T3", "T4")))
+table(["$K$", "dynamics", "$T_1$", "$T_2$", "$T_3$", "$T_4$"],
+      [(key[0], "gradient flow" if key[1] == "flow" else f"GD, $\\eta$ = {key[1]}", *(f"{t[k]:.4g}" for k in ("T1", "T2", "T3", "T4")))
+       for key, t in eres.times.items()])
 ledger["E1"].check(
     measured=f"max relative difference of T1..T4: {eres.max_rel_diff:.3f}", how=f"reduced GD vs gradient flow, K = {list(eta_cfg.K_values)}",
     passed=eres.max_rel_diff < 0.02)
@@ -885,23 +870,19 @@ imb = runs.test_loss[:, cv.select(runs, setting="imbalanced")].mean(1).numpy()
 bal = runs.test_loss[:, cv.select(runs, setting="balanced")].mean(1).numpy()
 t_imb = [_first_below(imb[:, k], thr) for k in range(3)]
 t_bal = [_first_below(bal[:, k], thr) for k in range(3)]
-print(f"first epoch with mean held-out L_k <= {thr}: imbalanced {t_imb}, balanced {t_bal}")
-print("final held-out L_k (mean over seeds): imbalanced", np.round(imb[-1], 4), " balanced", np.round(bal[-1], 4))
 mi = _mean_maps(runs, "imbalanced").numpy()
 mb = _mean_maps(runs, "balanced").numpy()
 diag_final = np.concatenate([np.diag(mi[-1]), np.diag(mb[-1])])
 e10, e100 = runs.epochs.index(10), runs.epochs.index(100)
 row2 = (mi[e10, 1, 0], mi[e100, 1, 0], mi[e10, 1, 2], mi[e100, 1, 2])
-print(f"diagonal of the held-out map (imbalanced) at epoch 100: {np.round(np.diag(mi[e100]), 3).tolist()}; "
-      f"at epoch {runs.epochs[-1]}: {np.round(np.diag(mi[-1]), 3).tolist()}")
-print(f"row v_2 (imbalanced): Attn_1 {row2[0]:.3f} -> {row2[1]:.3f}, Attn_3 {row2[2]:.3f} -> {row2[3]:.3f} (epoch 10 -> 100)")
 # the mechanism behind the window (beta_23 > 0 at the start): does Attn_3 rise above its initial value at some
 # epoch <= 100 while Attn_1 falls?
 early = [i for i, e_ in enumerate(runs.epochs) if e_ <= 100]
 i_peak = early[int(np.argmax(mi[early, 1, 2]))]
 rise3 = float(mi[i_peak, 1, 2] - mi[0, 1, 2])
 fall1 = float(mi[0, 1, 0] - mi[i_peak, 1, 0])
-print(f"largest Attn_3 (query v_2) up to epoch 100: {mi[i_peak, 1, 2]:.3f} at epoch {runs.epochs[i_peak]} (epoch 0: {mi[0, 1, 2]:.3f}); Attn_1 fell by {fall1:.3f} by then")
+say(f"Up to epoch 100 the attention of query $v_2$ on $v_3$ peaks at {mi[i_peak, 1, 2]:.3f} (epoch {runs.epochs[i_peak]}; "
+    f"{mi[0, 1, 2]:.3f} at epoch 0), while its attention on $v_1$ has fallen by {fall1:.3f}.")
 off = mb[snap_i][:, ~np.eye(3, dtype=bool)]  # (snapshots, 6) balanced off-diagonal entries
 off_falls = bool(np.all(np.diff(off[snap.index(10):], axis=0) <= 1e-3))
 ledger["F2a"].check(
@@ -1016,21 +997,16 @@ def _first_rel(gap, frac):
 
 t_fast = [_first_rel(gap_fast[:, k], 0.1) for k in range(3)]
 t_fast100 = [_first_rel(gap_fast[:, k], 0.01) for k in range(3)]
-print(f"population GD, imbalanced: L_2 - L_2^low at t = {tm_cfg.gd_steps}: {gap2:.2e}; losses {np.round(pi.losses[-1], 5)}")
 L_slow_set = {s_: ad.test_loss[-1, cv.select(ad, setting=s_, lr=min(tm_cfg.adam_lrs)), 1:].mean(-1) for s_ in ("imbalanced", "balanced")}
 L_slow_ms = {s_: metrics.mean_se(v) for s_, v in L_slow_set.items()}  # mean of (L_2 + L_3)/2 over seeds, with SE
-print(f"Adam lr {min(tm_cfg.adam_lrs)}: final A_k in [{float(A_slow.min()):.2f}, {float(A_slow.max()):.2f}]; held-out (L_2 + L_3)/2: "
-      + ", ".join(f"{s_} {m_:.3f} ± {se_:.3f}" for s_, (m_, se_) in L_slow_ms.items()))
-print(f"Adam lr {max(tm_cfg.adam_lrs)} (imbalanced): first epoch with L_k - L_k^low <= 1/10 of its start: {t_fast} (1/100: {t_fast100}); "
-      f"final diag attention {np.round(diag_fast, 3)}")
 ledger["A'1"].check(
     measured=f"{gap2:.2e} after {tm_cfg.gd_steps} steps (eta = 1)", how="exact enumeration of the count vectors, GD on S", passed=gap2 < 1e-3)
 law60 = CountLaw.exact(tm_cfg.N, pi.p)
 split = th.floor_split(pi.S[-1], law60, 1)
 above = float((pi.losses[:, 1:] - pi.floor[1:]).min())
 ratio60 = split["total"] / split["floor"]
-print(f"L_2 at t = {tm_cfg.gd_steps}: {split['total']:.3e} = {split['absent']:.3e} (prompts with c_2 = 0) + {split['present']:.3e} (c_2 > 0); "
-      f"floor {split['floor']:.3e}; lowest L_2 - L_2^low along GD {above:.1e}")
+say(f"After {tm_cfg.gd_steps} steps $\\mathcal L_2$ = {split['total']:.3e} = {split['absent']:.3e} (prompts with $c_2 = 0$) + "
+    f"{split['present']:.3e} ($c_2 > 0$); the floor is {split['floor']:.3e}, and $\\mathcal L_2 - \\mathcal L_2^{{\\rm low}}$ stays at least {above:.1e} along GD.")
 ledger["C9"].check(
     measured=f"L_2/L_2^low = {ratio60:.3f} at t = {tm_cfg.gd_steps}; gap {split['total'] - split['floor']:.2e}: "
              f"{split['absent'] - split['floor']:.2e} from prompts with c_2 = 0 (unequal B_21, B_23), {split['present']:.2e} from the rest; "
@@ -1071,9 +1047,7 @@ assert gap2 < 1e-3 and float(A_slow.max()) < 1.25 * move
 # %% tags=["hide-input"]
 uw_cfg = cv.UnseenWConfig.for_scale(SCALE)
 uw = cv.run_unseen_w(uw_cfg)
-print(f"largest |error| - bound over all prompts, families and times: {uw.bound_violation:.1e} (<= 0 up to rounding)")
 errs = {f: v[-1] for f, v in uw.median_rel_err.items()}
-print("median relative error at the last time:", {f: f"{v:.3g}" for f, v in errs.items()})
 fams = [f for f in uw.median_rel_err if not f.startswith("w = 10")]
 oma = np.array(uw.median_one_minus_attn)
 # the error falls by at least half of the factor by which 1 - Attn_k falls (median over prompts), for every unseen family
@@ -1186,10 +1160,12 @@ widgets.live(_explore, K=ipywidgets.IntSlider(value=20, min=10, max=200, step=10
 # ````
 
 # %% tags=["hide-input"]
+ex_rows = []
 for K in (5, 50, 500):
     G = gradient(torch.zeros(K, K), CountLaw.mean_field(torch.full((K,), 1.0 / K, dtype=torch.float64)))
-    print(f"K = {K:>3}: alpha = {float(G[0, 0]):.3e} (formula {(K - 1) / K**3:.3e}), beta = {float(G[1, 0]):.3e} "
-          f"(formula {-1 / K**3:.3e}), K|beta|/alpha = {K * abs(float(G[1, 0])) / float(G[0, 0]):.4f}")
+    ex_rows.append((K, f"{float(G[0, 0]):.3e}", f"{(K - 1) / K**3:.3e}", f"{float(G[1, 0]):.3e}", f"{-1 / K**3:.3e}",
+                    f"{K * abs(float(G[1, 0])) / float(G[0, 0]):.4f}"))
+table(["$K$", r"$\alpha$", "formula $(K-1)/K^3$", r"$\beta$", "formula $-1/K^3$", r"$K|\beta|/\alpha$"], ex_rows)
 
 # %% [markdown]
 # ````{exercise}
@@ -1215,10 +1191,11 @@ for K in (5, 50, 500):
 col_ex = SymmetricColumn.under_represented(100, 0.65)
 tr_ex = col_ex.flow(1e11, stop_gap=0.999e-3)
 t_ex = phase_times(tr_ex, 1e-3)
-print({k: round(t_ex[k], 1) for k in ("T1", "T2", "T3", "T4", "tau_sw")})
-print(f"B_k1 / log K at tau_sw: {value_at(tr_ex.tau, tr_ex.series('B1'), t_ex['tau_sw']) / math.log(100):+.3f}")
+table(["$T_1$", "$T_2$", "$T_3$", "$T_4$", r"$\tau_{\rm sw}$", r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$"],
+      [(*(f"{t_ex[k]:.1f}" for k in ("T1", "T2", "T3", "T4", "tau_sw")),
+        f"{value_at(tr_ex.tau, tr_ex.series('B1'), t_ex['tau_sw']) / math.log(100):+.3f}")])
 dom_ex = SymmetricColumn.dominant(100, 0.65).flow(1e11, stop_gap=0.999e-3)
-print(f"dominant feature: tau_eps = {phase_times(dom_ex, 1e-3, 'dominant')['tau_eps']:.1f} (late-time law: {1 / (4 * 0.65 * 1e-3):.1f})")
+say(f"Dominant feature: $\\tau_\\epsilon$ = {phase_times(dom_ex, 1e-3, 'dominant')['tau_eps']:.1f} (late-time law: {1 / (4 * 0.65 * 1e-3):.1f}).")
 
 # %% tags=["remove-cell"]
 assert t_ex["T1"] < t_ex["T2"] < t_ex["T3"] < t_ex["T4"]
@@ -1261,9 +1238,9 @@ L_b23 = [_L2_box(b)[1] for b in grid_b23]
 b_best = float(grid_b23[int(np.argmin(L_b23))])
 S_best, L_best = _L2_box(b_best)
 G_best = gradient(S_best, law_box)[:, 1]  # -dL/dS of column 2: (beta_21, alpha_2, beta_23) up to p_2
-print(f"best B_23 on the grid: {b_best:+.2f}; L_2 = {L_best:.4f} (corner B_23 = -0.8: {L_b23[0]:.4f}); "
-      f"alpha_2 = {float(G_best[1]):+.2e} (> 0: wants A_2 up), beta_21 = {float(G_best[0]):+.2e} (< 0: wants B_21 down); "
-      f"floor L_2^low = {float(loss_floor(60, p_paper)[1]):.4f}")
+say(f"Best $B_{{2,3}}$ on the grid: {b_best:+.2f}, with $\\mathcal L_2$ = {L_best:.4f} ({L_b23[0]:.4f} at the corner $B_{{2,3}} = -0.8$); "
+    f"there $\\alpha_2$ = {float(G_best[1]):+.2e} (> 0: the flow pushes $A_2$ up) and $\\beta_{{2,1}}$ = {float(G_best[0]):+.2e} "
+    f"(< 0: it pushes $B_{{2,1}}$ down); the floor is $\\mathcal L_2^{{\\rm low}}$ = {float(loss_floor(60, p_paper)[1]):.4f}.")
 
 # %% tags=["remove-cell"]
 assert -0.8 < b_best < 0.8 and float(G_best[1]) > 0 and float(G_best[0]) < 0 and L_best > 0.3
