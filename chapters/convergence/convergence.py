@@ -479,7 +479,7 @@ ledger["B4"].check(
     how=f"mean-field flow of the balanced column to tau = {lb['tau'][-1]:.0e}", passed=late_b_rng[0] > 0.9 and late_b_rng[1] < 1.1)
 cards('B2', 'B3', 'B4')
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Balanced columns: the phase-I length $T_1$ against $K$ with the paper's $K^2\\log K$ (dashed), and the phase-II length $(\\tau_\\epsilon - T_1)\\epsilon/K$ against $1/\\epsilon$ (grey: the late-time law's 1/4) and against $K$. Not a figure of the paper.", "name": "fig-cv-balanced-scaling"}, "image": {"alt": "Left: T1 grows along a line parallel to K squared, below K squared log K. Middle and right: the normalised phase-II length levels off near 1/4 as epsilon shrinks and stays nearly flat in K."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Balanced columns: the phase-I length $T_1$ against $K$ with the paper's $K^2\\log K$ (dashed), and the phase-II length $(\\tau_\\epsilon - T_1)\\epsilon/K$ against $1/\\epsilon$ (grey: the late-time law's 1/4) and against $K$. Not a figure of the paper.", "name": "fig-cv-balanced-scaling"}, "image": {"alt": "Left: T1 grows parallel to, and below, the dashed K squared log K line. Middle and right: the normalised phase-II length stays of order one against 1/epsilon and against K, near the grey 1/4 line."}}
 plotting.finish(cplot.draw_balanced_scaling(Ks, T1b, eps_list, ph2_eps, Kb, ph2_K, sw_cfg.eps))
 
 # %% tags=["remove-cell"]
