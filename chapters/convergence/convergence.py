@@ -708,7 +708,7 @@ ledger["U5"].check(
         "which lies inside each K's phase IV (tau >= 100 T3)", passed=u5)
 cards('U5')
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The late-time law of an under-represented column: $4p_k\\tau\\,\\mathcal L_k$ against $\\tau$ for several $K$ tends to 1 (dashed) in phase IV. Not a figure of the paper.", "name": "fig-cv-late-law"}, "image": {"alt": "Curves for several K that rise and settle on the dashed line at 1 at late times, larger K later."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The late-time law of an under-represented column: $4p_k\\tau\\,\\mathcal L_k$ against $\\tau$ for several $K$ tends to 1 (dashed) in phase IV. Not a figure of the paper.", "name": "fig-cv-late-law"}, "image": {"alt": "For each K the curve leaves the plotted range during the early phases and comes back down onto the dashed line at 1 in phase IV."}}
 plotting.finish(cplot.draw_late_law(sw.late, p1m))
 
 # %% tags=["remove-cell"]
@@ -742,7 +742,7 @@ assert 0.5 < slope_f < 1.5
 # happen? The heuristic predicts $B_{k,1}\approx-\tfrac12\log K$ at $\tau_{\rm sw}$ for large $K$,
 # for any fixed $p_1$.
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Where the leading influence on an under-represented feature switches: $B_{k,1}/\\log K$ at the switch time $\\tau_{\\rm sw}$ against $K$ for several $p_1$ (mean-field flow); dashed: the heuristic's $-1/2$, dotted: the paper's threshold $-0.49$. Not a figure of the paper.", "name": "fig-cv-switch"}, "image": {"alt": "Curves for several p1 that move towards -1/2 as K grows, from above or below depending on p1, still far from it at the largest K for p1 = 0.3 and 0.8."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Where the leading influence on an under-represented feature switches: $B_{k,1}/\\log K$ at the switch time $\\tau_{\\rm sw}$ against $K$ for several $p_1$ (mean-field flow); dashed: the heuristic's $-1/2$, dotted: the paper's threshold $-0.49$. Not a figure of the paper.", "name": "fig-cv-switch"}, "image": {"alt": "One curve per p1 approaching the dashed -1/2 line as K grows, slowly for p1 = 0.3 and 0.8."}}
 plotting.finish(cplot.draw_switch(Ks, sw_pos, p1_vals))
 
 # %% tags=["hide-input"]
