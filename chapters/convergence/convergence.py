@@ -71,13 +71,30 @@ SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("convergence")
 
 
+def say(text):
+    """Show a short measured statement as rendered text."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(text))
+
+
+def table(header, rows):
+    """Show a small table of measured values as a rendered Markdown table."""
+    from IPython.display import Markdown, display
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    cell = lambda c: "not reached" if str(c) == "nan" else str(c).replace("|", "\\|")  # noqa: E731
+    lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
+    display(Markdown("\n".join(lines)))
+
+
 def cards(*ids):
     """Show the claim cards of the claims just checked."""
     from IPython.display import display
 
     for i in ids:
         display(ledger[i])
-print(f"scale = {SCALE}, torch threads = {torch.get_num_threads()}")
+say(f"Run at the **{SCALE}** scale with {torch.get_num_threads()} torch thread(s).")
 
 # %% [markdown]
 # ## 1. Setting: prompts, embedding and the Q-only model
@@ -135,7 +152,7 @@ S0 = V0 @ model0.Q.detach()[0] @ V0.T
 a_counts = feature_attention(S0, CountLaw.empirical(batch0.counts, batch0.query_ids[:, 0], K0))  # (B, k, m)
 mass_formula = a_counts[torch.arange(500), batch0.query_ids[:, 0]]
 grouping_err = float((mass_full - mass_formula).abs().max())
-print(f"max |Attn_m (full model) - c_m e^S / sum_j c_j e^S| = {grouping_err:.1e}")
+say(f"The full model's attention on each feature equals $c_m e^{{S}}/\\sum_j c_j e^{{S}}$ up to {grouping_err:.1e}.")
 
 # %% tags=["remove-cell"]
 assert grouping_err < 1e-12
@@ -201,8 +218,6 @@ assert grouping_err < 1e-12
 id_cfg = cv.IdentitiesConfig.for_scale(SCALE)
 ids = cv.run_identities(id_cfg)
 e = ids.errors
-for k, v in e.items():
-    print(f"  {k:>20}: {v:.2e}")
 ledger["I1"].check(
     measured=f"rel. err {e['I1']:.1e}", how=f"{id_cfg.prompts} prompts, K={id_cfg.K}, d={id_cfg.d}, random Q and V, float64",
     passed=e["I1"] < 1e-12)
@@ -230,21 +245,8 @@ assert e["I6_span"] < 1e-12 and e["I6_columns"] < 1e-14 < e["I6_column0_changed"
 # %% tags=["hide-input"]
 h_cfg = cv.FullVsReducedConfig.for_scale(SCALE)
 hres = cv.run_full_vs_reduced(h_cfg)
-print(f"max |S_full - S_reduced| (marginalised loss) = {hres.max_diff_marginalized:.1e}")
-print(f"RMS |S_full - S_reduced| (sampled w) = {hres.max_diff_sampled:.3f}; RMS spread between two w draws = {hres.mc_spread:.3f}")
-print(f"Q outside the feature span after training: {hres.off_span:.1e};  min alpha_k over the run: {hres.min_alpha:.2e}")
+say(f"The smallest $\\alpha_k$ along the run is {hres.min_alpha:.2e}.")
 
-fig, ax = plt.subplots(figsize=(6.6, 3.6))
-Kh = h_cfg.K
-for (n, k), c in zip([(0, 0), (1, 0), (Kh - 1, Kh - 1), (0, Kh - 1)], plotting.COLORS):
-    ax.plot(hres.steps, hres.S_reduced[:, n, k], color=c, lw=2.5, alpha=0.5,
-            label=rf"reduced $S_{{{n + 1},{k + 1}}}$")
-    ax.plot(hres.steps, hres.S_full[:, 0, n, k], "k:", lw=1)
-    ax.plot(hres.steps, hres.S_full[:, 1, n, k], color=c, ls="--", lw=1)
-plotting.label(ax, "GD step t", r"entry of $S = V^\top Q V$",
-               "full d x d model (dotted: marginalised; dashed: sampled w) vs reduced GD")
-ax.legend(fontsize=7, ncol=2)
-plotting.finish(fig)
 
 ledger["I4"].check(
     measured=f"max diff {hres.max_diff_marginalized:.1e} (marginalised); RMS {hres.max_diff_sampled:.3f} vs w-spread {hres.mc_spread:.3f} (sampled w)",
@@ -256,6 +258,9 @@ ledger["I6"].check(
     how="full-model GD from Q = 0, gradient at a random Q, and a perturbed column of S",
     passed=max(hres.off_span, e["I6_span"]) < 1e-12 and e["I6_columns"] < 1e-14)
 cards('I4', 'I6')
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Four entries of $S = V^\\top QV$ along GD: the reduced $K\\times K$ model (thick), the full $d\\times d$ model with the $w$-marginalised loss (dotted, on top of it) and with sampled $w$ (dashed). Not a figure of the paper; book scale: 200 of the paper scale's 1000 steps.", "name": "fig-cv-full-vs-reduced"}, "image": {"alt": "Four thick curves of S entries over the GD steps; the dotted full-model curves lie exactly on them, the dashed sampled-w curves close by."}}
+plotting.finish(cplot.draw_full_vs_reduced(hres, h_cfg.K))
 
 # %% tags=["remove-cell"]
 assert hres.max_diff_marginalized < 1e-10 and hres.off_span < 1e-12
@@ -281,7 +286,7 @@ a_rand = torch.distributions.Dirichlet(torch.full((6,), 0.5, dtype=torch.float64
 k_q, n_o = 0, 1
 bracket = (a_rand**2).sum(1) - a_rand[:, k_q] ** 2 - a_rand[:, n_o] - a_rand[:, k_q] * (1 - a_rand[:, k_q])
 bound = -(1 - a_rand[:, k_q]) * (a_rand[:, k_q] - a_rand[:, 1:].max(1).values)
-print(f"max(bracket - bound) over 20000 random attention vectors: {float((bracket - bound).max()):.2e} (must be <= 0)")
+say(f"Over 20000 random attention vectors the largest value of the bracket minus its bound is {float((bracket - bound).max()):.2e} (it must be $\\le 0$).")
 
 # %% tags=["remove-cell"]
 assert float((bracket - bound).max()) <= 1e-15
@@ -317,21 +322,16 @@ for K in (10, 100):
         k = 1
         rows.append((K, setting, float(G_mf[k, k]), float(G_cf[k, k]), float(G_N[k, k]), float(G_mf[0, k]),
                      float(G_cf[0, k]), float(G_mf[2, k]), float(G_cf[2, k]), float((G_mf - G_cf).abs().max())))
-print(f"{'K':>4} {'setting':>10} | {'alpha_k mf':>11} {'closed':>11} {'N=20K^2':>11} | {'beta_k1 mf':>11} {'closed':>11} | {'beta_kn mf':>11} {'closed':>11}")
-for r in rows:
-    print(f"{r[0]:>4} {r[1]:>10} | " + " ".join(f"{v:>11.3e}" for v in r[2:5]) + " | " + " ".join(f"{v:>11.3e}" for v in r[5:7])
-          + " | " + " ".join(f"{v:>11.3e}" for v in r[7:9]))
+table(["$K$", "setting", r"$\alpha_k$ mean field", "closed form", r"$N = 20K^2$", r"$\beta_{k,1}$ mean field", "closed form",
+       r"$\beta_{k,n}$ mean field", "closed form"], [(r[0], r[1], *(f"{v:.3e}" for v in r[2:9])) for r in rows])
 cf_err = max(r[-1] for r in rows)
 G_paper = gradient(torch.zeros(3, 3), CountLaw.mean_field(torch.tensor(th.IMBALANCED_P, dtype=torch.float64)))
 a2, b21, b23 = float(G_paper[1, 1]), float(G_paper[0, 1]), float(G_paper[2, 1])
-print(f"p = (0.8, 0.1, 0.1): alpha_2 = {a2:.4f}, beta_21 = {b21:.4f}, beta_23 = {b23:+.4f}")
 # scaling with K at S = 0 (mean field): alpha K^2 and |beta_k1| K stay of order one
 bal_scaled = [(K, float(gradient(torch.zeros(K, K), CountLaw.mean_field(th.p_for("balanced", K)))[0, 0]) * K**2,
                float(-gradient(torch.zeros(K, K), CountLaw.mean_field(th.p_for("balanced", K)))[1, 0]) * K**3) for K in (10, 100, 1000)]
 imb_scaled = [(K, float(-initial_gradient_mean_field(th.p_for("imbalanced", K, 0.5))["G"][0, 1]) * K,
                float(initial_gradient_mean_field(th.p_for("imbalanced", K, 0.5))["G"][1, 1]) * K**2) for K in (10, 100, 1000)]
-print("balanced  (K, alpha K^2, |beta| K^3):", [tuple(round(x, 3) for x in r) for r in bal_scaled])
-print("imbalanced p1=0.5 (K, |beta_k1| K, alpha_k K^2):", [tuple(round(x, 3) for x in r) for r in imb_scaled])
 ledger["G0-bal"].check(
     measured="alpha K^2 = " + ", ".join(f"{r[1]:.3f}" for r in bal_scaled) + "; |beta| K^3 = " + ", ".join(f"{r[2]:.3f}" for r in bal_scaled) + " (K = 10, 100, 1000)",
     how="library gradient at S = 0, mean field; closed forms (K-1)/K^3 and -1/K^3",
@@ -376,9 +376,6 @@ assert cf_err < 1e-14 and b23 > 0
 
 # %% tags=["hide-input"]
 fl = ids.floors
-print("I7: L_k^low closed form vs enumerated 1/2 K/(K-1) P(|V_k| = 0), K = 3, N = 60:")
-for name, v in fl.items():
-    print(f"  {name:>10}: closed {np.array(v['closed'])}, enumerated {np.array(v['enumerated'])}, rel. err {v['rel_err']:.1e}")
 ledger["I7"].check(
     measured=f"rel. err {max(v['rel_err'] for v in fl.values()):.1e}; L_2^low = {fl['imbalanced']['closed'][1]:.4e} (imbalanced), {fl['balanced']['closed'][0]:.2e} (balanced)",
     how="closed form vs exact enumeration of the 1891 count vectors (K = 3, N = 60)",
@@ -390,7 +387,6 @@ pd = torch.tensor([0.4, 0.3, 0.15, 0.1, 0.05], dtype=torch.float64)
 Xd = CountLaw.monte_carlo(Nd, pd, 200_000, icl_lab.make_generator(11)).counts
 dev_prob = float(((Xd - Nd * pd).abs().sum(1) > Nd * eps_d).to(torch.float64).mean())
 dev_bound = 3 * math.exp(-Nd * eps_d**2 / 25)
-print(f"Lemma C.3: K={Kd}, N={Nd}, eps={eps_d:.3f}: P(sum|X - EX| > N eps) = {dev_prob:.2e} <= bound {dev_bound:.2e}")
 ledger["C3"].check(
     measured=f"{dev_prob:.1e} <= {dev_bound:.1e}", how="200000 multinomial draws at the edge K/N = eps^2/20 (K=5, N=2000)",
     passed=dev_prob <= dev_bound)
@@ -428,7 +424,6 @@ assert dev_prob <= dev_bound
 # %% tags=["hide-input"]
 sw_cfg = cv.SweepConfig.for_scale(SCALE)
 sw = cv.run_sweep(sw_cfg)
-print(f"sweep: {len(sw.balanced) + len(sw.under) + len(sw.dominant) + len(sw.late) + len(sw_cfg.dominant_K)} column flows in {sw.seconds:.1f} s")
 Kb = sw_cfg.K_eps
 bt = sw.balanced[Kb]["traj"]
 btimes = sw.balanced[Kb]["times"]
@@ -440,30 +435,14 @@ after_T1 = bt.tau > btimes["T1"]
 max_beta_after = float(be_b[after_T1].max())
 attn_o = bt.series("Attn_o")
 attn_o_monotone = bool(np.all(np.diff(attn_o) <= 1e-15))
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
-axes[0].plot(bt.tau[pos], A_b[pos], label=r"$A_k$")
-axes[0].plot(bt.tau[pos], B_b[pos], label=r"$B_{k,n}$")
-axes[0].axhline(math.log(Kb), color="grey", ls="--", lw=0.7)
-axes[1].plot(bt.tau[pos], al_b[pos], label=r"$\alpha_k$")
-axes[1].plot(bt.tau[pos], np.abs(be_b[pos]), label=r"$|\beta_{k,n}|$")
-axes[1].set_yscale("log")
-axes[2].plot(bt.tau[pos], bt.series("Attn_k")[pos], label=r"Attn$_k$")
-axes[2].plot(bt.tau[pos], (Kb - 1) * attn_o[pos], label=r"$\sum_{n\neq k}$Attn$_n$")
-axes[2].plot(bt.tau[pos], np.maximum(bt.gap[pos], 1e-12), label=r"$\mathcal{L}_k - \mathcal{L}_k^{\rm low}$")
-axes[2].set_yscale("log")
-for ax, t in zip(axes, ["weights", "gradients", "attention and error"]):
-    ax.set_xscale("log")
-    ax.axvline(btimes["T1"], color="k", ls=":", lw=0.8)
-    plotting.label(ax, r"$\tau=\eta t$", "", f"balanced, K = {Kb}: {t}")
-    ax.legend(fontsize=7)
-plotting.finish(fig)
-print(f"T1 (A_k > log K) = {btimes['T1']:.1f};  max K|beta|/alpha = {ratio_b:.3f};  max beta after T1 = {max_beta_after:.2e};"
-      f"  off-target attention non-increasing: {attn_o_monotone}")
 ledger["B1"].check(
     measured=f"min alpha = {al_b.min():.1e}; max K|beta|/alpha = {ratio_b:.2f}; max beta after T1 = {max_beta_after:.1e}; Attn_n monotone: {attn_o_monotone}",
     how=f"mean-field flow of the balanced column, K = {Kb}",
     passed=bool(al_b.min() >= 0) and ratio_b < 2 and max_beta_after <= 0 and attn_o_monotone)
 cards('B1')
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "A balanced column ($p_k = 1/K$) under the mean-field gradient flow: the weights $A_k$, $B_{k,n}$ (dashed: $\\log K$), their gradients, and the attention and error above the floor; dotted: the end of phase I, $T_1$ (first $A_k > \\log K$). Not a figure of the paper (its balanced case, Thm 3.1, has no figure).", "name": "fig-cv-balanced"}, "image": {"alt": "Three log-time panels: A_k rises past log K at T1 while B_k,n falls; the gradients decay; the target attention rises to 1 and the error falls as the other features' attention vanishes."}}
+plotting.finish(cplot.draw_balanced(bt, btimes["T1"], Kb))
 
 # %% tags=["remove-cell"]
 assert al_b.min() >= 0 and max_beta_after <= 0
@@ -487,23 +466,6 @@ lb = sw.late_balanced[Kl]
 sel_b = (lb["tau"] >= 1e5) & (lb["tau"] <= 1e7)
 late_b_rng = (float(lb["ratio"][sel_b].min()), float(lb["ratio"][sel_b].max()))
 late_b = float(lb["ratio"][-1])
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
-axes[0].loglog(Ks, T1b, "o-", label=r"$T_1$ (first $A_k>\log K$)")
-axes[0].loglog(Ks, np.array(Ks) ** 2 * np.log(Ks), "k--", lw=0.8, label=r"$K^2\log K$")
-plotting.label(axes[0], "K", r"$\tau$", "phase I length")
-axes[0].legend(fontsize=7)
-axes[1].semilogx(1 / np.array(eps_list), ph2_eps, "o-", label=rf"$(\tau_\epsilon - T_1)\epsilon/K$, K = {Kb}")
-axes[1].axhline(0.25, color="grey", ls="--", lw=0.8, label="late-time law: 1/4")
-plotting.label(axes[1], r"$1/\epsilon$", "normalised phase II length", "phase II against eps")
-axes[1].legend(fontsize=7)
-axes[2].semilogx(Ks, ph2_K, "o-", label=rf"$(\tau_\epsilon - T_1)\epsilon/K$, $\epsilon$ = {sw_cfg.eps:g}")
-plotting.label(axes[2], "K", "normalised phase II length", "phase II against K")
-axes[2].legend(fontsize=7)
-plotting.finish(fig)
-print("K:", Ks)
-print("T1:", np.round(T1b, 1), " T1/(K^2 log K):", np.round(norm_T1, 3), f" slope of log T1 vs log K: {slope_T1:.2f}")
-print("eps:", eps_list, " (tau_eps - T1) eps / K:", np.round(ph2_eps, 3))
-print(f"late-time law, balanced K = {Kl}: 4 p_k tau L_k in [{late_b_rng[0]:.3f}, {late_b_rng[1]:.3f}] for tau in [1e5, 1e7]; {late_b:.3f} at tau = {lb['tau'][-1]:.3g}")
 ledger["B2"].check(
     measured=f"T1/(K^2 log K) = {np.round(norm_T1, 3).tolist()} for K = {Ks}; fitted exponent {slope_T1:.2f}",
     how="mean-field flow, first tau with A_k > log K", passed=bool(np.all(np.diff(norm_T1) <= 0)),
@@ -516,6 +478,9 @@ ledger["B4"].check(
     measured=f"4 p_k tau L_k in [{late_b_rng[0]:.3f}, {late_b_rng[1]:.3f}] for tau in [1e5, 1e7] (K = {Kl}); (tau_eps - T1) eps/K at K = {Kb}: {ph2_eps[-1]:.3f} at eps = {min(eps_list):g} (law: 0.25)",
     how=f"mean-field flow of the balanced column to tau = {lb['tau'][-1]:.0e}", passed=late_b_rng[0] > 0.9 and late_b_rng[1] < 1.1)
 cards('B2', 'B3', 'B4')
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Balanced columns: the phase-I length $T_1$ against $K$ with the paper's $K^2\\log K$ (dashed), and the phase-II length $(\\tau_\\epsilon - T_1)\\epsilon/K$ against $1/\\epsilon$ (grey: the late-time law's 1/4) and against $K$. Not a figure of the paper.", "name": "fig-cv-balanced-scaling"}, "image": {"alt": "Left: T1 grows parallel to, and below, the dashed K squared log K line. Middle and right: the normalised phase-II length stays of order one against 1/epsilon and against K, near the grey 1/4 line."}}
+plotting.finish(cplot.draw_balanced_scaling(Ks, T1b, eps_list, ph2_eps, Kb, ph2_K, sw_cfg.eps))
 
 # %% tags=["remove-cell"]
 assert np.all(np.diff(norm_T1) <= 0) and late_b_rng[0] > 0.8 and late_b_rng[1] < 1.2
@@ -536,16 +501,14 @@ for K in Ks:
     tr = sw.dominant[(p1m, K)]["traj"]
     m = tr.tau > 0
     d1_rows.append((K, float(tr.series("betao")[m].max()), float((K * np.abs(tr.series("betao")[m]) / tr.series("alpha")[m]).max())))
-print("D1 (K, max beta_1n, max K|beta_1n|/alpha_1):", [(k, f"{b:.1e}", f"{r:.2f}") for k, b, r in d1_rows])
 dom_eps = sorted(sw_cfg.dominant_eps, reverse=True)
 dom_tab = np.array([[sw.dominant_times[(K, e)] for e in dom_eps] for K in sw_cfg.dominant_K])
 flat = dom_tab.max(0) / dom_tab.min(0)
 slope_dom = [loglog_slope(dom_eps, dom_tab[i]) for i in range(len(sw_cfg.dominant_K))]
 stage = np.array([sw.under[(p1m, K)]["times"]["tau_eps"] / sw.dominant[(p1m, K)]["times"]["tau_eps"] for K in Ks])
-print(f"D2 dominant tau_eps (rows K = {sw_cfg.dominant_K}, columns eps = {dom_eps}):\n{np.round(dom_tab, 1)}")
-print("   max/min over K per eps:", np.round(flat, 3), " slope of log tau vs log eps per K:", np.round(slope_dom, 3),
-      f" late-time law 1/(4 p1 eps): {[round(1 / (4 * p1m * e), 1) for e in dom_eps]}")
-print(f"D3 T_k/T_1 at eps = {sw_cfg.eps:g} for K = {Ks}:", np.round(stage, 1))
+table(["$K$"] + [f"$\\tau_\\epsilon$ at $\\epsilon$ = {e:g}" for e in dom_eps],
+      [(K, *(f"{v:.1f}" for v in row)) for K, row in zip(sw_cfg.dominant_K, np.asarray(dom_tab))]
+      + [("late-time law $1/(4p_1\\epsilon)$", *(f"{1 / (4 * p1m * e):.1f}" for e in dom_eps))])
 ledger["D1"].check(
     measured=f"max beta_1n = {max(r[1] for r in d1_rows):.1e}; max K|beta|/alpha = {max(r[2] for r in d1_rows):.2f} (K = {Ks[0]}..{Ks[-1]})",
     how=f"mean-field flow of column 1, p1 = {p1m}", passed=max(r[1] for r in d1_rows) <= 0 and max(r[2] for r in d1_rows) < 3)
@@ -593,15 +556,19 @@ assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 # %% tags=["hide-input"]
 po_cfg = cv.PortraitConfig.for_scale(SCALE)
 po = cv.run_portrait(po_cfg)
-fig = cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.dominant, finite=po.finite,
-                          title=f"Figure 1 (data-driven): query v_k, k >= 2, K = {po_cfg.K}, p1 = {po_cfg.p1}, mean field "
-                                f"(dashed: GD eta = {po_cfg.eta:g}, N = {po_cfg.N}, M = {po_cfg.M})")
-plotting.finish(fig)
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The four phases of an under-represented feature $v_k$ ($k\\ge2$) under the mean-field gradient flow, with GD at finite $N$ dashed in the weights panel: top, the attention on the dominant feature, the target and all others (dark = 1); below, the bilinear weights (grey: $-0.49\\log K$ and $\\log K$), their gradients, the attention scores, and the error above the floor for the target and the dominant feature (grey: $\\epsilon$). Shaded: phases I–IV between the paper's thresholds $T_1, \\dots, T_4$. A data-driven version of Figure 1 of Huang, Cheng and Liang (their figure is a sketch).", "name": "fig-cv-portrait"}, "image": {"alt": "A grey strip and four log-time panels with four shaded phases: the attention on the dominant feature falls, the target attention rises towards 1 in phases III and IV, and the error falls to epsilon."}}
+plotting.finish(cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.dominant, finite=po.finite,
+                                   title=f"K = {po_cfg.K}, p1 = {po_cfg.p1}"))
+
+# %% tags=["hide-input"]
 pt = po.times
 tr = po.flow
-print("phase boundaries (paper thresholds):", {k: round(pt[k], 1) for k in ("T1", "T2", "T3", "T4")})
-print("mechanistic markers:", {k: round(pt[k], 1) for k in ("tau_sw", "tau_AB", "tau_logK", "tau_eps")})
-print("finite N, GD:       ", {k: round(po.finite_times[k], 1) for k in ("T1", "T2", "T3", "T4")})
+table(["", "$T_1$", "$T_2$", "$T_3$", "$T_4$"],
+      [("paper thresholds, mean field", *(f"{pt[k]:.1f}" for k in ("T1", "T2", "T3", "T4"))),
+       ("paper thresholds, GD at finite $N$", *(f"{po.finite_times[k]:.1f}" for k in ("T1", "T2", "T3", "T4"))),
+       ("mechanistic markers: " + r"$\tau_{\rm sw}, \tau_{AB}, \tau_{\log K}, \tau_\epsilon$",
+        *(f"{pt[k]:.1f}" for k in ("tau_sw", "tau_AB", "tau_logK", "tau_eps")))])
 al, b1, bo = tr.series("alpha"), tr.series("beta1"), tr.series("betao")
 m0 = tr.tau > 0
 early = m0 & (tr.tau < pt["tau_sw"])
@@ -613,7 +580,6 @@ u1 = {"beta1 dominates before tau_sw": bool(np.all(np.abs(b1[early]) > al[early]
       "B_kn rises then falls": bool(Bo.max() > 0 and 0 < bo_peak < pt["T1"] and Bo[-1] < Bo.max()),
       "all beta <= 0 in phase IV": bool(max(b1[ph4].max(), bo[ph4].max()) <= 0),
       "order T1 < T2 < T3 < T4": bool(pt["T1"] < pt["T2"] < pt["T3"] < pt["T4"])}
-print(u1, f"; B_k1/log K at the switch = {sw_ratio:.2f}")
 ledger["U1"].check(
     measured="; ".join(f"{k}: {v}" for k, v in u1.items()) + f"; B_k1/log K at tau_sw = {sw_ratio:.2f}",
     how=f"mean-field flow, K = {po_cfg.K}, p1 = {po_cfg.p1}; GD on N = {po_cfg.N} gives {po.finite_times['T1']:.0f}/{po.finite_times['T2']:.0f}/{po.finite_times['T3']:.0f}",
@@ -635,7 +601,7 @@ assert min_alpha_all >= 0
 
 # %% tags=["hide-input"]
 p1_vals = sw_cfg.p1_values
-print(f"{'p1':>4} {'K':>5} | {'T1':>10} {'T2':>10} {'T3':>10} {'T4':>10} | {'tau_sw':>10} {'tau_AB':>10} {'tau_logK':>10} {'tau_eps':>10} | B_k1/logK at tau_sw")
+phase_rows = []
 order_ok, marker_ok, sw_pos = {}, {}, {}
 for p1 in p1_vals:
     for K in Ks:
@@ -645,11 +611,11 @@ for p1 in p1_vals:
         sw_pos[(p1, K)] = x
         order_ok[(p1, K)] = bool(t["T1"] < t["T2"] < t["T3"] < t["T4"])
         marker_ok[(p1, K)] = bool(t["tau_sw"] < t["tau_AB"] < t["tau_logK"] < t["tau_eps"])
-        print(f"{p1:>4} {K:>5} | " + " ".join(f"{t[k]:>10.4g}" for k in ("T1", "T2", "T3", "T4")) + " | "
-              + " ".join(f"{t[k]:>10.4g}" for k in ("tau_sw", "tau_AB", "tau_logK", "tau_eps")) + f" | {x:+.3f}")
+        phase_rows.append((p1, K, *(f"{t[k]:.4g}" for k in ("T1", "T2", "T3", "T4", "tau_sw", "tau_AB", "tau_logK", "tau_eps")), f"{x:+.3f}"))
+table(["$p_1$", "$K$", "$T_1$", "$T_2$", "$T_3$", "$T_4$", r"$\tau_{\rm sw}$", r"$\tau_{AB}$", r"$\tau_{\log K}$",
+       r"$\tau_\epsilon$", r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$"], phase_rows)
 big = [K for K in Ks if K >= 20]
 u2 = all(order_ok[(p1m, K)] for K in big)
-print(f"paper-threshold order for p1 = {p1m}, K >= 20: {u2};  at K = {Ks[0]}: {order_ok[(p1m, Ks[0])]}")
 ledger["U2"].check(
     measured=f"p1 = {p1m}: ordered for K = {big}: {u2}; K = {Ks[0]}: {order_ok[(p1m, Ks[0])]} (p1 = 0.3: claim U2-p03)",
     how="mean-field flows, paper thresholds -0.49 log K, 1.01 log K, log K and the eps criterion",
@@ -678,14 +644,6 @@ fitK = [K for K in Ks if K >= fit_min]
 durs = {ph: np.array([th.durations(sw.under[(p1m, K)]["times"])[ph] for K in fitK]) for ph in ("I", "II", "III", "IV")}
 bounds = {"I": 1.98, "II": 2.0, "III": 1.5, "IV": 1.0}
 slopes = {ph: (loglog_slope(fitK, v), loglog_slope(fitK, v / np.log(fitK))) for ph, v in durs.items()}
-fig, ax = plt.subplots(figsize=(6.4, 3.8))
-for ph, v in durs.items():
-    ax.loglog(fitK, v, "o-", label=f"phase {ph}: slope {slopes[ph][0]:.2f} (bound {bounds[ph]})")
-plotting.label(ax, "K", r"phase duration ($\tau$)", f"phase durations, p1 = {p1m}, eps = {sw_cfg.eps:g}")
-ax.legend(fontsize=7)
-plotting.finish(fig)
-for ph, (s_raw, s_log) in slopes.items():
-    print(f"phase {ph:>3}: slope {s_raw:.2f} raw, {s_log:.2f} after dividing by log K; bound exponent {bounds[ph]}")
 u3 = all(slopes[ph][1] <= bounds[ph] + 0.1 for ph in bounds)
 ledger["U3"].check(
     measured="fitted exponents (after / log K): " + ", ".join(f"{ph} {slopes[ph][1]:.2f}" for ph in bounds),
@@ -694,11 +652,10 @@ ledger["U3"].check(
 ratios = {K: th.gradient_ratios(sw.under[(p1m, K)], sw_cfg.eps) for K in fitK}
 keys = [k for k in ratios[fitK[0]] if not k.startswith("IV: max beta")]
 spread = {}
-print(f"{'U4 normalised ratio':>40} | " + " ".join(f"K={K:>5}" for K in fitK))
 for k in keys:
     vals = np.array([ratios[K][k] for K in fitK])
     spread[k] = float(vals.max() / vals.min())
-    print(f"{k:>40} | " + " ".join(f"{v:>7.3f}" for v in vals))
+table(["normalised ratio"] + [f"$K = {K}$" for K in fitK], [(k, *(f"{ratios[K][k]:.3f}" for K in fitK)) for k in keys])
 max_beta_IV = max(ratios[K]["IV: max beta"] for K in fitK)
 u4 = max(spread.values()) < 3 and max_beta_IV <= 0
 ledger["U4"].check(
@@ -706,6 +663,9 @@ ledger["U4"].check(
     how=f"min/max of alpha K^2, |beta_k1| K^1.98, ... per phase window, K = {fitK}; criterion: each varies by < 3x",
     passed=u4)
 cards('U3', 'U4')
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Durations of the four phases of an under-represented column against $K$ (mean-field flow), with the fitted log-log slope of each and the exponent of the paper's bound (Thm 3.2, Lemmas 4.1–4.4). Not a figure of the paper.", "name": "fig-cv-durations"}, "image": {"alt": "Four straight lines on log-log axes, the phase durations growing with K at slopes near or below the bounds' exponents."}}
+plotting.finish(cplot.draw_phase_durations(fitK, durs, slopes, bounds, p1m, sw_cfg.eps))
 
 # %% tags=["remove-cell"]
 assert max_beta_IV <= 0
@@ -735,20 +695,11 @@ assert max_beta_IV <= 0
 # $1/(4p_k\epsilon)$. The next figure checks $4p_k\tau\mathcal L_k\to 1$.
 
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(6.4, 3.6))
 late_vals = {}
 for K, v in sw.late.items():
-    m = v["tau"] > 10
-    ax.semilogx(v["tau"][m], v["ratio"][m], label=f"K = {K}")
     T3K = sw.under[(p1m, K)]["times"]["T3"]  # each K inside its own phase IV: tau >= 100 T3
     sel = v["tau"] >= 100 * T3K
     late_vals[K] = (float(v["ratio"][sel].min()), float(v["ratio"][sel].max()), float(v["ratio"][-1]), 100 * T3K)
-ax.axhline(1, color="k", lw=0.8, ls="--")
-ax.set_ylim(0, 2)
-plotting.label(ax, r"$\tau$", r"$4 p_k \tau\, \mathcal{L}_k$", f"Late-time law, under-represented column, p1 = {p1m}")
-ax.legend(fontsize=7)
-plotting.finish(fig)
-print("K: (min, max) of 4 p_k tau L_k over tau >= 100 T3, value at the end, window start:", late_vals)
 u5 = all(lo <= sw_cfg.tau_late / 2 and abs(c - 1) <= 2 / K for K, (a, b, c, lo) in late_vals.items())
 ledger["U5"].check(
     measured="; ".join(f"K = {K}: {c:.4f} at tau = {sw_cfg.tau_late:.0e} (|.-1| K = {abs(c - 1) * K:.2f}), range [{a:.3f}, {b:.3f}] "
@@ -756,6 +707,9 @@ ledger["U5"].check(
     how=f"mean-field flow to tau = {sw_cfg.tau_late:.0e}, p1 = {p1m}; criterion |4 p_k tau L_k - 1| <= 2/K at the end, "
         "which lies inside each K's phase IV (tau >= 100 T3)", passed=u5)
 cards('U5')
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The late-time law of an under-represented column: $4p_k\\tau\\,\\mathcal L_k$ against $\\tau$ for several $K$ tends to 1 (dashed) in phase IV. Not a figure of the paper.", "name": "fig-cv-late-law"}, "image": {"alt": "For each K the curve leaves the plotted range during the early phases and comes back down onto the dashed line at 1 in phase IV."}}
+plotting.finish(cplot.draw_late_law(sw.late, p1m))
 
 # %% tags=["remove-cell"]
 assert u5
@@ -771,9 +725,8 @@ T3u = sw.under[(p1m, sw_cfg.K_eps)]["times"]["T3"]
 ph4 = np.array([sw.eps_under[e] - T3u for e in eps_u])
 slope_f = loglog_slope(1 / np.array(eps_u[-3:]), ph4[-3:])
 pk_u = (1 - p1m) / (sw_cfg.K_eps - 1)
-print(f"K = {sw_cfg.K_eps}, p1 = {p1m}: eps = {eps_u}")
-print("phase IV length tau_eps - T3:", np.round(ph4, 1), " law 1/(4 p_k eps):", np.round([1 / (4 * pk_u * e) for e in eps_u], 1))
-print(f"log-log slope against 1/eps over the three smallest eps: {slope_f:.2f}")
+table([r"$\epsilon$", r"phase IV length $\tau_\epsilon - T_3$", r"late-time law $1/(4p_k\epsilon)$"],
+      [(f"{e:g}", f"{v:.1f}", f"{1 / (4 * pk_u * e):.1f}") for e, v in zip(eps_u, ph4)])
 ledger["F1"].check(
     measured=f"slope {slope_f:.2f} of log(tau_eps - T3) vs log(1/eps) (three smallest eps of {eps_u})",
     how=f"mean-field flow, K = {sw_cfg.K_eps}, p1 = {p1m}", passed=0.8 <= slope_f <= 1.2)
@@ -789,17 +742,13 @@ assert 0.5 < slope_f < 1.5
 # happen? The heuristic predicts $B_{k,1}\approx-\tfrac12\log K$ at $\tau_{\rm sw}$ for large $K$,
 # for any fixed $p_1$.
 
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Where the leading influence on an under-represented feature switches: $B_{k,1}/\\log K$ at the switch time $\\tau_{\\rm sw}$ against $K$ for several $p_1$ (mean-field flow); dashed: the heuristic's $-1/2$, dotted: the paper's threshold $-0.49$. Not a figure of the paper.", "name": "fig-cv-switch"}, "image": {"alt": "One curve per p1 approaching the dashed -1/2 line as K grows, slowly for p1 = 0.3 and 0.8."}}
+plotting.finish(cplot.draw_switch(Ks, sw_pos, p1_vals))
+
 # %% tags=["hide-input"]
-fig, ax = plt.subplots(figsize=(6.4, 3.6))
-for p1 in p1_vals:
-    ax.semilogx(Ks, [sw_pos[(p1, K)] for K in Ks], "o-", label=f"p1 = {p1}")
-ax.axhline(-0.5, color="k", ls="--", lw=0.8)
-ax.axhline(-0.49, color="grey", ls=":", lw=0.8)
-plotting.label(ax, "K", r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$", "where the leading influence switches")
-ax.legend(fontsize=7)
-plotting.finish(fig)
 trend = {p1: (abs(sw_pos[(p1, big50[0])] + 0.5), abs(sw_pos[(p1, Ks[-1])] + 0.5)) for p1 in p1_vals}
-print("|B_k1/log K + 1/2| at K =", big50[0], "and K =", Ks[-1], ":", {p: tuple(round(x, 3) for x in v) for p, v in trend.items()})
+say(f"Distance $|B_{{k,1}}/\\log K + 1/2|$ at $K = {big50[0]}$ and $K = {Ks[-1]}$: "
+    + "; ".join(f"$p_1 = {p}$: {a:.3f} → {b:.3f}" for p, (a, b) in trend.items()) + ".")
 j1 = all(b < a for a, b in trend.values())
 ledger["J1"].check(
     measured="; ".join(f"p1 = {p}: {sw_pos[(p, Ks[-1])]:+.3f} at K = {Ks[-1]}" for p in p1_vals),
@@ -824,16 +773,17 @@ assert all(sw_pos[(p1, Ks[-1])] < 0 for p1 in p1_vals)
 # %% tags=["hide-input"]
 fn_cfg = cv.FiniteNConfig.for_scale(SCALE)
 fn = cv.run_finite_n(fn_cfg)
-print(f"{'N':>8} {'P(c_k=0)':>9} {'L_low':>9} | {'T1':>9} {'T2':>9} {'T3':>9} {'tau_eps':>9} | frac (1-Attn_k)^2 > eps, > 3 eps (under; balanced)")
+fn_rows = []
 for N, t, flo, ab in zip(fn.N, fn.times, fn.floor, fn.absent):
     tl = fn.tail.get(N, {})
     bl = fn.balanced_tail.get(N, {})
-    print(f"{str(N):>8} {ab:>9.2e} {flo:>9.2e} | " + " ".join(f"{t[k]:>9.4g}" for k in ("T1", "T2", "T3", "tau_eps"))
-          + (f" | {tl[1.0]:.3f}, {tl[3.0]:.4f}; {bl[1.0]:.3f}, {bl[3.0]:.4f}" if tl else ""))
+    fn_rows.append((N, f"{ab:.2e}", f"{flo:.2e}", *(f"{t[k]:.4g}" for k in ("T1", "T2", "T3", "tau_eps")),
+                    f"{tl[1.0]:.3f}, {tl[3.0]:.4f}; {bl[1.0]:.3f}, {bl[3.0]:.4f}" if tl else "–"))
+table(["$N$", "$P(c_k = 0)$", r"$\mathcal L_k^{\rm low}$", "$T_1$", "$T_2$", "$T_3$", r"$\tau_\epsilon$",
+       r"share with $(1-\mathrm{Attn}_k)^2 > \epsilon$, $> 3\epsilon$ (under-repr.; balanced)"], fn_rows)
 ref = fn.times[-1]
 rel = [max(abs(t[k] - ref[k]) / ref[k] for k in ("T1", "T2", "T3", "tau_eps")) for t in fn.times[:-1]]
 g1 = rel[-1] < 0.02 and rel[-1] <= rel[0]
-print("max relative deviation of the phase times from the mean field per N:", np.round(rel, 4))
 ledger["G1"].check(
     measured=f"max rel. deviation of (T1, T2, T3, tau_eps): {np.round(rel, 4).tolist()} for N = {list(fn.N[:-1])}",
     how=f"Monte-Carlo count laws (M = {fn_cfg.M}), K = {fn_cfg.K}, p1 = {fn_cfg.p1}, gradient flow", passed=g1)
@@ -852,8 +802,9 @@ assert rel[-1] < 0.05
 # %% tags=["hide-input"]
 eta_cfg = cv.EtaCheckConfig.for_scale(SCALE)
 eres = cv.run_eta_check(eta_cfg)
-for key, t in eres.times.items():
-    print(f"K = {key[0]:>3}, {'eta = ' + str(key[1]) if key[1] != 'flow' else 'flow':>10}: " + ", ".join(f"{k} = {t[k]:.4g}" for k in ("T1", "T2", "T3", "T4")))
+table(["$K$", "dynamics", "$T_1$", "$T_2$", "$T_3$", "$T_4$"],
+      [(key[0], "gradient flow" if key[1] == "flow" else f"GD, $\\eta$ = {key[1]}", *(f"{t[k]:.4g}" for k in ("T1", "T2", "T3", "T4")))
+       for key, t in eres.times.items()])
 ledger["E1"].check(
     measured=f"max relative difference of T1..T4: {eres.max_rel_diff:.3f}", how=f"reduced GD vs gradient flow, K = {list(eta_cfg.K_values)}",
     passed=eres.max_rel_diff < 0.02)
@@ -888,17 +839,7 @@ assert eres.max_rel_diff < 0.05
 rp_cfg = cv.ReplicaConfig.for_scale(SCALE)
 rp = cv.run_replica(rp_cfg)
 runs = rp.runs
-print(f"trained {len(runs.labels)} runs x {rp_cfg.epochs} epochs in {rp.seconds:.1f} s")
 ep = np.array(runs.epochs)
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
-for ax, setting, tag in zip(axes, ("imbalanced", "balanced"), ("(a) imbalanced p = (0.8, 0.1, 0.1)", "(b) balanced p = 1/3")):
-    idx = cv.select(runs, setting=setting)
-    for k in range(3):
-        plotting.band(ax, ep[1:], runs.test_loss[1:, idx, k].T, label=rf"$\mathcal{{L}}_{k + 1}$ held-out", log=True, color=plotting.COLORS[k])
-        plotting.band(ax, ep[1:], runs.train_loss[1:, idx, k].T, log=True, color=plotting.COLORS[k], ls=":", lw=1)
-    plotting.label(ax, "epoch", r"$\mathcal{L}_k$ (with the 1/2; dotted: training prompts)", f"Figure 2{tag[:3]} (replica) {tag[4:]}")
-    ax.legend(fontsize=7)
-plotting.finish(fig)
 
 
 def _mean_maps(r, setting, which="test"):
@@ -909,10 +850,15 @@ def _mean_maps(r, setting, which="test"):
 
 snap = [e for e in rp_cfg.snapshots if e in runs.epochs]
 snap_i = [runs.epochs.index(e) for e in snap]
-for setting, tag in (("imbalanced", "3a"), ("balanced", "3b")):
-    maps = _mean_maps(runs, setting)[snap_i].numpy()
-    fig = cplot.draw_heatmaps(maps, snap, title=f"Figure {tag} (replica, {setting}): mean attention map over {rp_cfg.seeds} seeds, held-out prompts (row = query feature)")
-    plotting.finish(fig)
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The one-block transformer of App. A trained with Adam (learning rate 0.002, full batch, $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ (with the factor 1/2) on held-out prompts (solid) and on the training prompts (dotted), mean ± std over seeds, for (a) $p = (0.8, 0.1, 0.1)$ and (b) $p = 1/3$. Reproduces Figure 2 of Huang, Cheng and Liang; book scale: 3 of the paper scale's 5 seeds and 1000 of its 3000 held-out prompts.", "name": "fig-cv-replica-fig2"}, "image": {"alt": "Two panels of falling error curves: in (a) the dominant feature's error falls first and the two rare features follow; in (b) the three curves fall together."}}
+plotting.finish(cplot.draw_replica_losses(runs, cv.select))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Mean attention map of the one-block transformer over seeds on held-out prompts, imbalanced $p = (0.8, 0.1, 0.1)$, at several epochs: row = query feature, column = attended feature. Reproduces Figure 3(a) of Huang, Cheng and Liang; book scale: 3 of 5 seeds, 1000 of 3000 held-out prompts.", "name": "fig-cv-replica-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: attention first goes to the dominant feature v_1 in every row, then each row concentrates on its own feature."}}
+plotting.finish(cplot.draw_heatmaps(_mean_maps(runs, 'imbalanced')[snap_i].numpy(), snap))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. Reproduces Figure 3(b) of Huang, Cheng and Liang; book scale: 3 of 5 seeds, 1000 of 3000 held-out prompts.", "name": "fig-cv-replica-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly in all rows."}}
+plotting.finish(cplot.draw_heatmaps(_mean_maps(runs, 'balanced')[snap_i].numpy(), snap))
 
 # %% tags=["hide-input"]
 def _first_below(curve, thr):
@@ -925,23 +871,19 @@ imb = runs.test_loss[:, cv.select(runs, setting="imbalanced")].mean(1).numpy()
 bal = runs.test_loss[:, cv.select(runs, setting="balanced")].mean(1).numpy()
 t_imb = [_first_below(imb[:, k], thr) for k in range(3)]
 t_bal = [_first_below(bal[:, k], thr) for k in range(3)]
-print(f"first epoch with mean held-out L_k <= {thr}: imbalanced {t_imb}, balanced {t_bal}")
-print("final held-out L_k (mean over seeds): imbalanced", np.round(imb[-1], 4), " balanced", np.round(bal[-1], 4))
 mi = _mean_maps(runs, "imbalanced").numpy()
 mb = _mean_maps(runs, "balanced").numpy()
 diag_final = np.concatenate([np.diag(mi[-1]), np.diag(mb[-1])])
 e10, e100 = runs.epochs.index(10), runs.epochs.index(100)
 row2 = (mi[e10, 1, 0], mi[e100, 1, 0], mi[e10, 1, 2], mi[e100, 1, 2])
-print(f"diagonal of the held-out map (imbalanced) at epoch 100: {np.round(np.diag(mi[e100]), 3).tolist()}; "
-      f"at epoch {runs.epochs[-1]}: {np.round(np.diag(mi[-1]), 3).tolist()}")
-print(f"row v_2 (imbalanced): Attn_1 {row2[0]:.3f} -> {row2[1]:.3f}, Attn_3 {row2[2]:.3f} -> {row2[3]:.3f} (epoch 10 -> 100)")
 # the mechanism behind the window (beta_23 > 0 at the start): does Attn_3 rise above its initial value at some
 # epoch <= 100 while Attn_1 falls?
 early = [i for i, e_ in enumerate(runs.epochs) if e_ <= 100]
 i_peak = early[int(np.argmax(mi[early, 1, 2]))]
 rise3 = float(mi[i_peak, 1, 2] - mi[0, 1, 2])
 fall1 = float(mi[0, 1, 0] - mi[i_peak, 1, 0])
-print(f"largest Attn_3 (query v_2) up to epoch 100: {mi[i_peak, 1, 2]:.3f} at epoch {runs.epochs[i_peak]} (epoch 0: {mi[0, 1, 2]:.3f}); Attn_1 fell by {fall1:.3f} by then")
+say(f"Up to epoch 100 the attention of query $v_2$ on $v_3$ peaks at {mi[i_peak, 1, 2]:.3f} (epoch {runs.epochs[i_peak]}; "
+    f"{mi[0, 1, 2]:.3f} at epoch 0), while its attention on $v_1$ has fallen by {fall1:.3f}.")
 off = mb[snap_i][:, ~np.eye(3, dtype=bool)]  # (snapshots, 6) balanced off-diagonal entries
 off_falls = bool(np.all(np.diff(off[snap.index(10):], axis=0) <= 1e-3))
 ledger["F2a"].check(
@@ -998,52 +940,43 @@ cards('F2a', 'F2b', 'F3a', 'F3b', 'F3c', 'R1')
 # %% tags=["hide-input"]
 tm_cfg = cv.TheoryModelConfig.for_scale(SCALE)
 tm = cv.run_theory_model(tm_cfg)
-fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-for ax, setting in zip(axes[:2], ("imbalanced", "balanced")):
-    pr = tm.population[setting]
-    m = pr.tau > 0
-    for k in range(3):
-        ax.loglog(pr.tau[m], pr.losses[m, k], color=plotting.COLORS[k], ls="-" if k < 2 else "--",
-                  label=rf"$\mathcal{{L}}_{k + 1}$" + (" (= L_2)" if k == 2 else ""))
-        if pr.floor[k] > 1e-8:
-            ax.axhline(pr.floor[k], color=plotting.COLORS[k], ls=":", lw=0.8)
-    plotting.label(ax, r"GD step $t$ ($\eta = 1$)", r"$\mathcal{L}_k$ (dotted: floor)", f"Fig. 2 (theory model, {setting})")
-    ax.legend(fontsize=7)
-pr = tm.population["imbalanced"]
-m = pr.tau > 0
-for (n, k, lab), c in zip([(1, 1, r"$A_2$"), (0, 1, r"$B_{2,1}$"), (2, 1, r"$B_{2,3}$")], plotting.COLORS):
-    axes[2].semilogx(pr.tau[m], pr.S[m, n, k], color=c, label=lab)
-plotting.label(axes[2], r"GD step $t$", "bilinear weight", "imbalanced, query v_2: weights")
-axes[2].legend(fontsize=7)
-plotting.finish(fig)
 steps_show = [s for s in (1, 10, 30, 100, 300, 1000, 3000, 20000) if s <= tm_cfg.gd_steps]
-for setting, tag in (("imbalanced", "3a"), ("balanced", "3b")):
+
+
+def _population_maps(setting):
     prs = tm.population[setting]
     ii = [int(np.argmin(np.abs(prs.tau - s))) for s in steps_show]
-    fig = cplot.draw_heatmaps(prs.attn[ii], [int(prs.tau[i]) for i in ii], unit="step",
-                              title=f"Figure {tag} (theory model, {setting}): population attention map E[Attn | x_q = v_k] under GD, eta = 1")
-    plotting.finish(fig)
+    return prs.attn[ii], [int(prs.tau[i]) for i in ii]
+
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The analysed Q-only model (3) under exact population GD ($\\eta = 1$, our choice; $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ for the imbalanced $p = (0.8, 0.1, 0.1)$ ($\\mathcal L_3 = \\mathcal L_2$, dashed) and balanced settings, dotted: the floors $\\mathcal L_k^{\\rm low}$; right: the weights of query $v_2$ in the imbalanced setting. The analysed model's version of Figure 2 of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig2"}, "image": {"alt": "Three log-time panels: imbalanced, the dominant feature's error is small from the start while the rare features' errors stay high for tens of steps, then fall towards their floor; balanced, all three fall together; the weights: A_2 grows while B_2,1 and later B_2,3 fall below zero."}}
+plotting.finish(cplot.draw_theory_losses(tm))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Population attention map $\\mathbb E[\\mathrm{Attn}\\mid x_{\\rm query} = v_k]$ of the analysed model under GD ($\\eta = 1$), imbalanced $p = (0.8, 0.1, 0.1)$, at several steps: row = query feature, column = attended feature. The analysed model's version of Figure 3(a) of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing steps: every row first leans to v_1, then each row concentrates on its own feature."}}
+plotting.finish(cplot.draw_heatmaps(*_population_maps('imbalanced'), unit='step'))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. The analysed model's version of Figure 3(b) of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing steps: the diagonal grows uniformly in all rows."}}
+plotting.finish(cplot.draw_heatmaps(*_population_maps('balanced'), unit='step'))
 
 # %% tags=["hide-input"]
 ad = tm.adam
 ep_a = np.array(ad.epochs)
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True)
-for ax, setting in zip(axes, ("imbalanced", "balanced")):
-    for lr, ls in zip(tm_cfg.adam_lrs, ("--", "-")):
-        idx = cv.select(ad, setting=setting, lr=lr)
-        for k in range(3):
-            plotting.band(ax, ep_a[1:], ad.test_loss[1:, idx, k].T, log=True, color=plotting.COLORS[k], ls=ls,
-                          label=rf"$\mathcal{{L}}_{k + 1}$, lr {lr}")
-    plotting.label(ax, "epoch (Adam, full batch)", r"held-out $\mathcal{L}_k$", f"Q-only model, {setting}: Adam at lr 0.002 (dashed) and 0.02")
-    ax.legend(fontsize=6, ncol=2)
-plotting.finish(fig)
-for setting, tag in (("imbalanced", "3a"), ("balanced", "3b")):
+sn = [e for e in tm_cfg.snapshots if e in ad.epochs]
+
+
+def _adam_maps(setting):
     idx = cv.select(ad, setting=setting, lr=max(tm_cfg.adam_lrs))
-    maps = ad.test_map[:, idx].mean(1).numpy()
-    sn = [e for e in tm_cfg.snapshots if e in ad.epochs]
-    fig = cplot.draw_heatmaps(maps[[ad.epochs.index(e) for e in sn]], sn,
-                              title=f"Figure {tag} (theory model, {setting}): Adam lr {max(tm_cfg.adam_lrs)}, held-out prompts, mean over {tm_cfg.seeds} seeds")
-    plotting.finish(fig)
+    return ad.test_map[:, idx].mean(1).numpy()[[ad.epochs.index(e) for e in sn]]
+
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The analysed Q-only model trained with Adam (full batch, 300 prompts) at the paper's learning rate 0.002 (dashed) and at 0.02 (solid): held-out $\\mathcal L_k$, mean ± std over seeds, imbalanced and balanced. The analysed model's version of Figure 2 of Huang, Cheng and Liang under the paper's optimiser; book scale: 3 of the paper scale's 5 seeds.", "name": "fig-cv-adam-losses"}, "image": {"alt": "Two panels: at learning rate 0.002 the errors barely move in 400 epochs, at 0.02 they fall, the dominant feature first in the imbalanced case."}}
+plotting.finish(cplot.draw_adam_losses(ad, tm_cfg.adam_lrs, cv.select))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention map of the Q-only model trained with Adam at learning rate 0.02, held-out prompts, mean over seeds, imbalanced $p = (0.8, 0.1, 0.1)$: row = query feature, column = attended feature. The analysed model's version of Figure 3(a) of Huang, Cheng and Liang; book scale: 3 of 5 seeds.", "name": "fig-cv-adam-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: rows first lean to v_1, then concentrate on their own feature."}}
+plotting.finish(cplot.draw_heatmaps(_adam_maps('imbalanced'), sn))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. The analysed model's version of Figure 3(b) of Huang, Cheng and Liang; book scale: 3 of 5 seeds.", "name": "fig-cv-adam-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly."}}
+plotting.finish(cplot.draw_heatmaps(_adam_maps('balanced'), sn))
 
 # %% tags=["hide-input"]
 pi = tm.population["imbalanced"]
@@ -1065,21 +998,16 @@ def _first_rel(gap, frac):
 
 t_fast = [_first_rel(gap_fast[:, k], 0.1) for k in range(3)]
 t_fast100 = [_first_rel(gap_fast[:, k], 0.01) for k in range(3)]
-print(f"population GD, imbalanced: L_2 - L_2^low at t = {tm_cfg.gd_steps}: {gap2:.2e}; losses {np.round(pi.losses[-1], 5)}")
 L_slow_set = {s_: ad.test_loss[-1, cv.select(ad, setting=s_, lr=min(tm_cfg.adam_lrs)), 1:].mean(-1) for s_ in ("imbalanced", "balanced")}
 L_slow_ms = {s_: metrics.mean_se(v) for s_, v in L_slow_set.items()}  # mean of (L_2 + L_3)/2 over seeds, with SE
-print(f"Adam lr {min(tm_cfg.adam_lrs)}: final A_k in [{float(A_slow.min()):.2f}, {float(A_slow.max()):.2f}]; held-out (L_2 + L_3)/2: "
-      + ", ".join(f"{s_} {m_:.3f} ± {se_:.3f}" for s_, (m_, se_) in L_slow_ms.items()))
-print(f"Adam lr {max(tm_cfg.adam_lrs)} (imbalanced): first epoch with L_k - L_k^low <= 1/10 of its start: {t_fast} (1/100: {t_fast100}); "
-      f"final diag attention {np.round(diag_fast, 3)}")
 ledger["A'1"].check(
     measured=f"{gap2:.2e} after {tm_cfg.gd_steps} steps (eta = 1)", how="exact enumeration of the count vectors, GD on S", passed=gap2 < 1e-3)
 law60 = CountLaw.exact(tm_cfg.N, pi.p)
 split = th.floor_split(pi.S[-1], law60, 1)
 above = float((pi.losses[:, 1:] - pi.floor[1:]).min())
 ratio60 = split["total"] / split["floor"]
-print(f"L_2 at t = {tm_cfg.gd_steps}: {split['total']:.3e} = {split['absent']:.3e} (prompts with c_2 = 0) + {split['present']:.3e} (c_2 > 0); "
-      f"floor {split['floor']:.3e}; lowest L_2 - L_2^low along GD {above:.1e}")
+say(f"After {tm_cfg.gd_steps} steps $\\mathcal L_2$ = {split['total']:.3e} = {split['absent']:.3e} (prompts with $c_2 = 0$) + "
+    f"{split['present']:.3e} ($c_2 > 0$); the floor is {split['floor']:.3e}, and $\\mathcal L_2 - \\mathcal L_2^{{\\rm low}}$ stays at least {above:.1e} along GD.")
 ledger["C9"].check(
     measured=f"L_2/L_2^low = {ratio60:.3f} at t = {tm_cfg.gd_steps}; gap {split['total'] - split['floor']:.2e}: "
              f"{split['absent'] - split['floor']:.2e} from prompts with c_2 = 0 (unequal B_21, B_23), {split['present']:.2e} from the rest; "
@@ -1120,16 +1048,7 @@ assert gap2 < 1e-3 and float(A_slow.max()) < 1.25 * move
 # %% tags=["hide-input"]
 uw_cfg = cv.UnseenWConfig.for_scale(SCALE)
 uw = cv.run_unseen_w(uw_cfg)
-fig, ax = plt.subplots(figsize=(6.4, 3.6))
-for fam, vals in uw.median_rel_err.items():
-    ax.loglog(uw.steps, np.maximum(vals, 1e-17), "o-", label=fam)
-ax.loglog(uw.steps, uw.median_one_minus_attn, "k--", label=r"median $1 - \mathrm{Attn}_k$")
-plotting.label(ax, "GD step t of training", r"median $|\hat y - y| / |y|$", "prediction error for task laws unseen in training")
-ax.legend(fontsize=7)
-plotting.finish(fig)
-print(f"largest |error| - bound over all prompts, families and times: {uw.bound_violation:.1e} (<= 0 up to rounding)")
 errs = {f: v[-1] for f, v in uw.median_rel_err.items()}
-print("median relative error at the last time:", {f: f"{v:.3g}" for f, v in errs.items()})
 fams = [f for f in uw.median_rel_err if not f.startswith("w = 10")]
 oma = np.array(uw.median_one_minus_attn)
 # the error falls by at least half of the factor by which 1 - Attn_k falls (median over prompts), for every unseen family
@@ -1146,6 +1065,9 @@ ledger["I-w-bound"].check(
     passed=uw.bound_violation < 1e-9)
 cards('I-w', 'I-w-bound')
 
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Median relative prediction error $|\\hat y - y|/|y|$ for task laws never seen in training, at moments of training, with the median attention gap $1-\\mathrm{Attn}_k$ (dashed), which the error follows. Not a figure of the paper.", "name": "fig-cv-unseen-w"}, "image": {"alt": "Error curves for several task laws falling together with the dashed attention-gap curve; the constant law w = 10·1 is predicted exactly."}}
+plotting.finish(cplot.draw_unseen(uw))
+
 # %% tags=["remove-cell"]
 assert uw.bound_violation < 1e-9 and track
 
@@ -1158,7 +1080,7 @@ assert uw.bound_violation < 1e-9 and track
 # without a kernel (pre-rendered frames over $p_1$); in a live notebook the `ipywidgets` controls
 # after it recompute everything (GD on the reduced column; $N = 0$ means the mean field).
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The four phases of an under-represented feature (mean-field flow, as in the first figure of this page) for a chosen $p_1$; the slider works without a kernel. Not a figure of the paper.", "name": "fig-cv-p1-slider"}}
 K_demo = icl_lab.by_scale(ci=20, paper=50)
 
 
@@ -1166,7 +1088,7 @@ def draw_p1(p1):
     col = SymmetricColumn.under_represented(K_demo, p1)
     tr = col.flow(1e11, stop_gap=0.999e-2)
     dom = SymmetricColumn.dominant(K_demo, p1).flow(tr.tau[-1])
-    return cplot.draw_portrait(tr, phase_times(tr, 1e-2), 1e-2, dominant=dom, figsize=(10, 6.4),
+    return cplot.draw_portrait(tr, phase_times(tr, 1e-2), 1e-2, dominant=dom,
                                title=f"K = {K_demo}, p1 = {p1}: mean-field flow of an under-represented column")
 
 
@@ -1177,7 +1099,7 @@ widgets.static_slider(draw_p1, [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], name="p1 (do
 # setting: the population attention map $\mathbb E[\mathrm{Attn}\mid x_{\rm query} = v_k]$ after
 # $t$ steps of exact population GD ($\eta = 1$) for several $p_1$ (with $p_2 = p_3 = (1-p_1)/2$).
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Population attention map of the analysed model under GD ($K = 3$, $N = 60$, $\\eta = 1$) for a chosen $p_1$, with $p_2 = p_3 = (1-p_1)/2$; the slider works without a kernel. Not a figure of the paper.", "name": "fig-cv-heat-slider"}}
 pops = {p1: th.population_columns(th.p_for("imbalanced", 3, p1), 60, 1.0, 1000, record_every=1)
         for p1 in (0.34, 0.5, 0.65, 0.8, 0.9)}
 
@@ -1185,7 +1107,7 @@ pops = {p1: th.population_columns(th.p_for("imbalanced", 3, p1), 60, 1.0, 1000, 
 def draw_heat_p1(p1):
     pr = pops[p1]
     steps_h = [1, 10, 30, 100, 300, 1000]
-    fig = cplot.draw_heatmaps(pr.attn[steps_h], steps_h, unit="step", title=f"K = 3, N = 60, p1 = {p1}: population attention map under GD (eta = 1)")
+    fig = cplot.draw_heatmaps(pr.attn[steps_h], steps_h, unit="step", title=f"p1 = {p1}")
     return fig
 
 
@@ -1239,10 +1161,12 @@ widgets.live(_explore, K=ipywidgets.IntSlider(value=20, min=10, max=200, step=10
 # ````
 
 # %% tags=["hide-input"]
+ex_rows = []
 for K in (5, 50, 500):
     G = gradient(torch.zeros(K, K), CountLaw.mean_field(torch.full((K,), 1.0 / K, dtype=torch.float64)))
-    print(f"K = {K:>3}: alpha = {float(G[0, 0]):.3e} (formula {(K - 1) / K**3:.3e}), beta = {float(G[1, 0]):.3e} "
-          f"(formula {-1 / K**3:.3e}), K|beta|/alpha = {K * abs(float(G[1, 0])) / float(G[0, 0]):.4f}")
+    ex_rows.append((K, f"{float(G[0, 0]):.3e}", f"{(K - 1) / K**3:.3e}", f"{float(G[1, 0]):.3e}", f"{-1 / K**3:.3e}",
+                    f"{K * abs(float(G[1, 0])) / float(G[0, 0]):.4f}"))
+table(["$K$", r"$\alpha$", "formula $(K-1)/K^3$", r"$\beta$", "formula $-1/K^3$", r"$K\lvert\beta\rvert/\alpha$"], ex_rows)
 
 # %% [markdown]
 # ````{exercise}
@@ -1268,10 +1192,11 @@ for K in (5, 50, 500):
 col_ex = SymmetricColumn.under_represented(100, 0.65)
 tr_ex = col_ex.flow(1e11, stop_gap=0.999e-3)
 t_ex = phase_times(tr_ex, 1e-3)
-print({k: round(t_ex[k], 1) for k in ("T1", "T2", "T3", "T4", "tau_sw")})
-print(f"B_k1 / log K at tau_sw: {value_at(tr_ex.tau, tr_ex.series('B1'), t_ex['tau_sw']) / math.log(100):+.3f}")
+table(["$T_1$", "$T_2$", "$T_3$", "$T_4$", r"$\tau_{\rm sw}$", r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$"],
+      [(*(f"{t_ex[k]:.1f}" for k in ("T1", "T2", "T3", "T4", "tau_sw")),
+        f"{value_at(tr_ex.tau, tr_ex.series('B1'), t_ex['tau_sw']) / math.log(100):+.3f}")])
 dom_ex = SymmetricColumn.dominant(100, 0.65).flow(1e11, stop_gap=0.999e-3)
-print(f"dominant feature: tau_eps = {phase_times(dom_ex, 1e-3, 'dominant')['tau_eps']:.1f} (late-time law: {1 / (4 * 0.65 * 1e-3):.1f})")
+say(f"Dominant feature: $\\tau_\\epsilon$ = {phase_times(dom_ex, 1e-3, 'dominant')['tau_eps']:.1f} (late-time law: {1 / (4 * 0.65 * 1e-3):.1f}).")
 
 # %% tags=["remove-cell"]
 assert t_ex["T1"] < t_ex["T2"] < t_ex["T3"] < t_ex["T4"]
@@ -1314,9 +1239,9 @@ L_b23 = [_L2_box(b)[1] for b in grid_b23]
 b_best = float(grid_b23[int(np.argmin(L_b23))])
 S_best, L_best = _L2_box(b_best)
 G_best = gradient(S_best, law_box)[:, 1]  # -dL/dS of column 2: (beta_21, alpha_2, beta_23) up to p_2
-print(f"best B_23 on the grid: {b_best:+.2f}; L_2 = {L_best:.4f} (corner B_23 = -0.8: {L_b23[0]:.4f}); "
-      f"alpha_2 = {float(G_best[1]):+.2e} (> 0: wants A_2 up), beta_21 = {float(G_best[0]):+.2e} (< 0: wants B_21 down); "
-      f"floor L_2^low = {float(loss_floor(60, p_paper)[1]):.4f}")
+say(f"Best $B_{{2,3}}$ on the grid: {b_best:+.2f}, with $\\mathcal L_2$ = {L_best:.4f} ({L_b23[0]:.4f} at the corner $B_{{2,3}} = -0.8$); "
+    f"there $\\alpha_2$ = {float(G_best[1]):+.2e} (> 0: the flow pushes $A_2$ up) and $\\beta_{{2,1}}$ = {float(G_best[0]):+.2e} "
+    f"(< 0: it pushes $B_{{2,1}}$ down); the floor is $\\mathcal L_2^{{\\rm low}}$ = {float(loss_floor(60, p_paper)[1]):.4f}.")
 
 # %% tags=["remove-cell"]
 assert -0.8 < b_best < 0.8 and float(G_best[1]) > 0 and float(G_best[0]) < 0 and L_best > 0.3
@@ -1342,8 +1267,9 @@ assert -0.8 < b_best < 0.8 and float(G_best[1]) > 0 and float(G_best[0]) < 0 and
 # Not errata: §4.1.1's $\beta^{(0)}_{k,1}\le-\Omega(1/K)$ and Lemma 4.2's $\le-\Omega(K^{-1.98})$ over
 # phase I are consistent. Findings of this chapter (not errors of the paper, which states asymptotic
 # results): the literal thresholds $-0.49\log K$ and $1.01\log K$ mis-time the phases at moderate
-# $K$ (degenerate order at $K = 10$; for $p_1 = 0.3$, $B_{k,1}$ never reaches $-0.49\log K$ at
-# $K\ge20$, claim U2-p03), and the measured phase-I length grows like $K^2$ without the $\log K$ factor.
+# $K$ (degenerate order at $K = 10$; for $p_1 = 0.3$, $B_{k,1}$ never reaches $-0.49\log K$ from
+# $K = 20$ on, so $T_1$–$T_3$ are never reached: claim U2-p03 in the ledger below), and the measured
+# phase-I length grows like $K^2$ without the $\log K$ factor.
 #
 # Claims with hidden constants only are recorded as not checkable:
 

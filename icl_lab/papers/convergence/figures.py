@@ -29,14 +29,15 @@ def _phase_lines(ax, times: dict, keys=("T1", "T2", "T3", "T4"), labels=True):
 
 
 def draw_portrait(tr: ColumnTrajectory, times: dict, eps: float, title: str = "", finite: ColumnTrajectory | None = None,
-                  dominant: ColumnTrajectory | None = None, figsize=(11, 7.2)):
-    """Four panels for an under-represented column: weights, gradients, attention (+ strip), error."""
+                  dominant: ColumnTrajectory | None = None, figsize=None):
+    """Four panels for an under-represented column: weights, gradients, attention (+ strip), error;
+    sized for the page column, legends beside each panel."""
     col = tr.column
     K, logK = col.K, col.logK
     tau = tr.tau
     m = tau > 0
-    fig = plt.figure(figsize=figsize)
-    gs = fig.add_gridspec(3, 2, height_ratios=[0.35, 1, 1], hspace=0.55, wspace=0.28)
+    fig = plt.figure(figsize=figsize or (plotting.COLUMN_WIDTH, 7.4), dpi=plotting.DPI, layout="constrained")
+    gs = fig.add_gridspec(3, 2, height_ratios=[0.35, 1, 1])
     strip = fig.add_subplot(gs[0, :])
     axes = [fig.add_subplot(gs[1, 0]), fig.add_subplot(gs[1, 1]), fig.add_subplot(gs[2, 0]), fig.add_subplot(gs[2, 1])]
     # strip: total attention on the dominant feature, the target, and all other features (Figure 1 top row)
@@ -46,8 +47,8 @@ def draw_portrait(tr: ColumnTrajectory, times: dict, eps: float, title: str = ""
             np.interp(grid, tau, (K - 2) * tr.series("Attn_o"))]
     strip.imshow(np.array(rows), aspect="auto", cmap="Greys", vmin=0, vmax=1,
                  extent=(math.log10(grid[0]), math.log10(grid[-1]), 2.5, -0.5))
-    strip.set_yticks([0, 1, 2], [r"Attn$_1$", r"Attn$_k$", r"$\sum_n$Attn$_n$"], fontsize=7)
-    strip.set_xlabel(r"$\log_{10}\tau$", fontsize=8)
+    strip.set_yticks([0, 1, 2], [r"Attn$_1$", r"Attn$_k$", r"$\sum_n$Attn$_n$"], fontsize=9)
+    strip.set_xlabel(r"$\log_{10}\tau$", fontsize=10)
     strip.grid(False)
     for key in ("T1", "T2", "T3", "T4"):
         t = times.get(key, math.nan)
@@ -65,24 +66,24 @@ def draw_portrait(tr: ColumnTrajectory, times: dict, eps: float, title: str = ""
         for name, c in (("A", "C0"), ("B1", "C1"), ("Bo", "C2")):
             ax.plot(finite.tau[mf], finite.series(name)[mf], color=c, ls="--", lw=1)
     ax.set_xscale("log")
-    plotting.label(ax, r"$\tau = \eta t$", "bilinear weight", "weights (dashed: finite N, GD)")
-    ax.legend(fontsize=7, loc="upper left")
+    plotting.label(ax, r"$\tau = \eta t$", "bilinear weight")
     ax = axes[1]
     ax.plot(tau[m], tr.series("alpha")[m], label=r"$\alpha_k$")
     ax.plot(tau[m], np.abs(tr.series("beta1")[m]), label=r"$|\beta_{k,1}|$")
     ax.plot(tau[m], np.abs(tr.series("betao")[m]), label=r"$|\beta_{k,n}|$")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    plotting.label(ax, r"$\tau$", "gradient", "gradients (log scale)")
-    ax.legend(fontsize=7)
+    plotting.label(ax, r"$\tau$", "gradient")
     ax = axes[2]
     ax.plot(tau[m], tr.series("Attn_1")[m], label=r"Attn$_1$ (dominant)")
     ax.plot(tau[m], tr.series("Attn_k")[m], label=r"Attn$_k$ (target)")
     ax.plot(tau[m], tr.series("Attn_o")[m], label=r"Attn$_n$ (one other feature)")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    plotting.label(ax, r"$\tau$", "attention", "attention scores")
-    ax.legend(fontsize=7)
+    plotting.label(ax, r"$\tau$", "attention")
+    t1 = times.get("T1", math.nan)
+    lo = 0.03 * t1 if np.isfinite(t1) else tau[1]  # the action starts around T1 / 30
+    lo_tau = max(tau[1], lo)
     ax = axes[3]
     ax.plot(tau[m], np.maximum(tr.gap[m], 1e-12), label=r"$\mathcal{L}_k-\mathcal{L}_k^{\rm low}$ (under-repr.)")
     if dominant is not None:
@@ -91,40 +92,191 @@ def draw_portrait(tr: ColumnTrajectory, times: dict, eps: float, title: str = ""
     ax.axhline(eps, color="grey", ls="--", lw=0.7)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    plotting.label(ax, r"$\tau$", "error above the floor", "prediction error")
-    ax.legend(fontsize=7)
-    t1 = times.get("T1", math.nan)
-    lo = 0.03 * t1 if np.isfinite(t1) else tau[1]  # the action starts around T1 / 30
+    plotting.label(ax, r"$\tau$", "error above the floor")
+    shown = [g[(t >= lo_tau) & (g > 1e-12)] for t, g in ((tau, tr.gap),) + (((dominant.tau, dominant.gap),) if dominant is not None else ())]
+    shown = np.concatenate(shown) if shown else np.array([])
+    ax.set_ylim(bottom=max(1e-12, 0.5 * float(shown.min())) if shown.size else eps / 10)  # no span down to the 1e-12 floor
     for a in axes:
         a.set_xlim(max(tau[1], lo), tau[-1] * 1.1)
         _phase_lines(a, times, labels=a is axes[0])
+        a.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.02), ncols=2, borderaxespad=0.0,
+                 handlelength=1.5, columnspacing=0.8)
     return fig
 
 
-def draw_error_curves(ax, epochs, curves, labels=None, log=True, title=""):
-    """Per-feature error curves (Figure 2): curves (T, R, K) -> mean +- std over R for each k."""
-    K = curves.shape[-1]
-    for k in range(K):
-        plotting.band(ax, epochs, curves[:, :, k].T, label=(labels or [rf"$\mathcal{{L}}_{k + 1}$" for k in range(K)])[k],
-                      log=log)
-    plotting.label(ax, "epoch", r"$\mathcal{L}_k = \frac{1}{2}E[(\hat y - y)^2 \mid x_q = v_k]$", title)
-    ax.legend(fontsize=7)
-
-
 def draw_heatmaps(maps, epochs, title: str = "", figsize=None, unit: str = "epoch"):
-    """A row of K x K attention maps (Figure 3): maps (T, K, K), row = query feature, column = key;
-    ``unit`` names the time axis ('epoch' for Adam, 'step t' for GD)."""
+    """K x K attention maps (Figure 3), three a row: maps (T, K, K), row = query feature, column =
+    key; ``unit`` names the time axis ('epoch' for Adam, 'step' for GD)."""
     T = len(epochs)
-    fig, axes = plt.subplots(1, T, figsize=figsize or (1.7 * T + 0.6, 2.3))
-    axes = np.atleast_1d(axes)
+    ncols = min(T, 3)
+    nrows = math.ceil(T / ncols)
+    fig, axes = plotting.figure(ncols, nrows, height=2.4)
+    if figsize is not None:
+        fig.set_size_inches(*figsize)
+    axes = np.atleast_1d(axes).ravel()
     K = maps.shape[-1]
-    for ax, M, e in zip(axes, maps, epochs):
-        plotting.heatmap(ax, M, colorbar=False, fmt="{:.2f}",
-                         row_labels=[f"$v_{k + 1}$" for k in range(K)] if ax is axes[0] else None,
-                         col_labels=[f"$v_{k + 1}$" for k in range(K)])
-        if ax is not axes[0]:
+    labels = [f"$v_{k + 1}$" for k in range(K)]
+    for i, (ax, M, e) in enumerate(zip(axes, maps, epochs)):
+        plotting.heatmap(ax, M, colorbar=False, fmt="{:.2f}", row_labels=labels, col_labels=labels)
+        if i % ncols:
             ax.set_yticks([])
-        ax.set_title(f"{unit} {e}", fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+        ax.set_title(f"{unit} {e}", fontsize=10)
+    for ax in axes[T:]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def draw_full_vs_reduced(hres, K):
+    """Entries of S under the full d x d model and the reduced K x K GD."""
+    fig, ax = plotting.figure(1, 1, height=3.4)
+    for (n, k), c in zip([(0, 0), (1, 0), (K - 1, K - 1), (0, K - 1)], plotting.COLORS):
+        ax.plot(hres.steps, hres.S_reduced[:, n, k], color=c, lw=2.5, alpha=0.5, label=rf"reduced $S_{{{n + 1},{k + 1}}}$")
+        ax.plot(hres.steps, hres.S_full[:, 0, n, k], "k:", lw=1)
+        ax.plot(hres.steps, hres.S_full[:, 1, n, k], color=c, ls="--", lw=1)
+    ax.plot([], [], "k:", lw=1, label="full, marginalised")
+    ax.plot([], [], "k--", lw=1, label="full, sampled $w$")
+    plotting.label(ax, "GD step t", r"entry of $S = V^\top Q V$")
+    plotting.legend_outside(ax)
+    return fig
+
+
+def draw_balanced(bt, T1, K):
+    """The balanced column: weights, gradients, attention and error against tau."""
+    pos = bt.tau > 0
+    tau = bt.tau[pos]
+    fig, axes = plotting.figure(3, 1, height=3.0)
+    axes[0].plot(tau, bt.series("A")[pos], label=r"$A_k$")
+    axes[0].plot(tau, bt.series("Bo")[pos], label=r"$B_{k,n}$")
+    axes[0].axhline(math.log(K), color="grey", ls="--", lw=0.7)
+    axes[1].plot(tau, bt.series("alpha")[pos], label=r"$\alpha_k$")
+    axes[1].plot(tau, np.abs(bt.series("betao")[pos]), label=r"$|\beta_{k,n}|$")
+    axes[1].set_yscale("log")
+    axes[2].plot(tau, bt.series("Attn_k")[pos], label=r"Attn$_k$")
+    axes[2].plot(tau, (K - 1) * bt.series("Attn_o")[pos], label=r"$\sum_{n\neq k}$Attn$_n$")
+    gap = bt.gap[pos]
+    axes[2].plot(tau, np.maximum(gap, 1e-12), label=r"$\mathcal{L}_k - \mathcal{L}_k^{\rm low}$")
+    axes[2].set_yscale("log")
+    axes[2].set_ylim(bottom=max(1e-12, 0.3 * float(gap[gap > 0].min())) if np.any(gap > 0) else None)
+    for ax, t in zip(axes, ["weights", "gradients", "attention, error"]):
+        ax.set_xscale("log")
+        ax.axvline(T1, color="k", ls=":", lw=0.8)
+        plotting.label(ax, r"$\tau=\eta t$", "", t)
+    plotting.legend_outside(fig, "below", ncols=4)
+    return fig
+
+
+def draw_balanced_scaling(Ks, T1b, eps_list, ph2_eps, Kb, ph2_K, eps):
+    """Phase I length against K, normalised phase II length against 1/eps and against K."""
+    fig, axes = plotting.figure(3, 1, height=3.0)
+    axes[0].loglog(Ks, T1b, "o-", label=r"$T_1$ (first $A_k>\log K$)")
+    axes[0].loglog(Ks, np.array(Ks) ** 2 * np.log(Ks), "k--", lw=0.8, label=r"$K^2\log K$")
+    plotting.label(axes[0], "K", r"$\tau$", "phase I length")
+    axes[1].semilogx(1 / np.array(eps_list), ph2_eps, "o-", label=rf"$(\tau_\epsilon - T_1)\epsilon/K$ against $1/\epsilon$, K = {Kb}")
+    axes[1].axhline(0.25, color="grey", ls="--", lw=0.8, label="late-time law: 1/4")
+    plotting.label(axes[1], r"$1/\epsilon$", "normalised phase II", "against 1/eps")
+    axes[2].semilogx(Ks, ph2_K, "s-", color=plotting.COLORS[2], label=rf"the same against K, $\epsilon$ = {eps:g}")
+    plotting.label(axes[2], "K", "normalised phase II", "against K")
+    plotting.legend_outside(fig, "below", ncols=2)
+    return fig
+
+
+def draw_phase_durations(fitK, durs, slopes, bounds, p1, eps):
+    """Phase durations of an under-represented column against K (log-log) with fitted slopes."""
+    fig, ax = plotting.figure(1, 1, height=3.4)
+    for ph, v in durs.items():
+        ax.loglog(fitK, v, "o-", label=f"phase {ph}: slope {slopes[ph][0]:.2f} (bound {bounds[ph]})")
+    plotting.label(ax, "K", r"phase duration ($\tau$)", f"p1 = {p1}, eps = {eps:g}")
+    plotting.legend_outside(ax)
+    return fig
+
+
+def draw_late_law(late, p1):
+    """4 p_k tau L_k against tau for each K (late-time law: tends to 1)."""
+    fig, ax = plotting.figure(1, 1, height=3.2)
+    for K, v in late.items():
+        m = v["tau"] > 10
+        ax.semilogx(v["tau"][m], v["ratio"][m], label=f"K = {K}")
+    ax.axhline(1, color="k", lw=0.8, ls="--")
+    ax.set_ylim(0, 2)
+    plotting.label(ax, r"$\tau$", r"$4 p_k \tau\, \mathcal{L}_k$", f"under-represented column, p1 = {p1}")
+    plotting.legend_outside(ax)
+    return fig
+
+
+def draw_switch(Ks, sw_pos, p1_vals):
+    """B_k1 / log K at the switch time against K for several p1."""
+    fig, ax = plotting.figure(1, 1, height=3.2)
+    for p1 in p1_vals:
+        ax.semilogx(Ks, [sw_pos[(p1, K)] for K in Ks], "o-", label=f"p1 = {p1}")
+    ax.axhline(-0.5, color="k", ls="--", lw=0.8, label="-1/2")
+    ax.axhline(-0.49, color="grey", ls=":", lw=0.8, label="-0.49")
+    plotting.label(ax, "K", r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$")
+    plotting.legend_outside(ax)
+    return fig
+
+
+def draw_replica_losses(runs, select):
+    """Figure 2 replica: held-out (solid) and training (dotted) L_k, imbalanced and balanced."""
+    ep = np.array(runs.epochs)
+    fig, axes = plotting.figure(2, 1, height=3.2, sharey=True)
+    for ax, setting, tag in zip(axes, ("imbalanced", "balanced"), ("(a) p = (0.8, 0.1, 0.1)", "(b) p = 1/3")):
+        idx = select(runs, setting=setting)
+        for k in range(3):
+            plotting.band(ax, ep[1:], runs.test_loss[1:, idx, k].T, label=rf"$\mathcal{{L}}_{k + 1}$", log=True, color=plotting.COLORS[k])
+            plotting.band(ax, ep[1:], runs.train_loss[1:, idx, k].T, log=True, color=plotting.COLORS[k], ls=":", lw=1)
+        plotting.label(ax, "epoch", r"$\mathcal{L}_k$" if ax is axes[0] else "", tag)
+    plotting.legend_outside(fig, "below", ncols=3)
+    return fig
+
+
+def draw_theory_losses(tm):
+    """Population GD of the theory model: L_k (imbalanced, balanced) and the weights of query v_2."""
+    fig, axes = plotting.figure(3, 1, height=3.0)
+    for ax, setting in zip(axes[:2], ("imbalanced", "balanced")):
+        pr = tm.population[setting]
+        m = pr.tau > 0
+        for k in range(3):
+            ax.loglog(pr.tau[m], pr.losses[m, k], color=plotting.COLORS[k], ls="-" if k < 2 else "--",
+                      label=rf"$\mathcal{{L}}_{k + 1}$")
+            if pr.floor[k] > 1e-8:
+                ax.axhline(pr.floor[k], color=plotting.COLORS[k], ls=":", lw=0.8)
+        plotting.label(ax, r"GD step $t$", r"$\mathcal{L}_k$" if ax is axes[0] else "", setting)
+    pr = tm.population["imbalanced"]
+    m = pr.tau > 0
+    for (n, k, lab), c in zip([(1, 1, r"$A_2$"), (0, 1, r"$B_{2,1}$"), (2, 1, r"$B_{2,3}$")], plotting.COLORS[3:]):
+        axes[2].semilogx(pr.tau[m], pr.S[m, n, k], color=c, label=lab)
+    plotting.label(axes[2], r"GD step $t$", "bilinear weight", "imbalanced, query $v_2$")
+    plotting.legend_outside(fig, "below", ncols=6)
+    return fig
+
+
+def draw_adam_losses(ad, lrs, select):
+    """Held-out L_k of the Q-only model under Adam at two learning rates (dashed: the smaller)."""
+    ep = np.array(ad.epochs)
+    fig, axes = plotting.figure(2, 1, height=3.2, sharey=True)
+    for ax, setting in zip(axes, ("imbalanced", "balanced")):
+        for lr, ls in zip(lrs, ("--", "-")):
+            idx = select(ad, setting=setting, lr=lr)
+            for k in range(3):
+                plotting.band(ax, ep[1:], ad.test_loss[1:, idx, k].T, log=True, color=plotting.COLORS[k], ls=ls,
+                              label=rf"$\mathcal{{L}}_{k + 1}$, lr {lr}")
+        plotting.label(ax, "epoch", r"held-out $\mathcal{L}_k$" if ax is axes[0] else "", setting)
+    plotting.legend_outside(fig, "below", ncols=3)
+    return fig
+
+
+def draw_unseen(uw):
+    """Median relative prediction error on task laws unseen in training, against training time."""
+    fig, ax = plotting.figure(1, 1, height=3.2)
+    lo = float(np.min(uw.median_one_minus_attn)) / 10
+    for fam, vals in uw.median_rel_err.items():
+        exact = float(np.max(vals)) < 1e-10
+        ax.loglog(uw.steps, np.maximum(vals, lo), "v-" if exact else "o-",
+                  label=fam + (": 0, drawn at the floor" if exact else ""))
+    ax.loglog(uw.steps, uw.median_one_minus_attn, "k--", label=r"median $1 - \mathrm{Attn}_k$")
+    ax.set_ylim(bottom=lo)
+    plotting.label(ax, "GD step t of training", r"median $|\hat y - y| / |y|$")
+    plotting.legend_outside(ax)
     return fig
