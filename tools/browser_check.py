@@ -89,10 +89,12 @@ _BROKEN_IMAGES_JS = """() => Array.from(document.images)
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 MIN_SCALE = 0.5  # a figure shown smaller than this is unreadable: fail
+# a full-page screenshot of a long page (the synthesis ledger) on two busy cores can take over 30 s
+SHOT_TIMEOUT_MS = 180_000
 # Pages whose chapter has not been reworked as a course page yet (open work, listed in the issue
 # tracker): their reader checks (jargon, captions, alt text, scale, leftovers, phone layout) are
 # printed as PENDING instead of failing the check. The synthesis shows those chapters' claims.
-PENDING_PAGES = ("chapters/convergence/",)
+PENDING_PAGES: tuple[str, ...] = ()
 LEFTOVER_OUTPUT = [  # in cell outputs
     (re.compile(r"PosixPath\("), "a PosixPath repr"),
     (re.compile(r"\b[A-Z][A-Za-z]*Warning\b|\bWarning:"), "a Python warning"),
@@ -339,7 +341,7 @@ def main() -> int:
             if scales:
                 print(f"  figure display scales: {' '.join(f'{x:.2f}' for x in scales)}")
             shots.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(shots / shot_name(rel)), full_page=True)
+            page.screenshot(path=str(shots / shot_name(rel)), full_page=True, timeout=SHOT_TIMEOUT_MS)
             page.close()
             # phone width: ledgers' status column visible, tables inside the column, screenshot
             phone = browser.new_page(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1)
@@ -354,7 +356,7 @@ def main() -> int:
                 found.append(("table overflows on a phone",
                               f"{rel}: at 390 px {len(ph['overflowing'])} table(s) overflow the column with no "
                               f"scroll container (widths {ph['overflowing'][:5]} px)"))
-            phone.screenshot(path=str(shots / shot_name(rel, ".phone")), full_page=True)
+            phone.screenshot(path=str(shots / shot_name(rel, ".phone")), full_page=True, timeout=SHOT_TIMEOUT_MS)
             phone.close()
             for kind, msg in found:
                 if rel.startswith(PENDING_PAGES):

@@ -65,8 +65,6 @@ from icl_lab.papers.convergence import experiments as cv
 from icl_lab.papers.convergence import theory as th
 from icl_lab.papers.convergence import figures as cplot
 
-icl_lab.configure_threads()
-plotting.use_style()
 SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("convergence")
 
