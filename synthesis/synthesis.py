@@ -255,7 +255,16 @@ table = ClaimsTable.load()
 missing = table.missing()
 if missing:
     display(Markdown(f"Not yet run at this scale (run their notebooks, or build the book): {', '.join(missing)}."))
-display(Markdown(table.counts_markdown()))
+display(Markdown("**The papers' own claims** by status:\n\n" + table.counts_markdown("paper")))
+
+
+def _total(kind):
+    c = table.counts(None, kind)
+    return f"{sum(c.values())} ({', '.join(f'{n} {s}' for s, n in c.items() if n)})"
+
+
+display(Markdown(f"Counted apart: consistency checks of the library's own code or of identities, {_total('consistency')}; "
+                 f"findings of the book's own, {_total('finding')}."))
 
 # %% tags=["remove-input"]
 table
