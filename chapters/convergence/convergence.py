@@ -884,13 +884,23 @@ say(f"Up to epoch 100 the attention of query $v_2$ on $v_3$ peaks at {mi[i_peak,
     f"{mi[0, 1, 2]:.3f} at epoch 0), while its attention on $v_1$ has fallen by {fall1:.3f}.")
 off = mb[snap_i][:, ~np.eye(3, dtype=bool)]  # (snapshots, 6) balanced off-diagonal entries
 off_falls = bool(np.all(np.diff(off[snap.index(10):], axis=0) <= 1e-3))
+# per seed too: the figure's observation is about the seed-mean curves (as the paper plots them); the
+# per-seed crossing epochs say whether every seed shows it
+sel_imb, sel_bal = cv.select(runs, setting="imbalanced"), cv.select(runs, setting="balanced")
+seed_imb = [[_first_below(runs.test_loss[:, r, k].numpy(), thr) for k in range(3)] for r in sel_imb]
+seed_bal = [[_first_below(runs.test_loss[:, r, k].numpy(), thr) for k in range(3)] for r in sel_bal]
+n_ord = sum(t[0] * 1.5 <= min(t[1:]) for t in seed_imb)
 ledger["F2a"].check(
-    measured=f"first epoch with L_k <= {thr}: {t_imb}; final L = {np.round(imb[-1], 4).tolist()}",
-    how=f"OneBlockTransformer, Adam lr {rp_cfg.lr}, {rp_cfg.epochs} epochs, {rp_cfg.seeds} seeds, held-out prompts",
-    passed=t_imb[0] < min(t_imb[1:]) and max(imb[-1]) < thr, caveat="architecture details are our choice (not given); 'initially fluctuate' not assessed")
+    measured=f"first epoch with L_k <= {thr} (seed mean): {t_imb}; per seed: {seed_imb}; L_1 first by a factor >= 1.5 "
+             f"in {n_ord} of {len(seed_imb)} seeds; final L = {[float(f"{v:.3g}") for v in imb[-1]]}",
+    how=f"OneBlockTransformer, Adam lr {rp_cfg.lr}, {rp_cfg.epochs} epochs, {rp_cfg.seeds} seeds, held-out prompts; "
+        "pass: on the seed-mean curves L_2 and L_3 cross the level at least 1.5 times later than L_1, and all end below it",
+    passed=t_imb[0] * 1.5 <= min(t_imb[1:]) and max(imb[-1]) < thr,
+    caveat="architecture details are our choice (not given); 'initially fluctuate' not assessed")
 ledger["F2b"].check(
-    measured=f"first epoch with L_k <= {thr}: {t_bal}; final L = {np.round(bal[-1], 4).tolist()}",
-    how="same runs, balanced setting", passed=max(t_bal) <= 1.5 * min(t_bal) and max(bal[-1]) < thr)
+    measured=f"first epoch with L_k <= {thr} (seed mean): {t_bal}; per seed: {seed_bal}; final L = {[float(f"{v:.3g}") for v in bal[-1]]}",
+    how="same runs, balanced setting; pass: on the seed-mean curves the three crossings lie within a factor 1.5",
+    passed=max(t_bal) <= 1.5 * min(t_bal) and max(bal[-1]) < thr)
 ledger["F3a"].check(
     measured=f"diagonal of the final held-out map: {np.round(diag_final, 3).tolist()} (imbalanced, then balanced)",
     how="mean attention map over seeds at the last epoch", passed=bool(diag_final.min() > 0.9))
