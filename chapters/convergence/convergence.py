@@ -892,13 +892,13 @@ seed_bal = [[_first_below(runs.test_loss[:, r, k].numpy(), thr) for k in range(3
 n_ord = sum(t[0] * 1.5 <= min(t[1:]) for t in seed_imb)
 ledger["F2a"].check(
     measured=f"first epoch with L_k <= {thr} (seed mean): {t_imb}; per seed: {seed_imb}; L_1 first by a factor >= 1.5 "
-             f"in {n_ord} of {len(seed_imb)} seeds; final L = {[float(f"{v:.3g}") for v in imb[-1]]}",
+             f"in {n_ord} of {len(seed_imb)} seeds; final L = {[float(f'{v:.3g}') for v in imb[-1]]}",
     how=f"OneBlockTransformer, Adam lr {rp_cfg.lr}, {rp_cfg.epochs} epochs, {rp_cfg.seeds} seeds, held-out prompts; "
         "pass: on the seed-mean curves L_2 and L_3 cross the level at least 1.5 times later than L_1, and all end below it",
     passed=t_imb[0] * 1.5 <= min(t_imb[1:]) and max(imb[-1]) < thr,
     caveat="architecture details are our choice (not given); 'initially fluctuate' not assessed")
 ledger["F2b"].check(
-    measured=f"first epoch with L_k <= {thr} (seed mean): {t_bal}; per seed: {seed_bal}; final L = {[float(f"{v:.3g}") for v in bal[-1]]}",
+    measured=f"first epoch with L_k <= {thr} (seed mean): {t_bal}; per seed: {seed_bal}; final L = {[float(f'{v:.3g}') for v in bal[-1]]}",
     how="same runs, balanced setting; pass: on the seed-mean curves the three crossings lie within a factor 1.5",
     passed=max(t_bal) <= 1.5 * min(t_bal) and max(bal[-1]) < thr)
 ledger["F3a"].check(
