@@ -643,10 +643,15 @@ durs = {ph: np.array([th.durations(sw.under[(p1m, K)]["times"])[ph] for K in fit
 bounds = {"I": 1.98, "II": 2.0, "III": 1.5, "IV": 1.0}
 slopes = {ph: (loglog_slope(fitK, v), loglog_slope(fitK, v / np.log(fitK))) for ph, v in durs.items()}
 u3 = all(slopes[ph][1] <= bounds[ph] + 0.1 for ph in bounds)
+# an exponent fitted over less than a decade of K cannot tell K^2 log K from K^2.2: the test cannot decide there
+short_fit = max(fitK) / min(fitK) < 10
 ledger["U3"].check(
     measured="fitted exponents (after / log K): " + ", ".join(f"{ph} {slopes[ph][1]:.2f}" for ph in bounds),
-    how=f"log-log fit over K = {fitK}, p1 = {p1m}, mean-field flow", passed=u3,
-    caveat="phase II is tight (exponent ~2); K-range limited to the sweep" if SCALE == "paper" else "ci: short K range (50-200)")
+    how=f"log-log fit over K = {fitK}, p1 = {p1m}, mean-field flow; an upper bound: contradicted only by an exponent "
+        "more than 0.1 above the stated one, over at least a decade of K", passed=u3,
+    caveat="phase II is tight (exponent about 2); the K range is the sweep's",
+    inconclusive=(f"the fit spans K = {min(fitK)}..{max(fitK)}, less than a decade: a log factor cannot be told from a "
+                  "power there (the book scale fits over a decade)") if short_fit else None)
 ratios = {K: th.gradient_ratios(sw.under[(p1m, K)], sw_cfg.eps) for K in fitK}
 keys = [k for k in ratios[fitK[0]] if not k.startswith("IV: max beta")]
 spread = {}
