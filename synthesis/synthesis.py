@@ -280,8 +280,8 @@ table
 # 1. **Where do phase boundaries come from?** The convergence paper's literal thresholds
 #    ($-0.49\log K$, $1.01\log K$, $\log K$) mis-time the phases at moderate $K$: at $p_1 = 0.3$ the
 #    end of phase I, $B_{k,1} \le -0.49\log K$, is reached only at $K = 10$, and the lowest value of
-#    $B_{k,1}/\log K$ moves away from $-0.49$ as $K$ grows (claim U2-p03), and the fitted phase
-#    exponents miss the stated ones (U3). In the nonlinear paper's theory model GD at $(\eta, L)$ is
+#    $B_{k,1}/\log K$ moves away from $-0.49$ as $K$ grows (claim U2-p03). In the nonlinear paper's
+#    theory model GD at $(\eta, L)$ is
 #    exactly GD at $(\eta L^2, 1)$, so $L$ only rescales time (finding R1): a flat/sharp transition
 #    at a threshold $L^\star$ must be stated in terms of $\eta L^2$ and the step size, not of $L$
 #    alone.
