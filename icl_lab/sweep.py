@@ -419,12 +419,26 @@ def connect(address: str | None = None, workers: int | None = None, cluster_kwar
 
         if not isinstance(address, str) or not ADDRESS.match(address.strip()):
             raise ConfigError(f"address must be a scheduler address such as tcp://10.0.0.5:8786 (got {address!r})")
-        try:  # the timeout bounds the handshake too: a port that is not a scheduler cannot hang us
-            with dask.config.set({"distributed.comm.timeouts.connect": f"{timeout}s"}):
-                return Client(address.strip(), timeout=f"{timeout}s"), None
-        except Exception as e:  # refused, timed out, or a service answering something else
-            raise ConfigError(f"address: no Dask scheduler answered at {address!r} within {timeout:g} s "
-                              f"({type(e).__name__}: {str(e)[:120]})") from None
+        import threading
+
+        out: dict = {}
+
+        def _connect():
+            try:
+                with dask.config.set({"distributed.comm.timeouts.connect": f"{timeout}s"}):
+                    out["client"] = Client(address.strip(), timeout=f"{timeout}s")
+            except Exception as e:  # refused, timed out, or a service answering something else
+                out["error"] = e
+
+        # a port that accepts and never answers stalls Dask's handshake past its own timeout: bound it here
+        t = threading.Thread(target=_connect, name="icl-lab-connect", daemon=True)
+        t.start()
+        t.join(timeout + 5)
+        if "client" in out:
+            return out["client"], None
+        e = out.get("error")
+        why = f"{type(e).__name__}: {str(e)[:120]}" if e is not None else "no answer to the handshake"
+        raise ConfigError(f"address: no Dask scheduler answered at {address!r} within {timeout:g} s ({why})")
     n = workers or os.cpu_count() or 1
     kw = dict(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
               silence_logs=logging.CRITICAL, env={"ICL_LAB_THREADS": str(_worker_threads()), "ICL_LAB_PROGRESS": "0"})

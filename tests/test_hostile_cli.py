@@ -99,3 +99,52 @@ def test_every_config_declares_params(name):
     if name.split(".")[0] in PENDING and not is_declared(exp.config):
         pytest.xfail("being declared on another branch")
     assert is_declared(exp.config), f"{exp.config.__name__} ({name}) declares no PARAMS for every field"
+
+
+@pytest.mark.parametrize("reply", [b"", b"HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello", b"\x00\xff" * 64],
+                         ids=["silent", "http", "garbage"])
+def test_address_of_a_service_that_is_not_a_scheduler_fails_fast_with_one_line(reply):
+    """A port that accepts and then stays silent, answers HTTP, or answers bytes that are not Dask's
+    protocol: one ConfigError naming the address within the connection timeout, never a hang."""
+    import socket
+    import threading
+    import time
+
+    from icl_lab import sweep
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    srv.settimeout(0.2)
+    port = srv.getsockname()[1]
+    stop = threading.Event()
+
+    def serve():
+        conns = []
+        while not stop.is_set():
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                continue
+            conns.append(c)
+            if reply:
+                try:
+                    c.sendall(reply)
+                except OSError:
+                    pass
+        for c in conns:
+            c.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(ConfigError) as e:
+            sweep.connect(f"tcp://127.0.0.1:{port}", timeout=2)
+        assert time.monotonic() - t0 < 30
+        msg = str(e.value)
+        assert msg.startswith("address:") and "\n" not in msg
+    finally:
+        stop.set()
+        t.join(timeout=5)
+        srv.close()
