@@ -353,14 +353,20 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     failed: dict = {}
     computed: list = []
     if todo:
+        created = not root.exists()
         store.check_writable()
         store.clean_tmp(older_than=3600)  # debris of writers killed long ago
         specs = [dict(experiment=t.experiment, exp=plan.exp, config=t.config, scale=t.scale, overrides=dict(t.overrides),
                       results=str(root), device=device, threads=None if executor == "local" else _worker_threads(),
                       quiet=executor != "local", key=t.key, recompute=recompute) for t in todo]
         runner = _run_local if executor == "local" else _run_dask
-        runner(specs, records, computed, failed, store, progress=progress, address=address, workers=workers,
-               desc=plan.experiment, cluster_kwargs=cluster_kwargs or {})
+        try:
+            runner(specs, records, computed, failed, store, progress=progress, address=address, workers=workers,
+                   desc=plan.experiment, cluster_kwargs=cluster_kwargs or {})
+        except ConfigError:  # e.g. no scheduler at --address: leave no empty results folder behind
+            if created and root.is_dir() and not any(root.iterdir()):
+                root.rmdir()
+            raise
     return SweepResult(plan, records, computed, skipped, failed, root, time.perf_counter() - t0)
 
 
