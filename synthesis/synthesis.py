@@ -235,7 +235,6 @@ def draw_law(i):
     plotting.label(ax, "GD step t", "own-feature attention",
                    f"C = {float(res.contrast[i]):.3g} (linear task: {float(res.contrast[lin]):.2f})")
     ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
     return fig
 
 

@@ -529,12 +529,19 @@ assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 # the target, the dominant key, and the $K-2$ other keys. The paper splits training into four phases
 # by thresholds on these weights (App. E):
 #
-# | phase | ends at (paper's definition) | mechanism | duration bound |
-# |---|---|---|---|
-# | I: decrease of dominant feature | $T_{1,k} = \max\{t: B_{k,1}\ge -0.49\log K\}$ | $\vert\beta_{k,1}\vert\approx p_k\mathrm{Attn}_1^2\gg\alpha_k$: attention leaves $v_1$ | $O(K^{1.98}\log K/\eta)$ |
-# | II: switching of leading influence | $T_{2,k} = \max\{t>T_{1,k}: A_k - B_{k,1}\le 1.01\log K\}$ | once $\mathrm{Attn}_1\approx K^{-1/2}$, $\vert\beta_{k,1}\vert\approx\alpha_k\approx K^{-2}$; $A_k$ takes over | $+O(K^2\log K/\eta)$ |
-# | III: growth of target feature | $T_{3,k} = \max\{t>T_{2,k}: A_k\le\log K\}$ | $\mathrm{Attn}_k\ge\Omega(K^{-1/2})$ so $\alpha_k\ge\Omega(K^{-1.5})$ | $+O(K^{1.5}\log K/\eta)$ |
-# | IV: convergence | $\mathcal L_k - \mathcal L_k^{\rm low}\le\epsilon$ (we replace the paper's threshold, whose constants are unspecified) | as balanced phase II, the $\mathrm{Attn}_1$ term controlled by $K^{0.49}$ | $+O(K\log(K\epsilon^{-1/2})/(\epsilon\eta))$ |
+# - **Phase I, decrease of the dominant feature.** Ends at $T_{1,k} = \max\{t: B_{k,1}\ge -0.49\log K\}$.
+#   Mechanism: $\vert\beta_{k,1}\vert\approx p_k\mathrm{Attn}_1^2\gg\alpha_k$, so attention leaves $v_1$.
+#   Duration bound $O(K^{1.98}\log K/\eta)$.
+# - **Phase II, switching of the leading influence.** Ends at
+#   $T_{2,k} = \max\{t>T_{1,k}: A_k - B_{k,1}\le 1.01\log K\}$. Mechanism: once
+#   $\mathrm{Attn}_1\approx K^{-1/2}$, $\vert\beta_{k,1}\vert\approx\alpha_k\approx K^{-2}$ and $A_k$ takes over.
+#   Duration bound $+O(K^2\log K/\eta)$.
+# - **Phase III, growth of the target feature.** Ends at $T_{3,k} = \max\{t>T_{2,k}: A_k\le\log K\}$.
+#   Mechanism: $\mathrm{Attn}_k\ge\Omega(K^{-1/2})$, so $\alpha_k\ge\Omega(K^{-1.5})$. Duration bound
+#   $+O(K^{1.5}\log K/\eta)$.
+# - **Phase IV, convergence.** Ends when $\mathcal L_k - \mathcal L_k^{\rm low}\le\epsilon$ (we replace the
+#   paper's threshold, whose constants are unspecified). Mechanism: as balanced phase II, the
+#   $\mathrm{Attn}_1$ term controlled by $K^{0.49}$. Duration bound $+O(K\log(K\epsilon^{-1/2})/(\epsilon\eta))$.
 #
 # The heuristic for the switch (§4.1.2): $|\beta_{k,1}|\approx p_k\mathrm{Attn}_1^2$ and
 # $\alpha_k\approx p_k\mathrm{Attn}_k\approx K^{-2}$ balance when $\mathrm{Attn}_1\approx K^{-1/2}$,

@@ -308,7 +308,7 @@ print(f"{len(mres.seeds)} runs in {mres.seconds:.1f} s wall ({mres.cpu_seconds:.
 print("M:", m_vals.astype(int).tolist(), " T_hit:", mres.hits().tolist(), f" slope vs M: {slope_m:.2f} (Theorem 1: 0.5)")
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy per seed and their median against $1/\\lambda_*$, $1/\\eta$ and $M$, with the slopes of eq. (6) (dashed) and twice them (dotted). Book scale: $\\eta$ sweep 1000 steps instead of 2400; $M \\in \\{64, 256\\}$ with 2 seeds and 400 steps instead of $\\{64, 128, 256\\}$, 3 seeds, 1000 steps.", "name": "fig-sel-rates"}, "image": {"alt": "Iterations grow faster than 1/lambda, like 1/eta, and stay flat in M."}}
-fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+fig, axes = plotting.figure(3, height=3.0)
 for ax, x, res, med, name, ref in ((axes[0], 1 / l_vals, lres, l_med, r"$1/\lambda_*$", 1.0),
                                    (axes[1], 1 / e_vals, eres, e_med, r"$1/\eta$", 1.0),
                                    (axes[2], m_vals, mres, m_med, r"$M = M_1 + M_2$", 0.5)):
@@ -324,8 +324,8 @@ for ax, x, res, med, name, ref in ((axes[0], 1 / l_vals, lres, l_med, r"$1/\lamb
         ax.plot(xs, y0 * (xs / x0) ** (2 * ref), ":", color="gray", lw=1, label=f"slope {2 * ref:g}")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    plotting.label(ax, name, r"$T_\mathrm{hit}$", f"Thm 1: iterations vs {name}")
-    ax.legend(fontsize=7)
+    plotting.label(ax, name, r"$T_\mathrm{hit}$", f"against {name}")
+plotting.legend_outside(fig, "below", ncols=3, fontsize=8)
 plotting.finish(fig)
 
 # %% tags=["hide-input", "remove-output"]
