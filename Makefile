@@ -13,6 +13,10 @@ NOTEBOOK_DIRS := chapters synthesis
 # notebooks executed at once by make book / book-ci, and torch threads per kernel (2 x 1 on two cores)
 JOBS ?= 2
 KERNEL_THREADS ?= 1
+# seconds a cell may run in that pre-execution before it is abandoned (the build then executes that notebook
+# itself): a kernel that stops answering (seen once: two kernels started at the same moment) must not stall
+# the build for an hour; paper-scale cells can take long, so only the ci build lowers it
+EXEC_TIMEOUT ?= 3600
 # the notebooks' execution cache is keyed on their code only: clear it when the library changes
 LIBHASH = $(shell cat $(sort $(wildcard icl_lab/*.py icl_lab/*/*.py)) requirements.txt | sha256sum | cut -c1-16)
 
@@ -33,7 +37,7 @@ define build_book
 	@if [ "$$(cat _build/$(1)/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then rm -rf _build/$(1)/_build/.jupyter_cache _build/$(1)/_build/.doctrees; fi
 	@touch synthesis/synthesis.ipynb  # the synthesis reads every chapter's exported claims: always re-read it
 	@# execute the notebooks $(JOBS) at a time into the build's execution cache (a failure is re-run and shown by the build)
-	-ICL_LAB_SCALE=$(1) ICL_LAB_THREADS=$(KERNEL_THREADS) $(BIN)/python tools/execute_parallel.py _build/$(1)/_build/.jupyter_cache --jobs $(JOBS)
+	-ICL_LAB_SCALE=$(1) ICL_LAB_THREADS=$(KERNEL_THREADS) $(BIN)/python tools/execute_parallel.py _build/$(1)/_build/.jupyter_cache --jobs $(JOBS) --timeout $(EXEC_TIMEOUT)
 	ICL_LAB_SCALE=$(1) $(JB) build . --path-output _build/$(1) $(2)
 	@echo "$(LIBHASH)" > _build/$(1)/.libhash
 	@echo "book: _build/$(1)/_build/html/index.html"
@@ -47,6 +51,7 @@ book-paper: $(STAMP)
 	$(call build_book,paper,)
 
 # CI: ci scale, warnings are errors
+book-ci: EXEC_TIMEOUT = 300
 book-ci: $(STAMP)
 	$(call build_book,ci,-W -n --keep-going)
 
