@@ -117,27 +117,27 @@ def evaluate_ood(cfg: OODConfig, train_res: TrainResult, group: int = 0) -> OODR
     model = train_res.model.select_runs(list(range(group * S, (group + 1) * S)))
     train_tasks = task_set(train_res.labels[group], cfg.M1)
     conds = ood_conditions(cfg, train_tasks)
+    def on(c, l, alpha, kappa_max, seed):
+        """Accuracy and attention mass of the trained model on fresh prompts of condition ``c``."""
+        s = PairClassificationSampler(c.mu, c.nu, list(c.tasks), l=l, alpha=alpha, q=c.q, tau=cfg.tau,
+                                      lambda_range=(cfg.lambda_min, cfg.lambda_max), kappa_max=kappa_max,
+                                      dtype=torch.float32)
+        ev = evaluate(model, s.sample(cfg.ood_prompts, make_generator(seed)).to(dtype=torch.float32))
+        return ev["acc"], ev["mass"]
+
     accs, masses = [], []
     for i, c in enumerate(conds):
-        s = PairClassificationSampler(c.mu, c.nu, list(c.tasks), l=cfg.l_ts, alpha=cfg.alpha_test, q=c.q,
-                                      tau=cfg.tau, lambda_range=(cfg.lambda_min, cfg.lambda_max),
-                                      kappa_max=c.kappa_max, dtype=torch.float32)
-        b = s.sample(cfg.ood_prompts, make_generator(cfg.test_seed + 100 + i)).to(dtype=torch.float32)
-        ev = evaluate(model, b)
-        accs.append(ev["acc"])
-        masses.append(ev["mass"])
+        acc, mass = on(c, cfg.l_ts, cfg.alpha_test, c.kappa_max, cfg.test_seed + 100 + i)
+        accs.append(acc)
+        masses.append(mass)
     cone = next(c for c in conds if c.name.startswith("cone mu' = "))
     gacc, gmass = [], []
     for a in cfg.alpha_primes:
         ra, rm = [], []
         for j, l in enumerate(cfg.l_ts_grid):
-            s = PairClassificationSampler(cone.mu, cone.nu, list(cone.tasks), l=l, alpha=a, q=cone.q,
-                                          tau=cfg.tau, lambda_range=(cfg.lambda_min, cfg.lambda_max),
-                                          kappa_max=cfg.kappa_max, dtype=torch.float32)
-            b = s.sample(cfg.ood_prompts, make_generator(cfg.test_seed + 1000 + j)).to(dtype=torch.float32)
-            ev = evaluate(model, b)
-            ra.append(ev["acc"])
-            rm.append(ev["mass"])
+            acc, mass = on(cone, l, a, cfg.kappa_max, cfg.test_seed + 1000 + j)
+            ra.append(acc)
+            rm.append(mass)
         gacc.append(torch.stack(ra))
         gmass.append(torch.stack(rm))
     oracle = oracle_accuracy(np.asarray(cfg.alpha_primes)[:, None], np.asarray(cfg.l_ts_grid)[None, :])
