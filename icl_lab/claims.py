@@ -1,12 +1,18 @@
 """The claims ledger: every checkable statement of a paper, how it was measured, and its status.
 
-Claims are *declared* in the library, one module per paper (``icl_lab/papers/<key>/claims.py``)::
+Claims are *declared* in the library, one table per paper (``icl_lab/papers/<key>/claims.toml``)::
 
-    CLAIMS = (
-        declare("C1", "Thm 3.1", r"Balanced features converge in two phases", kind="paper",
-                hypotheses=("K >= 3",)),
-        declare("C9", "Lemma C.3", r"...", not_checkable="hidden constants only"),
-    )
+    [[claim]]
+    id = 'C1'
+    location = 'Thm 3.1'
+    statement = 'Balanced features converge in two phases'
+    hypotheses = ['K >= 3']
+
+    [[claim]]
+    id = 'C9'
+    location = 'Lemma C.3'
+    statement = '...'
+    not_checkable = 'hidden constants only'
 
 and *checked* in the chapters::
 
@@ -60,7 +66,7 @@ class Declared:
 
 def declare(id: str, location: str, statement: str, *, kind: str = "paper", hypotheses=(),
             not_checkable: str = "", part: str = "") -> Declared:
-    """Declare a claim (used in ``icl_lab/papers/<key>/claims.py``)."""
+    """Declare a claim (one ``[[claim]]`` row of ``icl_lab/papers/<key>/claims.toml``)."""
     if not id or not statement or not location:
         raise chk.ConfigError("id, location and statement must be non-empty")
     chk.one_of("kind", kind, KINDS)
@@ -68,22 +74,56 @@ def declare(id: str, location: str, statement: str, *, kind: str = "paper", hypo
 
 
 def declared(paper: str) -> dict[str, Declared]:
-    """The claims declared for ``paper`` in ``icl_lab.papers.<paper>.claims`` (in order)."""
-    import importlib
+    """The claims declared for ``paper`` in ``icl_lab/papers/<paper>/claims.toml`` (in order)."""
+    from importlib import resources
 
     chk.one_of("paper", paper, PAPERS)
+    src = resources.files(f"icl_lab.papers.{paper}").joinpath("claims.toml")
+    if not src.is_file():
+        return {}
+    return parse_declarations(src.read_text(encoding="utf-8"), paper)
+
+
+def parse_declarations(text: str, paper: str) -> dict[str, Declared]:
+    """Read a paper's claims table. Each ``[[claim]]`` gives ``id``, ``location``, ``statement`` and
+    optionally ``kind``, ``hypotheses``, ``not_checkable`` and ``part``. ``hypotheses`` is a list of
+    conditions in words, or the name of a tuple in the paper's ``theory`` module (``"THM1"``), so that
+    a theorem's conditions are written once, beside the code that checks them."""
+    import importlib
+    import tomllib
+
+    where = f"icl_lab/papers/{paper}/claims.toml"
     try:
-        mod = importlib.import_module(f"icl_lab.papers.{paper}.claims")
-    except ModuleNotFoundError as e:
-        if e.name and e.name.startswith("icl_lab.papers"):
-            return {}
-        raise
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise chk.ConfigError(f"{where}: {e}") from None
     out: dict[str, Declared] = {}
-    for d in getattr(mod, "CLAIMS", ()):
+    for i, row in enumerate(table.get("claim", ())):
+        name = f"{where}, claim {row.get('id', f'#{i + 1}')!r}"
+        unknown = set(row) - _FIELDS
+        if unknown:
+            raise chk.ConfigError(f"{name}: unknown field(s) {', '.join(sorted(unknown))}")
+        if not all(isinstance(row.get(f, ""), str) for f in _FIELDS - {"hypotheses"}):
+            raise chk.ConfigError(f"{name}: every field but hypotheses must be a string")
+        hyp = row.get("hypotheses", [])
+        if isinstance(hyp, str):
+            theory = importlib.import_module(f"icl_lab.papers.{paper}.theory")
+            if not isinstance(getattr(theory, hyp, None), tuple):
+                raise chk.ConfigError(f"{name}: hypotheses {hyp!r} names no tuple in "
+                                      f"icl_lab.papers.{paper}.theory")
+            hyp = getattr(theory, hyp)
+        elif not (isinstance(hyp, list) and all(isinstance(h, str) for h in hyp)):
+            raise chk.ConfigError(f"{name}: hypotheses must be a list of strings or a name")
+        d = declare(row.get("id", ""), row.get("location", ""), row.get("statement", ""),
+                    kind=row.get("kind", "paper"), hypotheses=hyp,
+                    not_checkable=row.get("not_checkable", ""), part=row.get("part", ""))
         if d.id in out:
-            raise chk.ConfigError(f"claim id {d.id!r} is declared twice for {paper}")
+            raise chk.ConfigError(f"{where}: claim id {d.id!r} is declared twice")
         out[d.id] = d
     return out
+
+
+_FIELDS = {"id", "location", "statement", "kind", "hypotheses", "not_checkable", "part"}
 
 
 @dataclass

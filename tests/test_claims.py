@@ -130,6 +130,27 @@ DECL = {"A": declare("A", "Thm 1", r"$x > 0$ for $K \\ge 2$", hypotheses=("K >= 
 
 
 @pytest.mark.declarations
+def test_claims_tables_are_read_strictly():
+    from icl_lab.claims import parse_declarations
+    good = parse_declarations("[[claim]]\nid = 'A'\nlocation = 'Thm 1'\nstatement = '$x$'\n"
+                              "hypotheses = 'THM1'\npart = 'mechanism'\n", "selectors")
+    from icl_lab.papers.selectors.theory import THM1
+    assert good["A"].hypotheses == THM1 and good["A"].kind == "paper"
+    bad = {"id = 'A'\nlocation = 'L'\nstatment = 's'": "unknown field",
+           "id = 'A'\nlocation = 'L'\nstatement = 's'\nhypotheses = 'NOPE'": "names no tuple",
+           "id = 'A'\nlocation = 'L'\nstatement = 's'\nhypotheses = [1]": "list of strings",
+           "id = 'A'\nlocation = 5\nstatement = 's'": "must be a string",
+           "id = 'A'\nlocation = 'L'\nstatement = 's'\nkind = 'lemma'": "kind",
+           "id = 'A'\nlocation = 'L'\nstatement = ''": "non-empty",
+           "id = 'A'\nlocation = 'L'\nstatement = 's'\n[[claim]]\nid = 'A'\nlocation = 'L'\nstatement = 't'":
+               "declared twice",
+           "id = 'A\nlocation": "claims.toml"}
+    for body, message in bad.items():
+        with pytest.raises(ConfigError, match=message):
+            parse_declarations("[[claim]]\n" + body + "\n", "selectors")
+
+
+@pytest.mark.declarations
 def test_declared_claims_are_loaded_pending_and_checked_by_id(monkeypatch, tmp_path):
     monkeypatch.setattr(claims_mod, "declared", lambda paper: DECL)
     led = Ledger("window")

@@ -68,7 +68,7 @@ def test_every_paper_has_one_package_with_the_same_files():
             continue
         pkg = LIB / "papers" / key
         assert pkg.is_dir(), f"icl_lab/papers/{key} is missing"
-        for f in ("experiments.py", "claims.py"):
+        for f in ("experiments.py", "claims.toml"):
             assert (pkg / f).exists(), f"icl_lab/papers/{key}/{f} is missing"
     # no second home for a paper elsewhere in the library
     for old in ("experiments", "dynamics", "theory", "window"):
@@ -133,7 +133,7 @@ def test_claims_are_declared_in_the_library_with_statements():
         if key in PENDING_PAPERS:
             continue
         decl = declared(key)
-        assert decl, f"icl_lab/papers/{key}/claims.py declares no claims"
+        assert decl, f"icl_lab/papers/{key}/claims.toml declares no claims"
         for d in decl.values():
             assert d.statement and d.location and d.kind in ("paper", "consistency", "finding")
             assert not re.search(r"(?<!\\)Theta\(", d.statement), f"{key} {d.id}: write math as MyST ($\\Theta(...)$)"

@@ -3,7 +3,7 @@
 * ``theory.py`` — exact and reduced dynamics, closed forms and bounds of that paper;
 * ``experiments.py`` — configurations per scale and the run functions (registered in ``EXPERIMENTS``);
 * ``figures.py`` — that chapter's plots and live widgets;
-* ``claims.py`` — that paper's claims: id, location, statement, kind, hypotheses.
+* ``claims.toml`` — that paper's claims, one table each: id, location, statement, kind, hypotheses.
 
 ``common`` is the book's first chapter (the setup the four papers share) and ``synthesis`` its last.
 """

@@ -142,6 +142,8 @@ SCALE = "scale: beta = Theta(log log M1)"
 INIT = "initialisation: delta in (0, 0.1)"
 INIT6 = "Lemma 6 (B.4): log M1 >= delta^2 beta^2"
 THM1 = (WIDTH, BATCH, BATCH6, LENGTH, NOISE, PATTERNS, SCALE, INIT, INIT6)
+# Props. 1-2 and Lemmas 3-7 are steps of Theorem 1's proof and share its conditions; Lemma 7 needs two.
+LEMMA7 = (WIDTH, NOISE)
 
 
 def theorem1_conditions(*, M1: int, M: int, m: int, B: int, T: int, beta: float, delta: float, tau: float,
