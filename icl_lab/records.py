@@ -51,12 +51,16 @@ def _numbers(value, path=""):
 def summary_problem(summary) -> str | None:
     """Why a summary must not be stored or served, or None. A summary is a dict with string keys;
     NaN/inf may mark an undefined quantity (a threshold never reached), but not a loss, and not
-    every number of the summary at once (that is a diverged run, e.g. a learning rate far too large)."""
+    every number of the summary at once (that is a diverged run, e.g. a learning rate far too large).
+    A loss is an entry whose name has the word ``loss``/``losses``, except a time: a name that starts
+    with ``T_`` or ``t_`` (``T_eps_loss``, the first step at which the loss is below a level) is NaN
+    when the level is never reached."""
     if not isinstance(summary, dict) or not all(isinstance(k, str) for k in summary):
         return f"the summary must be a dict with string keys (got {type(summary).__name__})"
     nums = list(_numbers(summary))
     for path, v in nums:
-        word = re.split(r"[._\[\]]", path)
+        names = [n for n in re.split(r"[.\[\]]", path) if n and not n.isdigit() and not n.startswith(("T_", "t_"))]
+        word = [w for n in names for w in n.split("_")]
         if isinstance(v, float) and not math.isfinite(v) and any(w.lower() in LOSS_WORDS for w in word):
             return f"the summary has a non-finite loss ({path} = {v}): the run diverged"
     if nums and not any(isinstance(v, int) or math.isfinite(v) for _, v in nums):

@@ -58,3 +58,34 @@ def summarize_toy(res: ToyResult) -> dict:
 TOY = Experiment(paper="common", location="test", description="per-seed Gaussian statistics (test only)",
                  config=ToyConfig, run=run_toy, summary=summarize_toy, claims=("T1",))
 EXPERIMENTS = {"toy": TOY}
+
+
+try:
+    from distributed import WorkerPlugin
+except ImportError:  # the sweep tests that need Dask skip without it
+    WorkerPlugin = object
+
+
+class DiskFillsUp(WorkerPlugin):
+    """A Dask worker plugin for the full-disk test: once the file ``flag`` exists, every record write on
+    the worker fails as on a full disk (``OSError`` ENOSPC from ``fsync``, where a real full disk
+    reports it for buffered writes), so the store's clean-up and the sweep's per-task handling are
+    exercised for real."""
+
+    name = "icl-lab-disk-fills-up"
+
+    def __init__(self, flag: str):
+        self.flag = flag
+
+    def setup(self, worker):
+        import errno
+        import os
+
+        real, flag = os.fsync, self.flag
+
+        def fsync(fd):
+            if os.path.exists(flag):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return real(fd)
+
+        os.fsync = fsync

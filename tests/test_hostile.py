@@ -72,6 +72,18 @@ def test_checksum_valid_records_with_wrong_content_are_unusable(tmp_path, case):
             ResultsStore(root).write({k: v for k, v in _valid_record(**SCHEMA_CASES[case]).items() if k != "checksum"})
 
 
+def test_undefined_times_are_not_losses():
+    """NaN marks a level never reached (a time such as ``T_eps_loss``); a NaN loss is a diverged run."""
+    from icl_lab.records import summary_problem
+
+    nan = float("nan")
+    assert summary_problem({"T_eps_loss": [[nan, 3.0]], "final_loss": [0.1]}) is None
+    assert summary_problem({"t_half": nan, "final_loss": [0.1]}) is None
+    for bad in ({"final_loss": [nan], "a": 1}, {"x": {"train_loss": [float("inf")]}, "a": 1},
+                {"per": {"5": {"loss": nan}}, "a": 1}, {"losses": [[1.0, nan]], "a": 1}):
+        assert "non-finite loss" in summary_problem(bad)
+
+
 def test_a_valid_record_is_read_and_written_with_the_umask(tmp_path):
     root = tmp_path / "results"
     old = os.umask(0o022)

@@ -191,6 +191,48 @@ def test_dask_cluster_bit_identical_and_survives_a_killed_worker(toy, tmp_path, 
     assert len(list(root.glob("*.json"))) == len(q.tasks)
 
 
+def test_dask_a_disk_filling_up_fails_only_the_tasks_it_stops(toy, tmp_path, monkeypatch):
+    """The results disk fills up in the middle of a Dask sweep: the tasks that could not store their
+    record fail, each with its own "No space left on device" error; the others are stored and valid;
+    nothing is cancelled, no temporary file is left, and the rerun computes only the failed tasks."""
+    import _sweep_toy
+
+    flag = tmp_path / "disk-is-full"
+    root = tmp_path / "res"
+    client, cluster = sweep.connect(workers=2)
+    try:
+        full = _sweep_toy.DiskFillsUp(str(flag))
+        client.register_plugin(full)  # the workers' disk ...
+        with monkeypatch.context() as m:  # ... is this process's disk: the record a worker returns cannot be stored here either
+            m.setattr(os, "fsync", os.fsync)
+            full.setup(None)
+            q = sweep.plan(toy, "paper", seeds=6, seeds_per_task=1, sets=["sleep=0.3"])
+
+            def fill():  # the disk is full from the moment the first record is stored
+                deadline = time.time() + 60
+                while time.time() < deadline and not list((root / toy).glob("*.json")):
+                    time.sleep(0.01)
+                flag.touch()
+
+            th = threading.Thread(target=fill)
+            th.start()
+            res = sweep.run(q, executor="dask", address=cluster.scheduler_address, results_dir=root, progress=False)
+            th.join()
+    finally:
+        client.close()
+        cluster.close()
+    assert flag.exists(), "no record was stored within a minute"
+    assert 1 <= len(res.computed) < len(q.tasks) and len(res.computed) + len(res.failed) == len(q.tasks)
+    assert all("No space left on device" in err for err in res.failed.values()), res.failed
+    stored = list((root / toy).glob("*.json"))
+    assert len(stored) == len(res.computed) and not list((root / toy).glob(".*.tmp"))
+    st = store.ResultsStore(root)
+    assert all(st.read(f) is not None for f in stored)
+    flag.unlink()  # space freed: the rerun computes the failed tasks only, here in this process
+    again = sweep.run(q, results_dir=root, progress=False)
+    assert again.complete and len(again.skipped) == len(res.computed) and len(again.computed) == len(res.failed)
+
+
 def test_executor_options_are_checked(toy, tmp_path):
     p = sweep.plan(toy, "ci")
     with pytest.raises(ConfigError, match=r"^executor must be one of \('local', 'dask'\)"):
