@@ -35,7 +35,7 @@ from ...data.tasks import cyclic_pair_tasks
 from ...params import Int, OneOf, Real, TupleOf
 from .data import all_pair_tasks, is_balanced, shortcut_accuracy, task_set, unbalanced_tasks
 from .ood import OODConfig, OODResult, evaluate_ood, ood_conditions, run_ood, summarize_ood  # noqa: F401
-from .setting import (ALPHA, POS, SelectorsConfig, SeedSweepConfig, run_seed_sweep,  # noqa: F401
+from .setting import (ALPHA, MECHANISM, POS, SelectorsConfig, SeedSweepConfig, run_seed_sweep,  # noqa: F401
                       summarize_seed_sweep)
 from .theory import oracle_accuracy
 from .training import Group, TrainResult, evaluate, train_groups
@@ -64,12 +64,18 @@ def summarize_train(res: TrainResult) -> dict:
     return res.summary()
 
 
+def _train_per_value(cfg: SelectorsConfig, label: str, values, sampler_args, device) -> TrainResult:
+    """One group per swept value v, trained on the config's task set with the sampler
+    ``cfg.sampler(**sampler_args(v))`` and step size eta; the group is called ``label=v``."""
+    tasks = task_set(cfg.task_set, cfg.M1)
+    groups = [Group(f"{label}={v:g}", v, cfg.sampler(**sampler_args(v)), cfg.eta, tasks) for v in values]
+    return train_groups(cfg, groups, device=device)
+
+
 @EXPERIMENTS.register("alpha", config=AlphaSweepConfig, summary=summarize_train, location="Thm 1 eq. (6), alpha",
                       description="iterations to 95% accuracy vs alpha", claims=("S1",))
 def run_alpha_sweep(cfg: AlphaSweepConfig, device=None) -> TrainResult:
-    tasks = task_set(cfg.task_set, cfg.M1)
-    groups = [Group(f"alpha={a:g}", a, cfg.sampler(alpha=a), cfg.eta, tasks) for a in cfg.alphas]
-    return train_groups(cfg, groups, device=device)
+    return _train_per_value(cfg, "alpha", cfg.alphas, lambda a: dict(alpha=a), device)
 
 
 @dataclass(frozen=True)
@@ -89,9 +95,7 @@ class NoiseSweepConfig(SelectorsConfig):
 @EXPERIMENTS.register("noise", config=NoiseSweepConfig, summary=summarize_train, location="Thm 1 eq. (6), tau",
                       description="iterations and accuracy vs noise in span{mu}", claims=("S2",))
 def run_noise_sweep(cfg: NoiseSweepConfig, device=None) -> TrainResult:
-    tasks = task_set(cfg.task_set, cfg.M1)
-    groups = [Group(f"tau={t:g}", t, cfg.sampler(tau=t), cfg.eta, tasks) for t in cfg.taus]
-    return train_groups(cfg, groups, device=device)
+    return _train_per_value(cfg, "tau", cfg.taus, lambda t: dict(tau=t), device)
 
 
 @dataclass(frozen=True)
@@ -110,9 +114,7 @@ class LambdaSweepConfig(SelectorsConfig):
                       location="Thm 1 eq. (6), lambda_*", description="iterations vs fixed relevant coefficient",
                       claims=("S3",))
 def run_lambda_sweep(cfg: LambdaSweepConfig, device=None) -> TrainResult:
-    tasks = task_set(cfg.task_set, cfg.M1)
-    groups = [Group(f"lambda*={v:g}", v, cfg.sampler(lambda_range=(v, v)), cfg.eta, tasks) for v in cfg.lambdas]
-    return train_groups(cfg, groups, device=device)
+    return _train_per_value(cfg, "lambda*", cfg.lambdas, lambda v: dict(lambda_range=(v, v)), device)
 
 
 @dataclass(frozen=True)
@@ -307,10 +309,7 @@ class Theorem1Config(SeedSweepConfig):
 
 
 def summarize_theorem1(res: TrainResult) -> dict:
-    out = summarize_seed_sweep(res)
-    out["final_hinge"] = res.final("hinge").tolist()
-    out["final_mass_present"] = res.final("mass_present").tolist()
-    return out
+    return summarize_seed_sweep(res, MECHANISM + ("hinge", "mass_present"))
 
 
 @EXPERIMENTS.register("theorem1", config=Theorem1Config, summary=summarize_theorem1,

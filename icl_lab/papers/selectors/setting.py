@@ -153,9 +153,14 @@ class SeedSweepConfig(SelectorsConfig):
     PARAMS = dict(task_sets=TupleOf(OneOf(*TASK_SETS), max_len=2, distinct=True))
 
 
-def summarize_seed_sweep(res: TrainResult) -> dict:
+#: the mechanism's measurements (Fig. 1, Props. 1-2, Lemma 7) whose final values the summary keeps
+MECHANISM = ("WQ_mu", "WK_mu", "WQ_nu", "WK_nu", "lab_in", "feat_in", "lab_lit", "feat_lit", "partner_mass")
+
+
+def summarize_seed_sweep(res: TrainResult, finals: Sequence[str] = MECHANISM) -> dict:
+    """The training summary plus the final value (``final_<name>``) of each measurement in ``finals``."""
     out = res.summary()
-    for k in ("WQ_mu", "WK_mu", "WQ_nu", "WK_nu", "lab_in", "feat_in", "lab_lit", "feat_lit", "partner_mass"):
+    for k in finals:
         out[f"final_{k}"] = res.final(k).tolist()
     return out
 
