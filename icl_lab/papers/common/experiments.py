@@ -97,8 +97,8 @@ def summarize_context_length(res: ContextLengthResult) -> dict:
 
 @EXPERIMENTS.register("context_length", config=ContextLengthConfig, summary=summarize_context_length,
                       location="Chapter 1, Sec. 5",
-                      description="Q-only softmax attention trained on linear tasks vs baselines as the context "
-                                  "length N grows",
+                      description="Q-only softmax attention trained on linear "
+                                  "tasks vs baselines as the context length N grows",
                       claims=("S4", "S5", "S6"))
 def run_context_length(cfg: ContextLengthConfig, device=None) -> ContextLengthResult:
     import time

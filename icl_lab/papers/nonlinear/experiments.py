@@ -363,8 +363,7 @@ def summarize_concentration(res: ConcentrationResult) -> dict:
 
 @EXPERIMENTS.register("concentration", config=ConcentrationConfig, summary=summarize_concentration,
                       location="Sec. 4, after Eq. (9)",
-                      description="Monte-Carlo probability of the balanced-prompt event E* against the paper's "
-                                  "bound",
+                      description="Monte-Carlo probability of the balanced-prompt event E* against the paper's bound",
                       claims=("C1",))
 def run_concentration(cfg: ConcentrationConfig) -> ConcentrationResult:
     p = torch.full((cfg.K,), 1.0 / cfg.K, dtype=torch.float64)
@@ -491,8 +490,7 @@ def summarize_delta(res: DeltaResult) -> dict:
 
 @EXPERIMENTS.register("delta", config=DeltaConfig, summary=summarize_delta,
                       location="Props. 2-3, Thms 1-2 (delta-dependence)",
-                      description="Phase-I and Phase-II durations and the Phase-II rate against the context length "
-                                  "N",
+                      description="Phase-I and Phase-II durations and the Phase-II rate against the context length N",
                       claims=("C14", "C15"))
 def run_delta(cfg: DeltaConfig) -> DeltaResult:
     t0 = time.perf_counter()

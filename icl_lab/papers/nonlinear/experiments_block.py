@@ -152,8 +152,8 @@ def summarize_block(res: BlockResult) -> dict:
 
 
 @EXPERIMENTS.register("block_figures", config=BlockConfig, summary=summarize_block, location="Figs. 1-3",
-                      description="practical one-block transformer on cosine tasks, six L values x seeds in one "
-                                  "training",
+                      description="practical one-block transformer on cosine "
+                                  "tasks, six L values x seeds in one training",
                       claims=("F1", "F2", "C12"))
 def run_block(cfg: BlockConfig) -> BlockResult:
     t0 = time.perf_counter()
@@ -220,8 +220,8 @@ def summarize_polynomial(res: BlockResult) -> dict:
 
 
 @EXPERIMENTS.register("polynomial", config=PolynomialConfig, summary=summarize_polynomial, location="App. A, Fig. 4",
-                      description="practical block on random quadratic tasks over Gaussian inputs, six L values x "
-                                  "runs",
+                      description="practical block on random quadratic tasks "
+                                  "over Gaussian inputs, six L values x runs",
                       claims=("F4", "R4"))
 def run_polynomial(cfg: PolynomialConfig) -> BlockResult:
     t0 = time.perf_counter()
@@ -232,8 +232,8 @@ def run_polynomial(cfg: PolynomialConfig) -> BlockResult:
 
 @EXPERIMENTS.register("polynomial_theory", config=PolynomialConfig, summary=summarize_polynomial,
                       location="App. A, Fig. 4 (theory model)",
-                      description="Q-only attention, full-batch GD, on the polynomial tasks of Fig. 4, six L values "
-                                  "x runs",
+                      description="Q-only attention, full-batch GD, on the "
+                                  "polynomial tasks of Fig. 4, six L values x runs",
                       claims=("F4t",))
 def run_polynomial_theory(cfg: PolynomialConfig) -> BlockResult:
     """Fig. 4 for the theory model: Q-only attention (Q = 0) trained by full-batch GD (step

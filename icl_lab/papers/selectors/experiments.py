@@ -314,9 +314,9 @@ def summarize_theorem1(res: TrainResult) -> dict:
 
 @EXPERIMENTS.register("theorem1", config=Theorem1Config, summary=summarize_theorem1,
                       location="Thm 1 (in its own regime)",
-                      description="the cyclic task set in a setting that meets Theorem 1's width, batch, length, "
-                                  "noise and pattern-count conditions: accuracy, attention mass and Fig. 1's "
-                                  "mechanism over seeds",
+                      description="the cyclic task set in a setting that meets Theorem 1's "
+                                  "width, batch, length, noise and pattern-count conditions: "
+                                  "accuracy, attention mass and Fig. 1's mechanism over seeds",
                       claims=("M18",))
 def run_theorem1(cfg: Theorem1Config, device=None) -> TrainResult:
     return run_seed_sweep(cfg, device=device)

@@ -167,9 +167,9 @@ def summarize_seed_sweep(res: TrainResult, finals: Sequence[str] = MECHANISM) ->
 
 @EXPERIMENTS.register("seed_sweep", config=SeedSweepConfig, summary=summarize_seed_sweep,
                       location="Fig. 1, Prop. 1, Prop. 2, Lemma 7",
-                      description="Seeds x {cyclic, all-pairs} task sets trained together: W_Q/W_K norms on mu vs "
-                                  "nu, attention on same-pattern demonstrations, label vs feature part of the MLP "
-                                  "input",
+                      description="Seeds x {cyclic, all-pairs} task sets trained together: "
+                                  "W_Q/W_K norms on mu vs nu, attention on same-pattern "
+                                  "demonstrations, label vs feature part of the MLP input",
                       claims=("M1", "M2", "M3", "M4", "M5", "M6"))
 def run_seed_sweep(cfg: SeedSweepConfig, device=None) -> TrainResult:
     groups = []

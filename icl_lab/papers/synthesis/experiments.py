@@ -109,8 +109,8 @@ def summarize_cross_paper(res: CrossPaperResult) -> dict:
 
 @EXPERIMENTS.register("cross_paper", config=CrossPaperConfig, summary=summarize_cross_paper,
                       location="Synthesis, Sec. 3",
-                      description="Linear tasks (convergence paper) and cosine-L tasks (nonlinear paper) on one "
-                                  "Q-only model: time to concentrate attention against the label contrast",
+                      description="Linear tasks (convergence paper) and cosine-L tasks (nonlinear paper) on "
+                                  "one Q-only model: time to concentrate attention against the label contrast",
                       claims=("X1", "X2"))
 def run_cross_paper(cfg: CrossPaperConfig, device=None) -> CrossPaperResult:
     t0 = time.perf_counter()
