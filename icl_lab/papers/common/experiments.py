@@ -12,8 +12,8 @@ from ...config import ScaledConfig, make_generator
 from ...params import LR, SEED, SIZE, STEPS, Int, Real, TupleOf
 from ...data import LinearTask, PromptBatch, PromptSampler, standard_basis
 from ...models import KernelAttention, QOnlyAttention
-from ...train import mse_loss, train
 from ...registry import Registry
+from ...train import mse_loss, train
 
 EXPERIMENTS = Registry("common")
 

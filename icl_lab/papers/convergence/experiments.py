@@ -32,6 +32,7 @@ from ...config import ScaledConfig, make_generator
 from ...data import LinearTask, PromptBatch, PromptSampler, random_orthonormal, standard_basis
 from ...models import OneBlockTransformer, QOnlyAttention
 from ...params import Int, Real, OneOf, TupleOf
+from ...registry import Registry
 from ...train import RunGrid, mse_loss, train
 from ..common.experiments import q_only_gradient_closed_form
 from .theory import (BALANCED_P, IMBALANCED_P, CountLaw, feature_losses, gradient, loss_floor,  # noqa: F401
@@ -41,7 +42,6 @@ from .experiments_flow import (K3, NCTX, POS, PROB, PROMPTS, SEED,  # noqa: F401
                                run_finite_n, run_portrait, run_sweep, summarize_eta_check, summarize_finite_n,
                                summarize_portrait, summarize_sweep)
 from .training import TrainedRuns, select, train_on_settings  # noqa: F401  (select: for the chapter)
-from ...registry import Registry
 from . import experiments_flow
 
 EXPERIMENTS = Registry("convergence", experiments_flow.EXPERIMENTS)

@@ -13,8 +13,8 @@ import numpy as np
 from ... import _checks as chk
 from ...config import ScaledConfig, make_generator
 from ...params import Int, Real, TupleOf
-from .theory import SymmetricColumn, convergence_time, phase_times, tail_fractions
 from ...registry import Registry
+from .theory import SymmetricColumn, convergence_time, phase_times, tail_fractions
 
 EXPERIMENTS = Registry("convergence")
 

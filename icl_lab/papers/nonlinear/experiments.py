@@ -30,6 +30,7 @@ from ... import metrics
 from ...config import ScaledConfig, make_generator
 from ...data import CosineFeatureTask, PromptSampler, TwoReLUTask
 from ...params import LR, SEED, SIZE, STEPS, Bool, Int, OneOf, Real, TupleOf
+from ...registry import Registry
 from . import theory as th
 from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, block_times, censored_mean,  # noqa: F401
                                 half_zero_times, ordering, run_block, run_polynomial, run_polynomial_theory,
@@ -37,7 +38,6 @@ from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, bloc
 from .tasks import (FEATURE_KINDS, Sec6Setting, FLAT, L_TUPLE, POSITIVE, RUN_PARAMS, SETTING_PARAMS, SHARP,  # noqa: F401
                     RandomReLUNetTask, ScaledPromptSet, check_features_fit, cosine_feature_prompts, cosine_sampler,
                     make_features, polynomial_sampler)
-from ...registry import Registry
 from . import experiments_block
 
 EXPERIMENTS = Registry("nonlinear", experiments_block.EXPERIMENTS)

@@ -26,10 +26,10 @@ from ...config import ScaledConfig, make_generator
 from ...data import PromptBatch, PromptSampler
 from ...models import OneBlockTransformer, QOnlyAttention
 from ...params import LR, SEED, SIZE, STEPS, Int, OneOf
+from ...registry import Registry
 from ...train import RunGrid, train
 from .tasks import (FLAT, L_TUPLE, Sec6Setting, RUN_PARAMS, SETTING_PARAMS, SHARP, ScaledPromptSet, check_features_fit,
                     cosine_sampler, make_features, polynomial_sampler)
-from ...registry import Registry
 
 EXPERIMENTS = Registry("nonlinear")
 

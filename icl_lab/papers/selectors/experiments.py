@@ -33,13 +33,13 @@ from ..._checks import ConfigError
 from ...config import make_generator
 from ...data.tasks import cyclic_pair_tasks
 from ...params import Int, OneOf, Real, TupleOf
+from ...registry import Registry
 from .data import all_pair_tasks, is_balanced, shortcut_accuracy, task_set, unbalanced_tasks
 from .ood import OODConfig, OODResult, evaluate_ood, ood_conditions, run_ood, summarize_ood  # noqa: F401
 from .setting import (ALPHA, MECHANISM, POS, SelectorsConfig, SeedSweepConfig, run_seed_sweep,  # noqa: F401
                       summarize_seed_sweep)
 from .theory import oracle_accuracy
 from .training import Group, TrainResult, evaluate, train_groups
-from ...registry import Registry
 from . import ood, setting
 
 EXPERIMENTS = Registry("selectors", setting.EXPERIMENTS, ood.EXPERIMENTS)

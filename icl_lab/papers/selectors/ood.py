@@ -14,11 +14,11 @@ from ...config import make_generator
 from ...data.prompts import PairClassificationSampler
 from ...data.tasks import PairTask
 from ...params import PROMPTS, Int, TupleOf
+from ...registry import Registry
 from .data import all_pair_tasks, task_set
 from .setting import ALPHA, SeedSweepConfig, run_seed_sweep
 from .theory import oracle_accuracy
 from .training import TrainResult, evaluate
-from ...registry import Registry
 
 EXPERIMENTS = Registry("selectors")
 

@@ -13,10 +13,10 @@ from ...config import ScaledConfig
 from ...data.prompts import PairClassificationSampler
 from ...models import AttentionMLP
 from ...params import PROB, PROMPTS, Bool, Int, OneOf, Real, TupleOf
+from ...registry import Registry
 from .data import TASK_SETS, task_set
 from .theory import prompt_length_bound, theorem1_conditions
 from .training import Group, TrainResult, train_groups
-from ...registry import Registry
 
 EXPERIMENTS = Registry("selectors")
 

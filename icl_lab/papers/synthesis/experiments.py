@@ -31,8 +31,8 @@ from ...config import ScaledConfig, make_generator
 from ...params import LR, SEED, SIZE, STEPS, Int, Real, TupleOf
 from ...data import CosineFeatureTask, LinearTask, PromptSampler, StackedSampler, standard_basis
 from ...models import QOnlyAttention
-from ...train import train
 from ...registry import Registry
+from ...train import train
 
 EXPERIMENTS = Registry("synthesis")
 

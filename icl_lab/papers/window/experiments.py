@@ -8,6 +8,7 @@ Lipschitzness*, NeurIPS 2024), registered as ``window.<name>``.
 """
 from __future__ import annotations
 
+from ...registry import Registry
 from .data import CLASSES, F64, input_law, log_grid, make_task, queries_for, sphere_inputs  # noqa: F401
 from .population import (BiasVarianceConfig, LinearAttentionConfig, LowRankLandscapeConfig, PowerLawConfig,  # noqa: F401
                          ScalingConfig, TransferConfig, admissible, brackets, case_titles, population_c_star,
@@ -19,7 +20,6 @@ from .trained import (HillsConfig, IsotropyConfig, NormVsLConfig, NormVsSigmaNCo
                       run_hills, run_isotropy, run_norm_vs_L, run_norm_vs_sigma_n, run_transfer_training, summarize_hills,
                       summarize_isotropy, summarize_norms, summarize_transfer_training)
 from .training import anisotropy, icl_error, ordering, train_window  # noqa: F401
-from ...registry import Registry
 from . import lowrank, population, trained
 
 EXPERIMENTS = Registry("window", population.EXPERIMENTS, trained.EXPERIMENTS, lowrank.EXPERIMENTS)

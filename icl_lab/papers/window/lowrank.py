@@ -13,11 +13,11 @@ from ...config import ScaledConfig, make_generator
 from ...data import LowRankTask, PromptBatch, PromptSampler, low_rank_covariates, random_subspace, transformed_sphere
 from ...data.inputs import gaussian, orthogonal_complement
 from ...params import LR, PROMPTS, SEED, STEPS, Int, OneOf, Real, TupleOf
+from ...registry import Registry
 from ...train import RunGrid
 from .data import F64, sphere_inputs
 from .trained import DECAY, POS, SEEDS
 from .training import icl_error, train_window
-from ...registry import Registry
 
 EXPERIMENTS = Registry("window")
 

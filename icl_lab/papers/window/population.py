@@ -16,9 +16,9 @@ from ...config import ScaledConfig, make_generator
 from ...data import AffineTask, HillsTask, PromptSampler, TwoReLUTask, sphere
 from ...metrics import loglog_slope
 from ...params import PROMPTS, SEED, Int, Real, TupleOf
+from ...registry import Registry
 from .data import F64, log_grid, make_task, sphere_inputs
 from .theory import linear_attention_loss, lowrank_landscape, optimal_window, window_curves
-from ...registry import Registry
 
 EXPERIMENTS = Registry("window")
 

@@ -18,12 +18,12 @@ from ...config import ScaledConfig, make_generator
 from ...data import HillsTask, PromptBatch, PromptSampler, TwoReLUTask
 from ...metrics import spectral_norm
 from ...params import LR, PROMPTS, SEED, STEPS, Int, OneOf, Real, TupleOf
+from ...registry import Registry
 from ...train import RunGrid
 from .data import CLASSES, F64, input_law, log_grid, make_task, queries_for, sphere_inputs
 from .population import population_c_star
 from .theory import linear_attention_loss, optimal_window, window_curves
 from .training import anisotropy, icl_error, train_window
-from ...registry import Registry
 
 EXPERIMENTS = Registry("window")
 
