@@ -45,7 +45,6 @@ from . import ood, setting
 EXPERIMENTS = Registry("selectors", setting.EXPERIMENTS, ood.EXPERIMENTS)
 
 
-
 @dataclass(frozen=True)
 class AlphaSweepConfig(SelectorsConfig):
     """Iterations to 95% test accuracy against alpha, at a fixed training prompt length."""
