@@ -55,8 +55,7 @@ from icl_lab.papers.common.experiments import (ContextLengthConfig, q_only_gradi
 from icl_lab.train import mse_loss
 from IPython.display import Markdown, display
 
-SCALE = icl_lab.get_scale()
-ledger = icl_lab.Ledger("common")
+SCALE, ledger = icl_lab.notebook.chapter("common")
 
 # %% [markdown]
 # ## 1. Prompts and their embedding

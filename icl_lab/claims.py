@@ -303,6 +303,13 @@ class Ledger:
             print(self.to_markdown())
         return self
 
+    def cards(self, *ids: str) -> None:
+        """Display the cards of the claims ``ids`` (those just checked) in a notebook."""
+        from IPython.display import display
+
+        for i in ids:
+            display(self[i])
+
     def export(self, directory: str | os.PathLike | None = None) -> Path:
         """Write ``<directory>/<paper>.json`` atomically (write to a temporary file, then rename)
         and return its path.  Refuses while a declared claim has no status yet."""

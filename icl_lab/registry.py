@@ -1,7 +1,11 @@
 """The registry of runnable experiments: one :class:`Experiment` per figure or claim group.
 
-Each paper's module ``icl_lab/papers/<key>/experiments.py`` ends with a dict ``EXPERIMENTS`` mapping a
-short name to an :class:`Experiment`; :func:`all_experiments` collects them as ``"<key>.<name>"``. The
+Each paper's module ``icl_lab/papers/<key>/experiments.py`` has a :class:`Registry` ``EXPERIMENTS``
+(a dict mapping a short name to an :class:`Experiment`), filled by the decorator
+``@EXPERIMENTS.register(name, config=..., summary=..., location=..., description=..., claims=...)``
+placed above each run function, so an experiment's metadata sits with its code (a module that
+keeps some run functions elsewhere gathers those modules' registries into its own);
+:func:`all_experiments` collects them as ``"<key>.<name>"``. The
 benchmark, the command line and the results store use this registry, so an experiment registered
 here runs the same from a notebook, a benchmark, a terminal or a cluster.
 
@@ -46,6 +50,44 @@ class Experiment:
     def seed_splittable(self) -> bool:
         names = getattr(self.config, "__dataclass_fields__", {})
         return "seeds" in names and "seed" in names
+
+
+class Registry(dict):
+    """One paper's experiments, ``{name: Experiment}``, filled by :meth:`register`::
+
+        EXPERIMENTS = Registry("selectors")
+
+        @EXPERIMENTS.register("alpha", config=AlphaSweepConfig, summary=summarize_train,
+                              location="Thm 1 eq. (6)", description="...", claims=("S1",))
+        def run_alpha_sweep(cfg): ...
+
+    ``Registry(paper, *parts)`` starts with the experiments of other registries of the same paper
+    (those of a paper's other modules). A name registered twice is an error."""
+
+    def __init__(self, paper: str, *parts: "Registry"):
+        super().__init__()
+        self.paper = paper
+        for part in parts:
+            if getattr(part, "paper", None) != paper:
+                raise ValueError(f"a {paper!r} registry can only gather {paper!r} registries "
+                                 f"(got {getattr(part, 'paper', type(part).__name__)!r})")
+            for name, exp in part.items():
+                self._add(name, exp)
+
+    def _add(self, name: str, exp: Experiment) -> None:
+        if name in self:
+            raise ValueError(f"experiment {self.paper}.{name} is registered twice")
+        self[name] = exp
+
+    def register(self, name: str, *, config: type, summary: Callable[[Any], dict], location: str,
+                 description: str, claims: tuple = (), estimate_bytes: Callable[[Any], int] | None = None):
+        """A decorator registering the decorated run function as experiment ``name``; it returns the
+        function unchanged."""
+        def decorate(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
+            self._add(name, Experiment(paper=self.paper, location=location, description=description, config=config,
+                                       run=run, summary=summary, claims=tuple(claims), estimate_bytes=estimate_bytes))
+            return run
+        return decorate
 
 
 def all_experiments() -> dict[str, Experiment]:

@@ -119,6 +119,20 @@ def test_flow_matches_gd_at_small_eta_and_phase_order():
     assert abs(tf["T1"] - 816.3) < 1.0  # a pilot value (mean field, K = 20, p1 = 0.5)
 
 
+def test_dormand_prince_tableau_meets_its_order_conditions():
+    from icl_lab.papers.convergence.reduced import DORMAND_PRINCE as dp
+
+    c = np.asarray(dp.c)
+    for i, row in enumerate(dp.A):  # consistency: each stage's weights sum to its node
+        assert sum(row) == pytest.approx(c[i], abs=1e-14)
+    assert len(dp.b) == len(dp.b_star) == len(c) == len(dp.A) + 1
+    # quadrature conditions sum_i b_i c_i^q = 1/(q+1): up to q = 4 for b (order 5), q = 3 for b_star
+    assert [np.dot(dp.b, c**q) for q in range(5)] == pytest.approx([1, 1 / 2, 1 / 3, 1 / 4, 1 / 5], abs=1e-14)
+    assert [np.dot(dp.b_star, c**q) for q in range(4)] == pytest.approx([1, 1 / 2, 1 / 3, 1 / 4], abs=1e-14)
+    assert abs(np.dot(dp.b_star, c**4) - 1 / 5) > 1e-6  # the embedded solution is one order lower
+    assert sum(dp.error) == pytest.approx(0, abs=1e-15)
+
+
 def test_phase_helpers():
     tau = np.arange(5.0)
     assert first_crossing(tau, np.array([-2, -1, 1, 2, 3.0])) == pytest.approx(1.5)

@@ -65,8 +65,7 @@ from icl_lab.papers.convergence import experiments as cv
 from icl_lab.papers.convergence import theory as th
 from icl_lab.papers.convergence import figures as cplot
 
-SCALE = icl_lab.get_scale()
-ledger = icl_lab.Ledger("convergence")
+SCALE, ledger = icl_lab.notebook.chapter("convergence")
 
 
 def say(text):
@@ -85,14 +84,6 @@ def table(header, rows):
     lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
     display(Markdown("\n".join(lines)))
 
-
-def cards(*ids):
-    """Show the claim cards of the claims just checked."""
-    from IPython.display import display
-
-    for i in ids:
-        display(ledger[i])
-say(f"Run at the **{SCALE}** scale with {torch.get_num_threads()} torch thread(s).")
 
 # %% [markdown]
 # ## 1. Setting: prompts, embedding and the Q-only model
@@ -226,7 +217,7 @@ ledger["I3"].check(
     measured=f"formula gap {e['I3_formula']:.1e}; sampled-w loss off by {e['I3_z']:+.2f} standard errors",
     how="count formula vs the w-marginalised per-prompt loss (exact) and vs the sampled-w loss (Monte Carlo)",
     passed=e["I3_formula"] < 1e-12 and abs(e["I3_z"]) < 4)
-cards('I1', 'I2', 'I3')
+ledger.cards('I1', 'I2', 'I3')
 
 # %% tags=["remove-cell"]
 assert e["I1"] < 1e-10 and e["I2"] < 1e-10 and e["I3_formula"] < 1e-12 and abs(e["I3_z"]) < 5
@@ -255,7 +246,7 @@ ledger["I6"].check(
     measured=f"off-span {max(hres.off_span, e['I6_span']):.1e}; other columns change by {e['I6_columns']:.1e} when column 1 is perturbed",
     how="full-model GD from Q = 0, gradient at a random Q, and a perturbed column of S",
     passed=max(hres.off_span, e["I6_span"]) < 1e-12 and e["I6_columns"] < 1e-14)
-cards('I4', 'I6')
+ledger.cards('I4', 'I6')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Four entries of $S = V^\\top QV$ along GD: the reduced $K\\times K$ model (thick), the full $d\\times d$ model with the $w$-marginalised loss (dotted, on top of it) and with sampled $w$ (dashed). Not a figure of the paper; book scale: 200 of the paper scale's 1000 steps.", "name": "fig-cv-full-vs-reduced"}, "image": {"alt": "Four thick curves of S entries over the GD steps; the dotted full-model curves lie exactly on them, the dashed sampled-w curves close by."}}
 plotting.finish(cplot.draw_full_vs_reduced(hres, h_cfg.K))
@@ -341,7 +332,7 @@ ledger["G0-imb"].check(
 ledger["G0-fig3"].check(
     measured=f"alpha_2 = {a2:.4f}, beta_21 = {b21:.4f}, beta_23 = {b23:+.4f}", how="mean-field gradient at S = 0",
     passed=b23 > 0 and b21 < -a2 < 0)
-cards('G0-bal', 'G0-imb', 'G0-fig3')
+ledger.cards('G0-bal', 'G0-imb', 'G0-fig3')
 
 # %% tags=["remove-cell"]
 assert cf_err < 1e-14 and b23 > 0
@@ -388,7 +379,7 @@ dev_bound = 3 * math.exp(-Nd * eps_d**2 / 25)
 ledger["C3"].check(
     measured=f"{dev_prob:.1e} <= {dev_bound:.1e}", how="200000 multinomial draws at the edge K/N = eps^2/20 (K=5, N=2000)",
     passed=dev_prob <= dev_bound)
-cards('I7', 'C3')
+ledger.cards('I7', 'C3')
 
 # %% tags=["remove-cell"]
 assert dev_prob <= dev_bound
@@ -437,7 +428,7 @@ ledger["B1"].check(
     measured=f"min alpha = {al_b.min():.1e}; max K|beta|/alpha = {ratio_b:.2f}; max beta after T1 = {max_beta_after:.1e}; Attn_n monotone: {attn_o_monotone}",
     how=f"mean-field flow of the balanced column, K = {Kb}",
     passed=bool(al_b.min() >= 0) and ratio_b < 2 and max_beta_after <= 0 and attn_o_monotone)
-cards('B1')
+ledger.cards('B1')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "A balanced column ($p_k = 1/K$) under the mean-field gradient flow: the weights $A_k$, $B_{k,n}$ (dashed: $\\log K$), their gradients, and the attention and error above the floor; dotted: the end of phase I, $T_1$ (first $A_k > \\log K$). Not a figure of the paper (its balanced case, Thm 3.1, has no figure).", "name": "fig-cv-balanced"}, "image": {"alt": "Three log-time panels: A_k rises past log K at T1 while B_k,n falls; the gradients decay; the target attention rises to 1 and the error falls as the other features' attention vanishes."}}
 plotting.finish(cplot.draw_balanced(bt, btimes["T1"], Kb))
@@ -475,7 +466,7 @@ ledger["B3"].check(
 ledger["B4"].check(
     measured=f"4 p_k tau L_k in [{late_b_rng[0]:.3f}, {late_b_rng[1]:.3f}] for tau in [1e5, 1e7] (K = {Kl}); (tau_eps - T1) eps/K at K = {Kb}: {ph2_eps[-1]:.3f} at eps = {min(eps_list):g} (law: 0.25)",
     how=f"mean-field flow of the balanced column to tau = {lb['tau'][-1]:.0e}", passed=late_b_rng[0] > 0.9 and late_b_rng[1] < 1.1)
-cards('B2', 'B3', 'B4')
+ledger.cards('B2', 'B3', 'B4')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Balanced columns: the phase-I length $T_1$ against $K$ with the paper's $K^2\\log K$ (dashed), and the phase-II length $(\\tau_\\epsilon - T_1)\\epsilon/K$ against $1/\\epsilon$ (grey: the late-time law's 1/4) and against $K$. Not a figure of the paper.", "name": "fig-cv-balanced-scaling"}, "image": {"alt": "Left: T1 grows parallel to, and below, the dashed K squared log K line. Middle and right: the normalised phase-II length stays of order one against 1/epsilon and against K, near the grey 1/4 line."}}
 plotting.finish(cplot.draw_balanced_scaling(Ks, T1b, eps_list, ph2_eps, Kb, ph2_K, sw_cfg.eps))
@@ -517,7 +508,7 @@ ledger["D2"].check(
 ledger["D3"].check(
     measured=f"T_k/T_1 = {np.round(stage, 1).tolist()} for K = {Ks}", how=f"mean-field flows, eps = {sw_cfg.eps:g}, p1 = {p1m}",
     passed=bool(np.all(np.diff(stage) > 0) and stage[0] > 1))
-cards('D1', 'D2', 'D3')
+ledger.cards('D1', 'D2', 'D3')
 
 # %% tags=["remove-cell"]
 assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
@@ -596,7 +587,7 @@ ledger["I5"].check(
     measured=f"min alpha over all runs = {min_alpha_all:.2e}",
     how=f"reduced GD of the full-versus-reduced check, the portrait (flow and finite-N GD) and all {len(sw.balanced) + len(sw.under) + len(sw.dominant)} sweep columns",
     passed=min_alpha_all >= 0)
-cards('U1', 'I5')
+ledger.cards('U1', 'I5')
 
 # %% tags=["remove-cell"]
 assert min_alpha_all >= 0
@@ -638,7 +629,7 @@ big50 = [K for K in Ks if K >= 50]
 mk = all(marker_ok[(p1, K)] for p1 in p1_vals for K in big50)
 ledger["U2m"].check(
     measured=f"ordered for all p1 in {list(p1_vals)} and K in {big50}: {mk}", how="mean-field flows", passed=mk)
-cards('U2', 'U2-p03', 'U2m')
+ledger.cards('U2', 'U2-p03', 'U2m')
 
 # %% tags=["remove-cell"]
 assert u2 and mk
@@ -672,7 +663,7 @@ ledger["U4"].check(
     measured=f"largest max/min of a normalised ratio across K: {max(spread.values()):.2f} ({max(spread, key=spread.get)}); max beta in phase IV = {max_beta_IV:.1e}",
     how=f"min/max of alpha K^2, |beta_k1| K^1.98, ... per phase window, K = {fitK}; criterion: each varies by < 3x",
     passed=u4)
-cards('U3', 'U4')
+ledger.cards('U3', 'U4')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Durations of the four phases of an under-represented column against $K$ (mean-field flow), with the fitted log-log slope of each and the exponent of the paper's bound (Thm 3.2, Lemmas 4.1–4.4). Not a figure of the paper.", "name": "fig-cv-durations"}, "image": {"alt": "Four straight lines on log-log axes, the phase durations growing with K at slopes near or below the bounds' exponents."}}
 plotting.finish(cplot.draw_phase_durations(fitK, durs, slopes, bounds, p1m, sw_cfg.eps))
@@ -716,7 +707,7 @@ ledger["U5"].check(
                        f"on tau >= 100 T3 = {lo:.2g}" for K, (a, b, c, lo) in late_vals.items()),
     how=f"mean-field flow to tau = {sw_cfg.tau_late:.0e}, p1 = {p1m}; criterion |4 p_k tau L_k - 1| <= 2/K at the end, "
         "which lies inside each K's phase IV (tau >= 100 T3)", passed=u5)
-cards('U5')
+ledger.cards('U5')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The late-time law of an under-represented column: $4p_k\\tau\\,\\mathcal L_k$ against $\\tau$ for several $K$ tends to 1 (dashed) in phase IV. Not a figure of the paper.", "name": "fig-cv-late-law"}, "image": {"alt": "For each K the curve leaves the plotted range during the early phases and comes back down onto the dashed line at 1 in phase IV."}}
 plotting.finish(cplot.draw_late_law(sw.late, p1m))
@@ -740,7 +731,7 @@ table([r"$\epsilon$", r"phase IV length $\tau_\epsilon - T_3$", r"late-time law 
 ledger["F1"].check(
     measured=f"slope {slope_f:.2f} of log(tau_eps - T3) vs log(1/eps) (three smallest eps of {eps_u})",
     how=f"mean-field flow, K = {sw_cfg.K_eps}, p1 = {p1m}", passed=0.8 <= slope_f <= 1.2)
-cards('F1')
+ledger.cards('F1')
 
 # %% tags=["remove-cell"]
 assert 0.5 < slope_f < 1.5
@@ -764,7 +755,7 @@ ledger["J1"].check(
     measured="; ".join(f"p1 = {p}: {sw_pos[(p, Ks[-1])]:+.3f} at K = {Ks[-1]}" for p in p1_vals),
     how=f"B_k1/log K at tau_sw, mean-field flows, K = {Ks}", passed=j1,
     caveat="slow convergence: at finite K the switch sits far from -0.49 log K for p1 = 0.3 and 0.8, so the literal thresholds mis-time the phases")
-cards('J1')
+ledger.cards('J1')
 
 # %% tags=["remove-cell"]
 assert all(sw_pos[(p1, Ks[-1])] < 0 for p1 in p1_vals)
@@ -804,7 +795,7 @@ ledger["B5"].check(
     measured=f"fraction of fresh prompts with (1-Attn_k)^2 > 3 eps at tau_eps: {np.round(tails, 4).tolist()} (under-repr.), {np.round(btails, 4).tolist()} (balanced), N = {[N for N in fn.N[:-1] if N in fn.tail]}",
     how=f"{fn_cfg.fresh_prompts} fresh count vectors per N at the time L_k - L_k^low <= eps = {fn_cfg.eps:g}",
     passed=b5, caveat="the constant matters: with C = 1 most prompts exceed eps, since L_k ~ (1-Attn_k)^2/2 (1 + O(1/K))")
-cards('G1', 'B5')
+ledger.cards('G1', 'B5')
 
 # %% tags=["remove-cell"]
 assert rel[-1] < 0.05
@@ -818,7 +809,7 @@ table(["$K$", "dynamics", "$T_1$", "$T_2$", "$T_3$", "$T_4$"],
 ledger["E1"].check(
     measured=f"max relative difference of T1..T4: {eres.max_rel_diff:.3f}", how=f"reduced GD vs gradient flow, K = {list(eta_cfg.K_values)}",
     passed=eres.max_rel_diff < 0.02)
-cards('E1')
+ledger.cards('E1')
 
 # %% tags=["remove-cell"]
 assert eres.max_rel_diff < 0.05
@@ -943,7 +934,7 @@ ledger["R1"].check(
     how=f"OneBlockTransformer (general W^V, W^KQ and more), {rp_cfg.epochs} epochs; criterion: not below the restricted floor by more "
         "than the floor's own order (mean + 2 SE >= the floor of any model)",
     passed=m_r + 2 * se_r >= L_any, inconclusive=r1_reason)
-cards('F2a', 'F2b', 'F3a', 'F3b', 'F3c', 'R1')
+ledger.cards('F2a', 'F2b', 'F3a', 'F3b', 'F3c', 'R1')
 
 # %% [markdown]
 # ### The same figures for the analysed model
@@ -1048,7 +1039,7 @@ ledger["A'3"].check(
         "initial loss (at Q = 0, L_1 = 0.033 already lies below any absolute threshold of 0.05)",
     passed=t_fast[0] < min(t_fast[1:]) and diag_fast.min() > 0.8,
     caveat=None if t_fast100[0] < min(t_fast100[1:]) else "at the stricter 1/100 threshold the order is not kept")
-cards("A'1", 'C9', "A'2", "A'3")
+ledger.cards("A'1", 'C9', "A'2", "A'3")
 
 # %% tags=["remove-cell"]
 assert gap2 < 1e-3 and float(A_slow.max()) < 1.25 * move
@@ -1083,7 +1074,7 @@ ledger["I-w"].check(
 ledger["I-w-bound"].check(
     measured=f"largest |error| - bound: {uw.bound_violation:.1e}", how=f"all prompts, families and times of the same runs",
     passed=uw.bound_violation < 1e-9)
-cards('I-w', 'I-w-bound')
+ledger.cards('I-w', 'I-w-bound')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Median relative prediction error $|\\hat y - y|/|y|$ for task laws never seen in training, at moments of training, with the median attention gap $1-\\mathrm{Attn}_k$ (dashed), which the error follows. Not a figure of the paper.", "name": "fig-cv-unseen-w"}, "image": {"alt": "Error curves for several task laws falling together with the dashed attention-gap curve; the constant law w = 10·1 is predicted exactly."}}
 plotting.finish(cplot.draw_unseen(uw))
@@ -1295,7 +1286,7 @@ assert -0.8 < b_best < 0.8 and float(G_best[1]) > 0 and float(G_best[0]) < 0 and
 
 # %% tags=["hide-input"]
 ledger.not_checkable("C45", why="the constants L_k, U_k, c_bal, c_im enter only through unspecified O-constants; Lemma C.3, which they rest on, is checked (C3)")
-cards('C45')
+ledger.cards('C45')
 
 # %% [markdown]
 # ## Claims ledger

@@ -63,10 +63,8 @@ from icl_lab.papers.nonlinear import figures as nlfig
 from icl_lab.papers.nonlinear import theory as th
 from icl_lab.train import mse_loss
 
-SCALE = icl_lab.get_scale()
-ledger = icl_lab.Ledger("nonlinear")
+SCALE, ledger = icl_lab.notebook.chapter("nonlinear")
 F64 = torch.float64
-print(f"scale = {SCALE}, torch threads = {torch.get_num_threads()}")
 
 # %% [markdown]
 # ## 1. Setup in the paper's notation

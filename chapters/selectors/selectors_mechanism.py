@@ -58,7 +58,6 @@ import numpy as np
 import torch
 
 import icl_lab
-from IPython.display import display
 from icl_lab import metrics, plotting, widgets
 from icl_lab.data import PairClassificationSampler, cyclic_pair_tasks
 from icl_lab.papers import selectors as sel
@@ -67,9 +66,7 @@ from icl_lab.papers.selectors import figures as SF
 from icl_lab.train import hinge_loss
 
 torch.set_flush_denormal(True)
-SCALE = icl_lab.get_scale()
-ledger = icl_lab.Ledger("selectors", part="mechanism")
-print(f"scale = {SCALE}, device = {icl_lab.default_device()}, torch threads = {torch.get_num_threads()}")
+SCALE, ledger = icl_lab.notebook.chapter("selectors", part="mechanism")
 
 # %% [markdown]
 # ## 1. The setting in the paper's notation
@@ -252,8 +249,7 @@ ledger["M2"].check(
 assert rel_err < 1e-9 and wq_label_cols == 0.0
 
 # %% tags=["remove-input"]
-for _id in ("M1", "M2",):
-    display(ledger[_id])
+ledger.cards("M1", "M2")
 
 # %% [markdown]
 # ### 2.3 The initial attention (eq. 83)
@@ -283,8 +279,7 @@ ledger["M3"].check(
 assert init_gap < 1e-12
 
 # %% tags=["remove-input"]
-for _id in ("M3",):
-    display(ledger[_id])
+ledger.cards("M3")
 
 # %% [markdown]
 # ### 2.4 Feature selection and the attention collapse (Lemma 4, proof of Theorem 1)
@@ -399,8 +394,7 @@ ledger["M5"].check(
 assert mu_growth > 3 * nu_growth and nu_growth < 2.5
 
 # %% tags=["remove-input"]
-for _id in ("M4", "M5",):
-    display(ledger[_id])
+ledger.cards("M4", "M5")
 
 # %% [markdown]
 # The irrelevant-pattern norms do drift (by tens of percent): each $\nu_k$ appears in a few
@@ -441,8 +435,7 @@ ledger["M7"].check(
 assert ratio_in > 5 and frac_dom > 0.5
 
 # %% tags=["remove-input"]
-for _id in ("M6", "M7",):
-    display(ledger[_id])
+ledger.cards("M6", "M7")
 
 # %% [markdown]
 # ### 3.2 Attention concentrates on $\mathcal N_*$ (Proposition 1, eq. 9)
@@ -493,8 +486,7 @@ ledger["M9"].check(
 assert final_mass > 0.9
 
 # %% tags=["remove-input"]
-for _id in ("M8", "M9",):
-    display(ledger[_id])
+ledger.cards("M8", "M9")
 
 # %% [markdown]
 # After the collapse $\gamma_t$ keeps decreasing, much faster than the $O(1/T)$ the proposition
@@ -536,8 +528,7 @@ ledger["M14"].check(
 assert diag > 4 * abs(off) and diag > 10 * nu_blk
 
 # %% tags=["remove-input"]
-for _id in ("M14",):
-    display(ledger[_id])
+ledger.cards("M14")
 
 # %% [markdown]
 # How much do the label embeddings contribute to the trained scores? The score of demonstration $s$ is
@@ -580,8 +571,7 @@ ledger["M15"].check(
 assert d_mass < 0.1
 
 # %% tags=["remove-input"]
-for _id in ("M15",):
-    display(ledger[_id])
+ledger.cards("M15")
 
 # %% [markdown]
 # In the runs that found the full solution the label columns of $W_K$ are large but harmless: every
@@ -630,8 +620,7 @@ ledger["M10"].check(
 assert plateau_then_collapse
 
 # %% tags=["remove-input"]
-for _id in ("M10",):
-    display(ledger[_id])
+ledger.cards("M10")
 
 # %% [markdown]
 # The recursion reproduces the qualitative shape — a plateau at $\gamma_0$, then a collapse — and its
@@ -685,8 +674,7 @@ ledger["M12"].check(
 assert success["all_pairs"] >= 0.75
 
 # %% tags=["remove-input"]
-for _id in ("M11", "M12",):
-    display(ledger[_id])
+ledger.cards("M11", "M12")
 
 # %% [markdown]
 # Our setting violates Theorem 1's width condition by a factor of about 13, so a stalled seed is no
@@ -748,8 +736,7 @@ ledger["M13"].check(
 assert float(min(lw0.min(), lu0.min())) > 0.15
 
 # %% tags=["remove-input"]
-for _id in ("M13",):
-    display(ledger[_id])
+ledger.cards("M13")
 
 # %% [markdown]
 # Lemma 5 says how $W_V$ learns: its update applied to a token is a combination of the rows $W_{O(i)}$,
@@ -776,8 +763,7 @@ ledger["M16"].check(
 assert float(np.median(cos_v)) > 3 * rand_cos
 
 # %% tags=["remove-input"]
-for _id in ("M16",):
-    display(ledger[_id])
+ledger.cards("M16")
 
 # %% [markdown]
 # In the solved runs the update of $W_V$ on the label token is, to three digits, the signed sum of the
@@ -913,8 +899,7 @@ ledger["O6"].check(
 assert abs(qperp_acc - 0.5) < 0.1 and flip_acc < 0.2 and fresh_acc < 0.7 and unseen_acc > 0.8
 
 # %% tags=["remove-input"]
-for _id in ("O1", "O2", "O3", "O4", "O5", "O6",):
-    display(ledger[_id])
+ledger.cards("O1", "O2", "O3", "O4", "O5", "O6")
 
 # %% [markdown]
 # Theorem 2's conditions are **sufficient, not necessary**: combinations with negative coefficients —
@@ -962,8 +947,7 @@ ledger["O7"].check(
 assert gap < 0.05  # no model beats the oracle (up to sampling noise)
 
 # %% tags=["remove-input"]
-for _id in ("O7",):
-    display(ledger[_id])
+ledger.cards("O7")
 
 # %% [markdown]
 # At $l_{ts}\approx 2/\alpha'$ every selector — the trained model and the oracle alike — errs on

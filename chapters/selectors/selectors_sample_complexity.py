@@ -67,7 +67,6 @@ import numpy as np
 import torch
 
 import icl_lab
-from IPython.display import display
 from icl_lab import metrics, plotting, widgets
 from icl_lab.data import PairClassificationSampler, cyclic_pair_tasks
 from icl_lab.papers import selectors as sel
@@ -75,9 +74,7 @@ from icl_lab.papers.selectors import experiments as X
 from icl_lab.papers.selectors import figures as SF
 
 torch.set_flush_denormal(True)
-SCALE = icl_lab.get_scale()
-ledger = icl_lab.Ledger("selectors", part="sample_complexity")
-print(f"scale = {SCALE}, device = {icl_lab.default_device()}, torch threads = {torch.get_num_threads()}")
+SCALE, ledger = icl_lab.notebook.chapter("selectors", part="sample_complexity")
 
 # %% [markdown]
 # ## 1. Derivations
@@ -115,8 +112,7 @@ ledger["S11"].check(
 assert worst["from (14)"] <= 1.0
 
 # %% tags=["remove-input"]
-for _id in ("S11",):
-    display(ledger[_id])
+ledger.cards("S11")
 
 # %% [markdown]
 # Both bounds hold on the grid (the printed one is not implied by Lemma 2, but binomial tails are
@@ -164,49 +160,44 @@ for B in (16, 17, 32, 64):
 
 # %% tags=["hide-input", "remove-output"]
 acfg = X.AlphaSweepConfig.for_scale(SCALE)
-ares = X.run_alpha_sweep(acfg)
-a_vals = np.asarray(acfg.alphas)
-a_med = sel.group_hits(ares)
-a_min = sel.group_hits(ares, "min")
-print(f"{len(ares.seeds)} runs in {ares.seconds:.1f} s wall ({ares.cpu_seconds:.1f} s CPU)")
-print("alpha:", acfg.alphas, " T_hit per seed:", ares.hits().tolist())
-A, Cfit, err = sel.fit_alpha_law(a_vals, a_med)
+a_sweep = sel.HitSweep.of(X.run_alpha_sweep(acfg))
+print(a_sweep.report("alpha"))
+A, Cfit, err = sel.fit_alpha_law(a_sweep.values, a_sweep.median)
 print(f"fit T = A / (C - 1/alpha): A = {A:.0f}, C = {Cfit:.2f}, rms log error {err:.2f}")
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Left: held-out accuracy during training for each $\\alpha$ (mean ± std over seeds). Right: iterations to 95 % accuracy against $1/\\alpha$ per seed, their median, and the fit $A/(C-1/\\alpha)$ of eq. (6). Book scale: 800 steps instead of the reference 1200.", "name": "fig-sel-alpha"}, "image": {"alt": "Learning curves rise sooner for larger alpha; the iterations grow with 1/alpha."}}
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-steps = np.asarray(ares.steps)
+steps = np.asarray(a_sweep.res.steps)
 for i, a in enumerate(acfg.alphas):
-    plotting.band(axes[0], steps, ares.grid(ares.curves["acc"].T)[i], label=f"alpha = {a}", color=plotting.COLORS[i])
+    plotting.band(axes[0], steps, a_sweep.res.grid(a_sweep.res.curves["acc"].T)[i], label=f"alpha = {a}", color=plotting.COLORS[i])
 axes[0].axhline(acfg.hit_acc, color="k", lw=0.8, ls=":")
 plotting.label(axes[0], "SGD iteration t", "held-out accuracy", "Learning curves (mean ± std over seeds)")
 axes[0].legend(fontsize=7)
-h = ares.hits().numpy()
-for i in range(len(a_vals)):
-    axes[1].scatter(np.full(h.shape[1], 1 / a_vals[i]), h[i], color=plotting.COLORS[i], alpha=0.7)
-axes[1].plot(1 / a_vals, a_med, "ko-", label="median over seeds")
+h = a_sweep.res.hits().numpy()
+for i in range(len(a_sweep.values)):
+    axes[1].scatter(np.full(h.shape[1], 1 / a_sweep.values[i]), h[i], color=plotting.COLORS[i], alpha=0.7)
+axes[1].plot(1 / a_sweep.values, a_sweep.median, "ko-", label="median over seeds")
 if np.isfinite(Cfit):
-    xs = np.linspace((1 / a_vals).min(), (1 / a_vals).max(), 50)
+    xs = np.linspace((1 / a_sweep.values).min(), (1 / a_sweep.values).max(), 50)
     axes[1].plot(xs, A / (Cfit - xs), "k--", lw=1, label=f"fit A/(C - 1/alpha), C = {Cfit:.2f}")
 plotting.label(axes[1], r"$1/\alpha$", r"$T_\mathrm{hit}$ (iterations to 95%)", "Thm 1: iterations vs alpha")
 axes[1].legend(fontsize=7)
 plotting.finish(fig)
 
 # %% tags=["hide-input", "remove-output"]
-finite = np.isfinite(a_med)
-mono = bool(np.all(np.diff(a_med[finite]) <= 0)) and finite[-1]
+finite = np.isfinite(a_sweep.median)
+mono = bool(np.all(np.diff(a_sweep.median[finite]) <= 0)) and finite[-1]
 H_alpha = sel.holds_all([acfg.replace(alpha=a).theorem1() for a in acfg.alphas])
 ledger["S1"].check(
     hypotheses=H_alpha,
-    measured=f"median T_hit {dict(zip(acfg.alphas, [None if not np.isfinite(v) else int(v) for v in a_med]))}; "
+    measured=f"median T_hit {a_sweep.medians()}; "
              f"fit C = {Cfit:.2f}, rms log error {err:.2f}",
     how=f"first step with held-out accuracy >= {acfg.hit_acc}, {acfg.seeds} seeds per alpha, l_tr = {acfg.l}",
     passed=mono, caveat="C is a free constant of the theorem; not-reached seeds count as slower than every finite one")
-assert a_min[-1] < a_min[0]
+assert a_sweep.fastest[-1] < a_sweep.fastest[0]
 
 # %% tags=["remove-input"]
-for _id in ("S1",):
-    display(ledger[_id])
+ledger.cards("S1")
 
 # %% [markdown]
 # ## 3. Iterations against the noise $\tau$
@@ -217,18 +208,16 @@ for _id in ("S1",):
 
 # %% tags=["hide-input", "remove-output"]
 ncfg = X.NoiseSweepConfig.for_scale(SCALE)
-nres = X.run_noise_sweep(ncfg)
-n_vals = np.asarray(ncfg.taus)
-n_med = sel.group_hits(nres)
-n_acc = nres.final("acc").median(1).values.numpy()
-print(f"{len(nres.seeds)} runs in {nres.seconds:.1f} s wall ({nres.cpu_seconds:.1f} s CPU)")
-print("tau:", ncfg.taus, " T_hit:", nres.hits().tolist(), " final accuracy (median):", n_acc.round(3).tolist())
+n_sweep = sel.HitSweep.of(X.run_noise_sweep(ncfg))
+n_acc = n_sweep.res.final("acc").median(1).values.numpy()
+print(n_sweep.report("tau"))
+print("final accuracy (median):", n_acc.round(3).tolist())
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy (left axis) and final accuracy (right axis) against the norm of noise inside span$\\{\\mu\\}$, with the $\\tau = \\beta/M_1$ mark. Book scale: 600 steps instead of 1000.", "name": "fig-sel-noise"}, "image": {"alt": "Iterations stay flat, then grow, and accuracy drops at the largest noise."}}
 fig, ax = plt.subplots(figsize=(6.6, 3.6))
 ax2 = ax.twinx()
-ax.plot(n_vals / ncfg.beta, np.where(np.isfinite(n_med), n_med, np.nan), "o-", color=plotting.COLORS[0], label=r"median $T_\mathrm{hit}$")
-ax2.plot(n_vals / ncfg.beta, n_acc, "s--", color=plotting.COLORS[1], label="final accuracy")
+ax.plot(n_sweep.values / ncfg.beta, np.where(np.isfinite(n_sweep.median), n_sweep.median, np.nan), "o-", color=plotting.COLORS[0], label=r"median $T_\mathrm{hit}$")
+ax2.plot(n_sweep.values / ncfg.beta, n_acc, "s--", color=plotting.COLORS[1], label="final accuracy")
 ax.axvline(1 / ncfg.M1, color="k", lw=0.8, ls=":", label=r"$\tau/\beta = 1/M_1$")
 plotting.label(ax, r"noise norm $\tau/\beta$ (inside span$\{\mu\}$)", r"$T_\mathrm{hit}$", "Iterations and accuracy against noise")
 ax2.set_ylabel("final held-out accuracy")
@@ -238,11 +227,11 @@ ax2.legend(h1 + h2, l1 + l2, loc="upper left", bbox_to_anchor=(1.15, 1.0), borde
 plotting.finish(fig)
 
 # %% tags=["hide-input", "remove-output"]
-first_fail = next((t for t, v in zip(ncfg.taus, n_med) if not np.isfinite(v)), None)
-noise_ok = np.isfinite(n_med[0]) and first_fail is not None and n_acc[-1] < n_acc[0] - 0.1
+first_fail = next((t for t, v in zip(ncfg.taus, n_sweep.median) if not np.isfinite(v)), None)
+noise_ok = np.isfinite(n_sweep.median[0]) and first_fail is not None and n_acc[-1] < n_acc[0] - 0.1
 ledger["S2"].check(
     hypotheses=sel.holds_all([ncfg.theorem1(tau=t) for t in ncfg.taus]),
-    measured=f"median T_hit {dict(zip(ncfg.taus, [None if not np.isfinite(v) else int(v) for v in n_med]))}; "
+    measured=f"median T_hit {n_sweep.medians()}; "
              f"first failing tau = {first_fail} (tau/beta = {first_fail / ncfg.beta if first_fail else float('nan'):.2f}); 1/M1 = {1 / ncfg.M1:.3f}",
     how="noise of norm tau inside span{mu}; final accuracy and T_hit per tau", passed=bool(noise_ok),
     caveat=f"qualitative: flat, then slower, then failure; the failure sets in near tau/beta ~ {first_fail / ncfg.beta if first_fail else float('nan'):.1f}, "
@@ -250,8 +239,7 @@ ledger["S2"].check(
 assert n_acc[0] > 0.95 and n_acc[-1] < n_acc[0] - 0.1
 
 # %% tags=["remove-input"]
-for _id in ("S2",):
-    display(ledger[_id])
+ledger.cards("S2")
 
 # %% [markdown]
 # The prediction's *shape* holds: a flat stretch, a slowdown, then failure. The threshold does not:
@@ -266,14 +254,9 @@ for _id in ("S2",):
 
 # %% tags=["hide-input", "remove-output"]
 lcfg = X.LambdaSweepConfig.for_scale(SCALE)
-lres = X.run_lambda_sweep(lcfg)
-l_vals = np.asarray(lcfg.lambdas)
-l_med = sel.group_hits(lres)
-l_min = sel.group_hits(lres, "min")
-slope_l = metrics.loglog_slope(1 / l_vals, l_med)
-slope_l_min = metrics.loglog_slope(1 / l_vals, l_min)
-print(f"{len(lres.seeds)} runs in {lres.seconds:.1f} s wall ({lres.cpu_seconds:.1f} s CPU)")
-print("lambda*:", lcfg.lambdas, " T_hit:", lres.hits().tolist())
+l_sweep = sel.HitSweep.of(X.run_lambda_sweep(lcfg))
+slope_l, slope_l_min = l_sweep.slope(inverse=True), l_sweep.slope(inverse=True, fastest=True)
+print(l_sweep.report("lambda*"))
 print(f"log-log slope of T_hit vs 1/lambda*: median over seeds {slope_l:.2f}, fastest seed {slope_l_min:.2f} (Theorem 1: 1)")
 
 # %% [markdown]
@@ -283,14 +266,11 @@ print(f"log-log slope of T_hit vs 1/lambda*: median over seeds {slope_l:.2f}, fa
 
 # %% tags=["hide-input", "remove-output"]
 ecfg = X.EtaSweepConfig.for_scale(SCALE)
-eres = X.run_eta_sweep(ecfg)
-e_vals = np.asarray(ecfg.etas)
-e_med = sel.group_hits(eres)
-e_min = sel.group_hits(eres, "min")
-slope_e = metrics.loglog_slope(1 / e_vals, e_med)
-print(f"{len(eres.seeds)} runs in {eres.seconds:.1f} s wall ({eres.cpu_seconds:.1f} s CPU)")
-print("eta:", ecfg.etas, " T_hit:", eres.hits().tolist(), f" eta * T_hit (median): {(e_vals * e_med).round(0).tolist()}")
-print(f"log-log slope of T_hit vs 1/eta: {slope_e:.2f} (Theorem 1: 1)")
+e_sweep = sel.HitSweep.of(X.run_eta_sweep(ecfg))
+slope_e = e_sweep.slope(inverse=True)
+print(e_sweep.report("eta"))
+print(f"eta * T_hit (median): {(e_sweep.values * e_sweep.median).round(0).tolist()}; "
+      f"log-log slope of T_hit vs 1/eta: {slope_e:.2f} (Theorem 1: 1)")
 
 # %% [markdown]
 # ## 6. Iterations against the number of patterns $M$
@@ -300,18 +280,16 @@ print(f"log-log slope of T_hit vs 1/eta: {slope_e:.2f} (Theorem 1: 1)")
 
 # %% tags=["hide-input", "remove-output"]
 mcfg = X.PatternCountConfig.for_scale(SCALE)
-mres = X.run_pattern_count(mcfg)
-m_vals = np.asarray(mres.values, dtype=float)
-m_med = sel.group_hits(mres)
-slope_m = metrics.loglog_slope(m_vals, m_med)
-print(f"{len(mres.seeds)} runs in {mres.seconds:.1f} s wall ({mres.cpu_seconds:.1f} s CPU)")
-print("M:", m_vals.astype(int).tolist(), " T_hit:", mres.hits().tolist(), f" slope vs M: {slope_m:.2f} (Theorem 1: 0.5)")
+m_sweep = sel.HitSweep.of(X.run_pattern_count(mcfg))
+slope_m = m_sweep.slope()
+print(m_sweep.report("M"))
+print(f"log-log slope of T_hit vs M: {slope_m:.2f} (Theorem 1: 0.5)")
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy per seed and their median against $1/\\lambda_*$, $1/\\eta$ and $M$, with the slopes of eq. (6) (dashed) and twice them (dotted). Book scale: $\\eta$ sweep 1000 steps instead of 2400; $M \\in \\{64, 256\\}$ with 2 seeds and 400 steps instead of $\\{64, 128, 256\\}$, 3 seeds, 1000 steps.", "name": "fig-sel-rates"}, "image": {"alt": "Iterations grow faster than 1/lambda, like 1/eta, and stay flat in M."}}
 fig, axes = plotting.figure(3, height=3.0)
-for ax, x, res, med, name, ref in ((axes[0], 1 / l_vals, lres, l_med, r"$1/\lambda_*$", 1.0),
-                                   (axes[1], 1 / e_vals, eres, e_med, r"$1/\eta$", 1.0),
-                                   (axes[2], m_vals, mres, m_med, r"$M = M_1 + M_2$", 0.5)):
+for ax, x, res, med, name, ref in ((axes[0], 1 / l_sweep.values, l_sweep.res, l_sweep.median, r"$1/\lambda_*$", 1.0),
+                                   (axes[1], 1 / e_sweep.values, e_sweep.res, e_sweep.median, r"$1/\eta$", 1.0),
+                                   (axes[2], m_sweep.values, m_sweep.res, m_sweep.median, r"$M = M_1 + M_2$", 0.5)):
     hh = res.hits().numpy()
     for i in range(len(x)):
         ax.scatter(np.full(hh.shape[1], x[i]), hh[i], color=plotting.COLORS[0], alpha=0.6)
@@ -341,12 +319,12 @@ def upper_bound_check(slope, rate, name):
 
 H_lam = sel.holds_all([lcfg.theorem1(lambda_star=v) for v in lcfg.lambdas])
 lam_ok = np.asarray([lcfg.batch >= v**-4 for v in lcfg.lambdas])  # B >= lambda_*^-4 per value
-slope_l_ok = metrics.loglog_slope(1 / l_vals[lam_ok], l_med[lam_ok]) if lam_ok.sum() >= 2 else float("nan")
+slope_l_ok = metrics.loglog_slope(1 / l_sweep.values[lam_ok], l_sweep.median[lam_ok]) if lam_ok.sum() >= 2 else float("nan")
 passed_l, cav_l = upper_bound_check(slope_l, 1.0, "lambda_*")
 ledger["S3"].check(
     hypotheses=H_lam,
     measured=f"log-log slope of median T_hit vs 1/lambda_*: {slope_l:.2f} (only values with B >= lambda_*^-4: "
-             f"{slope_l_ok:.2f}); T_hit {dict(zip(lcfg.lambdas, [None if not np.isfinite(v) else int(v) for v in l_med]))}",
+             f"{slope_l_ok:.2f}); T_hit {l_sweep.medians()}",
     how=f"lambda fixed for every token, tau = 0, median over {lcfg.seeds} seeds per value; eq. (6) read as an "
         "upper bound (contradicted by a slope above 1.4)",
     passed=passed_l,
@@ -355,22 +333,21 @@ ledger["S3"].check(
 passed_e, cav_e = upper_bound_check(slope_e, 1.0, "eta")
 ledger["S4"].check(
     hypotheses=sel.holds(ecfg.theorem1()),
-    measured=f"log-log slope {slope_e:.2f}; eta*T_hit = {(e_vals * e_med).round(0).tolist()}",
+    measured=f"log-log slope {slope_e:.2f}; eta*T_hit = {(e_sweep.values * e_sweep.median).round(0).tolist()}",
     how=f"per-run learning rates in one batched training, same data streams, median over {ecfg.seeds} seeds; "
         "eq. (6) read as an upper bound (contradicted by a slope above 1.4)",
     passed=passed_e, caveat=cav_e)
 passed_m, cav_m = upper_bound_check(slope_m, 0.5, "M")
 ledger["S5"].check(
     hypotheses=sel.holds_all([mcfg.replace(M2=v, M2s=(v,), l_tr=mcfg.l).theorem1() for v in mcfg.M2s]),
-    measured=f"log-log slope of median T_hit vs M: {slope_m:.2f}; T_hit {dict(zip(m_vals.astype(int).tolist(), [None if not np.isfinite(v) else int(v) for v in m_med]))}",
+    measured=f"log-log slope of median T_hit vs M: {slope_m:.2f}; T_hit {m_sweep.medians()}",
     how=f"M2 in {list(mcfg.M2s)} (M >= M1^2 throughout) at fixed d_x, median over {mcfg.seeds} seeds, logged every "
         f"{mcfg.eval_every} steps; eq. (6) read as an upper bound (contradicted by a slope above 0.9)",
     passed=passed_m, caveat=cav_m)
-assert l_min[0] > l_min[-1] and e_min[0] > e_min[-1]
+assert l_sweep.fastest[0] > l_sweep.fastest[-1] and e_sweep.fastest[0] > e_sweep.fastest[-1]
 
 # %% tags=["remove-input"]
-for _id in ("S3", "S4", "S5",):
-    display(ledger[_id])
+ledger.cards("S3", "S4", "S5")
 
 # %% [markdown]
 # What the three panels show (the numbers are in the ledger below):
@@ -400,10 +377,10 @@ for _id in ("S3", "S4", "S5",):
 # the $W_O$ update on those coordinates is not the "feature part" the lemma speaks of.
 
 # %% tags=["hide-input", "remove-output"]
-split = sel.output_layer_split(lcfg, lres)  # (G, S, 2): feature, label
+split = sel.output_layer_split(lcfg, l_sweep.res)  # (G, S, 2): feature, label
 ratio = (split[..., 0] / split[..., 1]).nanmedian(1).values.numpy()
 print("lambda*:", lcfg.lambdas, " ||dW_O feature|| / ||dW_O label|| (lucky neurons, median):", ratio.round(3).tolist())
-slope_ratio = metrics.loglog_slope(l_vals, ratio)
+slope_ratio = metrics.loglog_slope(l_sweep.values, ratio)
 print(f"log-log slope of the ratio against lambda*: {slope_ratio:.2f} (Lemma 3: 1)")
 ledger["S10"].check(
     measured=f"feature/label update ratio {dict(zip(lcfg.lambdas, ratio.round(2).tolist()))}; slope vs lambda_* {slope_ratio:.2f}",
@@ -414,8 +391,7 @@ ledger["S10"].check(
                  "the feature part the lemma speaks of")
 
 # %% tags=["remove-input"]
-for _id in ("S10",):
-    display(ledger[_id])
+ledger.cards("S10")
 
 # %% [markdown]
 # ## 7. Prompt length against $\alpha$ (eq. 5)
@@ -465,8 +441,7 @@ ledger["S7"].check(
 assert excess < 0.05
 
 # %% tags=["remove-input"]
-for _id in ("S6", "S7",):
-    display(ledger[_id])
+ledger.cards("S6", "S7")
 
 # %% [markdown]
 # No model beats the oracle, and with enough $\alpha$ the trained model sits on it: the only errors left
@@ -532,8 +507,7 @@ ledger["S9"].check(
 assert float(tres.all_pairs_acc[idx[full_name]].max()) > allp_few + 0.1 and unb_all < 0.75
 
 # %% tags=["remove-input"]
-for _id in ("S8", "S9",):
-    display(ledger[_id])
+ledger.cards("S8", "S9")
 
 # %% [markdown]
 # With fewer than $M_1$ tasks, or $M_1$ unbalanced ones, the model does well on its training tasks —
@@ -551,8 +525,8 @@ for _id in ("S8", "S9",):
 def draw_alpha(alpha):
     i = list(acfg.alphas).index(alpha)
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
-    acc_i = ares.grid(ares.curves["acc"].T)[i]
-    mass_i = ares.grid(ares.curves["mass"].T)[i]
+    acc_i = a_sweep.res.grid(a_sweep.res.curves["acc"].T)[i]
+    mass_i = a_sweep.res.grid(a_sweep.res.curves["mass"].T)[i]
     for s in range(acc_i.shape[0]):
         ax.plot(steps, acc_i[s], color=plotting.COLORS[0], lw=1.2, label="accuracy" if s == 0 else None)
         ax.plot(steps, mass_i[s], color=plotting.COLORS[1], lw=1.2, ls="--", label=r"mass on $\mathcal{N}_*$" if s == 0 else None)
@@ -627,7 +601,7 @@ assert sel.shortcut_accuracy(cyclic_pair_tasks(8), 8) == 0.5
 # ````
 
 # %% tags=["hide-input"]
-eta_T = float(np.median(e_vals * e_med))
+eta_T = float(np.median(e_sweep.values * e_sweep.median))
 K_est = 1 / (eta_T * ecfg.lambda_min) ** 2
 print(f"median eta * T_hit = {eta_T:.0f}  ->  K ~ {K_est:.1e} (for lambda_* = {ecfg.lambda_min})")
 assert np.isfinite(K_est) and K_est > 0
@@ -655,7 +629,7 @@ smp = acfg.sampler()
 gen = icl_lab.make_generator(123)
 b1, b2 = smp.sample(Bc, gen), smp.sample(Bc, gen)
 fresh = not bool((b1.x.reshape(Bc, -1)[:, None] == b2.x.reshape(Bc, -1)[None]).all(-1).any())
-N_hit = Bc * float(np.nanmedian(np.where(np.isfinite(a_med), a_med, np.nan)))
+N_hit = Bc * float(np.nanmedian(np.where(np.isfinite(a_sweep.median), a_sweep.median, np.nan)))
 
 # %% tags=["remove-input"]
 ledger["S13"].check(

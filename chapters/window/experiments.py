@@ -61,10 +61,8 @@ from icl_lab.data import HillsTask
 from icl_lab.papers.window import experiments as W
 from icl_lab.papers.window import figures as WF
 
-SCALE = icl_lab.get_scale()
-ledger = icl_lab.Ledger("window", part="experiments")
+SCALE, ledger = icl_lab.notebook.chapter("window", part="experiments")
 F64 = torch.float64
-print(f"scale = {SCALE}, device = {icl_lab.default_device()}, torch threads = {torch.get_num_threads()}")
 
 
 # %% [markdown]

@@ -67,11 +67,9 @@ from icl_lab.papers.window import experiments as W
 from icl_lab.papers.window import figures as WF
 from icl_lab.papers.window import hard_window_loss, optimal_window, window_curves
 
-SCALE = icl_lab.get_scale()
-ledger = icl_lab.Ledger("window", part="theory")
+SCALE, ledger = icl_lab.notebook.chapter("window", part="theory")
 F64 = torch.float64
 gen = icl_lab.make_generator
-print(f"scale = {SCALE}, torch threads = {torch.get_num_threads()}")
 
 # %% [markdown]
 # ## 1. Setup in the paper's notation

@@ -12,7 +12,10 @@ from ...config import ScaledConfig, make_generator
 from ...params import LR, SEED, SIZE, STEPS, Int, Real, TupleOf
 from ...data import LinearTask, PromptBatch, PromptSampler, standard_basis
 from ...models import KernelAttention, QOnlyAttention
+from ...registry import Registry
 from ...train import mse_loss, train
+
+EXPERIMENTS = Registry("common")
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,27 @@ def _half_mse(pred, target):
     return float(0.5 * ((pred - target) ** 2).mean())
 
 
+def summarize_context_length(res: ContextLengthResult) -> dict:
+    """JSON-serialisable summary (per-seed values as lists in seed order) for the results store."""
+    return {
+        "N": res.N,
+        "trained_loss": res.trained_loss.tolist(),  # [len(N)][seeds]
+        "own_attention": res.own_attention.tolist(),
+        "uniform_loss": res.uniform_loss.tolist(),
+        "bayes_risk": res.bayes_risk.tolist(),
+        "knn1_loss": res.knn1_loss.tolist(),
+        "nw_loss": res.nw_loss.tolist(),
+        "linear_attention_loss": res.linear_attention_loss.tolist(),
+        "lower_bound": res.lower_bound.tolist(),
+        "seconds": res.seconds,
+    }
+
+
+@EXPERIMENTS.register("context_length", config=ContextLengthConfig, summary=summarize_context_length,
+                      location="Chapter 1, Sec. 5",
+                      description="Q-only softmax attention trained on linear "
+                                  "tasks vs baselines as the context length N grows",
+                      claims=("S4", "S5", "S6"))
 def run_context_length(cfg: ContextLengthConfig, device=None) -> ContextLengthResult:
     import time
 
@@ -141,30 +165,3 @@ def q_only_gradient_closed_form(Q: torch.Tensor, batch: PromptBatch) -> torch.Te
     xbar = torch.einsum("bn,bnd->bd", a, x)
     inner = torch.einsum("bn,bnd->bd", a * y, x) - yhat[:, None] * xbar  # sum_i a_i y_i (x_i - xbar)
     return torch.einsum("b,bd,be->de", yhat - yq, inner, xq) / x.shape[0]
-
-
-def summarize_context_length(res: ContextLengthResult) -> dict:
-    """JSON-serialisable summary (per-seed values as lists in seed order) for the results store."""
-    return {
-        "N": res.N,
-        "trained_loss": res.trained_loss.tolist(),  # [len(N)][seeds]
-        "own_attention": res.own_attention.tolist(),
-        "uniform_loss": res.uniform_loss.tolist(),
-        "bayes_risk": res.bayes_risk.tolist(),
-        "knn1_loss": res.knn1_loss.tolist(),
-        "nw_loss": res.nw_loss.tolist(),
-        "linear_attention_loss": res.linear_attention_loss.tolist(),
-        "lower_bound": res.lower_bound.tolist(),
-        "seconds": res.seconds,
-    }
-
-
-from ...registry import Experiment  # noqa: E402  (bottom: the registry imports this module lazily)
-
-EXPERIMENTS = {
-    "context_length": Experiment(
-        paper="common", location="Chapter 1, Sec. 5",
-        description="Q-only softmax attention trained on linear tasks vs baselines as the context length N grows",
-        config=ContextLengthConfig, run=run_context_length, summary=summarize_context_length,
-        claims=("S4", "S5", "S6")),
-}

@@ -1,5 +1,5 @@
 """The convergence chapter's experiments (Huang, Cheng, Liang, "In-Context Convergence of
-Transformers"): configs per scale, run functions returning results, summaries, and the registry.
+Transformers"): configs per scale, run functions returning results and their summaries, each registered where it is defined.
 
 * :func:`run_identities`      — exact identities of the gradient and the loss (float64);
 * :func:`run_full_vs_reduced` — GD on the full d x d Q equals GD on S = V Q V^T;
@@ -32,6 +32,7 @@ from ...config import ScaledConfig, make_generator
 from ...data import LinearTask, PromptBatch, PromptSampler, random_orthonormal, standard_basis
 from ...models import OneBlockTransformer, QOnlyAttention
 from ...params import Int, Real, OneOf, TupleOf
+from ...registry import Registry
 from ...train import RunGrid, mse_loss, train
 from ..common.experiments import q_only_gradient_closed_form
 from .theory import (BALANCED_P, IMBALANCED_P, CountLaw, feature_losses, gradient, loss_floor,  # noqa: F401
@@ -41,6 +42,9 @@ from .experiments_flow import (K3, NCTX, POS, PROB, PROMPTS, SEED,  # noqa: F401
                                run_finite_n, run_portrait, run_sweep, summarize_eta_check, summarize_finite_n,
                                summarize_portrait, summarize_sweep)
 from .training import TrainedRuns, select, train_on_settings  # noqa: F401  (select: for the chapter)
+from . import experiments_flow
+
+EXPERIMENTS = Registry("convergence", experiments_flow.EXPERIMENTS)
 
 SNAPSHOTS = (1, 10, 50, 100, 150, 200, 300, 400)  # the epochs of App. A's Fig. 3 and a few more
 
@@ -90,6 +94,14 @@ class IdentitiesResult:
     seconds: float
 
 
+def summarize_identities(res: IdentitiesResult) -> dict:
+    return {"errors": res.errors, "floors": res.floors, "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("identities", config=IdentitiesConfig, summary=summarize_identities,
+                      location="Lemmas 4.1, C.1, C.2, C.6; eq. (12)",
+                      description="exact identities of the gradient and the loss (float64)",
+                      claims=("I1", "I2", "I3", "I6", "I7"))
 def run_identities(cfg: IdentitiesConfig) -> IdentitiesResult:
     t0 = time.perf_counter()
     g = make_generator(cfg.seed)
@@ -181,6 +193,15 @@ class FullVsReducedResult:
     seconds: float
 
 
+def summarize_full_vs_reduced(res: FullVsReducedResult) -> dict:
+    return {"max_diff_marginalized": res.max_diff_marginalized, "max_diff_sampled": res.max_diff_sampled,
+            "mc_spread": res.mc_spread,
+            "off_span": res.off_span, "min_alpha": res.min_alpha, "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("full_vs_reduced", config=FullVsReducedConfig, summary=summarize_full_vs_reduced,
+                      location="Lemma 4.1 (GD in feature coordinates)",
+                      description="GD on the full d x d Q equals GD on S = V Q V^T", claims=("I4", "I5", "I6"))
 def run_full_vs_reduced(cfg: FullVsReducedConfig) -> FullVsReducedResult:
     t0 = time.perf_counter()
     g = make_generator(cfg.seed)
@@ -264,6 +285,17 @@ class TheoryModelResult:
     seconds: float
 
 
+def summarize_theory_model(res: TheoryModelResult) -> dict:
+    pop = {s: {"final_losses": r.losses[-1].tolist(), "floor": r.floor.tolist()} for s, r in res.population.items()}
+    a = res.adam
+    return {"population": pop, "labels": a.labels, "final_test_loss": a.test_loss[-1].tolist(),
+            "final_S_diag": torch.diagonal(a.final_S, dim1=-2, dim2=-1).tolist(), "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("theory_model", config=TheoryModelConfig, summary=summarize_theory_model,
+                      location="Figs. 2, 3 (theory model)",
+                      description="Q-only model at K=3: population GD and Adam on 300 prompts",
+                      claims=("A'1", "A'2", "A'3"))
 def run_theory_model(cfg: TheoryModelConfig) -> TheoryModelResult:
     t0 = time.perf_counter()
     pop = {s: population_columns(p_for(s, cfg.K, cfg.p1), cfg.N, cfg.eta, cfg.gd_steps,
@@ -320,6 +352,17 @@ class ReplicaResult:
     seconds: float
 
 
+def summarize_replica(res: ReplicaResult) -> dict:
+    r = res.runs
+    return {"labels": r.labels, "epochs": r.epochs, "final_test_loss": r.test_loss[-1].tolist(),
+            "final_train_loss": r.train_loss[-1].tolist(),
+            "final_test_diag_attention": torch.diagonal(r.test_map[-1], dim1=-2, dim2=-1).tolist(),
+            "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("replica", config=ReplicaConfig, summary=summarize_replica, location="App. A, Figs. 2, 3",
+                      description="one-block transformer, Adam lr 0.002, 400 epochs, 5 seeds",
+                      claims=("F2a", "F2b", "F3a", "F3b", "F3c"))
 def run_replica(cfg: ReplicaConfig) -> ReplicaResult:
     t0 = time.perf_counter()
     record_at = sorted(set(range(0, cfg.epochs + 1, cfg.record_every)) | set(cfg.snapshots) | {cfg.epochs})
@@ -379,6 +422,14 @@ def _w_family(name: str, n: int, d: int, g) -> torch.Tensor:
     return torch.tan(math.pi * (u - 0.5))
 
 
+def summarize_unseen_w(res: UnseenWResult) -> dict:
+    return {"steps": res.steps, "median_rel_err": res.median_rel_err,
+            "median_one_minus_attn": res.median_one_minus_attn, "bound_violation": res.bound_violation}
+
+
+@EXPERIMENTS.register("unseen_w", config=UnseenWConfig, summary=summarize_unseen_w,
+                      location="Section 3.1 'In-context learning ability'",
+                      description="predictions for task vectors never seen in training", claims=("I-w",))
 def run_unseen_w(cfg: UnseenWConfig) -> UnseenWResult:
     t0 = time.perf_counter()
     p = p_for("imbalanced", cfg.K, cfg.p1)
@@ -413,73 +464,3 @@ def run_unseen_w(cfg: UnseenWConfig) -> UnseenWResult:
         oma.append(float((1 - ak)[present].median()))
     return UnseenWResult(config=cfg, steps=list(cfg.steps), median_rel_err=rel, median_one_minus_attn=oma,
                          bound_violation=worst, seconds=time.perf_counter() - t0)
-
-
-# ====================================================================== summaries and registry
-def summarize_identities(res: IdentitiesResult) -> dict:
-    return {"errors": res.errors, "floors": res.floors, "seconds": res.seconds}
-
-
-def summarize_full_vs_reduced(res: FullVsReducedResult) -> dict:
-    return {"max_diff_marginalized": res.max_diff_marginalized, "max_diff_sampled": res.max_diff_sampled,
-            "mc_spread": res.mc_spread,
-            "off_span": res.off_span, "min_alpha": res.min_alpha, "seconds": res.seconds}
-
-
-def summarize_theory_model(res: TheoryModelResult) -> dict:
-    pop = {s: {"final_losses": r.losses[-1].tolist(), "floor": r.floor.tolist()} for s, r in res.population.items()}
-    a = res.adam
-    return {"population": pop, "labels": a.labels, "final_test_loss": a.test_loss[-1].tolist(),
-            "final_S_diag": torch.diagonal(a.final_S, dim1=-2, dim2=-1).tolist(), "seconds": res.seconds}
-
-
-def summarize_replica(res: ReplicaResult) -> dict:
-    r = res.runs
-    return {"labels": r.labels, "epochs": r.epochs, "final_test_loss": r.test_loss[-1].tolist(),
-            "final_train_loss": r.train_loss[-1].tolist(),
-            "final_test_diag_attention": torch.diagonal(r.test_map[-1], dim1=-2, dim2=-1).tolist(),
-            "seconds": res.seconds}
-
-
-def summarize_unseen_w(res: UnseenWResult) -> dict:
-    return {"steps": res.steps, "median_rel_err": res.median_rel_err,
-            "median_one_minus_attn": res.median_one_minus_attn, "bound_violation": res.bound_violation}
-
-
-from ...registry import Experiment  # noqa: E402  (bottom: the registry imports this module lazily)
-
-EXPERIMENTS = {
-    "identities": Experiment(paper="convergence", location="Lemmas 4.1, C.1, C.2, C.6; eq. (12)",
-                             description="exact identities of the gradient and the loss (float64)",
-                             config=IdentitiesConfig, run=run_identities, summary=summarize_identities,
-                             claims=("I1", "I2", "I3", "I6", "I7")),
-    "full_vs_reduced": Experiment(paper="convergence", location="Lemma 4.1 (GD in feature coordinates)",
-                                  description="GD on the full d x d Q equals GD on S = V Q V^T",
-                                  config=FullVsReducedConfig, run=run_full_vs_reduced,
-                                  summary=summarize_full_vs_reduced, claims=("I4", "I5", "I6")),
-    "theory_model": Experiment(paper="convergence", location="Figs. 2, 3 (theory model)",
-                               description="Q-only model at K=3: population GD and Adam on 300 prompts",
-                               config=TheoryModelConfig, run=run_theory_model, summary=summarize_theory_model,
-                               claims=("A'1", "A'2", "A'3")),
-    "replica": Experiment(paper="convergence", location="App. A, Figs. 2, 3",
-                          description="one-block transformer, Adam lr 0.002, 400 epochs, 5 seeds",
-                          config=ReplicaConfig, run=run_replica, summary=summarize_replica,
-                          claims=("F2a", "F2b", "F3a", "F3b", "F3c")),
-    "sweep": Experiment(paper="convergence", location="Thms 3.1, 3.2; Lemmas 4.2-4.6",
-                        description="mean-field flow sweeps over K, p_1, eps",
-                        config=SweepConfig, run=run_sweep, summary=summarize_sweep,
-                        claims=("B2", "B3", "B4", "D2", "D3", "U2", "U3", "U4", "U5", "J1")),
-    "portrait": Experiment(paper="convergence", location="Fig. 1, Section 4.1",
-                           description="four phases of an under-represented column",
-                           config=PortraitConfig, run=run_portrait, summary=summarize_portrait,
-                           claims=("U1", "D1")),
-    "finite_n": Experiment(paper="convergence", location="Thm 3.1/3.2 premise N >= poly(K)",
-                           description="finite context lengths, concentration of attention",
-                           config=FiniteNConfig, run=run_finite_n, summary=summarize_finite_n, claims=("G1", "B5")),
-    "eta_check": Experiment(paper="convergence", location="all time bounds ~ 1/eta",
-                            description="GD at several eta vs the gradient flow", config=EtaCheckConfig,
-                            run=run_eta_check, summary=summarize_eta_check, claims=("E1",)),
-    "unseen_w": Experiment(paper="convergence", location="Section 3.1 'In-context learning ability'",
-                           description="predictions for task vectors never seen in training",
-                           config=UnseenWConfig, run=run_unseen_w, summary=summarize_unseen_w, claims=("I-w",)),
-}

@@ -1,7 +1,7 @@
 """The convergence chapter's mean-field experiments (Huang, Cheng, Liang): sweeps of the reduced
 columns' gradient flow over K, p_1 and eps; the four-phase portrait (Fig. 1); finite context lengths;
-GD at several eta against the flow. Configs, run functions and summaries; registered in
-:mod:`.experiments`."""
+GD at several eta against the flow. Configs, run functions and summaries; registered here and
+gathered by :mod:`.experiments`."""
 from __future__ import annotations
 
 import math
@@ -13,7 +13,10 @@ import numpy as np
 from ... import _checks as chk
 from ...config import ScaledConfig, make_generator
 from ...params import Int, Real, TupleOf
+from ...registry import Registry
 from .theory import SymmetricColumn, convergence_time, phase_times, tail_fractions
+
+EXPERIMENTS = Registry("convergence")
 
 # declared parameter ranges shared by the chapter's configs; the upper bounds protect the machine
 K3 = Int(3, 10**5)
@@ -75,6 +78,20 @@ def _flow_until(col: SymmetricColumn, eps: float, rtol: float, tau_cap: float = 
     return col.flow(tau_cap, rtol=rtol, stop_gap=eps * 0.999)
 
 
+def _times_json(t: dict) -> dict:
+    return {k: (None if not np.isfinite(v) else float(v)) for k, v in t.items()}
+
+
+def summarize_sweep(res: SweepResult) -> dict:
+    return {"balanced": {str(K): _times_json(v["times"]) for K, v in res.balanced.items()},
+            "under": {f"p1={p1},K={K}": _times_json(v["times"]) for (p1, K), v in res.under.items()},
+            "dominant_times": {f"K={K},eps={e}": t for (K, e), t in res.dominant_times.items()},
+            "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("sweep", config=SweepConfig, summary=summarize_sweep, location="Thms 3.1, 3.2; Lemmas 4.2-4.6",
+                      description="mean-field flow sweeps over K, p_1, eps",
+                      claims=("B2", "B3", "B4", "D2", "D3", "U2", "U3", "U4", "U5", "J1"))
 def run_sweep(cfg: SweepConfig) -> SweepResult:
     t0 = time.perf_counter()
     eps_min = min(cfg.eps, *cfg.eps_values)
@@ -143,6 +160,12 @@ class PortraitResult:
     seconds: float
 
 
+def summarize_portrait(res: PortraitResult) -> dict:
+    return {"times": _times_json(res.times), "finite_times": _times_json(res.finite_times), "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("portrait", config=PortraitConfig, summary=summarize_portrait, location="Fig. 1, Section 4.1",
+                      description="four phases of an under-represented column", claims=("U1", "D1"))
 def run_portrait(cfg: PortraitConfig) -> PortraitResult:
     t0 = time.perf_counter()
     col = SymmetricColumn.under_represented(cfg.K, cfg.p1)
@@ -189,6 +212,14 @@ class FiniteNResult:
     seconds: float
 
 
+def summarize_finite_n(res: FiniteNResult) -> dict:
+    return {"N": [str(n) for n in res.N], "times": [_times_json(t) for t in res.times], "floor": res.floor,
+            "tail": {str(k): v for k, v in res.tail.items()}, "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("finite_n", config=FiniteNConfig, summary=summarize_finite_n,
+                      location="Thm 3.1/3.2 premise N >= poly(K)",
+                      description="finite context lengths, concentration of attention", claims=("G1", "B5"))
 def run_finite_n(cfg: FiniteNConfig) -> FiniteNResult:
     t0 = time.perf_counter()
     Ns, times, floors, absent, tail, btail = [], [], [], [], {}, {}
@@ -232,6 +263,13 @@ class EtaCheckResult:
     seconds: float
 
 
+def summarize_eta_check(res: EtaCheckResult) -> dict:
+    return {"max_rel_diff": res.max_rel_diff, "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("eta_check", config=EtaCheckConfig, summary=summarize_eta_check,
+                      location="all time bounds ~ 1/eta", description="GD at several eta vs the gradient flow",
+                      claims=("E1",))
 def run_eta_check(cfg: EtaCheckConfig) -> EtaCheckResult:
     t0 = time.perf_counter()
     times = {}
@@ -246,28 +284,3 @@ def run_eta_check(cfg: EtaCheckConfig) -> EtaCheckResult:
             for key in ("T1", "T2", "T3", "T4"):
                 worst = max(worst, abs(t[key] - ref[key]) / ref[key])
     return EtaCheckResult(config=cfg, times=times, max_rel_diff=worst, seconds=time.perf_counter() - t0)
-
-
-# ====================================================================== summaries
-def _times_json(t: dict) -> dict:
-    return {k: (None if not np.isfinite(v) else float(v)) for k, v in t.items()}
-
-
-def summarize_sweep(res: SweepResult) -> dict:
-    return {"balanced": {str(K): _times_json(v["times"]) for K, v in res.balanced.items()},
-            "under": {f"p1={p1},K={K}": _times_json(v["times"]) for (p1, K), v in res.under.items()},
-            "dominant_times": {f"K={K},eps={e}": t for (K, e), t in res.dominant_times.items()},
-            "seconds": res.seconds}
-
-
-def summarize_portrait(res: PortraitResult) -> dict:
-    return {"times": _times_json(res.times), "finite_times": _times_json(res.finite_times), "seconds": res.seconds}
-
-
-def summarize_finite_n(res: FiniteNResult) -> dict:
-    return {"N": [str(n) for n in res.N], "times": [_times_json(t) for t in res.times], "floor": res.floor,
-            "tail": {str(k): v for k, v in res.tail.items()}, "seconds": res.seconds}
-
-
-def summarize_eta_check(res: EtaCheckResult) -> dict:
-    return {"max_rel_diff": res.max_rel_diff, "seconds": res.seconds}

@@ -239,17 +239,15 @@ class SymmetricColumn:
         rec = [(0.0, y.copy(), G, a, loss)]
         h = min(1.0, tau_end)
         k1 = G
-        c = _DP
+        dp = DORMAND_PRINCE
         while t < tau_end:
             h = min(h, tau_end - t, max_step_frac * (t + 1.0))
-            k2 = self.rhs(y + h * c.a21 * k1)
-            k3 = self.rhs(y + h * (c.a31 * k1 + c.a32 * k2))
-            k4 = self.rhs(y + h * (c.a41 * k1 + c.a42 * k2 + c.a43 * k3))
-            k5 = self.rhs(y + h * (c.a51 * k1 + c.a52 * k2 + c.a53 * k3 + c.a54 * k4))
-            k6 = self.rhs(y + h * (c.a61 * k1 + c.a62 * k2 + c.a63 * k3 + c.a64 * k4 + c.a65 * k5))
-            y5 = y + h * (c.b1 * k1 + c.b3 * k3 + c.b4 * k4 + c.b5 * k5 + c.b6 * k6)
+            ks = [k1]
+            for row in dp.A[1:]:
+                ks.append(self.rhs(y + h * _combine(row, ks)))
+            y5 = y + h * _combine(dp.b, ks)
             G5, a5, loss5 = self.state(y5)
-            err = h * (c.e1 * k1 + c.e3 * k3 + c.e4 * k4 + c.e5 * k5 + c.e6 * k6 + c.e7 * G5)
+            err = h * _combine(dp.error, ks + [G5])
             scale = atol + rtol * np.maximum(np.abs(y), np.abs(y5))
             en = float(np.sqrt(np.mean((err / scale) ** 2)))
             if not math.isfinite(en):
@@ -276,34 +274,41 @@ class SymmetricColumn:
 
 
 @dataclass(frozen=True)
-class _Tableau:
-    a21: float = 1 / 5
-    a31: float = 3 / 40
-    a32: float = 9 / 40
-    a41: float = 44 / 45
-    a42: float = -56 / 15
-    a43: float = 32 / 9
-    a51: float = 19372 / 6561
-    a52: float = -25360 / 2187
-    a53: float = 64448 / 6561
-    a54: float = -212 / 729
-    a61: float = 9017 / 3168
-    a62: float = -355 / 33
-    a63: float = 46732 / 5247
-    a64: float = 49 / 176
-    a65: float = -5103 / 18656
-    b1: float = 35 / 384
-    b3: float = 500 / 1113
-    b4: float = 125 / 192
-    b5: float = -2187 / 6784
-    b6: float = 11 / 84
-    # error weights: b (5th order) - b* (4th order)
-    e1: float = 35 / 384 - 5179 / 57600
-    e3: float = 500 / 1113 - 7571 / 16695
-    e4: float = 125 / 192 - 393 / 640
-    e5: float = -2187 / 6784 + 92097 / 339200
-    e6: float = 11 / 84 - 187 / 2100
-    e7: float = -1 / 40
+class ButcherTableau:
+    """An explicit embedded Runge-Kutta pair: stage ``i`` evaluates the field at
+    ``y + h * sum_j A[i][j] k_j``; ``b`` gives the step, ``b_star`` the embedded lower-order
+    solution, whose difference ``error`` estimates the local error; ``c`` are the nodes (the time
+    offsets of the stages, unused by an autonomous field)."""
+
+    A: tuple  # lower triangular: row i holds the weights of k_1 .. k_i (row 0 is empty)
+    b: tuple
+    b_star: tuple
+    c: tuple
+
+    @property
+    def error(self) -> tuple:
+        return tuple(x - y for x, y in zip(self.b, self.b_star))
 
 
-_DP = _Tableau()
+def _combine(weights, ks):
+    """sum_j weights[j] ks[j], in order, over the nonzero weights."""
+    terms = [w * k for w, k in zip(weights, ks) if w != 0]
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
+
+
+#: Dormand-Prince 5(4) (Dormand & Prince, 1980). Its 7th stage is the field at the 5th-order step
+#: (the row of A it would have equals b: "first same as last"), which the stepper reuses as the next
+#: step's first stage, so A lists stages 1-6; only the error weights use the 7th.
+DORMAND_PRINCE = ButcherTableau(
+    A=((),
+       (1 / 5,),
+       (3 / 40, 9 / 40),
+       (44 / 45, -56 / 15, 32 / 9),
+       (19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729),
+       (9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656)),
+    b=(35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0),
+    b_star=(5179 / 57600, 0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40),
+    c=(0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1, 1))

@@ -12,7 +12,7 @@ pairwise distance Delta.  It runs exactly in feature space
 * :func:`run_generalization` -- Prop. 1 on functions never trained on.
 
 The practical transformer block (Figs. 1-4 as the paper draws them) is in
-:mod:`icl_lab.papers.nonlinear.experiments_block`; both are registered in ``EXPERIMENTS`` below.
+:mod:`icl_lab.papers.nonlinear.experiments_block`; its ``EXPERIMENTS`` are gathered into this module's.
 Every L value and seed is a run of one batched computation.  The family is f = L g with g
 independent of L, so a seed's prompts are drawn once with L = 1 and each run scales the labels by its
 L (common random numbers).
@@ -30,6 +30,7 @@ from ... import metrics
 from ...config import ScaledConfig, make_generator
 from ...data import CosineFeatureTask, PromptSampler, TwoReLUTask
 from ...params import LR, SEED, SIZE, STEPS, Bool, Int, OneOf, Real, TupleOf
+from ...registry import Registry
 from . import theory as th
 from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, block_times, censored_mean,  # noqa: F401
                                 half_zero_times, ordering, run_block, run_polynomial, run_polynomial_theory,
@@ -37,6 +38,9 @@ from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, bloc
 from .tasks import (FEATURE_KINDS, Sec6Setting, FLAT, L_TUPLE, POSITIVE, RUN_PARAMS, SETTING_PARAMS, SHARP,  # noqa: F401
                     RandomReLUNetTask, ScaledPromptSet, check_features_fit, cosine_feature_prompts, cosine_sampler,
                     make_features, polynomial_sampler)
+from . import experiments_block
+
+EXPERIMENTS = Registry("nonlinear", experiments_block.EXPERIMENTS)
 
 
 # ============================================================================ theory model: Figs 1-3
@@ -88,6 +92,15 @@ def theory_prompts(cfg, s: int):
     return V, train_p, test_p
 
 
+def summarize_theory(res: TheoryResult) -> dict:
+    return {"L": list(res.config.L_values), "final_loss": res.loss[:, -1].tolist(),
+            "final_own_attention": res.own[:, -1].tolist(), "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("theory_figures", config=TheoryConfig, summary=summarize_theory,
+                      location="Figs. 1-3 (theory model)",
+                      description="Q-only attention, exact feature-space GD, six L values x seeds on cosine tasks",
+                      claims=("C2", "C3", "C5", "C12"))
 def run_theory(cfg: TheoryConfig) -> TheoryResult:
     t0 = time.perf_counter()
     L = torch.tensor(cfg.L_values, dtype=torch.float64)
@@ -103,11 +116,6 @@ def run_theory(cfg: TheoryConfig) -> TheoryResult:
         out["t"].append(te)
     st = lambda k: torch.stack(out[k])  # noqa: E731
     return TheoryResult(cfg, V, st("loss"), st("test"), st("maps"), st("q"), out["p"], out["t"], time.perf_counter() - t0)
-
-
-def summarize_theory(res: TheoryResult) -> dict:
-    return {"L": list(res.config.L_values), "final_loss": res.loss[:, -1].tolist(),
-            "final_own_attention": res.own[:, -1].tolist(), "seconds": res.seconds}
 
 
 # ============================================================================ sweeps: rates, durations, threshold
@@ -207,6 +215,15 @@ def _phase1(cfg, K, N, delta, L, eta, M, max_steps=200_000, direct: bool = False
     return {"T1": T1, "g0": g0, "q_end": q_end, "traj": traj, "level": level, "s4": s4, "V": V}
 
 
+def summarize_sweep(res: SweepResult) -> dict:
+    return {"T1_L_eta": res.T1_L_eta.tolist(), "T1_K": res.T1_K.tolist(), "T1_delta": res.T1_delta.tolist(),
+            "slope_L": metrics.loglog_slope(torch.tensor(res.config.L_grid), res.T1_L_eta[0]),
+            "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("sweeps", config=SweepConfig, summary=summarize_sweep, location="Props. 2-4, Thms 1-2",
+                      description="Phase-I durations and rates against L, eta, K and Delta; L-eta data collapse",
+                      claims=("C6", "C7", "C10", "C13", "R1"))
 def run_sweep(cfg: SweepConfig) -> SweepResult:
     t0 = time.perf_counter()
     # L x eta grid in one batched GD (per-run learning rates and label scales)
@@ -249,12 +266,6 @@ def run_sweep(cfg: SweepConfig) -> SweepResult:
                        phase1_level(cfg.K), time.perf_counter() - t0)
 
 
-def summarize_sweep(res: SweepResult) -> dict:
-    return {"T1_L_eta": res.T1_L_eta.tolist(), "T1_K": res.T1_K.tolist(), "T1_delta": res.T1_delta.tolist(),
-            "slope_L": metrics.loglog_slope(torch.tensor(res.config.L_grid), res.T1_L_eta[0]),
-            "seconds": res.seconds}
-
-
 # ============================================================================ late phase (R2, C8-C9)
 @dataclass(frozen=True)
 class LateConfig(Sec6Setting):
@@ -289,6 +300,14 @@ class LateResult:
     seconds: float
 
 
+def summarize_late(res: LateResult) -> dict:
+    return {"T_eps_attn": res.T_eps_attn.tolist(), "T_eps_loss": res.T_eps_loss.tolist(),
+            "final_loss": res.loss[-1].tolist(), "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("late_phase", config=LateConfig, summary=summarize_late, location="Thms 1-2 (eps-dependence)",
+                      description="long GD: time to accuracy eps and the polynomial late phase",
+                      claims=("C8", "C9", "R2"))
 def run_late(cfg: LateConfig) -> LateResult:
     t0 = time.perf_counter()
     V = make_features(cfg.features, cfg.K, cfg.d, cfg.delta)
@@ -304,11 +323,6 @@ def run_late(cfg: LateConfig) -> LateResult:
     rel = traj.loss / traj.loss[0]
     Tl = torch.stack([th.first_time(rel, float(e) ** 2, above=False) for e in eps])
     return LateResult(cfg, traj.loss, own, Ta, Tl, float((V[0] @ V[0]) ** 2), time.perf_counter() - t0)
-
-
-def summarize_late(res: LateResult) -> dict:
-    return {"T_eps_attn": res.T_eps_attn.tolist(), "T_eps_loss": res.T_eps_loss.tolist(),
-            "final_loss": res.loss[-1].tolist(), "seconds": res.seconds}
 
 
 #: a late-phase run inside Thms 1-2's hypotheses (K >= 1/eps down to eps = 1/K, N = 2 K^3 >= K^3)
@@ -342,6 +356,15 @@ class ConcentrationResult:
     delta_min: list
 
 
+def summarize_concentration(res: ConcentrationResult) -> dict:
+    return {"N": list(res.config.N_values), "delta_min": res.delta_min,
+            "min_margin": [float((e - b).min()) for e, b in zip(res.empirical, res.paper)]}
+
+
+@EXPERIMENTS.register("concentration", config=ConcentrationConfig, summary=summarize_concentration,
+                      location="Sec. 4, after Eq. (9)",
+                      description="Monte-Carlo probability of the balanced-prompt event E* against the paper's bound",
+                      claims=("C1",))
 def run_concentration(cfg: ConcentrationConfig) -> ConcentrationResult:
     p = torch.full((cfg.K,), 1.0 / cfg.K, dtype=torch.float64)
     out = ConcentrationResult(cfg, [], [], [], [], [])
@@ -354,11 +377,6 @@ def run_concentration(cfg: ConcentrationConfig) -> ConcentrationResult:
         out.hoeffding.append(th.hoeffding_union_bound(deltas, N, cfg.K))
         out.delta_min.append(dmin)
     return out
-
-
-def summarize_concentration(res: ConcentrationResult) -> dict:
-    return {"N": list(res.config.N_values), "delta_min": res.delta_min,
-            "min_margin": [float((e - b).min()) for e, b in zip(res.empirical, res.paper)]}
 
 
 # ============================================================================ Proposition 1 (C11)
@@ -396,6 +414,15 @@ class GeneralizationResult:
     zero_err: dict  # family -> error at Q = 0 (uniform attention)
 
 
+def summarize_generalization(res: GeneralizationResult) -> dict:
+    return {"families": res.families, "final_err": {k: float(v[-1]) for k, v in res.err.items()},
+            "max_ratio": res.max_ratio, "zero_err": res.zero_err}
+
+
+@EXPERIMENTS.register("generalization", config=GeneralizationConfig, summary=summarize_generalization,
+                      location="Prop. 1",
+                      description="in-context prediction of unseen functions and other Lipschitz families",
+                      claims=("C11",))
 def run_generalization(cfg: GeneralizationConfig) -> GeneralizationResult:
     V = make_features(cfg.features, cfg.K, cfg.d, cfg.delta)
     fp = th.FeaturePrompts.from_batch(cosine_sampler(V, cfg.N, cfg.c, cfg.L).sample(cfg.M, make_generator(cfg.seed)))
@@ -415,11 +442,6 @@ def run_generalization(cfg: GeneralizationConfig) -> GeneralizationResult:
         res.max_ratio[name] = float(ratio.max())
         res.zero_err[name] = float(err[0].mean()) if cfg.snapshots[0] == 0 else float("nan")
     return res
-
-
-def summarize_generalization(res: GeneralizationResult) -> dict:
-    return {"families": res.families, "final_err": {k: float(v[-1]) for k, v in res.err.items()},
-            "max_ratio": res.max_ratio, "zero_err": res.zero_err}
 
 
 # ============================================================================ delta (N) dependence (Props. 2-3, Thm 1)
@@ -461,6 +483,15 @@ class DeltaResult:
     seconds: float
 
 
+def summarize_delta(res: DeltaResult) -> dict:
+    return {"N": list(res.config.N_grid), "T1": res.T1.tolist(), "T_star": res.T_star.tolist(),
+            "rate2": res.rate2.tolist(), "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("delta", config=DeltaConfig, summary=summarize_delta,
+                      location="Props. 2-3, Thms 1-2 (delta-dependence)",
+                      description="Phase-I and Phase-II durations and the Phase-II rate against the context length N",
+                      claims=("C14", "C15"))
 def run_delta(cfg: DeltaConfig) -> DeltaResult:
     t0 = time.perf_counter()
     V = make_features(cfg.features, cfg.K, cfg.d, cfg.delta)
@@ -482,11 +513,6 @@ def run_delta(cfg: DeltaConfig) -> DeltaResult:
         rates.append(torch.tensor(r, dtype=torch.float64))
     dmin = torch.tensor([math.sqrt(20 * cfg.K / N) for N in cfg.N_grid], dtype=torch.float64)
     return DeltaResult(cfg, dmin, torch.stack(T1s), torch.stack(Ts), torch.stack(rates), time.perf_counter() - t0)
-
-
-def summarize_delta(res: DeltaResult) -> dict:
-    return {"N": list(res.config.N_grid), "T1": res.T1.tolist(), "T_star": res.T_star.tolist(),
-            "rate2": res.rate2.tolist(), "seconds": res.seconds}
 
 
 # ============================================================================ non-uniform feature frequencies
@@ -522,6 +548,14 @@ class NonUniformResult:
     seconds: float
 
 
+def summarize_nonuniform(res: NonUniformResult) -> dict:
+    return {"p": list(res.config.p), "T_level": res.T_level.tolist(), "final_own": res.own_k[-1].tolist(),
+            "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("nonuniform", config=NonUniformConfig, summary=summarize_nonuniform,
+                      location="Sec. 6 (announced App. A check)",
+                      description="theory model with non-uniform feature frequencies p_k", claims=("X1",))
 def run_nonuniform(cfg: NonUniformConfig) -> NonUniformResult:
     t0 = time.perf_counter()
     V = make_features(cfg.features, cfg.K, cfg.d, cfg.delta)
@@ -532,54 +566,3 @@ def run_nonuniform(cfg: NonUniformConfig) -> NonUniformResult:
     T = th.first_time(own, cfg.level, times=traj.record_steps)
     share = torch.bincount(fp.query, minlength=cfg.K).to(torch.float64) / cfg.M
     return NonUniformResult(cfg, traj.record_steps, own, T, share, time.perf_counter() - t0)
-
-
-def summarize_nonuniform(res: NonUniformResult) -> dict:
-    return {"p": list(res.config.p), "T_level": res.T_level.tolist(), "final_own": res.own_k[-1].tolist(),
-            "seconds": res.seconds}
-
-
-from ...registry import Experiment  # noqa: E402
-
-EXPERIMENTS = {
-    "theory_figures": Experiment(
-        paper="nonlinear", location="Figs. 1-3 (theory model)",
-        description="Q-only attention, exact feature-space GD, six L values x seeds on cosine tasks",
-        config=TheoryConfig, run=run_theory, summary=summarize_theory, claims=("C2", "C3", "C5", "C12")),
-    "sweeps": Experiment(
-        paper="nonlinear", location="Props. 2-4, Thms 1-2",
-        description="Phase-I durations and rates against L, eta, K and Delta; L-eta data collapse",
-        config=SweepConfig, run=run_sweep, summary=summarize_sweep, claims=("C6", "C7", "C10", "C13", "R1")),
-    "late_phase": Experiment(
-        paper="nonlinear", location="Thms 1-2 (eps-dependence)",
-        description="long GD: time to accuracy eps and the polynomial late phase",
-        config=LateConfig, run=run_late, summary=summarize_late, claims=("C8", "C9", "R2")),
-    "concentration": Experiment(
-        paper="nonlinear", location="Sec. 4, after Eq. (9)",
-        description="Monte-Carlo probability of the balanced-prompt event E* against the paper's bound",
-        config=ConcentrationConfig, run=run_concentration, summary=summarize_concentration, claims=("C1",)),
-    "generalization": Experiment(
-        paper="nonlinear", location="Prop. 1",
-        description="in-context prediction of unseen functions and other Lipschitz families",
-        config=GeneralizationConfig, run=run_generalization, summary=summarize_generalization, claims=("C11",)),
-    "block_figures": Experiment(
-        paper="nonlinear", location="Figs. 1-3",
-        description="practical one-block transformer on cosine tasks, six L values x seeds in one training",
-        config=BlockConfig, run=run_block, summary=summarize_block, claims=("F1", "F2", "C12")),
-    "polynomial": Experiment(
-        paper="nonlinear", location="App. A, Fig. 4",
-        description="practical block on random quadratic tasks over Gaussian inputs, six L values x runs",
-        config=PolynomialConfig, run=run_polynomial, summary=summarize_polynomial, claims=("F4", "R4")),
-    "polynomial_theory": Experiment(
-        paper="nonlinear", location="App. A, Fig. 4 (theory model)",
-        description="Q-only attention, full-batch GD, on the polynomial tasks of Fig. 4, six L values x runs",
-        config=PolynomialConfig, run=run_polynomial_theory, summary=summarize_polynomial, claims=("F4t",)),
-    "delta": Experiment(
-        paper="nonlinear", location="Props. 2-3, Thms 1-2 (delta-dependence)",
-        description="Phase-I and Phase-II durations and the Phase-II rate against the context length N",
-        config=DeltaConfig, run=run_delta, summary=summarize_delta, claims=("C14", "C15")),
-    "nonuniform": Experiment(
-        paper="nonlinear", location="Sec. 6 (announced App. A check)",
-        description="theory model with non-uniform feature frequencies p_k",
-        config=NonUniformConfig, run=run_nonuniform, summary=summarize_nonuniform, claims=("X1",)),
-}

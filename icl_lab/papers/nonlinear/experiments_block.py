@@ -26,9 +26,12 @@ from ...config import ScaledConfig, make_generator
 from ...data import PromptBatch, PromptSampler
 from ...models import OneBlockTransformer, QOnlyAttention
 from ...params import LR, SEED, SIZE, STEPS, Int, OneOf
+from ...registry import Registry
 from ...train import RunGrid, train
 from .tasks import (FLAT, L_TUPLE, Sec6Setting, RUN_PARAMS, SETTING_PARAMS, SHARP, ScaledPromptSet, check_features_fit,
                     cosine_sampler, make_features, polynomial_sampler)
+
+EXPERIMENTS = Registry("nonlinear")
 
 BLOCK_PARAMS = dict(epochs=Int(1, 100_000), batch=Int(1, 100_000), optimizer=OneOf("sgd", "adam"), lr=LR, width=SIZE, ffn=SIZE,
                     L_values=L_TUPLE, seeds=Int(1, 1000), seed=SEED, test_prompts=Int(1, 200_000),
@@ -142,18 +145,22 @@ def _prompt_sets(cfg, samp: PromptSampler):
     return base, test
 
 
+def summarize_block(res: BlockResult) -> dict:
+    return {"L": list(res.config.L_values), "epochs": res.epochs.tolist(),
+            "final_train_loss": res.train_loss[-1].tolist(), "final_test_loss": res.test_loss[-1].tolist(),
+            "final_own_attention": res.own[-1].tolist() if res.maps is not None else None, "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("block_figures", config=BlockConfig, summary=summarize_block, location="Figs. 1-3",
+                      description="practical one-block transformer on cosine "
+                                  "tasks, six L values x seeds in one training",
+                      claims=("F1", "F2", "C12"))
 def run_block(cfg: BlockConfig) -> BlockResult:
     t0 = time.perf_counter()
     V = make_features(cfg.features, cfg.K, cfg.d, cfg.delta)
     base, test = _prompt_sets(cfg, cosine_sampler(V, cfg.N, cfg.c))
     ep, trl, tel, bu, bz, mp = _block_train(cfg, base, test, cfg.M, maps=True)
     return BlockResult(cfg, ep, trl, tel, bu, mp, bz, time.perf_counter() - t0)
-
-
-def summarize_block(res: BlockResult) -> dict:
-    return {"L": list(res.config.L_values), "epochs": res.epochs.tolist(),
-            "final_train_loss": res.train_loss[-1].tolist(), "final_test_loss": res.test_loss[-1].tolist(),
-            "final_own_attention": res.own[-1].tolist() if res.maps is not None else None, "seconds": res.seconds}
 
 
 # ============================================================================ practical block: Fig. 4
@@ -203,6 +210,19 @@ class PolynomialConfig(ScaledConfig):
             raise chk.ConfigError(f"batch must be <= M={self.M} (got {self.batch})")
 
 
+def summarize_polynomial(res: BlockResult) -> dict:
+    """Final losses per (L, run) and the whole curves (record, L, run), enough to redraw Fig. 4 from a
+    stored record (:func:`polynomial_from_summary`)."""
+    return {"L": list(res.config.L_values), "final_train_loss": res.train_loss[-1].tolist(),
+            "final_test_loss": res.test_loss[-1].tolist(), "zero_baseline": res.zero_baseline.tolist(),
+            "baseline": res.baseline.tolist(), "epochs": res.epochs.tolist(),
+            "train_curve": _rounded(res.train_loss), "test_curve": _rounded(res.test_loss), "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("polynomial", config=PolynomialConfig, summary=summarize_polynomial, location="App. A, Fig. 4",
+                      description="practical block on random quadratic tasks "
+                                  "over Gaussian inputs, six L values x runs",
+                      claims=("F4", "R4"))
 def run_polynomial(cfg: PolynomialConfig) -> BlockResult:
     t0 = time.perf_counter()
     base, test = _prompt_sets(cfg, polynomial_sampler(cfg.d, cfg.N))
@@ -210,6 +230,11 @@ def run_polynomial(cfg: PolynomialConfig) -> BlockResult:
     return BlockResult(cfg, ep, trl, tel, bu, None, bz, time.perf_counter() - t0)
 
 
+@EXPERIMENTS.register("polynomial_theory", config=PolynomialConfig, summary=summarize_polynomial,
+                      location="App. A, Fig. 4 (theory model)",
+                      description="Q-only attention, full-batch GD, on the "
+                                  "polynomial tasks of Fig. 4, six L values x runs",
+                      claims=("F4t",))
 def run_polynomial_theory(cfg: PolynomialConfig) -> BlockResult:
     """Fig. 4 for the theory model: Q-only attention (Q = 0) trained by full-batch GD (step
     ``theory_lr``, ``theory_steps`` steps = epochs) on the same prompt sets as :func:`run_polynomial`,
@@ -240,15 +265,6 @@ def _rounded(t: torch.Tensor, digits: int = 6):
     """Nested lists of ``t`` at ``digits`` significant digits (keeps stored curves small)."""
     return torch.tensor([float(f"{v:.{digits}g}") for v in t.flatten().tolist()],
                         dtype=torch.float64).reshape(t.shape).tolist()
-
-
-def summarize_polynomial(res: BlockResult) -> dict:
-    """Final losses per (L, run) and the whole curves (record, L, run), enough to redraw Fig. 4 from a
-    stored record (:func:`polynomial_from_summary`)."""
-    return {"L": list(res.config.L_values), "final_train_loss": res.train_loss[-1].tolist(),
-            "final_test_loss": res.test_loss[-1].tolist(), "zero_baseline": res.zero_baseline.tolist(),
-            "baseline": res.baseline.tolist(), "epochs": res.epochs.tolist(),
-            "train_curve": _rounded(res.train_loss), "test_curve": _rounded(res.test_loss), "seconds": res.seconds}
 
 
 def polynomial_from_summary(cfg: PolynomialConfig, summary: dict) -> BlockResult:

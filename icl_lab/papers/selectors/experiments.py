@@ -33,13 +33,16 @@ from ..._checks import ConfigError
 from ...config import make_generator
 from ...data.tasks import cyclic_pair_tasks
 from ...params import Int, OneOf, Real, TupleOf
+from ...registry import Registry
 from .data import all_pair_tasks, is_balanced, shortcut_accuracy, task_set, unbalanced_tasks
 from .ood import OODConfig, OODResult, evaluate_ood, ood_conditions, run_ood, summarize_ood  # noqa: F401
-from .setting import (ALPHA, POS, SelectorsConfig, SeedSweepConfig, run_seed_sweep,  # noqa: F401
+from .setting import (ALPHA, MECHANISM, POS, SelectorsConfig, SeedSweepConfig, run_seed_sweep,  # noqa: F401
                       summarize_seed_sweep)
 from .theory import oracle_accuracy
 from .training import Group, TrainResult, evaluate, train_groups
+from . import ood, setting
 
+EXPERIMENTS = Registry("selectors", setting.EXPERIMENTS, ood.EXPERIMENTS)
 
 
 @dataclass(frozen=True)
@@ -56,10 +59,22 @@ class AlphaSweepConfig(SelectorsConfig):
     PARAMS = dict(alphas=TupleOf(ALPHA, max_len=32))
 
 
-def run_alpha_sweep(cfg: AlphaSweepConfig, device=None) -> TrainResult:
+def summarize_train(res: TrainResult) -> dict:
+    return res.summary()
+
+
+def _train_per_value(cfg: SelectorsConfig, label: str, values, sampler_args, device) -> TrainResult:
+    """One group per swept value v, trained on the config's task set with the sampler
+    ``cfg.sampler(**sampler_args(v))`` and step size eta; the group is called ``label=v``."""
     tasks = task_set(cfg.task_set, cfg.M1)
-    groups = [Group(f"alpha={a:g}", a, cfg.sampler(alpha=a), cfg.eta, tasks) for a in cfg.alphas]
+    groups = [Group(f"{label}={v:g}", v, cfg.sampler(**sampler_args(v)), cfg.eta, tasks) for v in values]
     return train_groups(cfg, groups, device=device)
+
+
+@EXPERIMENTS.register("alpha", config=AlphaSweepConfig, summary=summarize_train, location="Thm 1 eq. (6), alpha",
+                      description="iterations to 95% accuracy vs alpha", claims=("S1",))
+def run_alpha_sweep(cfg: AlphaSweepConfig, device=None) -> TrainResult:
+    return _train_per_value(cfg, "alpha", cfg.alphas, lambda a: dict(alpha=a), device)
 
 
 @dataclass(frozen=True)
@@ -76,10 +91,10 @@ class NoiseSweepConfig(SelectorsConfig):
     PARAMS = dict(taus=TupleOf(Real(0, 1e3), max_len=32))
 
 
+@EXPERIMENTS.register("noise", config=NoiseSweepConfig, summary=summarize_train, location="Thm 1 eq. (6), tau",
+                      description="iterations and accuracy vs noise in span{mu}", claims=("S2",))
 def run_noise_sweep(cfg: NoiseSweepConfig, device=None) -> TrainResult:
-    tasks = task_set(cfg.task_set, cfg.M1)
-    groups = [Group(f"tau={t:g}", t, cfg.sampler(tau=t), cfg.eta, tasks) for t in cfg.taus]
-    return train_groups(cfg, groups, device=device)
+    return _train_per_value(cfg, "tau", cfg.taus, lambda t: dict(tau=t), device)
 
 
 @dataclass(frozen=True)
@@ -94,10 +109,11 @@ class LambdaSweepConfig(SelectorsConfig):
     PARAMS = dict(lambdas=TupleOf(POS, max_len=32))
 
 
+@EXPERIMENTS.register("lambda_star", config=LambdaSweepConfig, summary=summarize_train,
+                      location="Thm 1 eq. (6), lambda_*", description="iterations vs fixed relevant coefficient",
+                      claims=("S3",))
 def run_lambda_sweep(cfg: LambdaSweepConfig, device=None) -> TrainResult:
-    tasks = task_set(cfg.task_set, cfg.M1)
-    groups = [Group(f"lambda*={v:g}", v, cfg.sampler(lambda_range=(v, v)), cfg.eta, tasks) for v in cfg.lambdas]
-    return train_groups(cfg, groups, device=device)
+    return _train_per_value(cfg, "lambda*", cfg.lambdas, lambda v: dict(lambda_range=(v, v)), device)
 
 
 @dataclass(frozen=True)
@@ -113,6 +129,8 @@ class EtaSweepConfig(SelectorsConfig):
     PARAMS = dict(etas=TupleOf(POS, max_len=32))
 
 
+@EXPERIMENTS.register("eta", config=EtaSweepConfig, summary=summarize_train, location="Thm 1 eq. (6), eta",
+                      description="iterations vs step size", claims=("S4",))
 def run_eta_sweep(cfg: EtaSweepConfig, device=None) -> TrainResult:
     tasks = task_set(cfg.task_set, cfg.M1)
     s = cfg.sampler(tasks=tasks)
@@ -140,6 +158,9 @@ class PatternCountConfig(SelectorsConfig):
             raise ConfigError(f"every entry of M2s must be <= M2={self.M2} (the model width)")
 
 
+@EXPERIMENTS.register("num_patterns", config=PatternCountConfig, summary=summarize_train,
+                      location="Thm 1 eq. (6), sqrt(M)", description="iterations vs number of patterns M",
+                      claims=("S5",))
 def run_pattern_count(cfg: PatternCountConfig, device=None) -> TrainResult:
     tasks = task_set(cfg.task_set, cfg.M1)
     groups = []
@@ -175,6 +196,14 @@ class PromptLengthResult:
     seconds: float
 
 
+def summarize_prompt_length(res: PromptLengthResult) -> dict:
+    return {"alphas": list(res.config.alphas), "lengths": list(res.config.lengths), "acc": res.acc.tolist(),
+            "mass": res.mass.tolist(), "oracle": res.oracle.tolist(), "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("prompt_length", config=PromptLengthConfig, summary=summarize_prompt_length,
+                      location="Thm 1 eq. (5), eq. (38)", description="accuracy vs training prompt length and alpha",
+                      claims=("S6", "S7"))
 def run_prompt_length(cfg: PromptLengthConfig, device=None) -> PromptLengthResult:
     t0 = time.perf_counter()
     tasks = task_set(cfg.task_set, cfg.M1)
@@ -186,11 +215,6 @@ def run_prompt_length(cfg: PromptLengthConfig, device=None) -> PromptLengthResul
     mass = torch.stack([r.final("mass") for r in runs])
     oracle = oracle_accuracy(np.asarray(cfg.alphas)[None, :], np.asarray(cfg.lengths)[:, None])
     return PromptLengthResult(cfg, acc, mass, oracle, runs, time.perf_counter() - t0)
-
-
-def summarize_prompt_length(res: PromptLengthResult) -> dict:
-    return {"alphas": list(res.config.alphas), "lengths": list(res.config.lengths), "acc": res.acc.tolist(),
-            "mass": res.mass.tolist(), "oracle": res.oracle.tolist(), "seconds": res.seconds}
 
 
 @dataclass(frozen=True)
@@ -224,6 +248,16 @@ class TaskCountResult:
     train_acc: torch.Tensor  # (G, S) final accuracy on the group's own training tasks
 
 
+def summarize_task_count(res: TaskCountResult) -> dict:
+    out = res.train.summary()
+    out.update(balanced=res.balanced, all_pairs_acc=res.all_pairs_acc.tolist(),
+               all_pairs_mass=res.all_pairs_mass.tolist(), shortcut_acc=res.shortcut_acc.tolist())
+    return out
+
+
+@EXPERIMENTS.register("task_count", config=TaskCountConfig, summary=summarize_task_count,
+                      location="Lemma 1, Sec. 3.3", description="number and balance of training tasks",
+                      claims=("S8", "S9"))
 def run_task_count(cfg: TaskCountConfig, device=None) -> TaskCountResult:
     sets = [(f"cyclic[:{n}]", cyclic_pair_tasks(cfg.M1)[:n]) for n in cfg.n_tasks]
     if "unbalanced" in cfg.extra_sets:
@@ -240,14 +274,6 @@ def run_task_count(cfg: TaskCountConfig, device=None) -> TaskCountResult:
                            all_pairs_mass=res.grid(ev["mass"].to(torch.float64)),
                            shortcut_acc=torch.tensor([shortcut_accuracy(t, cfg.M1) for _, t in sets]),
                            train_acc=res.final("acc"))
-
-
-def summarize_task_count(res: TaskCountResult) -> dict:
-    out = res.train.summary()
-    out.update(balanced=res.balanced, all_pairs_acc=res.all_pairs_acc.tolist(),
-               all_pairs_mass=res.all_pairs_mass.tolist(), shortcut_acc=res.shortcut_acc.tolist())
-    return out
-
 
 
 # ---------------------------------------------------------------------------- Theorem 1's regime
@@ -281,57 +307,15 @@ class Theorem1Config(SeedSweepConfig):
     BOOK = {}  # not run by the book: the chapter reads the stored paper-scale records
 
 
+def summarize_theorem1(res: TrainResult) -> dict:
+    return summarize_seed_sweep(res, MECHANISM + ("hinge", "mass_present"))
+
+
+@EXPERIMENTS.register("theorem1", config=Theorem1Config, summary=summarize_theorem1,
+                      location="Thm 1 (in its own regime)",
+                      description="the cyclic task set in a setting that meets Theorem 1's "
+                                  "width, batch, length, noise and pattern-count conditions: "
+                                  "accuracy, attention mass and Fig. 1's mechanism over seeds",
+                      claims=("M18",))
 def run_theorem1(cfg: Theorem1Config, device=None) -> TrainResult:
     return run_seed_sweep(cfg, device=device)
-
-
-def summarize_theorem1(res: TrainResult) -> dict:
-    out = summarize_seed_sweep(res)
-    out["final_hinge"] = res.final("hinge").tolist()
-    out["final_mass_present"] = res.final("mass_present").tolist()
-    return out
-
-
-def summarize_train(res: TrainResult) -> dict:
-    return res.summary()
-
-
-from ...registry import Experiment  # noqa: E402  (bottom: the registry imports this module lazily)
-
-EXPERIMENTS = {
-    "seed_sweep": Experiment(
-        paper="selectors", location="Fig. 1, Prop. 1, Prop. 2, Lemma 7",
-        description="Seeds x {cyclic, all-pairs} task sets trained together: W_Q/W_K norms on mu vs nu, "
-                    "attention on same-pattern demonstrations, label vs feature part of the MLP input",
-        config=SeedSweepConfig, run=run_seed_sweep, summary=summarize_seed_sweep, claims=("M1", "M2", "M3", "M4", "M5", "M6")),
-    "alpha": Experiment(
-        paper="selectors", location="Thm 1 eq. (6), alpha", description="iterations to 95% accuracy vs alpha",
-        config=AlphaSweepConfig, run=run_alpha_sweep, summary=summarize_train, claims=("S1",)),
-    "noise": Experiment(
-        paper="selectors", location="Thm 1 eq. (6), tau", description="iterations and accuracy vs noise in span{mu}",
-        config=NoiseSweepConfig, run=run_noise_sweep, summary=summarize_train, claims=("S2",)),
-    "lambda_star": Experiment(
-        paper="selectors", location="Thm 1 eq. (6), lambda_*", description="iterations vs fixed relevant coefficient",
-        config=LambdaSweepConfig, run=run_lambda_sweep, summary=summarize_train, claims=("S3",)),
-    "eta": Experiment(
-        paper="selectors", location="Thm 1 eq. (6), eta", description="iterations vs step size",
-        config=EtaSweepConfig, run=run_eta_sweep, summary=summarize_train, claims=("S4",)),
-    "num_patterns": Experiment(
-        paper="selectors", location="Thm 1 eq. (6), sqrt(M)", description="iterations vs number of patterns M",
-        config=PatternCountConfig, run=run_pattern_count, summary=summarize_train, claims=("S5",)),
-    "prompt_length": Experiment(
-        paper="selectors", location="Thm 1 eq. (5), eq. (38)", description="accuracy vs training prompt length and alpha",
-        config=PromptLengthConfig, run=run_prompt_length, summary=summarize_prompt_length, claims=("S6", "S7")),
-    "task_count": Experiment(
-        paper="selectors", location="Lemma 1, Sec. 3.3", description="number and balance of training tasks",
-        config=TaskCountConfig, run=run_task_count, summary=summarize_task_count, claims=("S8", "S9")),
-    "theorem1": Experiment(
-        paper="selectors", location="Thm 1 (in its own regime)",
-        description="the cyclic task set in a setting that meets Theorem 1's width, batch, length, noise and "
-                    "pattern-count conditions: accuracy, attention mass and Fig. 1's mechanism over seeds",
-        config=Theorem1Config, run=run_theorem1, summary=summarize_theorem1, claims=("M18",)),
-    "ood": Experiment(
-        paper="selectors", location="Thm 2, Cor. 1, Remark 1", description="out-of-domain tests and controls",
-        config=OODConfig, run=run_ood, summary=summarize_ood, claims=("O1", "O2", "O3", "O4", "O5")),
-}
-

@@ -14,10 +14,13 @@ from ...config import make_generator
 from ...data.prompts import PairClassificationSampler
 from ...data.tasks import PairTask
 from ...params import PROMPTS, Int, TupleOf
+from ...registry import Registry
 from .data import all_pair_tasks, task_set
 from .setting import ALPHA, SeedSweepConfig, run_seed_sweep
 from .theory import oracle_accuracy
 from .training import TrainResult, evaluate
+
+EXPERIMENTS = Registry("selectors")
 
 
 @dataclass(frozen=True)
@@ -145,13 +148,14 @@ def evaluate_ood(cfg: OODConfig, train_res: TrainResult, group: int = 0) -> OODR
                      list(cfg.l_ts_grid), torch.stack(gacc).double(), torch.stack(gmass).double(), oracle)
 
 
-def run_ood(cfg: OODConfig, device=None) -> OODResult:
-    return evaluate_ood(cfg, run_seed_sweep(cfg, device=device))
-
-
 def summarize_ood(res: OODResult) -> dict:
     return {"conditions": [c.name for c in res.conditions], "covered": [c.covered for c in res.conditions],
             "acc": res.acc.tolist(), "mass": res.mass.tolist(), "l_grid": res.l_grid,
             "alpha_primes": list(res.config.alpha_primes), "grid_acc": res.grid_acc.tolist(),
             "oracle": res.oracle.tolist(), "train_final_acc": res.train.final("acc").tolist()}
 
+
+@EXPERIMENTS.register("ood", config=OODConfig, summary=summarize_ood, location="Thm 2, Cor. 1, Remark 1",
+                      description="out-of-domain tests and controls", claims=("O1", "O2", "O3", "O4", "O5"))
+def run_ood(cfg: OODConfig, device=None) -> OODResult:
+    return evaluate_ood(cfg, run_seed_sweep(cfg, device=device))

@@ -13,9 +13,12 @@ from ...config import ScaledConfig
 from ...data.prompts import PairClassificationSampler
 from ...models import AttentionMLP
 from ...params import PROB, PROMPTS, Bool, Int, OneOf, Real, TupleOf
+from ...registry import Registry
 from .data import TASK_SETS, task_set
 from .theory import prompt_length_bound, theorem1_conditions
 from .training import Group, TrainResult, train_groups
+
+EXPERIMENTS = Registry("selectors")
 
 SEED = Int(0, 2**31 - 1)
 POS = Real(0, 1e3, closed="right")  # a positive scale (beta, xi, lambda, eta, ...)
@@ -150,17 +153,27 @@ class SeedSweepConfig(SelectorsConfig):
     PARAMS = dict(task_sets=TupleOf(OneOf(*TASK_SETS), max_len=2, distinct=True))
 
 
+#: the mechanism's measurements (Fig. 1, Props. 1-2, Lemma 7) whose final values the summary keeps
+MECHANISM = ("WQ_mu", "WK_mu", "WQ_nu", "WK_nu", "lab_in", "feat_in", "lab_lit", "feat_lit", "partner_mass")
+
+
+def summarize_seed_sweep(res: TrainResult, finals: Sequence[str] = MECHANISM) -> dict:
+    """The training summary plus the final value (``final_<name>``) of each measurement in ``finals``."""
+    out = res.summary()
+    for k in finals:
+        out[f"final_{k}"] = res.final(k).tolist()
+    return out
+
+
+@EXPERIMENTS.register("seed_sweep", config=SeedSweepConfig, summary=summarize_seed_sweep,
+                      location="Fig. 1, Prop. 1, Prop. 2, Lemma 7",
+                      description="Seeds x {cyclic, all-pairs} task sets trained together: "
+                                  "W_Q/W_K norms on mu vs nu, attention on same-pattern "
+                                  "demonstrations, label vs feature part of the MLP input",
+                      claims=("M1", "M2", "M3", "M4", "M5", "M6"))
 def run_seed_sweep(cfg: SeedSweepConfig, device=None) -> TrainResult:
     groups = []
     for name in cfg.task_sets:
         tasks = task_set(name, cfg.M1)
         groups.append(Group(name, float(len(tasks)), cfg.sampler(tasks=tasks), cfg.eta, tasks))
     return train_groups(cfg, groups, mechanism=True, device=device)
-
-
-def summarize_seed_sweep(res: TrainResult) -> dict:
-    out = res.summary()
-    for k in ("WQ_mu", "WK_mu", "WQ_nu", "WK_nu", "lab_in", "feat_in", "lab_lit", "feat_lit", "partner_mass"):
-        out[f"final_{k}"] = res.final(k).tolist()
-    return out
-

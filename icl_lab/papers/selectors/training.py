@@ -15,6 +15,7 @@ import torch
 from ...config import make_generator
 from ...data.prompts import PairClassificationSampler, PromptBatch, StackedSampler
 from ...data.tasks import PairTask
+from ...metrics import loglog_slope
 from ...models import AttentionMLP
 from ...train import RunGrid, train
 
@@ -218,6 +219,36 @@ def group_hits(res: TrainResult, how: str = "median") -> np.ndarray:
     h = res.hits().numpy().copy()
     h[np.isnan(h)] = np.inf
     return np.median(h, axis=1) if how == "median" else h.min(axis=1)
+
+
+@dataclass
+class HitSweep:
+    """A sweep's iterations to ``hit_acc`` per swept value, as the chapter reads them: the values,
+    the median over seeds and the fastest seed (:func:`group_hits`: a seed that never got there
+    counts as +inf). Build it with :meth:`of`."""
+
+    res: TrainResult
+    values: np.ndarray  # (G,) the swept values
+    median: np.ndarray  # (G,)
+    fastest: np.ndarray  # (G,)
+
+    @classmethod
+    def of(cls, res: TrainResult) -> "HitSweep":
+        return cls(res, np.asarray(res.values, dtype=float), group_hits(res), group_hits(res, "min"))
+
+    def slope(self, inverse: bool = False, fastest: bool = False) -> float:
+        """Log-log slope of the median (or fastest) hits against the swept value, or its inverse."""
+        return loglog_slope(1 / self.values if inverse else self.values, self.fastest if fastest else self.median)
+
+    def medians(self) -> dict:
+        """``{swept value: median hit}``, None where the median seed never got there."""
+        return {v: None if not np.isfinite(m) else int(m) for v, m in zip(self.res.values, self.median)}
+
+    def report(self, name: str) -> str:
+        """Runs, wall and CPU time, and the hits per seed of every swept value."""
+        r = self.res
+        return (f"{len(r.seeds)} runs in {r.seconds:.1f} s wall ({r.cpu_seconds:.1f} s CPU)\n"
+                f"{name}: {tuple(r.values)}  T_hit per seed: {r.hits().tolist()}")
 
 
 def output_layer_split(cfg, res: TrainResult) -> torch.Tensor:

@@ -31,7 +31,10 @@ from ...config import ScaledConfig, make_generator
 from ...params import LR, SEED, SIZE, STEPS, Int, Real, TupleOf
 from ...data import CosineFeatureTask, LinearTask, PromptSampler, StackedSampler, standard_basis
 from ...models import QOnlyAttention
+from ...registry import Registry
 from ...train import train
+
+EXPERIMENTS = Registry("synthesis")
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,19 @@ def label_contrast(task, V: torch.Tensor, n: int, generator: torch.Generator) ->
     return C, float(y.var())
 
 
+def summarize_cross_paper(res: CrossPaperResult) -> dict:
+    b, a = contrast_law_fit(res)
+    return {"laws": res.laws, "contrast": res.contrast.tolist(), "label_var": res.label_var.tolist(),
+            "t_half": res.t_half.tolist(), "fit_slope": b, "fit_intercept": a, "steps": res.steps,
+            "own_attention": res.own_attention.tolist(),  # [records][laws][seeds]
+            "final_loss": res.loss[-1].tolist(), "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("cross_paper", config=CrossPaperConfig, summary=summarize_cross_paper,
+                      location="Synthesis, Sec. 3",
+                      description="Linear tasks (convergence paper) and cosine-L tasks (nonlinear paper) on "
+                                  "one Q-only model: time to concentrate attention against the label contrast",
+                      claims=("X1", "X2"))
 def run_cross_paper(cfg: CrossPaperConfig, device=None) -> CrossPaperResult:
     t0 = time.perf_counter()
     V = standard_basis(cfg.K, cfg.d)
@@ -154,28 +170,9 @@ def contrast_law_fit(res: CrossPaperResult, include_linear: bool = False) -> tup
     return b, a
 
 
-def summarize_cross_paper(res: CrossPaperResult) -> dict:
-    b, a = contrast_law_fit(res)
-    return {"laws": res.laws, "contrast": res.contrast.tolist(), "label_var": res.label_var.tolist(),
-            "t_half": res.t_half.tolist(), "fit_slope": b, "fit_intercept": a, "steps": res.steps,
-            "own_attention": res.own_attention.tolist(),  # [records][laws][seeds]
-            "final_loss": res.loss[-1].tolist(), "seconds": res.seconds}
-
-
 def result_from_summary(cfg: CrossPaperConfig, s: dict) -> CrossPaperResult:
     """Rebuild the result (without the per-step loss) from a stored summary (``store.load_or_run``)."""
     t = lambda k: torch.as_tensor(s[k], dtype=torch.float64)  # noqa: E731
     return CrossPaperResult(config=cfg, laws=list(s["laws"]), contrast=t("contrast"), label_var=t("label_var"),
                             steps=list(s["steps"]), own_attention=t("own_attention"),
                             loss=t("final_loss")[None], t_half=t("t_half"), seconds=float(s["seconds"]))
-
-
-from ...registry import Experiment  # noqa: E402
-
-EXPERIMENTS = {
-    "cross_paper": Experiment(
-        paper="synthesis", location="Synthesis, Sec. 3",
-        description="Linear tasks (convergence paper) and cosine-L tasks (nonlinear paper) on one Q-only model: "
-                    "time to concentrate attention against the label contrast",
-        config=CrossPaperConfig, run=run_cross_paper, summary=summarize_cross_paper, claims=("X1", "X2")),
-}

@@ -13,10 +13,13 @@ from ...config import ScaledConfig, make_generator
 from ...data import LowRankTask, PromptBatch, PromptSampler, low_rank_covariates, random_subspace, transformed_sphere
 from ...data.inputs import gaussian, orthogonal_complement
 from ...params import LR, PROMPTS, SEED, STEPS, Int, OneOf, Real, TupleOf
+from ...registry import Registry
 from ...train import RunGrid
 from .data import F64, sphere_inputs
 from .trained import DECAY, POS, SEEDS
 from .training import icl_error, train_window
+
+EXPERIMENTS = Registry("window")
 
 
 # ---------------------------------------------------------------- Fig. 9 / Thm 4.4
@@ -92,6 +95,17 @@ def _covariates(cfg, B, g):
     return lambda s, gg: low_rank_covariates(s, B, gg, c_u=1.0, c_v=cfg.c_v)
 
 
+def summarize_lowrank_training(res: LowRankTrainingResult) -> dict:
+    return {"steps": res.steps,
+            "rho_final": {f"{a},{k}": v[-1].tolist() for (a, k), v in res.rho.items()},
+            "error_final": {f"{a},{k}": v[-1].tolist() for (a, k), v in res.error.items()},
+            "lr": {f"{a},{k}": v for (a, k), v in res.lr.items()},
+            "by_lr": {f"{a},{k},{lr:g}": list(v) for (a, k, lr), v in res.final_by_lr.items()}, "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("fig9_lowrank", config=LowRankTrainingConfig, summary=summarize_lowrank_training,
+                      location="Fig. 9 / Thm 4.4", description="low-rank tasks: subspace alignment and test error",
+                      claims=("E-F9-affine", "E-F9-quadratic", "E-F9-cosine", "E-T44", "E-F9-sphere"))
 def run_lowrank_training(cfg: LowRankTrainingConfig, device=None) -> LowRankTrainingResult:
     t0 = time.perf_counter()
     Bs, samplers = [], {}
@@ -145,14 +159,6 @@ def run_lowrank_training(cfg: LowRankTrainingConfig, device=None) -> LowRankTrai
             err[(act, kind)] = hist["err"][:, idx]
             fin[(act, kind)] = model.M.detach()[idx]
     return LowRankTrainingResult(cfg, rec_at, rho, cross, err, fin, Bs, time.perf_counter() - t0, chosen, by_lr)
-
-
-def summarize_lowrank_training(res: LowRankTrainingResult) -> dict:
-    return {"steps": res.steps,
-            "rho_final": {f"{a},{k}": v[-1].tolist() for (a, k), v in res.rho.items()},
-            "error_final": {f"{a},{k}": v[-1].tolist() for (a, k), v in res.error.items()},
-            "lr": {f"{a},{k}": v for (a, k), v in res.lr.items()},
-            "by_lr": {f"{a},{k},{lr:g}": list(v) for (a, k, lr), v in res.final_by_lr.items()}, "seconds": res.seconds}
 
 
 @dataclass

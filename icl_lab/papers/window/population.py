@@ -16,8 +16,11 @@ from ...config import ScaledConfig, make_generator
 from ...data import AffineTask, HillsTask, PromptSampler, TwoReLUTask, sphere
 from ...metrics import loglog_slope
 from ...params import PROMPTS, SEED, Int, Real, TupleOf
+from ...registry import Registry
 from .data import F64, log_grid, make_task, sphere_inputs
 from .theory import linear_attention_loss, lowrank_landscape, optimal_window, window_curves
+
+EXPERIMENTS = Registry("window")
 
 POS_C = Real(0, 1e7, closed="right")  # a positive window scale
 
@@ -69,6 +72,16 @@ class PowerLawResult:
     seconds: float
 
 
+def summarize_power_laws(res: PowerLawResult) -> dict:
+    return {"slope_affine_signal": res.slope_affine, "slope_relu_signal": res.slope_relu,
+            "slope_noise": res.slope_noise, "noise_fit_range": list(res.noise_fit_range),
+            "exponent_d_minus_1": (res.config.d - 1) / 2, "exponent_d": res.config.d / 2, "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("power_laws", config=PowerLawConfig, summary=summarize_power_laws,
+                      location="App. C, D (Lemmas C.4, C.8, D.1)",
+                      description="signal and noise terms against c at large n",
+                      claims=("T-C2", "T-C4", "T-C8", "T-D1", "T-D2"))
 def run_power_laws(cfg: PowerLawConfig) -> PowerLawResult:
     t0 = time.perf_counter()
     c = torch.cat([torch.zeros(1, dtype=F64), log_grid(cfg.c_min, cfg.c_max, cfg.points)])
@@ -86,12 +99,6 @@ def run_power_laws(cfg: PowerLawConfig) -> PowerLawResult:
     s_noise = loglog_slope(c[seln], aff.noise[seln])
     rng = (float(c[seln].min()), float(c[seln].max())) if seln.any() else (float("nan"), float("nan"))
     return PowerLawResult(cfg, aff, relu, s_aff, s_relu, s_noise, rng, time.perf_counter() - t0)
-
-
-def summarize_power_laws(res: PowerLawResult) -> dict:
-    return {"slope_affine_signal": res.slope_affine, "slope_relu_signal": res.slope_relu,
-            "slope_noise": res.slope_noise, "noise_fit_range": list(res.noise_fit_range),
-            "exponent_d_minus_1": (res.config.d - 1) / 2, "exponent_d": res.config.d / 2, "seconds": res.seconds}
 
 
 # ---------------------------------------------------------------- population: Thm 3.4
@@ -146,6 +153,14 @@ def admissible(d: int, n: int, sigma: float, L: float, c_star: float, floor: flo
     return (n ** (-2 / d) <= r <= n) and (floor * (d + math.sqrt(d)) <= c_star <= 2 * n ** (2 / d))
 
 
+def summarize_scaling(res: ScalingResult) -> dict:
+    return {"slopes": {f"d={d},n={n},{c}": v for (d, n, c), v in res.slopes.items()},
+            "rows": res.rows, "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("scaling", config=ScalingConfig, summary=summarize_scaling, location="Thm 3.4",
+                      description="optimal window c* against Lambda = n L^2 / sigma^2 (population)",
+                      claims=("T-34-affine", "T-34-relu", "T-34-mono", "T-34-sat"))
 def run_scaling(cfg: ScalingConfig) -> ScalingResult:
     t0 = time.perf_counter()
     rows, slopes, curves, strict, sat_rows, sat = [], {}, {}, {}, [], {}
@@ -178,11 +193,6 @@ def run_scaling(cfg: ScalingConfig) -> ScalingResult:
                 low = sorted([r for r in rows[-len(cfg.sigmas):] + extra if r["interior"]], key=lambda r: r["sigma"])[:2]
                 sat[(d, n, cls)] = loglog_slope([r["Lambda"] for r in low], [r["c_star"] for r in low])
     return ScalingResult(cfg, rows, slopes, curves, time.perf_counter() - t0, strict, sat_rows, sat)
-
-
-def summarize_scaling(res: ScalingResult) -> dict:
-    return {"slopes": {f"d={d},n={n},{c}": v for (d, n, c), v in res.slopes.items()},
-            "rows": res.rows, "seconds": res.seconds}
 
 
 # ---------------------------------------------------------------- population: Thm 3.5
@@ -220,6 +230,14 @@ class TransferResult:
     noise_at_pre: float = float("nan")  # N_n(c_pre) = E sum_i a_i^2 at the pretrained window
 
 
+def summarize_transfer(res: TransferResult) -> dict:
+    return {"c_pre": res.c_pre, "test_L": res.test_L.tolist(), "pretrained_loss": res.pretrained_loss.tolist(),
+            "matched_loss": res.matched_loss.tolist(), "other_classes": res.other_classes, "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("transfer", config=TransferConfig, summary=summarize_transfer, location="Thm 3.5",
+                      description="pretrain at L, test at L' and on other L-Lipschitz classes",
+                      claims=("T-35-up", "T-35-low"))
 def run_transfer(cfg: TransferConfig) -> TransferResult:
     t0 = time.perf_counter()
     c = torch.cat([torch.zeros(1, dtype=F64), log_grid(0.05, 5000.0, cfg.points)])
@@ -243,11 +261,6 @@ def run_transfer(cfg: TransferConfig) -> TransferResult:
     return TransferResult(cfg, c_pre, Ls, pre, torch.tensor([m[1] for m in matched], dtype=F64),
                           torch.tensor([m[0] for m in matched], dtype=F64), others, time.perf_counter() - t0,
                           float(at.noise[0]))
-
-
-def summarize_transfer(res: TransferResult) -> dict:
-    return {"c_pre": res.c_pre, "test_L": res.test_L.tolist(), "pretrained_loss": res.pretrained_loss.tolist(),
-            "matched_loss": res.matched_loss.tolist(), "other_classes": res.other_classes, "seconds": res.seconds}
 
 
 # ---------------------------------------------------------------- population: Thm 3.6
@@ -282,6 +295,14 @@ class LinearAttentionResult:
     seconds: float
 
 
+def summarize_linear_attention(res: LinearAttentionResult) -> dict:
+    return {"n": res.n, "linear": res.linear, "softmax": res.softmax, "diag_scaled": res.diag_scaled,
+            "bound": res.config.L**2 / 3, "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("linear_attention", config=LinearAttentionConfig, summary=summarize_linear_attention,
+                      location="Thm 3.6", description="exact linear-attention optimum vs L^2/3 and softmax",
+                      claims=("T-36",))
 def run_linear_attention(cfg: LinearAttentionConfig) -> LinearAttentionResult:
     t0 = time.perf_counter()
     lin, soft, diag = {}, {}, {}
@@ -299,11 +320,6 @@ def run_linear_attention(cfg: LinearAttentionConfig) -> LinearAttentionResult:
                                 generator=make_generator(cfg.seed + 3 * n), chunk=max(1, 400_000 // n))
             soft[cls].append(optimal_window(cur, cfg.L, cfg.sigma)[1])
     return LinearAttentionResult(cfg, list(cfg.n_values), lin, soft, diag, time.perf_counter() - t0)
-
-
-def summarize_linear_attention(res: LinearAttentionResult) -> dict:
-    return {"n": res.n, "linear": res.linear, "softmax": res.softmax, "diag_scaled": res.diag_scaled,
-            "bound": res.config.L**2 / 3, "seconds": res.seconds}
 
 
 # ---------------------------------------------------------------- population: Thm 4.4
@@ -359,6 +375,14 @@ class LowRankLandscapeResult:
     interior: list = None  # per case: (c1 minimiser inside its grid, c2 minimiser inside its grid)
 
 
+def summarize_lowrank_landscape(res: LowRankLandscapeResult) -> dict:
+    return {"cases": case_titles(res.config), "argmin": res.argmin, "slope_at_zero": res.slope_at_zero,
+            "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("lowrank_landscape", config=LowRankLandscapeConfig, summary=summarize_lowrank_landscape,
+                      location="Thm 4.4", description="(c1, c2) loss landscape for low-rank linear tasks",
+                      claims=("T-44", "T-44-gen", "T-H1"))
 def run_lowrank_landscape(cfg: LowRankLandscapeConfig) -> LowRankLandscapeResult:
     t0 = time.perf_counter()
     c2 = torch.linspace(-cfg.c2_range, cfg.c2_range, 2 * (cfg.grid // 2) + 1, dtype=F64)  # contains 0
@@ -377,11 +401,6 @@ def run_lowrank_landscape(cfg: LowRankLandscapeConfig) -> LowRankLandscapeResult
         c1s.append(c1)
         losses.append(loss)
     return LowRankLandscapeResult(cfg, c1s, c2, losses, argmins, slopes, time.perf_counter() - t0, interior)
-
-
-def summarize_lowrank_landscape(res: LowRankLandscapeResult) -> dict:
-    return {"cases": case_titles(res.config), "argmin": res.argmin, "slope_at_zero": res.slope_at_zero,
-            "seconds": res.seconds}
 
 
 # ---------------------------------------------------------------- Fig. 2 (simulation)
@@ -421,6 +440,15 @@ class BiasVarianceResult:
     seconds: float
 
 
+def summarize_bias_variance(res: BiasVarianceResult) -> dict:
+    k = len(res.config.c_values)
+    return {"c": res.c_grid[:k].tolist(), "bias2": res.bias2[:k].tolist(), "var": res.var[:k].tolist(),
+            "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("fig2_bias_variance", config=BiasVarianceConfig, summary=summarize_bias_variance,
+                      location="Fig. 2", description="bias and variance of the softmax estimate vs window",
+                      claims=("T-F2",))
 def run_bias_variance(cfg: BiasVarianceConfig) -> BiasVarianceResult:
     t0 = time.perf_counter()
     g = make_generator(cfg.seed)
@@ -436,11 +464,3 @@ def run_bias_variance(cfg: BiasVarianceConfig) -> BiasVarianceResult:
     theta = torch.atan2(x[0, :, 1], x[0, :, 0])
     return BiasVarianceResult(cfg, target, grid, mean, std, (mean - target) ** 2, std**2,
                               {"theta": theta, "y": y[0]}, time.perf_counter() - t0)
-
-
-def summarize_bias_variance(res: BiasVarianceResult) -> dict:
-    k = len(res.config.c_values)
-    return {"c": res.c_grid[:k].tolist(), "bias2": res.bias2[:k].tolist(), "var": res.var[:k].tolist(),
-            "seconds": res.seconds}
-
-

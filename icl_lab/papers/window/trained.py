@@ -18,11 +18,14 @@ from ...config import ScaledConfig, make_generator
 from ...data import HillsTask, PromptBatch, PromptSampler, TwoReLUTask
 from ...metrics import spectral_norm
 from ...params import LR, PROMPTS, SEED, STEPS, Int, OneOf, Real, TupleOf
+from ...registry import Registry
 from ...train import RunGrid
 from .data import CLASSES, F64, input_law, log_grid, make_task, queries_for, sphere_inputs
 from .population import population_c_star
 from .theory import linear_attention_loss, optimal_window, window_curves
 from .training import anisotropy, icl_error, train_window
+
+EXPERIMENTS = Registry("window")
 
 SEEDS = Int(1, 1000)
 POS = Real(0, 1e4, closed="right")
@@ -88,6 +91,14 @@ class NormResult:
     extra: dict = field(default_factory=dict)
 
 
+def summarize_norms(res: NormResult) -> dict:
+    return {"keys": [list(map(str, k)) for k in res.keys], "steps": res.steps,
+            "final_norm": [res.norm[k][-1].tolist() for k in res.keys],
+            "c_star": [res.c_star[k] for k in res.keys], "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("fig3_norm_vs_L", config=NormVsLConfig, summary=summarize_norms, location="Fig. 3",
+                      description="||M|| during pretraining for several L", claims=("E-F3", "E-34-trained"))
 def run_norm_vs_L(cfg: NormVsLConfig, device=None) -> NormResult:
     t0 = time.perf_counter()
     Q = queries_for(cfg.n)
@@ -112,12 +123,6 @@ def run_norm_vs_L(cfg: NormVsLConfig, device=None) -> NormResult:
             cstar[(cls, L)] = population_c_star(cls, cfg.d, cfg.n, L, cfg.sigma, cfg.population_tasks, cfg.seed + 99)
     cs = {k: cstar.get((k[1], k[3]), float("nan")) if k[2] == "iso" else float("nan") for k in keys}
     return NormResult(cfg, keys, hist.record_steps, norm, cs, final, meig, time.perf_counter() - t0)
-
-
-def summarize_norms(res: NormResult) -> dict:
-    return {"keys": [list(map(str, k)) for k in res.keys], "steps": res.steps,
-            "final_norm": [res.norm[k][-1].tolist() for k in res.keys],
-            "c_star": [res.c_star[k] for k in res.keys], "seconds": res.seconds}
 
 
 @dataclass(frozen=True)
@@ -147,6 +152,8 @@ class NormVsSigmaNConfig(ScaledConfig):
                   seeds=SEEDS, seed=SEED, population_tasks=PROMPTS)
 
 
+@EXPERIMENTS.register("fig4_norm_vs_sigma_n", config=NormVsSigmaNConfig, summary=summarize_norms, location="Fig. 4",
+                      description="||M|| during pretraining for several sigma and n", claims=("E-F4-sigma", "E-F4-n"))
 def run_norm_vs_sigma_n(cfg: NormVsSigmaNConfig, device=None) -> NormResult:
     t0 = time.perf_counter()
     keys, norm, final, cs, meig, steps = [], {}, {}, {}, {}, None
@@ -216,6 +223,14 @@ class IsotropyResult:
     seconds: float
 
 
+def summarize_isotropy(res: IsotropyResult) -> dict:
+    return {str(k): {"anisotropy_start": v[0].tolist(), "anisotropy_end": v[-1].tolist(),
+                     "norm_end": res.norm[k][-1].tolist()} for k, v in res.anisotropy.items()} | {
+        "c_star": res.c_star, "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("isotropy", config=IsotropyConfig, summary=summarize_isotropy, location="Lemma B.5",
+                      description="trained M becomes a multiple of I from an anisotropic start", claims=("E-B5",))
 def run_isotropy(cfg: IsotropyConfig, device=None) -> IsotropyResult:
     t0 = time.perf_counter()
     an, nm, fm = {}, {}, {}
@@ -235,12 +250,6 @@ def run_isotropy(cfg: IsotropyConfig, device=None) -> IsotropyResult:
             fm[k] = _split(grid, model.M.detach(), inp)
     cstar = population_c_star("relu", cfg.d, cfg.n, cfg.L, cfg.sigma, 2000, cfg.seed + 5)
     return IsotropyResult(cfg, steps, an, nm, fm, cstar, time.perf_counter() - t0)
-
-
-def summarize_isotropy(res: IsotropyResult) -> dict:
-    return {str(k): {"anisotropy_start": v[0].tolist(), "anisotropy_end": v[-1].tolist(),
-                     "norm_end": res.norm[k][-1].tolist()} for k, v in res.anisotropy.items()} | {
-        "c_star": res.c_star, "seconds": res.seconds}
 
 
 # ---------------------------------------------------------------- Fig. 5
@@ -292,6 +301,14 @@ class TransferTrainingResult:
     seconds: float
 
 
+def summarize_transfer_training(res: TransferTrainingResult) -> dict:
+    return {"final_error": {f"{a}{b:g}->{c}": v[-1].tolist() for (a, b, c), v in res.error.items()},
+            "final_norm": {f"{a}{b:g}": v[-1].tolist() for (a, b), v in res.norm.items()}, "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("fig5_transfer", config=TransferTrainingConfig, summary=summarize_transfer_training,
+                      location="Fig. 5", description="test ICL error during pretraining, cross-class transfer",
+                      claims=("E-F5-same", "E-F5-mismatch"))
 def run_transfer_training(cfg: TransferTrainingConfig, device=None) -> TransferTrainingResult:
     t0 = time.perf_counter()
     Q = queries_for(cfg.n)
@@ -320,11 +337,6 @@ def run_transfer_training(cfg: TransferTrainingConfig, device=None) -> TransferT
         for c in cfg.test_classes:
             err[(cls, L, c)] = _split(grid, hist[f"err_{c}"], (cls, L), 1)
     return TransferTrainingResult(cfg, hist.record_steps, err, norm, time.perf_counter() - t0)
-
-
-def summarize_transfer_training(res: TransferTrainingResult) -> dict:
-    return {"final_error": {f"{a}{b:g}->{c}": v[-1].tolist() for (a, b, c), v in res.error.items()},
-            "final_norm": {f"{a}{b:g}": v[-1].tolist() for (a, b), v in res.norm.items()}, "seconds": res.seconds}
 
 
 # ---------------------------------------------------------------- Fig. 1
@@ -374,6 +386,15 @@ class HillsResult:
     seconds: float
 
 
+def summarize_hills(res: HillsResult) -> dict:
+    return {"n": res.n, "trained": {f"{a},{nu:g}": v.tolist() for (a, nu), v in res.trained.items()},
+            "optimum": {f"{a},{nu:g}": v.tolist() for (a, nu), v in res.optimum.items()},
+            "c_opt": {f"{nu:g}": v.tolist() for nu, v in res.c_opt.items()}, "seconds": res.seconds}
+
+
+@EXPERIMENTS.register("fig1_hills", config=HillsConfig, summary=summarize_hills, location="Fig. 1",
+                      description="hills on the circle: softmax vs linear, error vs n",
+                      claims=("E-F1a", "E-F1a-lit", "E-F1b"))
 def run_hills(cfg: HillsConfig, device=None) -> HillsResult:
     t0 = time.perf_counter()
     inp = sphere_inputs(2)
@@ -415,9 +436,3 @@ def run_hills(cfg: HillsConfig, device=None) -> HillsResult:
                          for k, v in dct.items()}
     return HillsResult(cfg, list(cfg.n_values), stack(trained), stack(optimum), stack(c_tr), stack(c_opt),
                        stack(M_lin), stack(M_lin_opt), time.perf_counter() - t0)
-
-
-def summarize_hills(res: HillsResult) -> dict:
-    return {"n": res.n, "trained": {f"{a},{nu:g}": v.tolist() for (a, nu), v in res.trained.items()},
-            "optimum": {f"{a},{nu:g}": v.tolist() for (a, nu), v in res.optimum.items()},
-            "c_opt": {f"{nu:g}": v.tolist() for nu, v in res.c_opt.items()}, "seconds": res.seconds}
