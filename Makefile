@@ -65,8 +65,12 @@ browser-check: $(STAMP)
 lab: $(STAMP)
 	$(BIN)/jupyter lab
 
+# the unit tests and the chapters' notebooks on $(JOBS) pytest workers (one notebook stays on one worker,
+# its cells in order: --dist loadscope), $(KERNEL_THREADS) torch thread(s) each; then the synthesis, which
+# reads the ledgers the chapters exported
 test: $(STAMP)
-	ICL_LAB_SCALE=ci $(BIN)/python -m pytest --nbval-lax -q
+	ICL_LAB_SCALE=ci ICL_LAB_THREADS=$(KERNEL_THREADS) $(BIN)/python -m pytest --nbval-lax -q -n $(JOBS) --dist loadscope tests chapters
+	ICL_LAB_SCALE=ci $(BIN)/python -m pytest --nbval-lax -q synthesis
 
 unit: $(STAMP)
 	ICL_LAB_SCALE=ci $(BIN)/python -m pytest tests -q

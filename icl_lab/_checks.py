@@ -95,3 +95,23 @@ def shape(name: str, t: torch.Tensor, expected: Sequence[int | None]) -> torch.T
         exp = tuple("*" if e is None else e for e in expected)
         raise ConfigError(f"{name} must have shape {exp} (got {tuple(t.shape)})")
     return t
+
+
+def features_fit(K: int, d: int, what: str = "orthonormal features") -> None:
+    """K orthonormal (or orthogonal) features exist in dimension d only if K <= d: the cross-field rule
+    of every config that draws them, refused before anything is built."""
+    if K > d:
+        raise ConfigError(f"K must be <= d for {what} (got K={K}, d={d})")
+
+
+def every_feature_queried(query_ids: torch.Tensor, K: int, name: str, value: int) -> None:
+    """Per-feature losses and attention maps average over the prompts whose query has that feature:
+    a feature that no prompt queries would leave them undefined (NaN). ``query_ids`` (..., B, m) holds
+    the drawn prompts' query features, one set per leading index (run) when it has one."""
+    flat = query_ids.reshape(-1, query_ids.shape[-2] * query_ids.shape[-1]) if query_ids.ndim > 2 else query_ids.reshape(1, -1)
+    for row in flat:
+        missing = sorted(set(range(K)) - set(row.tolist()))
+        if missing:
+            shown = ", ".join(str(k + 1) for k in missing[:5]) + (" ..." if len(missing) > 5 else "")
+            raise ConfigError(f"{name}={value} leaves feature(s) {shown} with no query: per-feature losses "
+                              f"would be undefined; use more prompts")

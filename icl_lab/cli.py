@@ -239,7 +239,7 @@ def cmd_list(args) -> int:
 def cmd_show(args) -> int:
     import dataclasses
 
-    from .params import describe_fields, is_declared
+    from .params import describe as describe_fields
     from .registry import for_scale as _for_scale, resolve_experiment
 
     e = resolve_experiment(args.experiment)
@@ -249,9 +249,6 @@ def cmd_show(args) -> int:
     print(_table(["parameter", "allowed values", "ci", "book", "paper"],
                  [[f.name, kinds[f.name], getattr(ci, f.name), getattr(book, f.name), getattr(paper, f.name)]
                   for f in dataclasses.fields(e.config)]))
-    if not is_declared(e.config):
-        print(f"\n{e.config.__name__} does not declare PARAMS yet: the allowed values above are inferred from "
-              "the defaults' types, and the config's own validate() checks the rest.")
     if e.config.__doc__:
         print("\n" + " ".join(e.config.__doc__.split()))
     return 0

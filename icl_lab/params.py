@@ -339,75 +339,6 @@ def check_fields(obj) -> dict:
     return out
 
 
-def describe(cls) -> dict[str, str]:
-    """``{field: allowed values in words}`` for ``icl-lab show``."""
-    return {k: c.describe() for k, c in constraints_of(cls).items()}
-
-
-# ------------------------------------------------------------------ configs without PARAMS
-@dataclass(frozen=True, repr=False)
-class _Text(Constraint):
-    """A string (the fallback for undeclared string fields); quotes around it are dropped."""
-
-    def describe(self) -> str:
-        return "a string"
-
-    def check(self, name, value):
-        if not isinstance(value, str):
-            raise _bad(name, self.describe(), value)
-        return value
-
-    def parse(self, name, text):
-        t = text.strip() if isinstance(text, str) else text
-        if isinstance(t, str) and len(t) >= 2 and t[0] == t[-1] and t[0] in "\"'":
-            t = t[1:-1]
-        return self.check(name, t)
-
-
-@dataclass(frozen=True, repr=False)
-class _AnyLiteral(Constraint):
-    """Any Python literal (the fallback when neither a declaration nor a default says more)."""
-
-    def describe(self) -> str:
-        return "a value (undeclared)"
-
-    def check(self, name, value):
-        return tuple(value) if isinstance(value, list) else value
-
-
-def _from_default(default) -> Constraint:
-    """A conservative constraint inferred from a field's default, for configs that do not declare
-    PARAMS yet: the type of the default, with the machine-protecting bounds of the declared ones."""
-    if isinstance(default, bool):
-        return Bool()
-    if isinstance(default, int):
-        return Int(-(2**63), 2**63 - 1)
-    if isinstance(default, float):
-        return Real(-1e12, 1e12)
-    if isinstance(default, str):
-        return _Text()
-    if isinstance(default, (tuple, list)) and default:
-        return TupleOf(_from_default(default[0]), min_len=0, max_len=10_000)
-    return _AnyLiteral()
-
-
-def field_constraints(cls) -> dict:
-    """``{field: Constraint}`` for every field of config class ``cls``: the declared ``PARAMS``,
-    else (a config not declared yet) a fallback inferred from the field's default value."""
-    from dataclasses import MISSING, fields
-
-    declared = constraints_of(cls)
-    out = {}
-    for f in fields(cls):
-        if f.name in declared:
-            out[f.name] = declared[f.name]
-        else:
-            default = f.default if f.default is not MISSING else (
-                f.default_factory() if f.default_factory is not MISSING else None)
-            out[f.name] = _from_default(default)
-    return out
-
-
 def is_declared(cls) -> bool:
     """True when every field of ``cls`` has a declared constraint."""
     from dataclasses import fields
@@ -419,13 +350,17 @@ def is_declared(cls) -> bool:
 def coerce_value(cls, name: str, value):
     """``value`` (command-line text, or a Python/JSON value) parsed and checked by field ``name``'s
     declared constraint; a ConfigError naming the field and what it accepts."""
-    cons = field_constraints(cls)
+    cons = constraints_of(cls)
     if name not in cons:
         raise ConfigError(f"{name} is not a parameter of {cls.__name__} (known: {sorted(cons)})")
     c = cons[name]
     return c.parse(name, value) if isinstance(value, str) else c.check(name, value)
 
 
-def describe_fields(cls) -> dict[str, str]:
+def describe(cls) -> dict[str, str]:
     """``{field: allowed values in words}`` for every field (``icl-lab show``, help texts)."""
-    return {k: c.describe() for k, c in field_constraints(cls).items()}
+    from dataclasses import fields
+
+    cons = constraints_of(cls)
+    return {f.name: cons[f.name].describe() if f.name in cons else "undeclared" for f in fields(cls)}
+

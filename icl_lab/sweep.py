@@ -48,7 +48,7 @@ PLUGINS_ENV = registry.PLUGINS_ENV
 # The registry (with plug-ins) and the parsing of values live below this module, in
 # icl_lab.registry and icl_lab.params (each config's declared PARAMS), so the store needs no sweep.
 experiments, resolve_experiment, _for_scale = registry.experiments, registry.resolve_experiment, registry.for_scale
-coerce_value, describe_fields = params.coerce_value, params.describe_fields
+coerce_value, describe_fields = params.coerce_value, params.describe
 
 
 def _split_top_level(text: str, sep: str = ",") -> list[str]:

@@ -296,3 +296,15 @@ def test_theorem1_config_meets_the_conditions_but_beta():
     assert not sel.SelectorsConfig().theorem1()[lib.theory.WIDTH][2]
     cfg = sel.LambdaSweepConfig()
     assert not cfg.theorem1(lambda_star=0.3)[lib.theory.BATCH6][2] and cfg.theorem1(lambda_star=0.5)[lib.theory.BATCH6][2]
+
+
+def test_flushing_denormals_gives_the_process_its_setting_back():
+    """Training flushes denormals for speed; the process's own setting (which other code, e.g.
+    hypothesis's float strategies, relies on) is restored afterwards."""
+    from icl_lab.papers.selectors.training import flushing_denormals
+
+    flushes = lambda: float(torch.tensor(1e-300, dtype=torch.float64) * 1e-20) == 0.0  # noqa: E731
+    assert not flushes()
+    with flushing_denormals():
+        assert flushes()
+    assert not flushes()

@@ -14,8 +14,8 @@ from .. import _checks as chk
 def _check_K_d(K, d, orthogonal: bool):
     K = chk.positive_int("K", K)
     d = chk.positive_int("d", d)
-    if orthogonal and K > d:
-        raise chk.ConfigError(f"K must be <= d for orthonormal features (got K={K}, d={d})")
+    if orthogonal:
+        chk.features_fit(K, d)
     return K, d
 
 

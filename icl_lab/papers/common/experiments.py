@@ -45,8 +45,7 @@ class ContextLengthConfig(ScaledConfig):
                   test_seed=SEED)
 
     def validate(self):
-        if self.K > self.d:
-            raise chk.ConfigError(f"K must be <= d for orthonormal features (got K={self.K}, d={self.d})")
+        chk.features_fit(self.K, self.d)
 
 
 @dataclass
@@ -109,9 +108,12 @@ def run_context_length(cfg: ContextLengthConfig, device=None) -> ContextLengthRe
     seeds = list(range(cfg.seed, cfg.seed + cfg.seeds))
     rows = {k: [] for k in ("trained", "own", "uniform", "risk", "gap", "knn", "nw", "lin", "lin_se", "low")}
     curves, models = [], []
+    samplers = {N: PromptSampler.from_features(V, LinearTask(cfg.d), N=N, p=p) for N in cfg.N_values}
+    tests = {N: samplers[N].sample(cfg.test_prompts, make_generator(cfg.test_seed + N)) for N in cfg.N_values}
+    for test in tests.values():  # the attention per feature is read on these: refuse before any training
+        chk.every_feature_queried(test.query_ids, cfg.K, "test_prompts", cfg.test_prompts)
     for N in cfg.N_values:
-        sampler = PromptSampler.from_features(V, LinearTask(cfg.d), N=N, p=p)
-        test = sampler.sample(cfg.test_prompts, make_generator(cfg.test_seed + N))
+        sampler, test = samplers[N], tests[N]
         model = QOnlyAttention(cfg.d, seeds=seeds)
         hist = train(model, sampler, steps=cfg.steps, optimizer="gd", lr=cfg.lr, batch_size=cfg.batch,
                      device=device)

@@ -57,8 +57,7 @@ SEEDS = Int(1, 100)
 
 
 def _k_le_d(cfg):
-    if cfg.K > cfg.d:
-        raise chk.ConfigError(f"K must be <= d (got K={cfg.K}, d={cfg.d})")
+    chk.features_fit(cfg.K, cfg.d)
 
 
 def _snapshots_le_epochs(cfg):
@@ -79,7 +78,9 @@ class IdentitiesConfig(ScaledConfig):
     q_scale: float = 0.3
     seed: int = 0
     CI = dict(K=4, d=8, N=30, prompts=2000)
-    PARAMS = dict(K=K_, d=DIM, N=NCTX, prompts=PROMPTS, q_scale=Real(0, 100, closed='right'), seed=SEED)
+    # N >= 2: with one demonstration x_i - x_bar = 0, so every gradient is 0 and the identities compare 0
+    # with 0; prompts >= 2: the loss identity is judged by a z-score over prompts
+    PARAMS = dict(K=K_, d=DIM, N=Int(2, 10**6), prompts=Int(2, 10**6), q_scale=Real(0, 100, closed='right'), seed=SEED)
 
     def validate(self):
         _k_le_d(self)
@@ -109,6 +110,7 @@ def run_identities(cfg: IdentitiesConfig) -> IdentitiesResult:
     p = torch.linspace(1.0, 2.0, cfg.K, dtype=torch.float64)
     p = p / p.sum()  # unequal p, so the p_k factor of each column is exercised
     batch = PromptSampler.from_features(V, LinearTask(cfg.d), N=cfg.N, p=p).sample(cfg.prompts, g)
+    chk.every_feature_queried(batch.query_ids, cfg.K, "prompts", cfg.prompts)  # the empirical law needs each
     model = QOnlyAttention(cfg.d, runs=1, init="normal", init_std=cfg.q_scale).to(dtype=torch.float64)
     errors = {}
     # I1: Lemma C.1 (empirical loss with sampled w) vs autograd

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..._checks import ConfigError
+from ... import _checks as chk
 
 from ... import metrics
 from ...config import make_generator
@@ -41,16 +41,6 @@ def _feature_metrics(model, batch: PromptBatch, K: int):
     return loss, amap
 
 
-def _check_every_feature_queried(query_ids: torch.Tensor, K: int, name: str, value: int) -> None:
-    """The per-feature losses and attention maps average over the prompts whose query has that
-    feature: a feature no prompt queries would make them undefined (NaN), so refuse before training."""
-    missing = sorted(set(range(K)) - set(query_ids.reshape(-1).tolist()))
-    if missing:
-        raise ConfigError(f"{name}={value} leaves feature(s) {', '.join(str(k + 1) for k in missing[:5])}"
-                          f"{' ...' if len(missing) > 5 else ''} with no query: per-feature losses would be "
-                          f"undefined; use more prompts")
-
-
 def train_on_settings(make_model, grid: RunGrid, *, K, d, N, train_prompts, test_prompts, epochs, record_at,
                       seed_base: int, p1: float, features=None) -> TrainedRuns:
     """Full-batch Adam (one step per epoch) for every run of ``grid`` (axes ``setting``, ``lr``,
@@ -65,9 +55,8 @@ def train_on_settings(make_model, grid: RunGrid, *, K, d, N, train_prompts, test
     data = PromptBatch.stack([samplers[r["setting"]].sample(train_prompts, make_generator(seed_base + r["seed"]))
                               for r in labels])
     for s in settings:
-        _check_every_feature_queried(tests[s].query_ids, K, "test_prompts", test_prompts)
-    for r, ids in zip(labels, data.query_ids):
-        _check_every_feature_queried(ids, K, "train_prompts", train_prompts)
+        chk.every_feature_queried(tests[s].query_ids, K, "test_prompts", test_prompts)
+    chk.every_feature_queried(data.query_ids, K, "train_prompts", train_prompts)  # each run's own prompts
     model = make_model(grid["seed"])
     groups = {s: grid.index(setting=s) for s in settings}
 

@@ -36,7 +36,7 @@ from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, bloc
                                 half_zero_times, ordering, run_block, run_polynomial, run_polynomial_theory,
                                 polynomial_from_summary, summarize_block, summarize_polynomial)
 from .tasks import (FEATURE_KINDS, Sec6Setting, FLAT, L_TUPLE, POSITIVE, RUN_PARAMS, SETTING_PARAMS, SHARP,  # noqa: F401
-                    RandomReLUNetTask, ScaledPromptSet, check_features_fit, cosine_feature_prompts, cosine_sampler,
+                    RandomReLUNetTask, ScaledPromptSet, Sec6Runs, cosine_feature_prompts, cosine_sampler,
                     make_features, polynomial_sampler)
 from . import experiments_block
 
@@ -45,25 +45,17 @@ EXPERIMENTS = Registry("nonlinear", experiments_block.EXPERIMENTS)
 
 # ============================================================================ theory model: Figs 1-3
 @dataclass(frozen=True)
-class TheoryConfig(Sec6Setting):
+class TheoryConfig(Sec6Runs):
     """Theory model (Q-only, Q = 0, full-batch GD) on the Sec. 6 setting.  The paper gives no step
     size for the theory model; eta = 10 is our choice.  Per seed one set of M prompts (drawn with
     L = 1); the six L values scale its labels."""
 
     steps: int = 400
     lr: float = 10.0
-    L_values: tuple = FLAT + SHARP
-    seeds: int = 5
-    seed: int = 0
-    test_prompts: int = 1000
-    test_seed: int = 50_000
     CI = dict(seeds=2, M=200, test_prompts=300)
     BOOK = dict(seeds=3)
     BOOK_WHY = dict(seeds="3 of the reference 5 seeds (the paper gives none) for the book's 70 s budget; the runs are exact GD")
-    PARAMS = dict(SETTING_PARAMS, **RUN_PARAMS, L_values=L_TUPLE)
-
-    def validate(self):
-        check_features_fit(self)
+    PARAMS = dict(steps=STEPS, lr=LR)
 
 
 @dataclass
@@ -138,9 +130,6 @@ class SweepConfig(Sec6Setting):
     PARAMS = dict(SETTING_PARAMS, L_grid=L_TUPLE, eta_grid=TupleOf(LR, max_len=64),
                   K_grid=TupleOf(Int(2, 4096), max_len=64), delta_grid=TupleOf(POSITIVE, max_len=64),
                   L_ref=POSITIVE, eta_ref=LR, seed=SEED)
-
-    def validate(self):
-        check_features_fit(self)
 
 
 @dataclass
@@ -285,9 +274,6 @@ class LateConfig(Sec6Setting):
     PARAMS = dict(SETTING_PARAMS, steps=Int(100, 10**7), lr=LR, L_values=L_TUPLE,
                   eps_grid=TupleOf(Real(0, 1, closed="neither"), max_len=64), seed=SEED, direct=Bool())
 
-    def validate(self):
-        check_features_fit(self)
-
 
 @dataclass
 class LateResult:
@@ -398,7 +384,7 @@ class GeneralizationConfig(Sec6Setting):
                   snapshots=TupleOf(Int(0, 10**7), max_len=1000), seed=SEED, test_seed=SEED)
 
     def validate(self):
-        check_features_fit(self)
+        super().validate()
         if any(s > self.steps for s in self.snapshots):
             raise chk.ConfigError(f"snapshots must lie in [0, steps={self.steps}] (got {self.snapshots})")
 
@@ -469,9 +455,6 @@ class DeltaConfig(ScaledConfig):
                   features=OneOf(*FEATURE_KINDS), M=Int(1, 100_000), steps=STEPS, lr=LR, L_values=L_TUPLE,
                   eps=Real(0, 1, closed="neither"), seed=SEED)
 
-    def validate(self):
-        check_features_fit(self)
-
 
 @dataclass
 class DeltaResult:
@@ -533,7 +516,7 @@ class NonUniformConfig(Sec6Setting):
                   L=POSITIVE, level=Real(0, 1, closed="neither"), record_every=Int(1, 10**6), seed=SEED)
 
     def validate(self):
-        check_features_fit(self)
+        super().validate()
         if len(self.p) != self.K or abs(sum(self.p) - 1) > 1e-9:
             raise chk.ConfigError(f"p must have K={self.K} entries summing to 1 (got {self.p})")
 

@@ -28,19 +28,18 @@ from ...models import OneBlockTransformer, QOnlyAttention
 from ...params import LR, SEED, SIZE, STEPS, Int, OneOf
 from ...registry import Registry
 from ...train import RunGrid, train
-from .tasks import (FLAT, L_TUPLE, Sec6Setting, RUN_PARAMS, SETTING_PARAMS, SHARP, ScaledPromptSet, check_features_fit,
+from .tasks import (FLAT, L_TUPLE, Sec6Setting, RUN_PARAMS, SETTING_PARAMS, SHARP, ScaledPromptSet, Sec6Runs,
                     cosine_sampler, make_features, polynomial_sampler)
 
 EXPERIMENTS = Registry("nonlinear")
 
 BLOCK_PARAMS = dict(epochs=Int(1, 100_000), batch=Int(1, 100_000), optimizer=OneOf("sgd", "adam"), lr=LR, width=SIZE, ffn=SIZE,
-                    L_values=L_TUPLE, seeds=Int(1, 1000), seed=SEED, test_prompts=Int(1, 200_000),
-                    record_epochs=Int(1, 100_000), test_seed=SEED)
+                    record_epochs=Int(1, 100_000))
 
 
 # ============================================================================ practical block: Figs 1-3
 @dataclass(frozen=True)
-class BlockConfig(Sec6Setting):
+class BlockConfig(Sec6Runs):
     """The practical one-block transformer (width 32, FFN 64, pre-LN, query self-score masked) on
     the Sec. 6 cosine tasks, a fixed set of M prompts, batch 30.  The paper names no optimizer: the
     primary reading is plain SGD (lr 0.03), closest to the GD of the paper's analysis; Adam (lr 1e-3)
@@ -56,9 +55,6 @@ class BlockConfig(Sec6Setting):
     lr: float = 0.03  # Adam 1e-3 is the alternative the chapter also reports
     width: int = 32
     ffn: int = 64
-    L_values: tuple = FLAT + SHARP
-    seeds: int = 5
-    seed: int = 0
     test_prompts: int = 300
     record_epochs: int = 2
     test_seed: int = 70_000
@@ -74,7 +70,7 @@ class BlockConfig(Sec6Setting):
     PARAMS = dict(SETTING_PARAMS, **BLOCK_PARAMS)
 
     def validate(self):
-        check_features_fit(self)
+        super().validate()
         if self.batch > self.M:
             raise chk.ConfigError(f"batch must be <= M={self.M} (got {self.batch})")
 
@@ -142,6 +138,8 @@ def _prompt_sets(cfg, samp: PromptSampler):
     base = PromptBatch.stack([samp.sample(cfg.M, make_generator(s)) for s in seeds]).to(dtype=torch.float32)
     test = PromptBatch.stack([samp.sample(cfg.test_prompts, make_generator(cfg.test_seed + s))
                               for s in seeds]).to(dtype=torch.float32)
+    if test.query_ids is not None:  # the attention per feature is read on the held-out prompts
+        chk.every_feature_queried(test.query_ids, cfg.K, "test_prompts", cfg.test_prompts)
     return base, test
 
 
@@ -202,7 +200,7 @@ class PolynomialConfig(ScaledConfig):
                     seeds="1 run per L instead of the paper's 30",
                     test_prompts="150 held-out prompts", eval_train="the loss on 150 training prompts (all of them)",
                     theory_steps="200 GD steps of the theory model")
-    PARAMS = dict(BLOCK_PARAMS, d=SIZE, N=Int(1, 100_000), M=Int(1, 100_000), eval_train=Int(1, 100_000),
+    PARAMS = dict(BLOCK_PARAMS, **RUN_PARAMS, d=SIZE, N=Int(1, 100_000), M=Int(1, 100_000), eval_train=Int(1, 100_000),
                   theory_lr=LR, theory_steps=STEPS)
 
     def validate(self):

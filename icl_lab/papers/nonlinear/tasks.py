@@ -175,7 +175,8 @@ L_TUPLE = TupleOf(POSITIVE, max_len=64)
 #: the Sec. 6 setting shared by every cosine-task config (features, context, prompts)
 SETTING_PARAMS = dict(d=SIZE, K=Int(2, 4096), N=Int(1, 100_000), c=POSITIVE, delta=POSITIVE,
                       features=OneOf(*FEATURE_KINDS), M=Int(1, 100_000))
-RUN_PARAMS = dict(steps=STEPS, lr=LR, seeds=Int(1, 1000), seed=SEED, test_prompts=Int(1, 200_000), test_seed=SEED)
+# the runs of a figure: swept L values, training seeds, held-out prompts from their own seed
+RUN_PARAMS = dict(L_values=L_TUPLE, seeds=Int(1, 1000), seed=SEED, test_prompts=Int(1, 200_000), test_seed=SEED)
 
 
 @dataclass(frozen=True)
@@ -193,8 +194,20 @@ class Sec6Setting(ScaledConfig):
     M: int = 300
     PARAMS = SETTING_PARAMS
 
+    def validate(self):
+        """K orthogonal features need K <= d (every cosine-task config; extend with super().validate())."""
+        if self.features != "gaussian":
+            chk.features_fit(self.K, self.d, "orthogonal features")
 
-def check_features_fit(cfg) -> None:
-    """The cross-field rule of every cosine-task config: K orthogonal features need K <= d."""
-    if cfg.K > cfg.d and cfg.features != "gaussian":
-        raise chk.ConfigError(f"K must be <= d for orthogonal features (got K={cfg.K}, d={cfg.d})")
+
+@dataclass(frozen=True)
+class Sec6Runs(Sec6Setting):
+    """The Sec. 6 setting with the runs of the figures: the six L values (three flat, three sharp),
+    seeds of the training runs, and a held-out prompt set drawn from its own seed."""
+
+    L_values: tuple = FLAT + SHARP
+    seeds: int = 5
+    seed: int = 0
+    test_prompts: int = 1000
+    test_seed: int = 50_000
+    PARAMS = RUN_PARAMS

@@ -5,6 +5,7 @@ what is read off a training (first-hit times, Lemma 3's output-layer split)."""
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 import time
 from dataclasses import dataclass, field, replace
 from typing import Sequence
@@ -170,12 +171,28 @@ def _nan_none(x):
     return None if isinstance(x, float) and math.isnan(x) else x
 
 
+@contextmanager
+def flushing_denormals():
+    """Flush denormal floats to zero inside the block (softmax of large logits produces denormals,
+    which are slow on CPUs), and give the process its previous setting back afterwards."""
+    before = float(torch.tensor(1e-300, dtype=torch.float64) * 1e-20) == 0.0
+    torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(before)
+
+
 def train_groups(cfg, groups: Sequence[Group], *, mechanism: bool = False, patterns=None,
                  device=None) -> TrainResult:
     """Train ``cfg.seeds`` runs per group, all groups together (one model with R = G x S runs;
     run (g, s) uses seed ``cfg.seed + s``: common random numbers across the swept values)."""
+    with flushing_denormals():
+        return _train_groups(cfg, groups, mechanism=mechanism, patterns=patterns, device=device)
+
+
+def _train_groups(cfg, groups: Sequence[Group], *, mechanism: bool, patterns, device) -> TrainResult:
     t0, c0 = time.perf_counter(), time.process_time()
-    torch.set_flush_denormal(True)  # softmax of large logits produces denormals, which are slow on CPUs
     grid = RunGrid(group=range(len(groups)), seed=range(cfg.seeds))
     seeds = [cfg.seed + s for s in grid["seed"]]
     per_run = [groups[g] for g in grid["group"]]

@@ -65,8 +65,7 @@ class CrossPaperConfig(ScaledConfig):
                   contrast_tasks=Int(100, 10**7), eval_prompts=Int(1, 10**6))
 
     def validate(self):
-        if self.K > self.d:
-            raise chk.ConfigError(f"K must be <= d for orthonormal features (got K={self.K}, d={self.d})")
+        chk.features_fit(self.K, self.d)
 
 
 @dataclass
