@@ -51,6 +51,40 @@ class Experiment:
         names = getattr(self.config, "__dataclass_fields__", {})
         return "seeds" in names and "seed" in names
 
+    @property
+    def summary_keys(self) -> frozenset | None:
+        """The keys its summary function declares with :func:`returns` (None: not declared)."""
+        return getattr(self.summary, "summary_keys", None)
+
+    def summary_shape_problem(self, summary: dict) -> str | None:
+        """Why ``summary`` does not have this experiment's shape (its declared keys), or None."""
+        want = self.summary_keys
+        if want is None or not isinstance(summary, dict):
+            return None
+        missing, extra = sorted(want - set(summary)), sorted(set(summary) - want)
+        if not (missing or extra):
+            return None
+        return ("the summary does not have the experiment's keys ("
+                + "; ".join(p for p in (f"missing {', '.join(missing[:5])}" if missing else "",
+                                        f"unexpected {', '.join(extra[:5])}" if extra else "") if p) + ")")
+
+
+def returns(*keys: str):
+    """Declare the keys of the dict a summary function returns, its shape in the results store: a
+    stored summary with other keys is unusable and recomputed, and a computed one with other keys
+    (a declaration out of date) fails its task::
+
+        @returns("losses", "seconds")
+        def summarize_x(res): return {"losses": ..., "seconds": ...}
+    """
+    if not keys or not all(isinstance(k, str) and k for k in keys) or len(set(keys)) != len(keys):
+        raise ValueError(f"returns() takes distinct non-empty key names (got {keys!r})")
+
+    def mark(fn):
+        fn.summary_keys = frozenset(keys)
+        return fn
+    return mark
+
 
 class Registry(dict):
     """One paper's experiments, ``{name: Experiment}``, filled by :meth:`register`::

@@ -218,6 +218,11 @@ class ResultsStore:
             return None
         if rec["config"] != config_to_json(cfg):  # pragma: no cover - a hash collision
             return None
+        problem = _shape_problem(experiment, rec["summary"])
+        if problem:  # e.g. an edited record whose checksum was recomputed
+            if warn:
+                warnings.warn(f"result file {str(path)!r} is unusable: {problem}; it will be recomputed", stacklevel=2)
+            return None
         if not stale and not is_current(rec):
             return None
         return rec
@@ -354,9 +359,24 @@ def run_and_record(experiment: str, cfg, *, scale: str | None = None, overrides:
     problem = summary_problem(summary)
     if problem:
         raise TaskError(f"{experiment}: {problem}; nothing stored (a smaller learning rate or fewer steps may help)")
+    problem = exp.summary_shape_problem(summary)
+    if problem:
+        raise TaskError(f"{experiment}: {problem}; nothing stored (its summary function's returns() is out of date)")
     return make_record(experiment, cfg, summary, scale=scale, overrides=overrides, started=started,
                        wall=time.perf_counter() - t0, cpu=time.process_time() - c0, device=str(dev),
                        threads=torch.get_num_threads())
+
+
+def _shape_problem(experiment: str, summary) -> str | None:
+    """The registered experiment's shape check of a stored summary (None for an experiment this
+    process does not know, e.g. a plug-in that is not loaded)."""
+    from .registry import all_experiments
+
+    try:
+        exp = all_experiments().get(experiment)
+    except Exception:  # noqa: BLE001 - a broken plug-in must not make every record unreadable
+        return None
+    return exp.summary_shape_problem(summary) if exp is not None else None
 
 
 def _accepts_device(fn) -> bool:

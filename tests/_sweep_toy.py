@@ -10,7 +10,7 @@ import torch
 
 from icl_lab.config import ScaledConfig, make_generator
 from icl_lab.params import SEED, Int, OneOf, Real, TupleOf
-from icl_lab.registry import Experiment
+from icl_lab.registry import Experiment, returns
 
 CALLS = []  # configs run in this process (to check that stored tasks are skipped)
 
@@ -51,6 +51,7 @@ def run_toy(cfg: ToyConfig) -> ToyResult:
     return ToyResult(per_seed, time.perf_counter() - t0)
 
 
+@returns("per_seed", "shifts_count", "seconds")
 def summarize_toy(res: ToyResult) -> dict:
     return {"per_seed": res.per_seed.tolist(), "shifts_count": res.per_seed.shape[0], "seconds": res.seconds}
 

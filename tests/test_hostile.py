@@ -110,3 +110,34 @@ def test_reader_in_a_limited_subprocess(tmp_path, kind):
             f"try:\n    ResultsStore({str(root)!r}).read({str(path)!r})\nexcept StoreError:\n    sys.exit(3)\n")
     r = subprocess.run([sys.executable, "-c", code], timeout=20, capture_output=True)
     assert r.returncode == 3, r.stderr.decode()[-500:]
+
+
+def test_a_summary_without_the_experiments_keys_is_recomputed(toy, tmp_path, monkeypatch):
+    """A record edited to another shape (its checksum recomputed, so it reads as intact) is not served:
+    the experiment's declared summary keys are checked on read, and the task is computed again; a
+    computed summary that does not match its declaration fails its task."""
+    import json
+
+    import _sweep_toy
+
+    from icl_lab import sweep
+    from icl_lab.records import TaskError, checksum
+
+    p = sweep.plan(toy, "paper", seeds=2)
+    first = sweep.run(p, results_dir=tmp_path, progress=False)
+    (task,) = p.tasks
+    path = ResultsStore(tmp_path).path_for(toy, task.config)
+    rec = json.loads(path.read_text())
+    rec["summary"] = {"per_seed": [[1.0]], "seconds": 0.1}  # shifts_count dropped
+    del rec["checksum"]
+    rec["checksum"] = checksum(rec)
+    path.write_text(json.dumps(rec))
+    with pytest.warns(UserWarning, match="missing shifts_count"):
+        assert ResultsStore(tmp_path).get(toy, task.config) is None
+    again = sweep.run(p, results_dir=tmp_path, progress=False)
+    assert again.computed == [task.key]
+    assert again.records[task.key]["summary"]["per_seed"] == first.records[task.key]["summary"]["per_seed"]
+    # a declaration out of date fails the task and stores nothing
+    monkeypatch.setattr(_sweep_toy.summarize_toy, "summary_keys", frozenset({"per_seed", "seconds"}))
+    res = sweep.run(p, results_dir=tmp_path / "other", progress=False)
+    assert "unexpected shifts_count" in res.failed[task.key] and not list((tmp_path / "other").rglob("*.json"))

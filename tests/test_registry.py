@@ -85,3 +85,14 @@ def test_hit_sweep_reads_median_fastest_and_unreached_seeds():
     assert h.slope() == pytest.approx(math.log(3 / 6) / math.log(2))  # the unreached value is left out
     assert h.slope(inverse=True, fastest=True) == pytest.approx(math.log(10 / 2) / math.log(4))
     assert h.report("x").startswith("6 runs in 1.0 s wall (2.0 s CPU)\nx: (0.5, 1.0, 2.0)")
+
+
+def test_every_summary_declares_its_keys():
+    """The results store checks a stored summary's shape against these declarations."""
+    from icl_lab.registry import all_experiments, returns
+
+    undeclared = [n for n, e in all_experiments().items() if e.summary_keys is None]
+    assert not undeclared, f"summary functions without @returns(...): {undeclared}"
+    for bad in ((), ("a", "a"), ("",)):
+        with pytest.raises(ValueError):
+            returns(*bad)

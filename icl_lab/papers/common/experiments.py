@@ -12,7 +12,7 @@ from ...config import ScaledConfig, make_generator
 from ...params import LR, SEED, SIZE, STEPS, Int, Real, TupleOf
 from ...data import LinearTask, PromptBatch, PromptSampler, standard_basis
 from ...models import KernelAttention, QOnlyAttention
-from ...registry import Registry
+from ...registry import Registry, returns
 from ...train import mse_loss, train
 
 EXPERIMENTS = Registry("common")
@@ -78,6 +78,8 @@ def _half_mse(pred, target):
     return float(0.5 * ((pred - target) ** 2).mean())
 
 
+@returns("N", "trained_loss", "own_attention", "uniform_loss", "bayes_risk", "knn1_loss", "nw_loss",
+         "linear_attention_loss", "lower_bound", "seconds")
 def summarize_context_length(res: ContextLengthResult) -> dict:
     """JSON-serialisable summary (per-seed values as lists in seed order) for the results store."""
     return {

@@ -32,7 +32,7 @@ from ...config import ScaledConfig, make_generator
 from ...data import LinearTask, PromptBatch, PromptSampler, random_orthonormal, standard_basis
 from ...models import OneBlockTransformer, QOnlyAttention
 from ...params import Int, Real, OneOf, TupleOf
-from ...registry import Registry
+from ...registry import Registry, returns
 from ...train import RunGrid, mse_loss, train
 from ..common.experiments import q_only_gradient_closed_form
 from .theory import (BALANCED_P, IMBALANCED_P, CountLaw, feature_losses, gradient, loss_floor,  # noqa: F401
@@ -95,6 +95,7 @@ class IdentitiesResult:
     seconds: float
 
 
+@returns("errors", "floors", "seconds")
 def summarize_identities(res: IdentitiesResult) -> dict:
     return {"errors": res.errors, "floors": res.floors, "seconds": res.seconds}
 
@@ -195,6 +196,7 @@ class FullVsReducedResult:
     seconds: float
 
 
+@returns("max_diff_marginalized", "max_diff_sampled", "mc_spread", "off_span", "min_alpha", "seconds")
 def summarize_full_vs_reduced(res: FullVsReducedResult) -> dict:
     return {"max_diff_marginalized": res.max_diff_marginalized, "max_diff_sampled": res.max_diff_sampled,
             "mc_spread": res.mc_spread,
@@ -287,6 +289,7 @@ class TheoryModelResult:
     seconds: float
 
 
+@returns("population", "labels", "final_test_loss", "final_S_diag", "seconds")
 def summarize_theory_model(res: TheoryModelResult) -> dict:
     pop = {s: {"final_losses": r.losses[-1].tolist(), "floor": r.floor.tolist()} for s, r in res.population.items()}
     a = res.adam
@@ -354,6 +357,7 @@ class ReplicaResult:
     seconds: float
 
 
+@returns("labels", "epochs", "final_test_loss", "final_train_loss", "final_test_diag_attention", "seconds")
 def summarize_replica(res: ReplicaResult) -> dict:
     r = res.runs
     return {"labels": r.labels, "epochs": r.epochs, "final_test_loss": r.test_loss[-1].tolist(),
@@ -424,6 +428,7 @@ def _w_family(name: str, n: int, d: int, g) -> torch.Tensor:
     return torch.tan(math.pi * (u - 0.5))
 
 
+@returns("steps", "median_rel_err", "median_one_minus_attn", "bound_violation")
 def summarize_unseen_w(res: UnseenWResult) -> dict:
     return {"steps": res.steps, "median_rel_err": res.median_rel_err,
             "median_one_minus_attn": res.median_one_minus_attn, "bound_violation": res.bound_violation}

@@ -13,7 +13,7 @@ import numpy as np
 from ... import _checks as chk
 from ...config import ScaledConfig, make_generator
 from ...params import Int, Real, TupleOf
-from ...registry import Registry
+from ...registry import Registry, returns
 from .theory import SymmetricColumn, convergence_time, phase_times, tail_fractions
 
 EXPERIMENTS = Registry("convergence")
@@ -82,6 +82,7 @@ def _times_json(t: dict) -> dict:
     return {k: (None if not np.isfinite(v) else float(v)) for k, v in t.items()}
 
 
+@returns("balanced", "under", "dominant_times", "seconds")
 def summarize_sweep(res: SweepResult) -> dict:
     return {"balanced": {str(K): _times_json(v["times"]) for K, v in res.balanced.items()},
             "under": {f"p1={p1},K={K}": _times_json(v["times"]) for (p1, K), v in res.under.items()},
@@ -160,6 +161,7 @@ class PortraitResult:
     seconds: float
 
 
+@returns("times", "finite_times", "seconds")
 def summarize_portrait(res: PortraitResult) -> dict:
     return {"times": _times_json(res.times), "finite_times": _times_json(res.finite_times), "seconds": res.seconds}
 
@@ -212,6 +214,7 @@ class FiniteNResult:
     seconds: float
 
 
+@returns("N", "times", "floor", "tail", "seconds")
 def summarize_finite_n(res: FiniteNResult) -> dict:
     return {"N": [str(n) for n in res.N], "times": [_times_json(t) for t in res.times], "floor": res.floor,
             "tail": {str(k): v for k, v in res.tail.items()}, "seconds": res.seconds}
@@ -263,6 +266,7 @@ class EtaCheckResult:
     seconds: float
 
 
+@returns("max_rel_diff", "seconds")
 def summarize_eta_check(res: EtaCheckResult) -> dict:
     return {"max_rel_diff": res.max_rel_diff, "seconds": res.seconds}
 

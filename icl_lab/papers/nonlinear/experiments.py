@@ -30,7 +30,7 @@ from ... import metrics
 from ...config import ScaledConfig, make_generator
 from ...data import CosineFeatureTask, PromptSampler, TwoReLUTask
 from ...params import LR, SEED, SIZE, STEPS, Bool, Int, OneOf, Real, TupleOf
-from ...registry import Registry
+from ...registry import Registry, returns
 from . import theory as th
 from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, block_times, censored_mean,  # noqa: F401
                                 half_zero_times, ordering, run_block, run_polynomial, run_polynomial_theory,
@@ -84,6 +84,7 @@ def theory_prompts(cfg, s: int):
     return V, train_p, test_p
 
 
+@returns("L", "final_loss", "final_own_attention", "seconds")
 def summarize_theory(res: TheoryResult) -> dict:
     return {"L": list(res.config.L_values), "final_loss": res.loss[:, -1].tolist(),
             "final_own_attention": res.own[:, -1].tolist(), "seconds": res.seconds}
@@ -204,6 +205,7 @@ def _phase1(cfg, K, N, delta, L, eta, M, max_steps=200_000, direct: bool = False
     return {"T1": T1, "g0": g0, "q_end": q_end, "traj": traj, "level": level, "s4": s4, "V": V}
 
 
+@returns("T1_L_eta", "T1_K", "T1_delta", "slope_L", "seconds")
 def summarize_sweep(res: SweepResult) -> dict:
     return {"T1_L_eta": res.T1_L_eta.tolist(), "T1_K": res.T1_K.tolist(), "T1_delta": res.T1_delta.tolist(),
             "slope_L": metrics.loglog_slope(torch.tensor(res.config.L_grid), res.T1_L_eta[0]),
@@ -286,6 +288,7 @@ class LateResult:
     seconds: float
 
 
+@returns("T_eps_attn", "T_eps_loss", "final_loss", "seconds")
 def summarize_late(res: LateResult) -> dict:
     return {"T_eps_attn": res.T_eps_attn.tolist(), "T_eps_loss": res.T_eps_loss.tolist(),
             "final_loss": res.loss[-1].tolist(), "seconds": res.seconds}
@@ -342,6 +345,7 @@ class ConcentrationResult:
     delta_min: list
 
 
+@returns("N", "delta_min", "min_margin")
 def summarize_concentration(res: ConcentrationResult) -> dict:
     return {"N": list(res.config.N_values), "delta_min": res.delta_min,
             "min_margin": [float((e - b).min()) for e, b in zip(res.empirical, res.paper)]}
@@ -400,6 +404,7 @@ class GeneralizationResult:
     zero_err: dict  # family -> error at Q = 0 (uniform attention)
 
 
+@returns("families", "final_err", "max_ratio", "zero_err")
 def summarize_generalization(res: GeneralizationResult) -> dict:
     return {"families": res.families, "final_err": {k: float(v[-1]) for k, v in res.err.items()},
             "max_ratio": res.max_ratio, "zero_err": res.zero_err}
@@ -466,6 +471,7 @@ class DeltaResult:
     seconds: float
 
 
+@returns("N", "T1", "T_star", "rate2", "seconds")
 def summarize_delta(res: DeltaResult) -> dict:
     return {"N": list(res.config.N_grid), "T1": res.T1.tolist(), "T_star": res.T_star.tolist(),
             "rate2": res.rate2.tolist(), "seconds": res.seconds}
@@ -531,6 +537,7 @@ class NonUniformResult:
     seconds: float
 
 
+@returns("p", "T_level", "final_own", "seconds")
 def summarize_nonuniform(res: NonUniformResult) -> dict:
     return {"p": list(res.config.p), "T_level": res.T_level.tolist(), "final_own": res.own_k[-1].tolist(),
             "seconds": res.seconds}

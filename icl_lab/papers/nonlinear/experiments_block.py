@@ -26,7 +26,7 @@ from ...config import ScaledConfig, make_generator
 from ...data import PromptBatch, PromptSampler
 from ...models import OneBlockTransformer, QOnlyAttention
 from ...params import LR, SEED, SIZE, STEPS, Int, OneOf
-from ...registry import Registry
+from ...registry import Registry, returns
 from ...train import RunGrid, train
 from .tasks import (FLAT, L_TUPLE, Sec6Setting, RUN_PARAMS, SETTING_PARAMS, SHARP, ScaledPromptSet, Sec6Runs,
                     cosine_sampler, make_features, polynomial_sampler)
@@ -143,6 +143,7 @@ def _prompt_sets(cfg, samp: PromptSampler):
     return base, test
 
 
+@returns("L", "epochs", "final_train_loss", "final_test_loss", "final_own_attention", "seconds")
 def summarize_block(res: BlockResult) -> dict:
     return {"L": list(res.config.L_values), "epochs": res.epochs.tolist(),
             "final_train_loss": res.train_loss[-1].tolist(), "final_test_loss": res.test_loss[-1].tolist(),
@@ -208,6 +209,8 @@ class PolynomialConfig(ScaledConfig):
             raise chk.ConfigError(f"batch must be <= M={self.M} (got {self.batch})")
 
 
+@returns("L", "final_train_loss", "final_test_loss", "zero_baseline", "baseline", "epochs", "train_curve",
+         "test_curve", "seconds")
 def summarize_polynomial(res: BlockResult) -> dict:
     """Final losses per (L, run) and the whole curves (record, L, run), enough to redraw Fig. 4 from a
     stored record (:func:`polynomial_from_summary`)."""

@@ -33,13 +33,13 @@ from ..._checks import ConfigError
 from ...config import make_generator
 from ...data.tasks import cyclic_pair_tasks
 from ...params import Int, OneOf, Real, TupleOf
-from ...registry import Registry
+from ...registry import Registry, returns
 from .data import all_pair_tasks, is_balanced, shortcut_accuracy, task_set, unbalanced_tasks
 from .ood import OODConfig, OODResult, evaluate_ood, ood_conditions, run_ood, summarize_ood  # noqa: F401
 from .setting import (ALPHA, MECHANISM, POS, SelectorsConfig, SeedSweepConfig, run_seed_sweep,  # noqa: F401
                       summarize_seed_sweep)
 from .theory import oracle_accuracy
-from .training import Group, TrainResult, evaluate, train_groups
+from .training import TRAIN_SUMMARY, Group, TrainResult, evaluate, train_groups
 from . import ood, setting
 
 EXPERIMENTS = Registry("selectors", setting.EXPERIMENTS, ood.EXPERIMENTS)
@@ -59,6 +59,7 @@ class AlphaSweepConfig(SelectorsConfig):
     PARAMS = dict(alphas=TupleOf(ALPHA, max_len=32))
 
 
+@returns(*TRAIN_SUMMARY)
 def summarize_train(res: TrainResult) -> dict:
     return res.summary()
 
@@ -196,6 +197,7 @@ class PromptLengthResult:
     seconds: float
 
 
+@returns("alphas", "lengths", "acc", "mass", "oracle", "seconds")
 def summarize_prompt_length(res: PromptLengthResult) -> dict:
     return {"alphas": list(res.config.alphas), "lengths": list(res.config.lengths), "acc": res.acc.tolist(),
             "mass": res.mass.tolist(), "oracle": res.oracle.tolist(), "seconds": res.seconds}
@@ -248,6 +250,7 @@ class TaskCountResult:
     train_acc: torch.Tensor  # (G, S) final accuracy on the group's own training tasks
 
 
+@returns(*TRAIN_SUMMARY, "balanced", "all_pairs_acc", "all_pairs_mass", "shortcut_acc")
 def summarize_task_count(res: TaskCountResult) -> dict:
     out = res.train.summary()
     out.update(balanced=res.balanced, all_pairs_acc=res.all_pairs_acc.tolist(),
@@ -307,6 +310,7 @@ class Theorem1Config(SeedSweepConfig):
     BOOK = {}  # not run by the book: the chapter reads the stored paper-scale records
 
 
+@returns(*TRAIN_SUMMARY, *(f"final_{k}" for k in MECHANISM + ("hinge", "mass_present")))
 def summarize_theorem1(res: TrainResult) -> dict:
     return summarize_seed_sweep(res, MECHANISM + ("hinge", "mass_present"))
 

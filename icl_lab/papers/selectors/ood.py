@@ -14,7 +14,7 @@ from ...config import make_generator
 from ...data.prompts import PairClassificationSampler
 from ...data.tasks import PairTask
 from ...params import PROMPTS, Int, TupleOf
-from ...registry import Registry
+from ...registry import Registry, returns
 from .data import all_pair_tasks, task_set
 from .setting import ALPHA, SeedSweepConfig, run_seed_sweep
 from .theory import oracle_accuracy
@@ -148,6 +148,8 @@ def evaluate_ood(cfg: OODConfig, train_res: TrainResult, group: int = 0) -> OODR
                      list(cfg.l_ts_grid), torch.stack(gacc).double(), torch.stack(gmass).double(), oracle)
 
 
+@returns("conditions", "covered", "acc", "mass", "l_grid", "alpha_primes", "grid_acc", "oracle",
+         "train_final_acc")
 def summarize_ood(res: OODResult) -> dict:
     return {"conditions": [c.name for c in res.conditions], "covered": [c.covered for c in res.conditions],
             "acc": res.acc.tolist(), "mass": res.mass.tolist(), "l_grid": res.l_grid,

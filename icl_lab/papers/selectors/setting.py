@@ -13,10 +13,10 @@ from ...config import ScaledConfig
 from ...data.prompts import PairClassificationSampler
 from ...models import AttentionMLP
 from ...params import PROB, PROMPTS, Bool, Int, OneOf, Real, TupleOf
-from ...registry import Registry
+from ...registry import Registry, returns
 from .data import TASK_SETS, task_set
 from .theory import prompt_length_bound, theorem1_conditions
-from .training import Group, TrainResult, train_groups
+from .training import TRAIN_SUMMARY, Group, TrainResult, train_groups
 
 EXPERIMENTS = Registry("selectors")
 
@@ -157,6 +157,7 @@ class SeedSweepConfig(SelectorsConfig):
 MECHANISM = ("WQ_mu", "WK_mu", "WQ_nu", "WK_nu", "lab_in", "feat_in", "lab_lit", "feat_lit", "partner_mass")
 
 
+@returns(*TRAIN_SUMMARY, *(f"final_{k}" for k in MECHANISM))
 def summarize_seed_sweep(res: TrainResult, finals: Sequence[str] = MECHANISM) -> dict:
     """The training summary plus the final value (``final_<name>``) of each measurement in ``finals``."""
     out = res.summary()

@@ -160,10 +160,13 @@ class TrainResult:
         return self.grid(self.t_hit)
 
     def summary(self) -> dict:
+        """The stored summary of a training (keys: :data:`TRAIN_SUMMARY`)."""
         return {"labels": list(map(str, self.labels)), "values": [float(v) for v in self.values],
                 "t_hit": _nan_none(self.hits().tolist()), "final_acc": self.final("acc").tolist(),
                 "final_mass": self.final("mass").tolist(), "seconds": self.seconds, "cpu_seconds": self.cpu_seconds}
 
+
+TRAIN_SUMMARY = ("labels", "values", "t_hit", "final_acc", "final_mass", "seconds", "cpu_seconds")
 
 def _nan_none(x):
     if isinstance(x, list):

@@ -31,7 +31,7 @@ from ...config import ScaledConfig, make_generator
 from ...params import LR, SEED, SIZE, STEPS, Int, Real, TupleOf
 from ...data import CosineFeatureTask, LinearTask, PromptSampler, StackedSampler, standard_basis
 from ...models import QOnlyAttention
-from ...registry import Registry
+from ...registry import Registry, returns
 from ...train import train
 
 EXPERIMENTS = Registry("synthesis")
@@ -98,6 +98,8 @@ def label_contrast(task, V: torch.Tensor, n: int, generator: torch.Generator) ->
     return C, float(y.var())
 
 
+@returns("laws", "contrast", "label_var", "t_half", "fit_slope", "fit_intercept", "steps", "own_attention",
+         "final_loss", "seconds")
 def summarize_cross_paper(res: CrossPaperResult) -> dict:
     b, a = contrast_law_fit(res)
     return {"laws": res.laws, "contrast": res.contrast.tolist(), "label_var": res.label_var.tolist(),

@@ -13,7 +13,7 @@ from ...config import ScaledConfig, make_generator
 from ...data import LowRankTask, PromptBatch, PromptSampler, low_rank_covariates, random_subspace, transformed_sphere
 from ...data.inputs import gaussian, orthogonal_complement
 from ...params import LR, PROMPTS, SEED, STEPS, Int, OneOf, Real, TupleOf
-from ...registry import Registry
+from ...registry import Registry, returns
 from ...train import RunGrid
 from .data import F64, sphere_inputs
 from .trained import DECAY, POS, SEEDS
@@ -95,6 +95,7 @@ def _covariates(cfg, B, g):
     return lambda s, gg: low_rank_covariates(s, B, gg, c_u=1.0, c_v=cfg.c_v)
 
 
+@returns("steps", "rho_final", "error_final", "lr", "by_lr", "seconds")
 def summarize_lowrank_training(res: LowRankTrainingResult) -> dict:
     return {"steps": res.steps,
             "rho_final": {f"{a},{k}": v[-1].tolist() for (a, k), v in res.rho.items()},

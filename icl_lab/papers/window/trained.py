@@ -18,7 +18,7 @@ from ...config import ScaledConfig, make_generator
 from ...data import HillsTask, PromptBatch, PromptSampler, TwoReLUTask
 from ...metrics import spectral_norm
 from ...params import LR, PROMPTS, SEED, STEPS, Int, OneOf, Real, TupleOf
-from ...registry import Registry
+from ...registry import Registry, returns
 from ...train import RunGrid
 from .data import CLASSES, F64, input_law, log_grid, make_task, queries_for, sphere_inputs
 from .population import population_c_star
@@ -91,6 +91,7 @@ class NormResult:
     extra: dict = field(default_factory=dict)
 
 
+@returns("keys", "steps", "final_norm", "c_star", "seconds")
 def summarize_norms(res: NormResult) -> dict:
     return {"keys": [list(map(str, k)) for k in res.keys], "steps": res.steps,
             "final_norm": [res.norm[k][-1].tolist() for k in res.keys],
@@ -223,6 +224,8 @@ class IsotropyResult:
     seconds: float
 
 
+@returns("('tied', 'iso')", "('tied', 'aniso')", "('untied', 'iso')", "('untied', 'aniso')", "c_star",
+         "seconds")
 def summarize_isotropy(res: IsotropyResult) -> dict:
     return {str(k): {"anisotropy_start": v[0].tolist(), "anisotropy_end": v[-1].tolist(),
                      "norm_end": res.norm[k][-1].tolist()} for k, v in res.anisotropy.items()} | {
@@ -301,6 +304,7 @@ class TransferTrainingResult:
     seconds: float
 
 
+@returns("final_error", "final_norm", "seconds")
 def summarize_transfer_training(res: TransferTrainingResult) -> dict:
     return {"final_error": {f"{a}{b:g}->{c}": v[-1].tolist() for (a, b, c), v in res.error.items()},
             "final_norm": {f"{a}{b:g}": v[-1].tolist() for (a, b), v in res.norm.items()}, "seconds": res.seconds}
@@ -386,6 +390,7 @@ class HillsResult:
     seconds: float
 
 
+@returns("n", "trained", "optimum", "c_opt", "seconds")
 def summarize_hills(res: HillsResult) -> dict:
     return {"n": res.n, "trained": {f"{a},{nu:g}": v.tolist() for (a, nu), v in res.trained.items()},
             "optimum": {f"{a},{nu:g}": v.tolist() for (a, nu), v in res.optimum.items()},
