@@ -77,7 +77,9 @@ display(Markdown(reports.deviations_markdown()))
 # Where `book` reduces an experiment, the full-size run was made once, on the machine named in the
 # record, through `icl-lab run <experiment> --scale paper`, and its record ships with the book in
 # `results/reference/` (configuration, date, commit, host, wall and CPU time, library versions). The
-# chapters show these reference figures beside the book-scale ones. A test fails when a record's
+# nonlinear chapter draws Fig. 4 at full size from its records beside the book-scale figure, and the
+# selectors chapter reads Theorem 1's regime from its records; the others are listed here for reuse
+# (`icl_lab.reports.load_reference`) and are not yet drawn in their chapters. A test fails when a record's
 # configuration no longer equals the current `paper` configuration; `tools/reference_runs.sh`
 # regenerates them all (resumable: a finished seed chunk is stored at once and skipped on the next
 # call; `tools/reference_runs.sh --list` names the experiments). A record may cover only part of an

@@ -27,11 +27,18 @@ def toc_notebooks() -> list[Path]:
     return out
 
 
-def _cell(v) -> str:
-    if isinstance(v, tuple):
-        v = list(v)
-    s = str(v)
-    return (s if len(s) <= 60 else s[:57] + "...").replace("|", "\\|")
+def _short(v):
+    """Numbers at 4 significant digits, so that a swept grid reads as its values."""
+    if isinstance(v, float):
+        return float(f"{v:.4g}")
+    if isinstance(v, (tuple, list)):
+        return [_short(x) for x in v]
+    return v
+
+
+def _cell(v, width: int = 60) -> str:
+    s = str(_short(v))
+    return (s if len(s) <= width else s[:width - 3] + "...").replace("|", "\\|")
 
 
 def deviation_rows() -> list[dict]:
@@ -54,10 +61,12 @@ def deviations_markdown() -> str:
     rows = deviation_rows()
     if not rows:
         return "At `book` scale every experiment runs with the paper's parameters."
-    out = ["| experiment | paper location | parameter | paper | book | why |", "|---|---|---|---|---|---|"]
-    for r in rows:
-        out.append(f"| `{r['experiment']}` | {r['location']} | `{r['field']}` | {_cell(r['paper'])} | "
-                   f"{_cell(r['book'])} | {r['why']} |")
+    out = ["| experiment (paper location) | parameter: paper → book | why |", "|---|---|---|"]
+    last = None
+    for r in rows:  # the experiment is named on its first row only
+        name = f"`{r['experiment']}` ({r['location']})" if r["experiment"] != last else ""
+        last = r["experiment"]
+        out.append(f"| {name} | `{r['field']}`: {_cell(r['paper'], 40)} → {_cell(r['book'], 40)} | {r['why']} |")
     return "\n".join(out)
 
 
@@ -149,6 +158,7 @@ class Reference:
     seeds: list  # the seeds the records cover
     wanted: int  # the seeds the paper config trains
     records: list  # the records, in seed order
+    problem: str = ""  # why the summary is None although records exist
 
     @property
     def complete(self) -> bool:
@@ -182,6 +192,7 @@ def load_reference(experiment: str, root: Path | None = None) -> Reference:
     whose config matches (seed chunks merged in seed order); records of another config are ignored
     (``tests/test_reference.py`` fails on them)."""
     from .registry import all_experiments
+    from .records import StoreError
     from .store import merge_chunks, seeds_of
 
     cfg = all_experiments()[experiment].config.for_scale("paper")
@@ -191,11 +202,14 @@ def load_reference(experiment: str, root: Path | None = None) -> Reference:
     if want is None:  # no seed chunks: one record of the whole config
         good = good[:1]
     seeds = sorted({s for r in good for s in (r.get("seeds") or [])})
-    summary = None
+    summary, problem = None, ""
     if good:
         counts = [len(r.get("seeds") or [0]) for r in good]
-        summary = merge_chunks([r["summary"] for r in good], counts)
-    return Reference(experiment, cfg, summary, seeds, len(want) if want else 0, good)
+        try:
+            summary = merge_chunks([r["summary"] for r in good], counts)
+        except StoreError as e:  # e.g. a value computed from each chunk's own first seed
+            problem = f"its seed chunks cannot be merged ({e})"
+    return Reference(experiment, cfg, summary, seeds, len(want) if want else 0, good, problem)
 
 
 def reference_rows(root: Path | None = None) -> list[dict]:
@@ -209,12 +223,20 @@ def reference_rows(root: Path | None = None) -> list[dict]:
         ref = load_reference(name, root)
         meta = [r["meta"] for r in ref.records]
         rows.append({"experiment": name, "records": len(ref.records),
-                     "runs": f"{len(ref.seeds)} of {ref.wanted} seeds" if ref.wanted else "1 run",
+                     "runs": (f"{len(ref.seeds)} of {ref.wanted} seeds" if ref.wanted else "1 run")
+                     + (" (seed chunks not mergeable)" if ref.problem else ""),
                      "complete": ref.complete, "wall_seconds": ref.wall_seconds, "cpu_seconds": ref.cpu_seconds,
                      "commit": ", ".join(sorted({str((m.get("code") or {}).get("git_commit") or "")[:10] for m in meta})),
                      "date": max((str(m.get("finished", ""))[:10] for m in meta), default=""),
                      "host": ", ".join(sorted({str(m.get("host", "")) for m in meta}))})
     return rows
+
+
+def _duration(wall: float, cpu: float) -> str:
+    """Wall / CPU time in seconds under two minutes, else in minutes."""
+    if max(wall, cpu) < 120:
+        return f"{wall:.0f} / {cpu:.0f} s"
+    return f"{wall / 60:.0f} / {cpu / 60:.0f} min"
 
 
 def reference_markdown(root: Path | None = None) -> str:
@@ -224,8 +246,8 @@ def reference_markdown(root: Path | None = None) -> str:
     out = ["| experiment | runs | records | wall / CPU time | commit | date | host |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         runs = r["runs"] + ("" if r["complete"] else " (incomplete)")
-        out.append(f"| `{r['experiment']}` | {runs} | {r['records']} | {r['wall_seconds'] / 60:.0f} / "
-                   f"{r['cpu_seconds'] / 60:.0f} min | {r['commit']} | {r['date']} | {r['host']} |")
+        out.append(f"| `{r['experiment']}` | {runs} | {r['records']} | {_duration(r['wall_seconds'], r['cpu_seconds'])} | "
+                   f"{r['commit']} | {r['date']} | {r['host']} |")
     return "\n".join(out)
 
 

@@ -22,7 +22,7 @@ def test_reference_records_merge(tmp_path):
     """Every experiment with shipped records merges them into one reference (seed chunks fit together)."""
     for name in sorted({p.parent.name for p, _, _ in reports.reference_records()}):
         ref = reports.load_reference(name)
-        assert ref.records and ref.summary is not None and len(ref.seeds) == len(set(ref.seeds))
+        assert ref.records and ref.summary is not None and len(ref.seeds) == len(set(ref.seeds)), (name, ref.problem)
 
 
 def _paper_record(root, seed=0, **changes):

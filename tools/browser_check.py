@@ -14,7 +14,8 @@ from a local HTTP server with all other network access blocked, and the check fa
   anchor that does not exist;
 * a kernel-free slider does not change its figure when moved;
 * an output shows leftovers a reader should not see: ``PosixPath(``, a Python warning
-  (``UserWarning``, ``Warning:``), a traceback, or a local path (``/tmp/``, ``/root/``, ``/work/``,
+  (``UserWarning``, ``Warning:``), a traceback, Markdown left unrendered (a table's ``|---|`` row,
+  a directive's fence), or a local path (``/tmp/``, ``/root/``, ``/work/``,
   ``/home/``) anywhere on the page;
 * the visible text uses internal jargon: the reproduction specs (``spec``, ``spec §``), experiment
   codes (``EXP-A``), build internals (``execution_mode``), or a claim id of the page's ledger in a
@@ -99,6 +100,9 @@ LEFTOVER_OUTPUT = [  # in cell outputs
     (re.compile(r"PosixPath\("), "a PosixPath repr"),
     (re.compile(r"\b[A-Z][A-Za-z]*Warning\b|\bWarning:"), "a Python warning"),
     (re.compile(r"Traceback \(most recent call last\)"), "a traceback"),
+    # Markdown an output failed to render: a table's separator row or a directive fence shown as text
+    (re.compile(r"\|\s*:?(?:-{3,}|[\u2013\u2014]+):?\s*\|"), "an unrendered Markdown table"),  # --- may be typeset as a dash
+    (re.compile(r"```\{[a-z]+\}"), "an unrendered directive"),
 ]
 LOCAL_PATH = re.compile(r"(?<![\w.:/])/(?:tmp|root|work|home)/[\w./-]*")  # anywhere on the page
 JARGON = [  # anywhere a reader sees text (prose, headings, captions, outputs, visible code)

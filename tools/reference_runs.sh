@@ -26,6 +26,10 @@ SEEDS_PER_TASK="${SEEDS_PER_TASK:-5}"
 # Reference experiments that `book` does not reduce but whose paper setting the chapters show from a
 # record (absent ones are skipped with a note, e.g. before they are registered).
 EXTRA=(selectors.theorem1)
+# Experiments run as one task although they have seeds: their summary holds a value computed from the
+# config's first seed (the population c* of the window paper's norm figures), so seed chunks would
+# each compute their own and could not be merged.
+WHOLE=(window.fig3_norm_vs_L window.fig4_norm_vs_sigma_n window.isotropy)
 
 list=0 dry=()
 names=() pass=()
@@ -40,10 +44,12 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-mapfile -t all < <("$PY" - "${EXTRA[@]}" <<'PYEOF'
+mapfile -t all < <(WHOLE="${WHOLE[*]}" "$PY" - "${EXTRA[@]}" <<'PYEOF'
+import os
 import sys
 from icl_lab.registry import all_experiments
 exps = all_experiments()
+whole = set(os.environ["WHOLE"].split())
 names = [n for n, e in sorted(exps.items()) if e.config.deviations()]
 for extra in sys.argv[1:]:
     if extra in exps:
@@ -51,7 +57,8 @@ for extra in sys.argv[1:]:
     else:
         print(f"note: extra reference experiment {extra} is not registered; skipped", file=sys.stderr)
 for n in names:
-    split = "seeds" in exps[n].config.__dataclass_fields__ and "seed" in exps[n].config.__dataclass_fields__
+    split = ("seeds" in exps[n].config.__dataclass_fields__ and "seed" in exps[n].config.__dataclass_fields__
+             and n not in whole)
     print(n, "split" if split else "whole")
 PYEOF
 )

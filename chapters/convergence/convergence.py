@@ -608,8 +608,9 @@ for p1 in p1_vals:
         order_ok[(p1, K)] = bool(t["T1"] < t["T2"] < t["T3"] < t["T4"])
         marker_ok[(p1, K)] = bool(t["tau_sw"] < t["tau_AB"] < t["tau_logK"] < t["tau_eps"])
         phase_rows.append((p1, K, *(f"{t[k]:.4g}" for k in ("T1", "T2", "T3", "T4", "tau_sw", "tau_AB", "tau_logK", "tau_eps")), f"{x:+.3f}"))
-table(["$p_1$", "$K$", "$T_1$", "$T_2$", "$T_3$", "$T_4$", r"$\tau_{\rm sw}$", r"$\tau_{AB}$", r"$\tau_{\log K}$",
-       r"$\tau_\epsilon$", r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$"], phase_rows)
+table(["$p_1$", "$K$", "$T_1$", "$T_2$", "$T_3$", "$T_4$"], [r[:6] for r in phase_rows])  # phase ends
+table(["$p_1$", "$K$", r"$\tau_{\rm sw}$", r"$\tau_{AB}$", r"$\tau_{\log K}$", r"$\tau_\epsilon$",
+       r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$"], [r[:2] + r[6:] for r in phase_rows])  # the markers
 big = [K for K in Ks if K >= 20]
 u2 = all(order_ok[(p1m, K)] for K in big)
 ledger["U2"].check(
