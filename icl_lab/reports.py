@@ -256,11 +256,16 @@ def scale_differences_markdown(a: str = "ci", b: str = "book") -> str:
     da, db = REFERENCE / "claims" / a, REFERENCE / "claims" / b
     if not (da.is_dir() and db.is_dir()):
         return f"No shipped ledgers for both `{a}` and `{b}` scale yet."
-    diff = compare(ClaimsTable.load(da), ClaimsTable.load(db))
+    ta, tb = ClaimsTable.load(da), ClaimsTable.load(db)
+    both = set(ta.papers) & set(tb.papers)
+    only = sorted((set(ta.papers) | set(tb.papers)) - both)
+    note = (f"\n\nNo ledger of {', '.join(only)} at both scales: not compared." if only else "")
+    diff = compare(ClaimsTable([c for c in ta.claims if c.paper in both]),
+                   ClaimsTable([c for c in tb.claims if c.paper in both]))
     if not diff:
-        return f"Every claim has the same status at `{a}` and `{b}` scale."
+        return f"Every claim has the same status at `{a}` and `{b}` scale." + note
     out = [f"| paper | claim | kind | `{a}` | `{b}` | measured at `{a}` | measured at `{b}` |", "|---|---|---|---|---|---|---|"]
     for d in diff:
         out.append(f"| {d['paper']} | {d['id']} | {d['kind']} | {d['a']} | {d['b']} | {_cell(d['measured_a'])} | "
                    f"{_cell(d['measured_b'])} |")
-    return "\n".join(out)
+    return "\n".join(out) + note

@@ -657,7 +657,7 @@ spread = {}
 for k in keys:
     vals = np.array([ratios[K][k] for K in fitK])
     spread[k] = float(vals.max() / vals.min())
-table(["normalised ratio"] + [f"$K = {K}$" for K in fitK], [(k, *(f"{ratios[K][k]:.3f}" for K in fitK)) for k in keys])
+table(["normalised ratio"] + [f"$K = {K}$" for K in fitK], [(cplot.ratio_label(k), *(f"{ratios[K][k]:.3f}" for K in fitK)) for k in keys])
 max_beta_IV = max(ratios[K]["IV: max beta"] for K in fitK)
 u4 = max(spread.values()) < 3 and max_beta_IV <= 0
 ledger["U4"].check(

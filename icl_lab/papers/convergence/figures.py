@@ -280,3 +280,19 @@ def draw_unseen(uw):
     plotting.label(ax, "GD step t of training", r"median $|\hat y - y| / |y|$")
     plotting.legend_outside(ax)
     return fig
+
+
+def ratio_label(key: str) -> str:
+    """A row label of :func:`~icl_lab.papers.convergence.theory.gradient_ratios` as math for the page:
+    ``"I: |beta_k1| K^1.98 (min)"`` -> ``"I: $\\lvert\\beta_{k,1}\\rvert K^{1.98}$ (min)"``."""
+    import re
+
+    phase, rest = key.split(": ", 1)
+    m = re.match(r"^(.*?)( \((?:min|max)\))?$", rest)
+    expr, tail = m.group(1), m.group(2) or ""
+    for a, b in (("|beta_k1|", r"\lvert\beta_{k,1}\rvert "), ("|beta_kn|", r"\lvert\beta_{k,n}\rvert "),
+                 ("max beta", r"\max\ \beta"), ("alpha", r"\alpha_k "), ("eps", r"\epsilon")):
+        expr = expr.replace(a, b)
+    expr = re.sub(r"\^([0-9.]+)", r"^{\1}", expr)
+    expr = re.sub(r"\s+", " ", expr.replace(" /", "/").replace("/ ", "/")).strip()
+    return f"{phase}: ${expr}${tail}"
