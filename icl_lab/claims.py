@@ -138,9 +138,22 @@ class Claim:
     caveat: str = ""
     kind: str = "paper"
     hypotheses: dict = field(default_factory=dict)  # condition -> held where measured (True/False)
+    elsewhere: dict = field(default_factory=dict)  # scale -> status in the ledger shipped for it, where different
 
     def check(self, *, measured, how: str, passed: bool, caveat: str | None = None,
               hypotheses: dict | None = None, inconclusive: str | None = None) -> "Claim":
+        """Record a measurement (see :meth:`_decide`), and note where the ledgers shipped for the other
+        scales (``results/reference/claims/<scale>/``) give this claim another status: a conclusion
+        of the reduced scales that the full size does not share is written next to it."""
+        self._decide(measured=measured, how=how, passed=passed, caveat=caveat, hypotheses=hypotheses,
+                     inconclusive=inconclusive)
+        here = get_scale()
+        self.elsewhere = {sc: st for (sc, paper, cid), st in shipped_statuses().items()
+                          if paper == self.paper and cid == self.id and sc != here and st != self.status}
+        return self
+
+    def _decide(self, *, measured, how: str, passed: bool, caveat: str | None = None,
+                hypotheses: dict | None = None, inconclusive: str | None = None) -> "Claim":
         """Record a measurement. ``passed`` is the outcome of comparing the measurement with the
         statement; with a ``caveat`` a pass becomes ``reproduced with caveat``.
 
@@ -331,6 +344,28 @@ class Ledger:
             Path(tmp).unlink(missing_ok=True)
             raise
         return path
+
+
+_SHIPPED: dict | None = None
+
+
+def shipped_statuses() -> dict:
+    """``{(scale, paper, id): status}`` of the ledgers shipped with the book in
+    ``results/reference/claims/<scale>/`` (empty when the package runs without the repository)."""
+    global _SHIPPED
+    if _SHIPPED is None:
+        from .config import SCALES
+
+        out = {}
+        root = Path(__file__).resolve().parents[1] / "results" / "reference" / "claims"
+        for scale in SCALES:
+            if (root / scale).is_dir():
+                try:
+                    out.update({(scale, c.paper, c.id): c.status for c in load_all(root / scale)})
+                except (OSError, ValueError, KeyError, TypeError):  # a damaged file: no notes from it
+                    continue
+        _SHIPPED = out
+    return _SHIPPED
 
 
 def load_all(directory: str | os.PathLike | None = None) -> list[Claim]:

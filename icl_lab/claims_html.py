@@ -76,6 +76,11 @@ def anchor(claim, prefix: str = "claim") -> str:
 _SHOWN_CARDS: set[str] = set()  # cards displayed in this kernel: the ledger links only to those
 
 
+def _elsewhere(claim) -> str:
+    """"at paper scale: reproduced with caveat" for each scale whose shipped ledger differs."""
+    return "; ".join(f"{st} at {sc} scale" for sc, st in claim.elsewhere.items()) + " (the ledger shipped for that scale)"
+
+
 def claim_card(claim) -> str:
     """One claim as a card: status badge, kind and location, statement, measured value and how,
     the caveat if any."""
@@ -92,6 +97,8 @@ def claim_card(claim) -> str:
     if claim.caveat:
         rows.append(f'<div class="mathjax_process" style="font-size:.92em"><strong>Caveat:</strong> '
                     f"{markdown_inline(claim.caveat)}</div>")
+    if claim.elsewhere:
+        rows.append(f'<div style="font-size:.92em"><strong>Other scales:</strong> {html.escape(_elsewhere(claim))}</div>')
     return (f'<div class="icl-claim-card" id="{anchor(claim)}" data-claim-id="{html.escape(claim.id)}" '
             f'data-status="{html.escape(claim.status)}" '
             f'style="border:1px solid #d0d7de;border-left:6px solid {color};border-radius:6px;'
@@ -171,6 +178,8 @@ def _row(c, link: str | None = None, paper: bool = False, row_prefix: str = "led
         measured += f'<br><span class="icl-muted">{markdown_inline(c.how)}</span>'
     if c.caveat:
         measured += f'<br><span class="icl-muted"><em>caveat:</em> {markdown_inline(c.caveat)}</span>'
+    if c.elsewhere:
+        measured += f'<br><span class="icl-muted"><em>other scales:</em> {html.escape(_elsewhere(c))}</span>'
     attrs = (f'data-claim-id="{html.escape(c.id)}" data-paper="{html.escape(c.paper)}" data-kind="{html.escape(c.kind)}" '
              f'data-status="{html.escape(c.status)}"')
     row_id = anchor(c, row_prefix)

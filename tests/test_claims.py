@@ -209,3 +209,20 @@ def test_compare_lists_status_changes(tmp_path):
     assert compare(table(True), table(True)) == []
     diff = compare(table(True), table(False))
     assert [(d["id"], d["a"], d["b"]) for d in diff] == [("A", "reproduced", "not reproduced")]
+
+
+@pytest.mark.declarations
+def test_a_status_that_differs_at_another_scale_is_noted(monkeypatch, tmp_path):
+    """A conclusion that the ledger shipped for another scale does not share is written next to it."""
+    monkeypatch.setattr(claims_mod, "declared", lambda paper: DECL)
+    monkeypatch.setattr(claims_mod, "shipped_statuses",
+                        lambda: {("paper", "window", "A"): "reproduced", ("paper", "window", "D"): "not reproduced",
+                                 ("book", "window", "A"): "not reproduced"})
+    monkeypatch.setenv("ICL_LAB_SCALE", "book")
+    led = Ledger("window")
+    a = led["A"].check(measured=-1, how="h", passed=False)
+    assert a.status == "not reproduced" and a.elsewhere == {"paper": "reproduced"}  # same status at book: no note
+    assert led["D"].check(measured=0, how="h", passed=False).elsewhere == {}
+    from icl_lab.claims_html import claim_card
+
+    assert "reproduced at paper scale (the ledger shipped for that scale)" in claim_card(a)
