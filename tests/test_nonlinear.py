@@ -240,3 +240,15 @@ def test_cosine_feature_prompts_match_the_sampler_law():
     assert_close(torch.bincount(fp.query, minlength=3).to(F64) / 4000, torch.tensor(p, dtype=F64), atol=0.03)
     ref = th.FeaturePrompts.from_batch(nl.cosine_sampler(V, 200, 0.5).sample(4000, make_generator(1)))
     assert abs(float(fp.target.pow(2).mean()) - float(ref.target.pow(2).mean())) < 0.1
+
+
+def test_every_cosine_feature_config_refuses_more_features_than_dimensions():
+    """K orthogonal features need K <= d: refused when the config is built, before anything runs."""
+    from icl_lab._checks import ConfigError
+    from icl_lab.registry import all_experiments
+
+    for name, exp in all_experiments().items():
+        fields = exp.config.__dataclass_fields__
+        if name.startswith("nonlinear.") and {"K", "d", "features"} <= set(fields):
+            with pytest.raises(ConfigError, match="K must be <= d"):
+                exp.config.for_scale("ci", d=1)

@@ -460,6 +460,8 @@ class DeltaConfig(ScaledConfig):
                   features=OneOf(*FEATURE_KINDS), M=Int(1, 100_000), steps=STEPS, lr=LR, L_values=L_TUPLE,
                   eps=Real(0, 1, closed="neither"), seed=SEED)
 
+    validate = Sec6Setting.validate  # the same features as the Sec. 6 configs: K orthogonal features need K <= d
+
 
 @dataclass
 class DeltaResult:

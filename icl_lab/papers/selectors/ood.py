@@ -43,6 +43,9 @@ class OODConfig(SeedSweepConfig):
         super().validate()
         if self.d_extra < self.M1:
             raise ConfigError(f"d_extra must be >= M1={self.M1}: the controls need fresh directions")
+        if self.M2 < self.M1 + 2:  # Remark 1's printed mu' uses M1 of the nu, its nu' the rest
+            raise ConfigError(f"M2 must be >= M1 + 2 = {self.M1 + 2}: the Remark 1 control builds its patterns "
+                              f"from the irrelevant ones (got {self.M2})")
         if self.M1 % 2 or self.M1 < 6:
             raise ConfigError("M1 must be even and >= 6: the shifted patterns pair mu_{2j-1} with mu_{2j}, "
                                   "and alpha' < 1 needs at least 3 of them")
