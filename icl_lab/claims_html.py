@@ -78,7 +78,9 @@ _SHOWN_CARDS: set[str] = set()  # cards displayed in this kernel: the ledger lin
 
 def _elsewhere(claim) -> str:
     """"at paper scale: reproduced with caveat" for each scale whose shipped ledger differs."""
-    return "; ".join(f"{st} at {sc} scale" for sc, st in claim.elsewhere.items()) + " (the ledger shipped for that scale)"
+    n = len(claim.elsewhere)
+    return ("; ".join(f"{st} at {sc} scale" for sc, st in claim.elsewhere.items())
+            + (" (the ledger shipped for that scale)" if n == 1 else " (the ledgers shipped for those scales)"))
 
 
 def claim_card(claim) -> str:
