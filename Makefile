@@ -69,8 +69,8 @@ lab: $(STAMP)
 # its cells in order: --dist loadscope), $(KERNEL_THREADS) torch thread(s) each; then the synthesis, which
 # reads the ledgers the chapters exported
 test: $(STAMP)
-	ICL_LAB_SCALE=ci ICL_LAB_THREADS=$(KERNEL_THREADS) $(BIN)/python -m pytest --nbval-lax -q -n $(JOBS) --dist loadscope tests chapters
-	ICL_LAB_SCALE=ci $(BIN)/python -m pytest --nbval-lax -q synthesis
+	ICL_LAB_SCALE=ci ICL_LAB_THREADS=$(KERNEL_THREADS) $(BIN)/python -m pytest --nbval-lax -q -n $(JOBS) --dist loadscope tests chapters </dev/null
+	ICL_LAB_SCALE=ci $(BIN)/python -m pytest --nbval-lax -q synthesis </dev/null
 
 unit: $(STAMP)
 	ICL_LAB_SCALE=ci $(BIN)/python -m pytest tests -q

@@ -135,8 +135,8 @@ def check_environment() -> None:
     stale = os.environ.get("ICL_LAB_LOCK_STALE", "").strip()
     if stale:
         try:
-            ok = 0 < float(stale) < 1e9
+            ok = 10 <= float(stale) < 1e9
         except ValueError:
             ok = False
-        if not ok:
-            raise ConfigError(f"ICL_LAB_LOCK_STALE must be a number of seconds > 0 (got {stale!r})")
+        if not ok:  # a holder touches its claim every 5 s: a shorter limit would take live claims over
+            raise ConfigError(f"ICL_LAB_LOCK_STALE must be a number of seconds >= 10 (got {stale!r})")

@@ -29,8 +29,10 @@ its checksum.  A record computed by other library code (another :func:`source_ha
 recomputed too, by ``icl-lab run`` and :func:`load_or_run` alike.
 
 While a task runs, its writer holds a claim file ``.<key>.lock`` next to the record, so a second
-identical sweep waits for that task instead of computing it again; a claim whose process is gone
-(same host) or older than ``ICL_LAB_LOCK_STALE`` seconds (default one day) is ignored.
+identical sweep waits for that task instead of computing it again.  The holder touches its claim
+every few seconds; a claim is ignored (taken over) once its process is gone, a zombie or another
+process under the same pid (same host), or once it has not been touched for ``ICL_LAB_LOCK_STALE``
+seconds (default 120: a holder on another host that was killed).  So a wait for a claim ends.
 
 Notebooks call :func:`load_or_run`: the stored summary of a configuration when present and valid,
 else the experiment is run, stored and its summary returned.
@@ -43,6 +45,7 @@ import shutil
 import socket
 import stat
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -248,7 +251,8 @@ class ResultsStore:
         return self.root / experiment / f".{key}.lock"
 
     def claim(self, experiment: str, key: str) -> Path:
-        """Take the claim file of a task, or raise :class:`Busy` if a live process holds it."""
+        """Take the claim file of a task, or raise :class:`Busy` if a live process holds it.  The
+        claim is kept fresh (its time touched every few seconds) until :meth:`release`."""
         lock = self._lock(experiment, key)
         lock.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(3):
@@ -260,11 +264,14 @@ class ResultsStore:
                 lock.unlink(missing_ok=True)
                 continue
             with os.fdopen(fd, "w") as f:
-                json.dump({"host": socket.gethostname(), "pid": os.getpid(), "time": time.time()}, f)
+                json.dump({"host": socket.gethostname(), "pid": os.getpid(), "start": _process_start(os.getpid()),
+                           "time": time.time()}, f)
+            _HEARTBEAT.hold(lock)
             return lock
         raise Busy(f"{experiment}/{key}: its claim file {lock} keeps reappearing")
 
     def release(self, lock: Path) -> None:
+        _HEARTBEAT.drop(Path(lock))
         Path(lock).unlink(missing_ok=True)
 
     def records(self, experiment: str | None = None, experiments: dict | None = None):
@@ -309,12 +316,81 @@ def _umask() -> int:
     return mask
 
 
-#: a claim older than this (seconds; ``$ICL_LAB_LOCK_STALE``) is ignored even if its owner is unknown
-LOCK_STALE_SECONDS = 24 * 3600
+#: a claim not touched for this long (seconds; ``$ICL_LAB_LOCK_STALE``) is ignored, whoever holds it
+LOCK_STALE_SECONDS = 120
+#: how often a holder touches its claims (seconds)
+HEARTBEAT_SECONDS = 5.0
+
+
+class _Heartbeat:
+    """One daemon thread per process that touches every claim this process holds, so that a claim
+    whose holder stopped (killed, on another host) goes stale after ``LOCK_STALE_SECONDS``."""
+
+    def __init__(self):
+        self._held: set = set()
+        self._lock = threading.Lock()
+        self._thread = None
+        self._pid = None
+
+    def hold(self, path: Path) -> None:
+        with self._lock:
+            self._held.add(path)
+            if self._thread is None or self._pid != os.getpid() or not self._thread.is_alive():
+                self._pid = os.getpid()  # a forked child starts its own thread
+                self._thread = threading.Thread(target=self._beat, name="icl-lab-claims", daemon=True)
+                self._thread.start()
+
+    def drop(self, path: Path) -> None:
+        with self._lock:
+            self._held.discard(path)
+
+    def _beat(self) -> None:
+        while True:
+            time.sleep(HEARTBEAT_SECONDS)
+            with self._lock:
+                held = list(self._held)
+            for p in held:
+                try:
+                    os.utime(p)
+                except OSError:  # released meanwhile, or the folder went away
+                    pass
+
+
+_HEARTBEAT = _Heartbeat()
+
+
+def _process_start(pid: int):
+    """The start time of process ``pid`` in clock ticks since boot (Linux), or None: with the pid
+    it names one process, so a claim of a dead process whose pid was reused is recognised."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _process_alive(pid: int, start) -> bool:
+    """Whether the process that took a claim still runs on this host: not gone, not a zombie
+    (killed but not yet reaped) and not another process that reuses its pid."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return True  # no /proc (not Linux): os.kill's word
+    if fields[:1] in ([b"Z"], [b"X"]):
+        return False
+    return start is None or not isinstance(start, int) or int(fields[19]) == start
 
 
 def _stale_lock(lock: Path) -> bool:
-    """A claim whose process is gone (same host), or older than ICL_LAB_LOCK_STALE seconds."""
+    """A claim whose process is gone (same host), or not touched for ICL_LAB_LOCK_STALE seconds."""
     try:
         age = time.time() - lock.stat().st_mtime
         info = json.loads(lock.read_text()[:1000])
@@ -327,12 +403,7 @@ def _stale_lock(lock: Path) -> bool:
     if age > limit:
         return True
     if host == socket.gethostname():
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:  # alive, another user's
-            return False
+        return not _process_alive(pid, info.get("start"))
     return False
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
@@ -210,6 +211,42 @@ def test_claim_files_block_live_owners_and_expire_for_dead_ones(tmp_path):
     with pytest.raises(store.Busy):
         st.claim("exp", "0" * 24)  # this process is alive
     st.release(lock)
+    host = __import__("socket").gethostname()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    lock.write_text(json.dumps({"host": __import__("socket").gethostname(), "pid": int(dead.stdout), "time": 0}))
+    lock.write_text(json.dumps({"host": host, "pid": int(dead.stdout), "time": 0}))
     st.release(st.claim("exp", "0" * 24))  # a dead owner's claim is taken over
+    # a killed process that its parent has not reaped yet (a zombie) holds nothing
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.time() + 30
+    while time.time() < deadline and store._process_alive(zombie.pid, None):
+        time.sleep(0.05)
+    assert os.path.exists(f"/proc/{zombie.pid}") == (sys.platform == "linux")  # not reaped: a zombie
+    lock.write_text(json.dumps({"host": host, "pid": zombie.pid, "time": 0}))
+    st.release(st.claim("exp", "0" * 24))
+    zombie.wait()
+    # a live process under the claim's pid that is not the one that took it (pid reused)
+    start = store._process_start(os.getpid())
+    if start is not None:
+        lock.write_text(json.dumps({"host": host, "pid": os.getpid(), "start": start + 1, "time": 0}))
+        st.release(st.claim("exp", "0" * 24))
+    # a claim on another host is taken over once it has not been touched for ICL_LAB_LOCK_STALE seconds
+    lock.write_text(json.dumps({"host": "elsewhere", "pid": 1, "time": 0}))
+    with pytest.raises(store.Busy):
+        st.claim("exp", "0" * 24)
+    os.utime(lock, (time.time() - 121, time.time() - 121))
+    st.release(st.claim("exp", "0" * 24))
+
+
+def test_a_held_claim_is_kept_fresh_until_released(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "HEARTBEAT_SECONDS", 0.05)
+    monkeypatch.setattr(store, "_HEARTBEAT", store._Heartbeat())
+    st = store.ResultsStore(tmp_path)
+    lock = st.claim("exp", "1" * 24)
+    old = time.time() - 100
+    os.utime(lock, (old, old))
+    deadline = time.time() + 10
+    while time.time() < deadline and lock.stat().st_mtime < old + 50:
+        time.sleep(0.02)
+    assert lock.stat().st_mtime > old + 50, "the holder did not touch its claim"
+    st.release(lock)
+    assert not lock.exists() and not store._HEARTBEAT._held
