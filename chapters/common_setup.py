@@ -58,7 +58,7 @@ from IPython.display import Markdown, display
 SCALE, ledger = icl_lab.notebook.chapter("common")
 
 # %% [markdown]
-# ## 1. Prompts and their embedding
+# ## Prompts and their embedding
 #
 # A task is a function $f$ drawn from a family $\mathcal F$. A prompt holds $N$ demonstrations
 # $(x_i, y_i = f(x_i))$ and a query $x_q$ whose label the model must predict. Following all four
@@ -91,7 +91,7 @@ print(prompt.embedding()[0].T)
 # the model must infer $\langle w, x_q\rangle$ from the demonstrations that share its feature.
 
 # %% [markdown]
-# ## 2. One-layer attention as a kernel smoother
+# ## One-layer attention as a kernel smoother
 #
 # The papers reparametrise the attention head so that the value map copies the label row and the
 # key–query product acts on the inputs only:
@@ -166,7 +166,7 @@ axes[0].legend(fontsize=8)
 plotting.finish(fig)
 
 # %% [markdown]
-# ## 3. The gradient of the Q-only model
+# ## The gradient of the Q-only model
 #
 # ```{prf:lemma} Gradient of the Q-only model
 # :label: lem-qonly-gradient
@@ -217,7 +217,7 @@ ledger["S3"].check(
 display(ledger["S2"], ledger["S3"])
 
 # %% [markdown]
-# ## 4. A first experiment: attention against classical predictors as $N$ grows
+# ## A first experiment: attention against classical predictors as $N$ grows
 #
 # We train `QOnlyAttention` ($Q^{(0)}=0$, gradient descent on fresh prompts each step, $R$ seeds
 # trained together in one batched optimizer) on linear tasks with $K$ orthonormal features,
@@ -331,7 +331,7 @@ plotting.finish(fig)
 # negative off-diagonal entries $B_{k,n}$ — the two bilinear weights whose dynamics the convergence
 # paper tracks.
 #
-# ## 5. Explore: set $Q$ by hand and watch the attention
+# ## Explore: set $Q$ by hand and watch the attention
 #
 # Take $Q = \alpha I$ on the feature span. The slider below changes $\alpha$; the bars show the
 # attention weights $a_i$ of one query over a prompt, coloured by each demonstration's feature. At

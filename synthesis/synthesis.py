@@ -55,7 +55,7 @@ SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("synthesis")
 
 # %% [markdown]
-# ## 1. The four papers side by side
+# ## The four papers side by side
 #
 # | | convergence {cite:p}`huang2024convergence` | nonlinear {cite:p}`li2025nonlinear` | window {cite:p}`collins2024softmax` | selectors {cite:p}`li2023selectors` |
 # |---|---|---|---|---|
@@ -70,7 +70,7 @@ ledger = icl_lab.Ledger("synthesis")
 # The introduction's *How the papers fit together* lists the links between the statements. The
 # chapters measured them; this page collects what the measurements say.
 #
-# ## 2. One family, checked in code
+# ## One family, checked in code
 #
 # All four models are the same read-out with a different parametrisation of the score matrix. A
 # direct check: the Q-only model of the convergence and nonlinear papers with $Q = W^\top W$, the
@@ -113,7 +113,7 @@ ledger["X0"].check(
     how="64 prompts, float64, random W, the formula evaluated term by term", passed=gap < 1e-10 and inside)
 
 # %% [markdown]
-# ## 3. Two papers' settings through the same code
+# ## Two papers' settings through the same code
 #
 # The convergence paper's tasks are linear, $y = \langle w, x\rangle$ with $w \sim \mathcal N(0, I)$;
 # the nonlinear paper's are $L$-Lipschitz, $y = (L/c)\cos(c\,w^\top x + \varphi)$. Both train the same
@@ -243,7 +243,7 @@ widgets.explore(draw_law, cos_all, name="cosine law", fmt=lambda i: res.laws[i],
                 alt="Own-feature attention of one cosine law against the linear task")
 
 # %% [markdown]
-# ## 4. The complete claims ledger
+# ## The complete claims ledger
 #
 # Every claim of every chapter, with its measured value and status, as exported when the chapters
 # last ran at this scale.
@@ -269,7 +269,7 @@ display(Markdown(f"Counted apart: consistency checks of the library's own code o
 table
 
 # %% [markdown]
-# ## 5. Open problems the reproduction surfaced
+# ## Open problems the reproduction surfaced
 #
 # An item is listed here only if it survives the rules of {ref}`claims-rules`: a measurement inside
 # the statement's hypotheses that the paper does not explain, or a question the measurements raise

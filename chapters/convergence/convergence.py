@@ -86,7 +86,7 @@ def table(header, rows):
 
 
 # %% [markdown]
-# ## 1. Setting: prompts, embedding and the Q-only model
+# ## Setting: prompts, embedding and the Q-only model
 #
 # **Data.** Features $v_1,\dots,v_K\in\mathbb R^d$ are orthonormal. A prompt draws a task
 # $w$ with $\mathbb E w = 0$, $\mathbb E ww^\top = I_d$ (the experiments use $\mathcal N(0, I_d)$),
@@ -112,7 +112,7 @@ def table(header, rows):
 # $Q^{(0)} = 0$, by GD on the population loss $L(\theta) = \tfrac12\mathbb E(\hat y_{\rm query} - \langle w, x_{\rm query}\rangle)^2$
 # (eq. 4). In the library this is `icl_lab.QOnlyAttention` on prompts from `icl_lab.PromptSampler`.
 #
-# ## 2. From tokens to features
+# ## From tokens to features
 #
 # Every token is a feature, so the logit of a token equal to $v_m$ for the query $v_k$ is
 # $v_m^\top Q v_k = S_{m,k}$ with $S := V^\top Q V$ ($V = [v_1\cdots v_K]$; row = key feature,
@@ -147,7 +147,7 @@ say(f"The full model's attention on each feature equals $c_m e^{{S}}/\\sum_j c_j
 assert grouping_err < 1e-12
 
 # %% [markdown]
-# ## 3. Averaging over the task
+# ## Averaging over the task
 #
 # With $\mathbb E ww^\top = I$ and orthonormal features,
 # $\mathbb E_w(\hat y - \langle w, v_k\rangle)^2 = \|v_k - \sum_m \mathrm{Attn}_m v_m\|^2
@@ -165,7 +165,7 @@ assert grouping_err < 1e-12
 # of $M$ count vectors, cost independent of $N$), `mean_field` ($N\to\infty$: $c/N\to p$) and
 # `empirical` (the counts and queries of a fixed set of prompts).
 #
-# ## 4–5. The gradient, projected onto the features
+# ## The gradient, projected onto the features
 #
 # ```{prf:lemma} Gradient in feature coordinates (Lemmas C.1, C.2 = Lemma 4.1)
 # :label: lem-cv-gradient
@@ -255,7 +255,7 @@ plotting.finish(cplot.draw_full_vs_reduced(hres, h_cfg.K))
 assert hres.max_diff_marginalized < 1e-10 and hres.off_span < 1e-12
 
 # %% [markdown]
-# ## 6. Reading the signs
+# ## Reading the signs
 #
 # * $\alpha_k = p_k\,\mathbb E_c[\mathrm{Attn}_k\|e_k - \mathrm{Attn}\|^2] \ge 0$: **$A_k$ never
 #   decreases** (stated after Lemma 4.1). $B_{k,n}$ can move either way.
@@ -281,7 +281,7 @@ say(f"Over 20000 random attention vectors the largest value of the bracket minus
 assert float((bracket - bound).max()) <= 1e-15
 
 # %% [markdown]
-# ## 7. Initial gradients
+# ## Initial gradients
 #
 # At $Q = 0$ attention is uniform, $\mathrm{Attn}^{(0)}_m = c_m/N$. In the mean-field limit
 # ($a = p$) the formulas of {prf:ref}`lem-cv-gradient` give closed forms (derived here):
@@ -338,7 +338,7 @@ ledger.cards('G0-bal', 'G0-imb', 'G0-fig3')
 assert cf_err < 1e-14 and b23 > 0
 
 # %% [markdown]
-# ## 8–9. Concentration of counts and the best achievable loss
+# ## Concentration of counts and the best achievable loss
 #
 # The proofs work on the high-probability event that every count is near its mean. Lemma C.3
 # (Devroye {cite:p}`devroye1983`): for $X\sim\mathrm{Multinomial}(N,p)$ and $K/N\le\varepsilon^2/20$,
@@ -385,7 +385,7 @@ ledger.cards('I7', 'C3')
 assert dev_prob <= dev_bound
 
 # %% [markdown]
-# ## 10–11. Balanced features: two phases (Theorem 3.1)
+# ## Balanced features: two phases (Theorem 3.1)
 #
 # ```{prf:theorem} Balanced features (Theorem 3.1)
 # :label: thm-cv-balanced
@@ -475,7 +475,7 @@ plotting.finish(cplot.draw_balanced_scaling(Ks, T1b, eps_list, ph2_eps, Kb, ph2_
 assert np.all(np.diff(norm_T1) <= 0) and late_b_rng[0] > 0.8 and late_b_rng[1] < 1.2
 
 # %% [markdown]
-# ## 12. The dominant feature: one phase (Theorem 3.2, part 1)
+# ## The dominant feature: one phase (Theorem 3.2, part 1)
 #
 # For $v_1$ with $p_1 = \Theta(1)$, $\mathrm{Attn}^{(0)}_1 = \Omega(1)$ from the start, so the
 # phase-II argument applies at once: $\alpha_1\ge\Omega(\epsilon)$ (Lemma F.4) — no factor $K$, since
@@ -514,7 +514,7 @@ ledger.cards('D1', 'D2', 'D3')
 assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 
 # %% [markdown]
-# ## 13–16. Under-represented features: four phases (Theorem 3.2, part 2)
+# ## Under-represented features: four phases (Theorem 3.2, part 2)
 #
 # For a rare query feature $v_k$ ($k\ge2$) the column has three unknowns $(A_k, B_{k,1}, B_{k,o})$:
 # the target, the dominant key, and the $K-2$ other keys. The paper splits training into four phases
@@ -673,7 +673,7 @@ plotting.finish(cplot.draw_phase_durations(fitK, durs, slopes, bounds, p1m, sw_c
 assert max_beta_IV <= 0
 
 # %% [markdown]
-# ## 17–18. Stage-wise convergence and the late-time law
+# ## Stage-wise convergence and the late-time law
 #
 # Assembling the phases gives Theorem 3.2: the dominant feature converges in $T_1$ independent of
 # $K$, every rare feature in $T_k = O(K^2\log K/\eta + K\log(K\epsilon^{-1/2})/(\epsilon\eta))\gg T_1$.

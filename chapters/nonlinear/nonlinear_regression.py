@@ -67,7 +67,7 @@ SCALE, ledger = icl_lab.notebook.chapter("nonlinear")
 F64 = torch.float64
 
 # %% [markdown]
-# ## 1. Setup in the paper's notation
+# ## Setup in the paper's notation
 #
 # **Prompts.** A task is a function $f$ drawn from a class $\mathcal F$; a prompt holds $N$ pairs
 # $(x_i, y_i = f(x_i))$ and a query $x_{\rm query}$, embedded as (Eq. 1)
@@ -120,7 +120,7 @@ F64 = torch.float64
 # as the reference setting, for the block; the book trains the block with fewer, see its section).
 
 # %% [markdown]
-# ## 2. Derivations
+# ## Derivations
 #
 # ### D1. From Eq. (5) to Eq. (6)
 #
@@ -486,7 +486,7 @@ assert min(margins) >= 0
 nlfig.show(nlfig.concentration_figure(conc))
 
 # %% [markdown]
-# ## 3. The theory model, trained exactly
+# ## The theory model, trained exactly
 #
 # We now train the theory model on the paper's Sec. 6 setting — six values of $L$ and several seeds,
 # full-batch GD with $\eta = 10$ on $M$ fixed prompts — using the exact feature-space dynamics. Each
@@ -600,7 +600,7 @@ ledger["C5a"].check(
 assert dq_min >= -1e-12 and row_sums < 1e-10
 
 # %% [markdown]
-# ## 4. Rates and durations against $L$, $\eta$, $K$ and $\Delta$
+# ## Rates and durations against $L$, $\eta$, $K$ and $\Delta$
 #
 # The sweeps measure the Phase-I duration $T^1$ (first step with mean own-feature attention
 # $\ge K/(2K-1)$, D7) on grids of $L$ and $\eta$ trained together (per-run step sizes and label
@@ -718,7 +718,7 @@ nlfig.show(nlfig.collapse_figure(sweep))
 # every run reaches (D10). The paper's own derivation (D8) locates $L^*$ in the bookkeeping of the final
 # loss bound, not in the dynamics.
 #
-# ## 5. How long to accuracy $\epsilon$? The late phase
+# ## How long to accuracy $\epsilon$? The late phase
 #
 # Thm 1 promises $\mathcal L\le\mathcal O(\epsilon^2)$ after $\Theta(\log(K/\epsilon)/(\eta\delta^2L^2\Delta^2))$ steps in
 # the flat regime, Thm 2 after $\Theta(\log(KL\Delta/\epsilon)/(\eta\epsilon\delta^2L^2\Delta^2))$ in the sharp
@@ -852,7 +852,7 @@ nlfig.show(nlfig.delta_figure(dres))
 # end of Phase I (Lemma 5) and then treating the bound as the value for the whole of Phase II; the
 # times $\propto\delta^{-2}$ are therefore upper bounds that are not tight in $\delta$.
 #
-# ## 6. Proposition 1: predicting functions never seen in training
+# ## Proposition 1: predicting functions never seen in training
 #
 # We train on cosine tasks ($L = 1$) and then, at several moments of training, ask the model to
 # predict — in context, with no update — fresh cosine tasks, random 2-ReLU profiles and random
@@ -922,7 +922,7 @@ ledger["X1"].check(
 nlfig.show(nlfig.nonuniform_figure(nu))
 
 # %% [markdown]
-# ## 7. The practical block: Figures 1–3
+# ## The practical block: Figures 1–3
 #
 # The paper's figures come from a small transformer block, not from the theory model. We train the
 # library's `OneBlockTransformer` (token $(x; y)\in\mathbb R^{16}$ → linear embedding of width 32 →
@@ -1087,7 +1087,7 @@ ledger["C5b"].check(
            "abstract's hedged 'can oscillate' describes")
 
 # %% [markdown]
-# ## 8. Figure 4: polynomial tasks on Gaussian inputs
+# ## Figure 4: polynomial tasks on Gaussian inputs
 #
 # App. A trains on $f(x) = x^\top Ax + b^\top x$ with $A_{ij}, b_i\sim\mathcal N(0,(L/d)^2)$ and inputs from
 # "a continuous Gaussian distribution" (we take $x\sim\mathcal N(0,I_d)$, $A$ not symmetrised), $d = 30$,
@@ -1239,7 +1239,7 @@ assert float(test_over_unif_t.min()) > 0.9
 # inputs in $d = 30$, a $Q$ can pick out idiosyncratic directions of the $M$ training prompts, and
 # there is no feature structure that would make attention generalise.
 #
-# ## 9. The feature-norm factor (observation R3)
+# ## The feature-norm factor (observation R3)
 #
 # Lemma 2 as printed has no dependence on the feature norm, but D5 says orthogonal features of norm
 # $s$ multiply every step by $s^4$. A cell makes the point on the full model: unit features with step
@@ -1262,7 +1262,7 @@ ledger["R3"].check(
 assert r3_gap < 1e-10
 
 # %% [markdown]
-# ## 10. Explore
+# ## Explore
 #
 # The slider below (kernel-free, pre-rendered from the runs above) steps through the six values of
 # $L$ of the theory model: its loss curve among the others, its attention map at step 25, and its

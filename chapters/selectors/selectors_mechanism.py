@@ -69,7 +69,7 @@ torch.set_flush_denormal(True)
 SCALE, ledger = icl_lab.notebook.chapter("selectors", part="mechanism")
 
 # %% [markdown]
-# ## 1. The setting in the paper's notation
+# ## The setting in the paper's notation
 #
 # **Prompts**, eq. (1). A prompt holds $l$ demonstrations and a query; each token stacks an input
 # $x_i\in\mathbb R^{d_\mathcal X}$ over its label embedding $y_i\in\{q,-q\}\subset\mathbb R^{d_\mathcal Y}$,
@@ -132,7 +132,7 @@ print("demonstration labels:  ", [f"{int(v):+d}" for v in demo.y[0].tolist()])
 # Demonstrations whose pattern is neither $a$ nor $b$ carry coin-flip labels: a fraction $1-\alpha$ of
 # every prompt is label noise that the model must learn to ignore.
 #
-# ## 2. Derivations
+# ## Derivations
 #
 # We follow the order of the paper's argument. This part covers: why the task forces
 # in-context learning (§2.1), the gradients (§2.2), the initial attention (§2.3), the feature-selection
@@ -141,7 +141,7 @@ print("demonstration labels:  ", [f"{int(v):+d}" for v in demo.y[0].tolist()])
 # Part II derives the prompt length (eqs. 37–38), the batch size (39), the $W_O$ dynamics (Lemma 3) and
 # the iteration count (48)–(53).
 #
-# ### 2.1 Why the model must learn *in context*
+# ### Why the model must learn *in context*
 #
 # The query enters $F$ **only through the attention weights**: the sum in (2) runs over the
 # demonstrations, and $p_{l+1}$ appears only inside the softmax. With uniform attention, the label part
@@ -181,7 +181,7 @@ assert abs(corr_uniform) < 0.03 and corr_init > corr_uniform and corr_sel > 0.9
 # non-empty. Part II turns the same argument into Lemma 1: averaged over the training tasks, a
 # pattern must not predict a label by itself, or the model can skip the context.
 #
-# ### 2.2 The gradients
+# ### The gradients
 #
 # ```{prf:lemma} Gradients of the attention–MLP model (eqs. 72, 82, 121, 131)
 # :label: lem-sel-gradients
@@ -252,7 +252,7 @@ assert rel_err < 1e-9 and wq_label_cols == 0.0
 ledger.cards("M1", "M2")
 
 # %% [markdown]
-# ### 2.3 The initial attention (eq. 83)
+# ### The initial attention (eq. 83)
 #
 # At $t=0$, $(W_K^{(0)}p_s)^\top W_Q^{(0)} p_{l+1} = \delta^2 p_s^\top p_{l+1} = \delta^2 x_s^\top x_{l+1}$,
 # which for orthogonal patterns is
@@ -282,7 +282,7 @@ assert init_gap < 1e-12
 ledger.cards("M3")
 
 # %% [markdown]
-# ### 2.4 Feature selection and the attention collapse (Lemma 4, proof of Theorem 1)
+# ### Feature selection and the attention collapse (Lemma 4, proof of Theorem 1)
 #
 # Projecting the $W_Q$ gradient of {prf:ref}`lem-sel-gradients` on $\mu_j$ (Lemma 4, (94)–(103)) gives a
 # positive drift proportional to $(1-\gamma_t)\gamma_t\lambda_*\beta^4$ on $\mu_j^\top W_Q\mu_j$ — the
@@ -309,7 +309,7 @@ ledger.cards("M3")
 # $(t_{10\%} - t_{90\%})/t_{50\%}$ does not depend on the free constants at all (they only rescale
 # time). We compare that scale-free number with the measured collapse in §3.4.
 #
-# ### 2.5 What the MLP reads (Proposition 2)
+# ### What the MLP reads (Proposition 2)
 #
 # Eq. (10) compares, for a neuron $i$, $W_{O\,i,\text{label}}\,\mathrm{sa}_\text{label}$ with
 # $W_{O\,i,\text{input}}\,\mathrm{sa}_\text{input}$: a split of $h_i$ by the **coordinates** of
@@ -322,7 +322,7 @@ ledger.cards("M3")
 # because it is what the caption describes, it is basis-free, and its two terms add up to $h$ exactly
 # (the coordinate split leaves a third term, the coordinates beyond $d_\mathcal X + d_\mathcal Y$).
 #
-# ## 3. Figure 1: the mechanism, over many seeds
+# ## Figure 1: the mechanism, over many seeds
 #
 # The paper's caption of Figure 1(a) lists "$\|W_Q\mu_j\|, \|W_K\mu_j\|, \|W_Q\mu_j\|, \|W_Q\mu_l\|,
 # \|W_Q\mu_l\|$ for $j\in[M_1]$, $l\in[M_2]$" — a garbled list whose intended four curves (Proposition 1)
@@ -400,7 +400,7 @@ ledger.cards("M4", "M5")
 # The irrelevant-pattern norms do drift (by tens of percent): each $\nu_k$ appears in a few
 # demonstrations per batch, and the proof's bound (61) on this drift is small but not zero.
 #
-# ### 3.1 Proposition 2 in numbers
+# ### Proposition 2 in numbers
 
 # %% tags=["hide-input", "remove-output"]
 ratio_in = float((fin["lab_in"] / fin["feat_in"]).median())
@@ -438,7 +438,7 @@ assert ratio_in > 5 and frac_dom > 0.5
 ledger.cards("M6", "M7")
 
 # %% [markdown]
-# ### 3.2 Attention concentrates on $\mathcal N_*$ (Proposition 1, eq. 9)
+# ### Attention concentrates on $\mathcal N_*$ (Proposition 1, eq. 9)
 #
 # Below, the attention mass on $\mathcal N_*$ (prompts with $\mathcal N_*\ne\varnothing$), and
 # $\gamma_t = 1 - $ mass on a log scale. A prompt with an empty $\mathcal N_*$ — probability
@@ -493,7 +493,7 @@ ledger.cards("M8", "M9")
 # allows; eventually the hinge loss stops pushing ($yF\ge 1$ on almost every prompt, eq. 57) and the
 # decay slows.
 #
-# ### 3.3 The feature selector $W_K^\top W_Q$
+# ### The feature selector $W_K^\top W_Q$
 
 # %% tags=["hide-input", "remove-output"]
 M_sel = (sweep.model.W_K[:, :, :dx].transpose(-1, -2) @ sweep.model.W_Q[:, :, :dx]).detach()  # (R, d_x, d_x)
@@ -586,7 +586,7 @@ ledger.cards("M15")
 # predicts) and stay close to $\delta^2\beta^2$ on $\mathrm{span}\{\nu\}$: the
 # attention ignores the irrelevant patterns, exactly the "feature selector" of the title.
 #
-# ### 3.4 The attention collapse against the recursion (46)
+# ### The attention collapse against the recursion (46)
 
 # %% tags=["hide-input", "remove-output"]
 rec = sel.collapse_recursion(cfg.alpha, steps=400, eta=0.1, a=1.0, M1=cfg.M1)
@@ -636,7 +636,7 @@ print("recursion (46): t50 for alpha =", {a: round(v, 1) for a, v in t50_by_alph
 assert t50_by_alpha[0.8] > t50_by_alpha[0.45]
 
 # %% [markdown]
-# ### 3.5 The minimal task set: cyclic vs all pairs
+# ### The minimal task set: cyclic vs all pairs
 #
 # Theorem 1 "is built on the $M_1$ required training tasks". With exactly those (the cyclic set), some
 # seeds settle into a **partial solution**: for part of the (pattern, label) cases the query attends to
@@ -712,7 +712,7 @@ else:
                         passed=False, inconclusive="run: icl-lab run selectors.theorem1 --scale paper --results results/reference")
 
 # %% [markdown]
-# ### 3.6 Lucky neurons (Lemma 7)
+# ### Lucky neurons (Lemma 7)
 #
 # The paper never defines the "lucky neurons" $\mathcal W_l(t), \mathcal U_l(t)$ it uses in Lemmas 3–7.
 # We take $\mathcal W(t) = \{i : a_i > 0,\ W_{O(i)} W_V (0, q) > 0\}$ — positive output
@@ -802,7 +802,7 @@ ledger["M17"].check(
     passed=l6_lo > 2)
 
 # %% [markdown]
-# ## 4. Out-of-domain generalisation (Theorem 2, Corollary 1)
+# ## Out-of-domain generalisation (Theorem 2, Corollary 1)
 #
 # ```{prf:theorem} Out-of-domain generalisation (Theorem 2 of the paper)
 # :label: thm-sel-ood
@@ -912,7 +912,7 @@ ledger.cards("O1", "O2", "O3", "O4", "O5", "O6")
 # \alpha'/2$) and chance accuracy; an orthogonal label embedding gives chance, a flipped one inverts
 # every answer — the MLP decodes $q$ itself.
 #
-# ### 4.1 How long must the test prompt be? ($l_{ts}\ge 2/\alpha'$)
+# ### How long must the test prompt be? ($l_{ts}\ge 2/\alpha'$)
 #
 # The proof's (64) asks for "at least one demonstration of the same $\mu'$ as the query", i.e.
 # $l_{ts}\alpha'/2\ge 1$. That is an *expectation*: the probability that $\mathcal N_*$ is empty is
@@ -956,7 +956,7 @@ ledger.cards("O7")
 # $l_{ts}\gtrsim 2\ln(1/\epsilon)/\alpha'$, the same Chernoff reasoning as the training bound (5). The
 # trained model follows the oracle curve closely at short prompts.
 #
-# ## 5. Explore
+# ## Explore
 #
 # The slider below (it works in the static book, without a kernel) moves through the test conditions of
 # §4 and shows, for one test prompt, the attention weight on every demonstration — green bars are the

@@ -77,9 +77,9 @@ torch.set_flush_denormal(True)
 SCALE, ledger = icl_lab.notebook.chapter("selectors", part="sample_complexity")
 
 # %% [markdown]
-# ## 1. Derivations
+# ## Derivations
 #
-# ### 1.1 How long must a training prompt be? (eqs. 37–38, 5)
+# ### How long must a training prompt be? (eqs. 37–38, 5)
 #
 # Let $m_i$ be the relevant pattern of demonstration $i$. The count of $\mu_a$-demonstrations is
 # $\mathrm{Bin}(l, \alpha/2)$, and the multiplicative Chernoff bound (Lemma 2, eq. 14) with mean
@@ -122,7 +122,7 @@ ledger.cards("S11")
 # $1-\frac12 e^{(2\ln M/\alpha)\ln(1-\alpha/2)}\approx 1-\frac1{2M}$: eq. (5) is exactly the length at
 # which an ideal selector errs on a $1/(2M)$ fraction of prompts.
 #
-# ### 1.2 Batch size (eq. 39)
+# ### Batch size (eq. 39)
 #
 # "By the solution to the Coupon collector's problem", $B\ge M_1\log M_1$: a batch should contain
 # queries of every relevant pattern. With $M_1 = 8$, $M_1\ln M_1 \approx 17$; we use $B = 64$, where the
@@ -134,7 +134,7 @@ for B in (16, 17, 32, 64):
     print(f"B = {B:3d}: P(some query pattern missing) <= {M1 * (1 - 1 / M1) ** B:.3f}")
 
 # %% [markdown]
-# ### 1.3 The iteration count (eqs. 48–53)
+# ### The iteration count (eqs. 48–53)
 #
 # The proof collects the lucky neurons' outputs (48), shows that the negative-$a_i$ lucky neurons are
 # switched off by the ReLU (49)–(50) and that the others are small (51), and arrives at the margin
@@ -153,7 +153,7 @@ for B in (16, 17, 32, 64):
 # $\eta T\lambda_*$ above a threshold, so **$T\lambda_*$ and $T\eta$ should be constant** — that is what
 # we test.
 #
-# ## 2. Iterations against $\alpha$
+# ## Iterations against $\alpha$
 #
 # Fixed training prompt length $l_{tr} = 14$; $\alpha$ is the fraction of demonstrations that carry
 # one of the task's two patterns.
@@ -200,7 +200,7 @@ assert a_sweep.fastest[-1] < a_sweep.fastest[0]
 ledger.cards("S1")
 
 # %% [markdown]
-# ## 3. Iterations against the noise $\tau$
+# ## Iterations against the noise $\tau$
 #
 # Isotropic noise in $\mathbb R^{d_\mathcal X}$ barely changes the inner products that drive the
 # attention, so here the noise lies **inside $\mathrm{span}\{\mu\}$** with norm exactly $\tau$:
@@ -247,7 +247,7 @@ ledger.cards("S2")
 # training copes with span-noise up to about half the pattern norm. The theorem's
 # $(1-\epsilon_m-\tau M_1)$ comes from bounding the lucky-neuron fraction (Lemma 7), a worst case.
 #
-# ## 4. Iterations against $\lambda_*$
+# ## Iterations against $\lambda_*$
 #
 # Every token's relevant coefficient is fixed to $\lambda = \lambda_*$ (and $\tau = 0$), so
 # $\lambda_*$ is the only scale that changes.
@@ -260,7 +260,7 @@ print(l_sweep.report("lambda*"))
 print(f"log-log slope of T_hit vs 1/lambda*: median over seeds {slope_l:.2f}, fastest seed {slope_l_min:.2f} (Theorem 1: 1)")
 
 # %% [markdown]
-# ## 5. Iterations against the step size $\eta$
+# ## Iterations against the step size $\eta$
 #
 # Every $\eta$ sees the same prompts (common random numbers: the data streams depend only on the seed).
 
@@ -273,7 +273,7 @@ print(f"eta * T_hit (median): {(e_sweep.values * e_sweep.median).round(0).tolist
       f"log-log slope of T_hit vs 1/eta: {slope_e:.2f} (Theorem 1: 1)")
 
 # %% [markdown]
-# ## 6. Iterations against the number of patterns $M$
+# ## Iterations against the number of patterns $M$
 #
 # Theorem 1's $\sqrt M$. We vary the number $M_2$ of irrelevant patterns at fixed width $d_\mathcal X$
 # (the unused directions carry no pattern), so all values train in one model.
@@ -367,7 +367,7 @@ ledger.cards("S3", "S4", "S5")
 #   not a contradiction; in the proof the $\sqrt M$ is set by the choice $\omega = 1/2$, not derived
 #   (§1.3).
 #
-# ### 6.1 The output layer (Lemma 3)
+# ### The output layer (Lemma 3)
 #
 # Lemma 3: for lucky neurons the accumulated $W_O$ update has norm $\Theta(\delta\beta^2/a)$ on the label
 # coordinates and $\Theta(\delta\beta^2\lambda_*/a)$ on the feature coordinates — their ratio tracks
@@ -394,7 +394,7 @@ ledger["S10"].check(
 ledger.cards("S10")
 
 # %% [markdown]
-# ## 7. Prompt length against $\alpha$ (eq. 5)
+# ## Prompt length against $\alpha$ (eq. 5)
 #
 # One batched training per training prompt length, with every $\alpha$ and seed inside it; the test
 # prompts have the training length. The dashed curves are the exact oracle $1-\frac12(1-\alpha/2)^{l}$,
@@ -449,7 +449,7 @@ ledger.cards("S6", "S7")
 # $1/\alpha$ — and long prompts with small $\alpha$ also learn more slowly (more distractors per prompt),
 # the reason some grid points fall short of the oracle after a fixed number of steps.
 #
-# ## 8. How many training tasks? (Lemma 1)
+# ## How many training tasks? (Lemma 1)
 #
 # ```{prf:lemma} Number of training tasks (Lemma 1 of the paper)
 # :label: lem-sel-tasks
@@ -516,7 +516,7 @@ ledger.cards("S8", "S9")
 # The balanced cyclic set forces in-context learning, although (Part I, §3.5) some of its seeds stall in
 # a partial solution; all ordered pairs are the most robust choice.
 #
-# ## 9. Explore
+# ## Explore
 #
 # The kernel-free slider moves through the values of $\alpha$ of §2 and shows the held-out accuracy and
 # the attention mass on $\mathcal N_*$ of every seed during training: larger $\alpha$, earlier collapse.

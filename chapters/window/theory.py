@@ -72,7 +72,7 @@ F64 = torch.float64
 gen = icl_lab.make_generator
 
 # %% [markdown]
-# ## 1. Setup in the paper's notation
+# ## Setup in the paper's notation
 #
 # A task is a function $f:\mathbb R^d\to\mathbb R$ drawn from a distribution $D(\mathcal F)$. A
 # context holds $n$ noisy demonstrations and a query,
@@ -99,7 +99,7 @@ gen = icl_lab.make_generator
 # **noiseless** label, with no factor $\tfrac12$. All losses in this chapter use that convention.
 
 # %% [markdown]
-# ## 2. Derivations
+# ## Derivations
 #
 # ### Derivation 1: from a transformer head to a kernel smoother
 #
@@ -758,7 +758,7 @@ ledger["T-H1"].check(
 assert all(on_axis[:2]) and all(s < 0 for s in lrl.slope_at_zero)
 
 # %% [markdown]
-# ## 3. Explore: the optimal window for your $L$, $\sigma$, $n$ and $d$
+# ## Explore: the optimal window for your $L$, $\sigma$, $n$ and $d$
 #
 # The figure shows, for the 2-ReLU class, the population loss $L^2S_n(c)+\sigma^2N_n(c)$ with its two
 # parts and its minimum $c^\star$; the window $c^\star$ opens around a query on a great circle of the
