@@ -1104,7 +1104,8 @@ def draw_p1(p1):
                                title=f"K = {K_demo}, p1 = {p1}: mean-field flow of an under-represented column")
 
 
-widgets.static_slider(draw_p1, [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], name="p1 (dominant feature's probability)", fmt="{:.1f}")
+widgets.static_slider(draw_p1, [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], name="p1 (dominant feature's probability)", fmt="{:.1f}",
+                      alt="the weights A_k, B_k,1 and B_k,n of an under-represented feature over time under the mean-field flow, with its four phases marked, for this p1")
 
 # %% [markdown]
 # The second kernel-free control shows the analysed model on the paper's $K = 3$, $N = 60$
@@ -1123,7 +1124,8 @@ def draw_heat_p1(p1):
     return fig
 
 
-widgets.static_slider(draw_heat_p1, list(pops), name="p1", fmt="{:.2f}")
+widgets.static_slider(draw_heat_p1, list(pops), name="p1", fmt="{:.2f}",
+                      alt="population attention maps (query feature against attended feature) after 1 to 1000 GD steps for this p1")
 
 # %% tags=["remove-cell"]
 import ipywidgets

@@ -489,7 +489,8 @@ def draw_trained(L):
     return WF.trained_window(float(f3.mean_eig[k][-1].mean()), f3.c_star[k], k[3])
 
 
-widgets.static_slider(draw_trained, [k[3] for k in relu_keys], name="L", fmt="{:g}")
+widgets.static_slider(draw_trained, [k[3] for k in relu_keys], name="L", fmt="{:g}",
+                      alt="the trained window on the circle around a query and its attention profile against the angle, next to the population optimum, for this L")
 
 # %% [markdown]
 # ## Exercise
