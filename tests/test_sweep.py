@@ -147,6 +147,7 @@ def _scenario(name: str, tmp_path, limit: float = 180, attempts: int = 2) -> Non
     pytest.fail(f"Dask scenario {name!r} stalled {attempts} times for {limit:g} s")
 
 
+@pytest.mark.timeout(2 * 180 + 60)  # two attempts of at most 180 s each
 def test_dask_cluster_bit_identical_and_survives_a_killed_worker(tmp_path):
     """A LocalCluster of 2 worker processes (started as by ``--executor dask``): the same sweep on
     the local executor and on the cluster, through the API and the command line, gives summaries
@@ -155,6 +156,7 @@ def test_dask_cluster_bit_identical_and_survives_a_killed_worker(tmp_path):
     _scenario("killed_worker", tmp_path)
 
 
+@pytest.mark.timeout(2 * 180 + 60)  # two attempts of at most 180 s each
 def test_dask_a_disk_filling_up_fails_only_the_tasks_it_stops(tmp_path):
     """The results disk fills up in the middle of a Dask sweep: the tasks that could not store their
     record fail, each with its own "No space left on device" error; the others are stored and valid;
