@@ -1,6 +1,6 @@
 """icl_lab — the library behind the icl-lab book: samplers, models, one trainer, metrics, baselines,
 and a claims ledger for reproducing four theory papers on in-context learning."""
-from ._checks import ConfigError
+from .params import ConfigError
 from .claims import Claim, Ledger
 from .config import (by_scale, configure_threads, default_device, get_scale, make_generator, make_generators,
                      ScaledConfig)

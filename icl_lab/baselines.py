@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from . import _checks as chk
+from . import params as chk
 from .data.prompts import PromptBatch
 
 

@@ -42,12 +42,15 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import _checks as chk
-from .config import get_scale
+from . import params as chk
+from . import paths
+from .claims_html import FilterableLedger, claim_card, ledger_html
+from .config import SCALES, get_scale
+from .papers import PAPERS
+from .render import md_table
 
 STATUSES = ("reproduced", "reproduced with caveat", "not reproduced", "inconclusive", "not checkable")
 KINDS = ("paper", "consistency", "finding")
-PAPERS = ("common", "convergence", "nonlinear", "window", "selectors", "synthesis")
 
 
 @dataclass(frozen=True)
@@ -197,7 +200,6 @@ class Claim:
         return d.hypotheses if d is not None else ()
 
     def _repr_html_(self) -> str:  # a card: statement, measured value, status badge, kind
-        from .claims_html import claim_card
         return claim_card(self)
 
     @property
@@ -214,15 +216,8 @@ def _fmt(v) -> str:
 
 
 def claims_dir() -> Path:
-    """Where ledgers are exported: ``$ICL_LAB_CLAIMS_DIR``, else ``_build/claims/<scale>`` under the
-    book's root (the nearest folder above the working directory that holds ``_config.yml``), so
-    that ci-scale and paper-scale measurements never mix."""
-    env = os.environ.get("ICL_LAB_CLAIMS_DIR")
-    if env:
-        return Path(env)
-    here = Path.cwd().resolve()
-    root = next((p for p in [here, *here.parents] if (p / "_config.yml").exists()), here)
-    return root / "_build" / "claims" / get_scale()
+    """Where ledgers are exported at the active scale (:func:`icl_lab.paths.claims_dir`)."""
+    return paths.claims_dir(get_scale())
 
 
 class Ledger:
@@ -295,15 +290,10 @@ class Ledger:
         return [asdict(c) for c in self]
 
     def to_markdown(self) -> str:
-        rows = ["| id | location | statement | how measured | measured | status |", "|---|---|---|---|---|---|"]
-        for c in self:
-            status = c.status + (f" ({c.caveat})" if c.caveat else "")
-            cells = [c.id, c.location, c.statement, c.how, c.measured, status]
-            rows.append("| " + " | ".join(x.replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
-        return "\n".join(rows)
+        return md_table(["id", "location", "statement", "how measured", "measured", "status"],
+                        [[c.id, c.location, c.statement, c.how, c.measured, _status(c)] for c in self])
 
     def _repr_html_(self) -> str:
-        from .claims_html import ledger_html
         return ledger_html(self)
 
     def show(self):
@@ -354,10 +344,8 @@ def shipped_statuses() -> dict:
     ``results/reference/claims/<scale>/`` (empty when the package runs without the repository)."""
     global _SHIPPED
     if _SHIPPED is None:
-        from .config import SCALES
-
         out = {}
-        root = Path(__file__).resolve().parents[1] / "results" / "reference" / "claims"
+        root = paths.REFERENCE / "claims"
         for scale in SCALES:
             if (root / scale).is_dir():
                 try:
@@ -368,28 +356,42 @@ def shipped_statuses() -> dict:
     return _SHIPPED
 
 
-def load_all(directory: str | os.PathLike | None = None) -> list[Claim]:
-    """Every exported claim (for the synthesis chapter and CI), ordered by paper then id."""
+def _status(c: Claim) -> str:
+    return c.status + (f" ({c.caveat})" if c.caveat else "")
+
+
+def load_parts(directory: str | os.PathLike | None = None) -> list[tuple[Claim, str]]:
+    """Every exported claim with the part (notebook) of its chapter that checked it."""
     d = Path(directory) if directory is not None else claims_dir()
-    out: list[Claim] = []
+    names = set(Claim.__dataclass_fields__)
+    out: list[tuple[Claim, str]] = []
     for p in sorted(d.glob("*.json")):
         data = json.loads(p.read_text())
-        names = set(Claim.__dataclass_fields__)
-        out.extend(Claim(**{k: v for k, v in c.items() if k in names}) for c in data["claims"])
+        out.extend((Claim(**{k: v for k, v in c.items() if k in names}), data.get("part") or "")
+                   for c in data["claims"])
     return out
+
+
+def load_all(directory: str | os.PathLike | None = None) -> list[Claim]:
+    """Every exported claim (for the synthesis chapter and CI), ordered by paper then id."""
+    return [c for c, _ in load_parts(directory)]
 
 
 class ClaimsTable:
     """Every exported claim of every chapter in one table (the synthesis chapter's ledger), with
     the counts per paper and status.  Papers appear in book order (``PAPERS``)."""
 
-    def __init__(self, claims: list[Claim]):
+    def __init__(self, claims: list[Claim], parts: list[str] | None = None):
         order = {p: i for i, p in enumerate(PAPERS)}
-        self.claims = sorted(claims, key=lambda c: (order.get(c.paper, len(order)), c.paper))
+        items = sorted(zip(claims, parts or [""] * len(claims)),
+                       key=lambda cp: (order.get(cp[0].paper, len(order)), cp[0].paper))
+        self.claims = [c for c, _ in items]
+        self.parts = [p for _, p in items]
 
     @classmethod
     def load(cls, directory: str | os.PathLike | None = None) -> "ClaimsTable":
-        return cls(load_all(directory))
+        pairs = load_parts(directory)
+        return cls([c for c, _ in pairs], [p for _, p in pairs])
 
     @property
     def papers(self) -> list[str]:
@@ -415,20 +417,15 @@ class ClaimsTable:
         return "\n".join(rows)
 
     def to_markdown(self) -> str:
-        rows = ["| paper | id | location | statement | measured | status |", "|---|---|---|---|---|---|"]
-        for c in self.claims:
-            status = c.status + (f" ({c.caveat})" if c.caveat else "")
-            cells = [c.paper, c.id, c.location, c.statement, c.measured, status]
-            rows.append("| " + " | ".join(x.replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
-        return "\n".join(rows)
+        return md_table(["paper", "id", "location", "statement", "measured", "status"],
+                        [[c.paper, c.id, c.location, c.statement, c.measured, _status(c)] for c in self.claims])
 
     def to_json(self) -> str:
         return json.dumps({"counts": {p: self.counts(p) for p in self.papers}, "total": self.counts(),
                            "claims": [asdict(c) for c in self.claims]}, indent=2)
 
     def _repr_html_(self) -> str:  # filterable by paper, kind and status
-        from .claims_html import FilterableLedger
-        return FilterableLedger.from_claims(self.claims)._repr_html_()
+        return FilterableLedger(list(zip(self.claims, self.parts)))._repr_html_()
 
 
 def compare(a: "ClaimsTable", b: "ClaimsTable") -> list[dict]:

@@ -12,16 +12,20 @@ filterable ledger of every chapter for the synthesis.
 
 Everything is plain HTML with inline styles (plus one scoped ``<style>`` block for the responsive
 rules), so it reads the same in JupyterLab, Colab and the built book. Statements are MyST
-markdown: ``$...$`` becomes ``\\(...\\)``, which MathJax typesets in the book and in JupyterLab.
+markdown, rendered by :func:`icl_lab.render.markdown_inline`. This module renders the claims it is
+given; reading ledgers is :mod:`icl_lab.claims`' job.
 """
 from __future__ import annotations
 
 import html
-import json
 import os
 import re
 import uuid
 from pathlib import Path
+
+from .papers import PAPERS
+from .paths import book_root
+from .render import markdown_inline
 
 STATUS_COLORS = {
     "reproduced": "#1a7f37",
@@ -36,30 +40,6 @@ KIND_PLURAL = {"paper": "paper claims", "consistency": "consistency checks", "fi
 KIND_SINGULAR = {"paper": "paper claim", "consistency": "consistency check", "finding": "finding"}
 RULES_PAGE = "chapters/claims_rules"  # the page "How claims are judged" (relative to the book root)
 _MUTED = "#57606a"
-
-_MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
-
-
-def markdown_inline(text: str) -> str:
-    """A claim statement (MyST markdown, inline) as HTML: math to ``\\(...\\)`` / ``\\[...\\]``
-    for MathJax, ``**bold**``, ``*italic*`` and ```code``` kept, everything else escaped."""
-    out, pos = [], 0
-    for m in _MATH.finditer(text or ""):
-        out.append(_emphasis(html.escape(text[pos:m.start()])))
-        if m.group(1) is not None:
-            out.append(r"\[" + html.escape(m.group(1)) + r"\]")
-        else:
-            out.append(r"\(" + html.escape(m.group(2)) + r"\)")
-        pos = m.end()
-    out.append(_emphasis(html.escape((text or "")[pos:])))
-    return "".join(out)
-
-
-def _emphasis(s: str) -> str:
-    s = re.sub(r"`([^`]+)`", r"<code>\1</code>", s)
-    s = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", s)
-    return re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"<em>\1</em>", s)
-
 
 def badge(status: str) -> str:
     color = STATUS_COLORS.get(status, "#6e7781")
@@ -158,15 +138,10 @@ def summary_html(claims) -> str:
 def rules_link(root: Path | None = None) -> str:
     """A link to the page "How claims are judged", relative to the notebook being executed."""
     href = RULES_PAGE + ".html"
-    root = root or _book_root()
+    root = root or book_root()
     if root is not None:
         href = os.path.relpath(root / href, Path.cwd().resolve()).replace(os.sep, "/")
     return f'<a href="{html.escape(href)}">How claims are judged</a>'
-
-
-def _book_root() -> Path | None:
-    here = Path.cwd().resolve()
-    return next((p for p in [here, *here.parents] if (p / "_config.yml").exists()), None)
 
 
 def _row(c, link: str | None = None, paper: bool = False, row_prefix: str = "ledger") -> str:
@@ -212,7 +187,7 @@ def evidence_pages(root: Path | None = None) -> dict[tuple[str, str], str]:
     """Map (paper, part) to the chapter page (``chapters/.../NAME.html``, from the book root) that
     checks those claims, found from the notebooks on disk: the only notebook of the chapter's folder,
     or the one whose name is or ends with ``_<part>``."""
-    root = root or _book_root() or Path.cwd()
+    root = root or book_root() or Path.cwd()
     out: dict[tuple[str, str], str] = {("common", ""): "chapters/common_setup.html",
                                        ("synthesis", ""): "synthesis/synthesis.html"}
     for folder in sorted((root / "chapters").glob("*/")):
@@ -227,38 +202,16 @@ def evidence_pages(root: Path | None = None) -> dict[tuple[str, str], str]:
     return out
 
 
-def _load_with_parts(directory) -> list[tuple[object, str]]:
-    from .claims import Claim, claims_dir
-
-    d = Path(directory) if directory is not None else claims_dir()
-    names = set(Claim.__dataclass_fields__)
-    out = []
-    for p in sorted(d.glob("*.json")):
-        data = json.loads(p.read_text())
-        out.extend((Claim(**{k: v for k, v in c.items() if k in names}), data.get("part", "") or "")
-                   for c in data["claims"])
-    return out
-
-
 class FilterableLedger:
     """Every exported claim in one table with filters by paper, kind and status (local JavaScript),
-    each row linking to the claim's row in its chapter's ledger (which links to its card). ``FilterableLedger.load()`` reads the
-    ledgers exported at the current scale; display it as the last expression of a cell."""
+    each row linking to the claim's row in its chapter's ledger (which links to its card).
+    ``claims_with_parts``: ``(claim, part)`` pairs, part being the notebook of a chapter split over
+    several (:meth:`icl_lab.claims.ClaimsTable.load` reads them)."""
 
     def __init__(self, claims_with_parts, root: Path | None = None):
-        from .claims import PAPERS
-
         order = {p: i for i, p in enumerate(PAPERS)}
         self.items = sorted(claims_with_parts, key=lambda cp: (order.get(cp[0].paper, len(order)), cp[0].paper))
-        self.root = root or _book_root()
-
-    @classmethod
-    def load(cls, directory=None) -> "FilterableLedger":
-        return cls(_load_with_parts(directory))
-
-    @classmethod
-    def from_claims(cls, claims) -> "FilterableLedger":
-        return cls([(c, "") for c in claims])
+        self.root = root or book_root()
 
     def _link(self, c, part: str, pages: dict) -> str | None:
         page = pages.get((c.paper, part)) or pages.get((c.paper, ""))

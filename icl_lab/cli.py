@@ -7,13 +7,21 @@ Installed with the package (``pip install -e .`` / ``make install`` puts it in `
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
 from pathlib import Path
 
-from ._checks import ConfigError
-from .config import SCALES
+from . import claims, paths, sweep
+from .claims import PAPERS, ClaimsTable, compare
+from .config import DEFAULT_SCALE, SCALES, default_device, get_scale
+from .params import ConfigError, describe
+from .registry import experiments, for_scale, resolve_experiment
+from .render import md_table
+from .reports import stored_results_summary
+from .store import ResultsStore, check_root
+from .tasks import check_environment
 
 EPILOG_MAIN = """\
 examples:
@@ -50,14 +58,18 @@ examples:
 """
 
 
-def _positive_int(text: str) -> int:
+def _count(text: str, most: int = 10**6) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1 (got {text!r})") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1 (got {text!r})")
+        value = 0
+    if not 1 <= value <= most:
+        raise argparse.ArgumentTypeError(f"must be an integer in [1, {most}] (got {text!r})")
     return value
+
+
+def _workers(text: str) -> int:  # more worker processes than this would only exhaust the machine
+    return _count(text, 1024)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -91,9 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "every completed task in the results folder.")
     r.add_argument("experiment", metavar="EXPERIMENT", help="e.g. common.context_length (see icl-lab list)")
     r.add_argument("--scale", choices=SCALES, default=None,
-                   help="ci: small and fast; paper: the paper's settings (default: $ICL_LAB_SCALE, else paper)")
-    r.add_argument("--seeds", type=_positive_int, metavar="N", help="seeds per grid point (default: the scale's)")
-    r.add_argument("--seeds-per-task", type=_positive_int, metavar="K",
+                   help=f"ci: small and fast; book: the book's laptop setting; paper: the paper's settings "
+                        f"(default: $ICL_LAB_SCALE, else {DEFAULT_SCALE})")
+    r.add_argument("--seeds", type=_count, metavar="N", help="seeds per grid point (default: the scale's)")
+    r.add_argument("--seeds-per-task", type=_count, metavar="K",
                    help="at most K seeds trained together in one task (default: all of a grid point's seeds)")
     r.add_argument("--set", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                    help="fix a parameter, e.g. --set steps=200 lr=3 (see icl-lab show EXPERIMENT)")
@@ -104,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--address", metavar="SCHEDULER",
                    help="with --executor dask: connect to this running scheduler (tcp://host:8786) instead of "
                         "starting a LocalCluster")
-    r.add_argument("--workers", type=_positive_int, metavar="N",
+    r.add_argument("--workers", type=_workers, metavar="N",
                    help="with --executor dask and no --address: worker processes of the LocalCluster "
                         "(one thread each; default: one per core)")
     r.add_argument("--results", metavar="DIR", help="results folder (default: $ICL_LAB_RESULTS, else results/ "
@@ -128,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "every result stored in the results folder (corrupt files are listed).")
     rep.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format (default markdown)")
     rep.add_argument("--scale", choices=SCALES, default=None,
-                     help="whose ledger (default: $ICL_LAB_SCALE, else paper)")
+                     help=f"whose ledger (default: $ICL_LAB_SCALE, else {DEFAULT_SCALE})")
     rep.add_argument("--claims", metavar="DIR", help="folder holding <scale>/<paper>.json ledgers "
                      "(default: _build/claims of the book)")
     rep.add_argument("--results", metavar="DIR", help="results folder (default: $ICL_LAB_RESULTS, else results/)")
@@ -139,40 +152,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ----------------------------------------------------------------------------- helpers
-def _book_root() -> Path:
-    here = Path.cwd().resolve()
-    return next((p for p in [here, *here.parents] if (p / "_config.yml").exists()), here)
-
-
 def _claims_dir(scale: str, base: str | None) -> Path:
-    if base is not None:
-        return Path(base) / scale
-    env = os.environ.get("ICL_LAB_CLAIMS_DIR")
-    if env:
-        return Path(env)
-    return _book_root() / "_build" / "claims" / scale
+    return Path(base) / scale if base is not None else paths.claims_dir(scale)
 
 
-def _load_claims(scale: str, base: str | None):
-    from .claims import load_all
-
-    d = _claims_dir(scale, base)
-    if not d.is_dir():
-        return [], d
+def _ledgers(directory) -> ClaimsTable:
+    """The ledgers exported in ``directory`` (one line naming the folder when one cannot be read)."""
     try:
-        return load_all(d), d
-    except (ValueError, KeyError, TypeError) as e:
-        raise ConfigError(f"claims: the ledgers in {str(d)!r} cannot be read ({e})") from None
-
-
-def _cell(x) -> str:
-    return str(x).replace("|", "\\|").replace("\n", " ")
-
-
-def _table(header, rows) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(out)
+        return ClaimsTable.load(directory)
+    except (OSError, ValueError, KeyError, TypeError) as e:  # ValueError: JSONDecodeError
+        raise ConfigError(f"claims: the ledgers in {str(directory)!r} cannot be read ({type(e).__name__}: "
+                          f"{str(e)[:120]})") from None
 
 
 def _ranges(seeds) -> str:
@@ -192,43 +182,40 @@ def _ranges(seeds) -> str:
 
 # ----------------------------------------------------------------------------- commands
 def cmd_list(args) -> int:
-    from .registry import experiments
-
-    from .claims import PAPERS, declared
-
     exps = experiments()
-    claims = {}
+    rows = {}
     for paper in PAPERS:  # every claim's statement, from the library's declarations
-        for d in declared(paper).values():
-            claims[(paper, d.id)] = {"paper": paper, "id": d.id, "kind": d.kind, "location": d.location,
-                                     "statement": d.statement, "experiments": [], "status": {}}
+        for d in claims.declared(paper).values():
+            rows[(paper, d.id)] = {"paper": paper, "id": d.id, "kind": d.kind, "location": d.location,
+                                   "statement": d.statement, "experiments": [], "status": {}}
     for scale in SCALES:
-        for c in _load_claims(scale, args.claims)[0]:
-            entry = claims.setdefault((c.paper, c.id), {"paper": c.paper, "id": c.id, "kind": c.kind,
+        d = _claims_dir(scale, args.claims)
+        for c in (_ledgers(d).claims if d.is_dir() else []):
+            entry = rows.setdefault((c.paper, c.id), {"paper": c.paper, "id": c.id, "kind": c.kind,
                                                         "location": c.location, "statement": c.statement,
                                                         "experiments": [], "status": {}})
             entry["status"][scale] = c.status + (f" ({c.caveat})" if c.caveat else "")
     for name, e in exps.items():
         for cid in e.claims:
-            entry = claims.setdefault((e.paper, cid), {"paper": e.paper, "id": cid, "kind": "", "location": "",
+            entry = rows.setdefault((e.paper, cid), {"paper": e.paper, "id": cid, "kind": "", "location": "",
                                                        "statement": "", "experiments": [], "status": {}})
             entry["experiments"].append(name)
     if args.format == "json":
         out = {"experiments": [{"name": n, "paper": e.paper, "location": e.location, "description": e.description,
                                 "claims": list(e.claims), "config": e.config.__name__, "seeds": e.seed_splittable}
                                for n, e in exps.items()],
-               "claims": list(claims.values())}
+               "claims": list(rows.values())}
         print(json.dumps(out, indent=2))
         return 0
     print(f"## Experiments ({len(exps)})\n")
-    print(_table(["experiment", "paper", "location", "claims", "seeds", "description"],
+    print(md_table(["experiment", "paper", "location", "claims", "seeds", "description"],
                  [[n, e.paper, e.location, ", ".join(e.claims) or "—", "yes" if e.seed_splittable else "no",
                    e.description] for n, e in exps.items()]))
-    print(f"\n## Claims ({len(claims)})\n")
-    print(_table(["paper", "id", "kind", "location", "statement", "measured by", *[f"status ({s})" for s in SCALES]],
+    print(f"\n## Claims ({len(rows)})\n")
+    print(md_table(["paper", "id", "kind", "location", "statement", "measured by", *[f"status ({s})" for s in SCALES]],
                  [[c["paper"], c["id"], c["kind"] or "—", c["location"] or "—", c["statement"] or "(not declared)",
                    ", ".join(c["experiments"]) or "—", *[c["status"].get(s, "—") for s in SCALES]]
-                  for c in claims.values()]))
+                  for c in rows.values()]))
     missing = [s for s in SCALES if not _claims_dir(s, args.claims).is_dir()]
     if missing:
         print(f"\nNo exported ledger at scale {', '.join(missing)}: build the book (make book / make book-ci) "
@@ -237,16 +224,11 @@ def cmd_list(args) -> int:
 
 
 def cmd_show(args) -> int:
-    import dataclasses
-
-    from .params import describe as describe_fields
-    from .registry import for_scale as _for_scale, resolve_experiment
-
     e = resolve_experiment(args.experiment)
-    kinds = describe_fields(e.config)
-    ci, book, paper = (_for_scale(e.config, s, {}) for s in ("ci", "book", "paper"))
+    kinds = describe(e.config)
+    ci, book, paper = (for_scale(e.config, s, {}) for s in ("ci", "book", "paper"))
     print(f"{args.experiment}: {e.description}\npaper: {e.paper}, {e.location}; claims: {', '.join(e.claims) or '—'}\n")
-    print(_table(["parameter", "allowed values", "ci", "book", "paper"],
+    print(md_table(["parameter", "allowed values", "ci", "book", "paper"],
                  [[f.name, kinds[f.name], getattr(ci, f.name), getattr(book, f.name), getattr(paper, f.name)]
                   for f in dataclasses.fields(e.config)]))
     if e.config.__doc__:
@@ -255,8 +237,6 @@ def cmd_show(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from . import sweep
-
     if args.address is not None and args.executor != "dask":
         raise ConfigError("--address only applies with --executor dask")
     if args.address is not None and not sweep.ADDRESS.match(args.address.strip()):
@@ -265,14 +245,10 @@ def cmd_run(args) -> int:
         raise ConfigError("--workers only applies with --executor dask (the local executor uses one process)")
     if args.workers is not None and args.address is not None:
         raise ConfigError("--workers only applies to a LocalCluster; with --address the cluster has its own workers")
-    from .store import ResultsStore, check_root
-
     if args.results is not None:
         check_root(args.results, "--results")
     store = ResultsStore(args.results)  # checks the path; creates nothing
     if args.device is not None:
-        from .config import default_device
-
         default_device(args.device)
     plan = sweep.plan(args.experiment, args.scale, sets=args.set, grid=args.grid, seeds=args.seeds,
                       seeds_per_task=args.seeds_per_task, max_memory=args.max_memory)
@@ -286,7 +262,7 @@ def cmd_run(args) -> int:
     if args.dry_run:
         rows = [[i, ", ".join(f"{k}={v}" for k, v in t.point) or "—", _ranges(t.seeds), t.key,
                  "stored" if t.key in done else "to run"] for i, t in enumerate(plan.tasks)]
-        print(_table(["task", "grid point", "seeds", "key", "state"], rows))
+        print(md_table(["task", "grid point", "seeds", "key", "state"], rows))
         return 0
     try:
         res = sweep.run(plan, executor=args.executor, address=args.address, workers=args.workers,
@@ -309,7 +285,7 @@ def cmd_run(args) -> int:
             rows.append([", ".join(f"{k}={v}" for k, v in pt["point"].items()) or "—", _ranges(pt["seeds"]),
                          len(tasks), sum(t.key in res.computed for t in tasks), f"{wall:.1f}",
                          "ok" if pt.get("summary") is not None else ("chunks" if "chunks" in pt else "missing")])
-        print(_table(["grid point", "seeds", "tasks", "computed now", "compute s", "summary"], rows))
+        print(md_table(["grid point", "seeds", "tasks", "computed now", "compute s", "summary"], rows))
     print(f"{len(res.computed)} task(s) computed, {len(res.skipped)} from the store, {len(res.failed)} failed "
           f"in {res.seconds:.1f} s; results in {res.root}", file=sys.stderr)
     for key, err in res.failed.items():
@@ -317,62 +293,18 @@ def cmd_run(args) -> int:
     return 1 if res.failed else 0
 
 
-def stored_results_summary(results_dir=None) -> tuple[list[dict], list[dict]]:
-    """Stored records grouped by experiment and configuration (seeds merged): ``(groups, corrupt)``."""
-    from .store import ResultsStore
-    from .registry import experiments
-
-    store = ResultsStore(results_dir)
-    try:
-        exps = experiments()
-    except ConfigError:
-        exps = None
-    groups: dict = {}
-    corrupt = []
-    for path, rec, err in store.records(experiments=exps):
-        if rec is None:
-            corrupt.append({"path": str(path), "error": err})
-            continue
-        cfg = {k: v for k, v in rec["config"].items() if k not in ("seed", "seeds")}
-        gkey = (rec["experiment"], json.dumps(cfg, sort_keys=True))
-        g = groups.setdefault(gkey, {"experiment": rec["experiment"], "scale": rec.get("scale"),
-                                     "overrides": {k: v for k, v in (rec.get("overrides") or {}).items()
-                                                   if k not in ("seed", "seeds")},
-                                     "seeds": [], "tasks": 0, "wall_seconds": 0.0, "cpu_seconds": 0.0,
-                                     "commits": set(), "devices": set(), "finished": ""})
-        g["seeds"] += rec.get("seeds") or []
-        g["tasks"] += 1
-        g["wall_seconds"] += float(rec["meta"].get("wall_seconds", 0.0))
-        g["cpu_seconds"] += float(rec["meta"].get("cpu_seconds", 0.0))
-        code = rec["meta"].get("code", {})
-        g["commits"].add((code.get("git_commit") or "unknown")[:10] + ("+dirty" if code.get("git_dirty") else ""))
-        g["devices"].add(rec["meta"].get("device", "?"))
-        g["finished"] = max(g["finished"], rec["meta"].get("finished", ""))
-    out = []
-    for g in sorted(groups.values(), key=lambda g: (g["experiment"], json.dumps(g["overrides"], sort_keys=True))):
-        g["seeds"] = sorted(g["seeds"])
-        g["commits"] = sorted(g["commits"])
-        g["devices"] = sorted(g["devices"])
-        out.append(g)
-    return out, corrupt
-
-
 def _compare(a: str, b: str) -> int:
-    from .claims import ClaimsTable, compare
-
     for d in (a, b):
         if not Path(d).is_dir():
-            print(f"icl-lab: error: --compare: {d} is not a folder of exported ledgers", file=sys.stderr)
-            return 2
-    ta, tb = ClaimsTable.load(a), ClaimsTable.load(b)
+            raise ConfigError(f"--compare: {d} is not a folder of exported ledgers")
+    ta, tb = _ledgers(a), _ledgers(b)
     if not ta.claims or not tb.claims:
-        print(f"icl-lab: error: --compare: no exported claims in {a if not ta.claims else b}", file=sys.stderr)
-        return 2
+        raise ConfigError(f"--compare: no exported claims in {a if not ta.claims else b}")
     diff = compare(ta, tb)
     if not diff:
         print(f"All {len(tb.claims)} claims have the same status in {a} and {b}.")
         return 0
-    print(_table(["paper", "id", "kind", f"status in {a}", f"status in {b}", "measured (A)", "measured (B)"],
+    print(md_table(["paper", "id", "kind", f"status in {a}", f"status in {b}", "measured (A)", "measured (B)"],
                  [[d["paper"], d["id"], d["kind"], d["a"], d["b"], d["measured_a"], d["measured_b"]] for d in diff]))
     print(f"\n{len(diff)} claims differ.")
     return 1
@@ -381,13 +313,10 @@ def _compare(a: str, b: str) -> int:
 def cmd_report(args) -> int:
     if getattr(args, "compare", None):
         return _compare(*args.compare)
-    from .claims import ClaimsTable
-    from .config import get_scale
-    from .store import ResultsStore
-
     scale = get_scale(args.scale) if args.scale else get_scale()
-    claims, cdir = _load_claims(scale, args.claims)
-    table = ClaimsTable(claims)
+    cdir = _claims_dir(scale, args.claims)
+    table = _ledgers(cdir) if cdir.is_dir() else ClaimsTable([])
+    claims = table.claims
     groups, corrupt = stored_results_summary(args.results)
     root = ResultsStore(args.results).root
     if args.format == "json":
@@ -405,7 +334,7 @@ def cmd_report(args) -> int:
               f"({'make book' if scale == 'paper' else 'make book-ci'}) to export them.")
     print(f"\n# Stored results ({root})\n")
     if groups:
-        print(_table(["experiment", "scale", "overrides", "seeds", "tasks", "compute s (wall / cpu)", "code", "device"],
+        print(md_table(["experiment", "scale", "overrides", "seeds", "tasks", "compute s (wall / cpu)", "code", "device"],
                      [[g["experiment"], g["scale"] or "—",
                        ", ".join(f"{k}={v}" for k, v in g["overrides"].items()) or "—", _ranges(g["seeds"]),
                        g["tasks"], f"{g['wall_seconds']:.1f} / {g['cpu_seconds']:.1f}", ", ".join(g["commits"]),
@@ -429,8 +358,6 @@ def main(argv=None) -> int:
         parser.print_help()
         return 2
     try:
-        from .resources import check_environment
-
         check_environment()  # every ICL_LAB_* variable, before anything else
         return COMMANDS[args.command](args)
     except ConfigError as e:

@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import torch
 
-from ._checks import ConfigError, one_of
+from .params import ConfigError, check_fields, constraints_of, one_of
 
 SCALES = ("ci", "book", "paper")
 DEFAULT_SCALE = "book"
@@ -104,8 +104,6 @@ class ScaledConfig:
                 for k, v in cls.BOOK.items() if getattr(paper, k) != v]
 
     def __post_init__(self):
-        from .params import check_fields, constraints_of
-
         if constraints_of(type(self)):  # every field declared: check and normalise each one
             for name, value in check_fields(self).items():
                 object.__setattr__(self, name, value)
@@ -141,7 +139,22 @@ def progress_enabled(progress: bool | None = None) -> bool:
     return sys.stderr.isatty()
 
 
+MAX_THREADS = 1024
 _threads_configured = False
+
+
+def threads_from_env(name: str = "ICL_LAB_THREADS") -> int | None:
+    """``$ICL_LAB_THREADS`` (or ``name``) as an integer in [1, MAX_THREADS], None when unset."""
+    env = os.environ.get(name, "").strip()
+    if not env:
+        return None
+    try:
+        n = int(env)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_THREADS:
+        raise ConfigError(f"{name} must be an integer in [1, {MAX_THREADS}] (got {env!r})")
+    return n
 _allocator_tuned = False
 
 
@@ -181,8 +194,6 @@ def configure_threads(n: int | None = None) -> int:
     """
     global _threads_configured
     if n is None:
-        from .resources import threads_from_env
-
         n = threads_from_env() or min(4, os.cpu_count() or 1)
     n = max(1, int(n))
     torch.set_num_threads(n)

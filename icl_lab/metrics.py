@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from . import _checks as chk
+from . import params as chk
 
 
 def _one_hot(ids: torch.Tensor, K: int, dtype) -> torch.Tensor:

@@ -49,7 +49,7 @@ def figure(ncols: int = 1, nrows: int = 1, *, height: float | None = None, width
     ``height`` inches per row (default 3.6 for one panel a row, 2.9 for two or three), constrained
     layout. At most ``MAX_PANELS_PER_ROW`` panels a row: put more panels on more rows (or in
     several figures) so their labels stay legible at the page's width."""
-    from ._checks import ConfigError
+    from .params import ConfigError
 
     if not 1 <= ncols <= MAX_PANELS_PER_ROW:
         raise ConfigError(f"ncols must be between 1 and {MAX_PANELS_PER_ROW} (got {ncols}): use more rows "
@@ -65,7 +65,7 @@ def figure(ncols: int = 1, nrows: int = 1, *, height: float | None = None, width
 def legend_outside(ax_or_fig, where: str = "right", **kw):
     """A legend that never covers data: to the right of an axes (``where="right"``) or below the
     whole figure in columns (``where="below"``, for a legend shared by several panels)."""
-    from ._checks import ConfigError
+    from .params import ConfigError
 
     if where == "right":
         ax = ax_or_fig

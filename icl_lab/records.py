@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import importlib.metadata
 import json
 import math
 import os
@@ -16,7 +17,10 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ._checks import ConfigError
+import numpy
+import torch
+
+from .params import ConfigError, coerce_value
 
 FORMAT = "icl-lab-result/1"
 
@@ -101,7 +105,7 @@ def record_problem(rec) -> str | None:
 
 
 # ----------------------------------------------------------------------------- configs <-> JSON
-def _jsonable(value, where: str):
+def jsonable(value, where: str):
     """``value`` as JSON types (tuples -> lists); a ConfigError naming ``where`` otherwise."""
     if value is None or isinstance(value, (bool, str)):
         return value
@@ -110,7 +114,7 @@ def _jsonable(value, where: str):
     if isinstance(value, float):
         return float(value)
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return [jsonable(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
@@ -118,12 +122,12 @@ def _jsonable(value, where: str):
                 k = str(k)  # as JSON would: {2: ...} is stored (and returned) as {"2": ...}
             if not isinstance(k, str):
                 raise ConfigError(f"{where} must have string or number keys to be stored (got {k!r})")
-            out[k] = _jsonable(v, f"{where}[{k!r}]")
+            out[k] = jsonable(v, f"{where}[{k!r}]")
         return out
     if hasattr(value, "item") and getattr(value, "ndim", None) == 0:  # numpy / torch scalars
-        return _jsonable(value.item(), where)
+        return jsonable(value.item(), where)
     if hasattr(value, "tolist"):  # numpy arrays, tensors
-        return _jsonable(value.tolist(), where)
+        return jsonable(value.tolist(), where)
     raise ConfigError(f"{where} must be JSON-serialisable (numbers, strings, lists, dicts); got {type(value).__name__}")
 
 
@@ -131,13 +135,11 @@ def config_to_json(cfg) -> dict:
     """Every field of a config dataclass as JSON-compatible values."""
     if not dataclasses.is_dataclass(cfg) or isinstance(cfg, type):
         raise ConfigError(f"cfg must be a config dataclass instance (got {type(cfg).__name__})")
-    return {f.name: _jsonable(getattr(cfg, f.name), f.name) for f in dataclasses.fields(cfg)}
+    return {f.name: jsonable(getattr(cfg, f.name), f.name) for f in dataclasses.fields(cfg)}
 
 
 def config_from_json(cls, data: dict):
     """Rebuild (and so validate) a config from :func:`config_to_json`'s output."""
-    from .params import coerce_value  # each field's declared constraint
-
     if not isinstance(data, dict):
         raise StoreError(f"config must be an object of field values (got {type(data).__name__})")
     names = [f.name for f in dataclasses.fields(cls)]
@@ -176,10 +178,12 @@ def seeds_of(cfg) -> list | None:
 def code_version() -> dict:
     """icl_lab's version and, when the package lives in a git checkout, its commit and whether the
     working tree had uncommitted changes."""
-    from . import __version__
-
+    try:
+        version = importlib.metadata.version("icl_lab")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout without installing
+        version = None
     here = Path(__file__).resolve().parent
-    out = {"icl_lab": __version__, "source": source_hash(), "git_commit": None, "git_dirty": None}
+    out = {"icl_lab": version, "source": source_hash(), "git_commit": None, "git_dirty": None}
     try:
         commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
                                 timeout=10)
@@ -198,8 +202,6 @@ def code_version() -> dict:
 def source_hash() -> str:
     """SHA-256 (first 16 hex digits) of every icl_lab/**/*.py: a stored result computed by other library
     code is stale for :func:`load_or_run` (git commits alone miss uncommitted edits and installs)."""
-    import hashlib
-
     here = Path(__file__).resolve().parent
     h = hashlib.sha256()
     for p in sorted(here.rglob("*.py")):
@@ -209,9 +211,6 @@ def source_hash() -> str:
 
 
 def library_versions() -> dict:
-    import numpy
-    import torch
-
     out = {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__}
     for mod in ("dask", "distributed"):
         if mod in sys.modules:
@@ -219,7 +218,7 @@ def library_versions() -> dict:
     return out
 
 
-def _now() -> str:
+def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
@@ -233,8 +232,8 @@ def make_record(experiment: str, cfg, summary: dict, *, scale: str | None = None
         "config": config_to_json(cfg),
         "seeds": seeds_of(cfg),
         "scale": scale,
-        "overrides": _jsonable(overrides or {}, "overrides"),
-        "summary": _jsonable(summary, f"{experiment} summary"),
+        "overrides": jsonable(overrides or {}, "overrides"),
+        "summary": jsonable(summary, f"{experiment} summary"),
         "meta": {
             "code": code_version(),
             "versions": library_versions(),
@@ -243,7 +242,7 @@ def make_record(experiment: str, cfg, summary: dict, *, scale: str | None = None
             "host": socket.gethostname(),
             "pid": os.getpid(),
             "started": started,
-            "finished": _now(),
+            "finished": now(),
             "wall_seconds": wall,
             "cpu_seconds": cpu,
         },

@@ -26,9 +26,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ._checks import ConfigError
-
 from .papers import PAPERS
+from .params import ConfigError
 
 
 @dataclass(frozen=True)
@@ -52,16 +51,16 @@ class Experiment:
         return "seeds" in names and "seed" in names
 
     @property
-    def summary_keys(self) -> frozenset | None:
-        """The keys its summary function declares with :func:`returns` (None: not declared)."""
+    def summary_keys(self) -> "Returns | None":
+        """What its summary function declares with :func:`returns` (None: not declared)."""
         return getattr(self.summary, "summary_keys", None)
 
-    def summary_shape_problem(self, summary: dict) -> str | None:
-        """Why ``summary`` does not have this experiment's shape (its declared keys), or None."""
+    def summary_problem(self, summary: dict) -> str | None:
+        """Why ``summary`` does not have this experiment's declared keys, or None."""
         want = self.summary_keys
         if want is None or not isinstance(summary, dict):
             return None
-        missing, extra = sorted(want - set(summary)), sorted(set(summary) - want)
+        missing, extra = sorted(want.keys - set(summary)), sorted(set(summary) - want.keys)
         if not (missing or extra):
             return None
         return ("the summary does not have the experiment's keys ("
@@ -69,19 +68,34 @@ class Experiment:
                                         f"unexpected {', '.join(extra[:5])}" if extra else "") if p) + ")")
 
 
-def returns(*keys: str):
-    """Declare the keys of the dict a summary function returns, its shape in the results store: a
-    stored summary with other keys is unusable and recomputed, and a computed one with other keys
-    (a declaration out of date) fails its task::
+@dataclass(frozen=True)
+class Returns:
+    """A summary's declared shape: its keys, the seed axis of each per-seed entry, its timings."""
 
-        @returns("losses", "seconds")
-        def summarize_x(res): return {"losses": ..., "seconds": ...}
+    keys: frozenset
+    per_seed: dict  # key -> nesting depth of the seed axis (in a dict-valued entry: of each value)
+    timings: tuple  # keys holding run times: summed over seed chunks, ignored when runs are compared
+
+
+def returns(*keys: str, per_seed: dict | tuple = (), timings: tuple = ()):
+    """Declare the dict a summary function returns, its shape in the results store: a stored
+    summary with other keys is unusable and recomputed, and a computed one with other keys (a
+    declaration out of date) fails its task. ``per_seed``: the entries that hold one value per seed
+    (a tuple: seed axis first; a dict: ``{key: depth}``), concatenated when seed chunks merge;
+    ``timings``: entries that hold run times::
+
+        @returns("losses", "N_grid", "seconds", per_seed={"losses": 1}, timings=("seconds",))
+        def summarize_x(res): return {"losses": ..., "N_grid": ..., "seconds": ...}
     """
     if not keys or not all(isinstance(k, str) and k for k in keys) or len(set(keys)) != len(keys):
         raise ValueError(f"returns() takes distinct non-empty key names (got {keys!r})")
+    depths = dict(per_seed) if isinstance(per_seed, dict) else dict.fromkeys(per_seed, 0)
+    unknown = (set(depths) | set(timings)) - set(keys)
+    if unknown:
+        raise ValueError(f"returns(): per_seed/timings name keys that are not returned: {sorted(unknown)}")
 
     def mark(fn):
-        fn.summary_keys = frozenset(keys)
+        fn.summary_keys = Returns(frozenset(keys), depths, tuple(timings))
         return fn
     return mark
 
@@ -152,7 +166,7 @@ def get_experiment(name: str) -> Experiment:
 PLUGINS_ENV = "ICL_LAB_EXPERIMENTS"
 
 
-def _plugin_names() -> list[str]:
+def plugin_names() -> list[str]:
     names = [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]
     for m in names:
         if not all(part.isidentifier() for part in m.split(".")):
@@ -165,7 +179,7 @@ def experiments() -> dict[str, Experiment]:
     in ``$ICL_LAB_EXPERIMENTS`` -- your own experiments, registered as ``<module>.<name>`` from the
     module's ``EXPERIMENTS`` dict. Importing a module runs its code: list trusted modules only."""
     out = dict(all_experiments())
-    for mod_name in _plugin_names():
+    for mod_name in plugin_names():
         try:
             mod = importlib.import_module(mod_name)
         except Exception as e:  # ImportError, or any error raised by the module's own code

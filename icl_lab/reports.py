@@ -1,30 +1,40 @@
-"""What the reproduction page reports: the book's deviations from the papers' settings, the
-measured time of every notebook, the shipped reference results, and the claims whose status
-differs between scales."""
+"""What the book and the command line report: the book's deviations from the papers' settings,
+the measured time of every notebook, the stored and the shipped reference results, and the claims
+whose status differs between scales."""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .claims import ClaimsTable, compare
+import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-#: The shipped reference results; ``$ICL_LAB_REFERENCE`` points the pages at another folder of records.
-REFERENCE = Path(os.environ.get("ICL_LAB_REFERENCE") or ROOT / "results" / "reference")
+from .chunks import merge_records
+from .claims import ClaimsTable, compare
+from .params import ConfigError
+from .paths import REFERENCE, REPOSITORY
+from .records import StoreError, config_to_json, seeds_of
+from . import registry
+from .render import md_table
+from .store import ResultsStore
+
+ROOT = REPOSITORY
 
 
 def toc_notebooks() -> list[Path]:
     """The notebooks of the table of contents, in book order."""
-    out = []
-    for line in (ROOT / "_toc.yml").read_text().splitlines():
-        line = line.strip()
-        if line.startswith("- file:") or line.startswith("file:"):
-            f = line.split("file:", 1)[1].strip()
-            if f.endswith(".ipynb"):
-                out.append(ROOT / f)
-    return out
+    def files(entries):
+        for e in entries or []:
+            if "file" in e:
+                yield e["file"]
+            yield from files(e.get("sections"))
+            for part in e.get("parts", []):
+                yield from files(part.get("chapters"))
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    names = [toc.get("root", "")] + list(files(toc.get("chapters"))) + [
+        f for part in toc.get("parts", []) for f in files(part.get("chapters"))]
+    return [ROOT / f for f in names if f.endswith(".ipynb")]
 
 
 def _short(v):
@@ -38,15 +48,13 @@ def _short(v):
 
 def _cell(v, width: int = 60) -> str:
     s = str(_short(v))
-    return (s if len(s) <= width else s[:width - 3] + "...").replace("|", "\\|")
+    return s if len(s) <= width else s[:width - 3] + "..."
 
 
 def deviation_rows() -> list[dict]:
     """Every reduction of the paper's setting at ``book`` scale, as declared next to each config."""
-    from .registry import all_experiments
-
     rows, seen = [], set()
-    for name, exp in sorted(all_experiments().items()):
+    for name, exp in sorted(registry.all_experiments().items()):
         cls = exp.config
         for dev in cls.deviations():
             key = (cls.__name__, dev["field"])
@@ -61,13 +69,12 @@ def deviations_markdown() -> str:
     rows = deviation_rows()
     if not rows:
         return "At `book` scale every experiment runs with the paper's parameters."
-    out = ["| experiment (paper location) | parameter: paper → book | why |", "|---|---|---|"]
-    last = None
+    out, last = [], None
     for r in rows:  # the experiment is named on its first row only
         name = f"`{r['experiment']}` ({r['location']})" if r["experiment"] != last else ""
         last = r["experiment"]
-        out.append(f"| {name} | `{r['field']}`: {_cell(r['paper'], 40)} → {_cell(r['book'], 40)} | {r['why']} |")
-    return "\n".join(out)
+        out.append([name, f"`{r['field']}`: {_cell(r['paper'], 40)} → {_cell(r['book'], 40)}", r["why"]])
+    return md_table(["experiment (paper location)", "parameter: paper → book", "why"], out)
 
 
 def timings_markdown(path: Path | None = None) -> str:
@@ -103,8 +110,6 @@ def timings_markdown(path: Path | None = None) -> str:
 
 def reference_store(root: Path | None = None):
     """The results store of the shipped reference records (``results/reference``)."""
-    from .store import ResultsStore
-
     return ResultsStore(root or REFERENCE)
 
 
@@ -116,10 +121,7 @@ def reference_check(rec: dict) -> str | None:
     """Why a reference record is not a record of its experiment's current ``paper`` configuration
     (None when it is): its config, seeds aside, must equal the paper config, and its seeds must lie
     within the paper's (a record may be one seed chunk of the paper run)."""
-    from .registry import all_experiments
-    from .store import config_to_json, seeds_of
-
-    exp = all_experiments().get(rec.get("experiment"))
+    exp = registry.all_experiments().get(rec.get("experiment"))
     if exp is None:
         return f"{rec.get('experiment')!r} is not a registered experiment"
     paper = config_to_json(exp.config.for_scale("paper"))
@@ -137,9 +139,7 @@ def reference_check(rec: dict) -> str | None:
 def reference_records(experiment: str | None = None, root: Path | None = None) -> list[tuple]:
     """Every shipped reference record as ``(path, record or None, problem or None)``, read and
     checked (format, checksum, key) by the results store, then against the current paper config."""
-    from .registry import all_experiments
-
-    exps = all_experiments()
+    exps = registry.all_experiments()
     out = []
     for path, rec, err in reference_store(root).records(experiment, experiments=exps):
         if experiment is None and path.parent.name not in exps:
@@ -191,11 +191,8 @@ def load_reference(experiment: str, root: Path | None = None) -> Reference:
     """The shipped reference of ``experiment`` for its current ``paper`` config: the valid records
     whose config matches (seed chunks merged in seed order); records of another config are ignored
     (``tests/test_reference.py`` fails on them)."""
-    from .registry import all_experiments
-    from .records import StoreError
-    from .store import merge_chunks, seeds_of
-
-    cfg = all_experiments()[experiment].config.for_scale("paper")
+    exp = registry.all_experiments()[experiment]
+    cfg = exp.config.for_scale("paper")
     want = seeds_of(cfg)
     good = [rec for _, rec, problem in reference_records(experiment, root) if rec is not None and problem is None]
     good.sort(key=lambda r: (r.get("seeds") or [0])[0])
@@ -204,9 +201,8 @@ def load_reference(experiment: str, root: Path | None = None) -> Reference:
     seeds = sorted({s for r in good for s in (r.get("seeds") or [])})
     summary, problem = None, ""
     if good:
-        counts = [len(r.get("seeds") or [0]) for r in good]
         try:
-            summary = merge_chunks([r["summary"] for r in good], counts)
+            summary = merge_records(exp, good)
         except StoreError as e:  # e.g. a value computed from each chunk's own first seed
             problem = f"its seed chunks cannot be merged ({e})"
     return Reference(experiment, cfg, summary, seeds, len(want) if want else 0, good, problem)
@@ -214,10 +210,8 @@ def load_reference(experiment: str, root: Path | None = None) -> Reference:
 
 def reference_rows(root: Path | None = None) -> list[dict]:
     """One row per experiment with shipped reference records: runs, wall and CPU time, commit, date, host."""
-    from .registry import all_experiments
-
     root = root or REFERENCE
-    names = sorted({p.parent.name for p, _, _ in reference_records(root=root)} & set(all_experiments()))
+    names = sorted({p.parent.name for p, _, _ in reference_records(root=root)} & set(registry.all_experiments()))
     rows = []
     for name in names:
         ref = load_reference(name, root)
@@ -243,12 +237,9 @@ def reference_markdown(root: Path | None = None) -> str:
     rows = reference_rows(root)
     if not rows:
         return "No reference records have been shipped yet."
-    out = ["| experiment | runs | records | wall / CPU time | commit | date | host |", "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        runs = r["runs"] + ("" if r["complete"] else " (incomplete)")
-        out.append(f"| `{r['experiment']}` | {runs} | {r['records']} | {_duration(r['wall_seconds'], r['cpu_seconds'])} | "
-                   f"{r['commit']} | {r['date']} | {r['host']} |")
-    return "\n".join(out)
+    return md_table(["experiment", "runs", "records", "wall / CPU time", "commit", "date", "host"],
+                    [[f"`{r['experiment']}`", r["runs"] + ("" if r["complete"] else " (incomplete)"), r["records"],
+                      _duration(r["wall_seconds"], r["cpu_seconds"]), r["commit"], r["date"], r["host"]] for r in rows])
 
 
 def scale_differences_markdown(a: str = "ci", b: str = "book") -> str:
@@ -264,8 +255,38 @@ def scale_differences_markdown(a: str = "ci", b: str = "book") -> str:
                    ClaimsTable([c for c in tb.claims if c.paper in both]))
     if not diff:
         return f"Every claim has the same status at `{a}` and `{b}` scale." + note
-    out = [f"| paper | claim | kind | `{a}` | `{b}` | measured at `{a}` | measured at `{b}` |", "|---|---|---|---|---|---|---|"]
-    for d in diff:
-        out.append(f"| {d['paper']} | {d['id']} | {d['kind']} | {d['a']} | {d['b']} | {_cell(d['measured_a'])} | "
-                   f"{_cell(d['measured_b'])} |")
-    return "\n".join(out) + note
+    return md_table(["paper", "claim", "kind", f"`{a}`", f"`{b}`", f"measured at `{a}`", f"measured at `{b}`"],
+                    [[d["paper"], d["id"], d["kind"], d["a"], d["b"], _cell(d["measured_a"]), _cell(d["measured_b"])]
+                     for d in diff]) + note
+
+
+def stored_results_summary(results_dir=None) -> tuple[list[dict], list[dict]]:
+    """Stored records grouped by experiment and configuration (seeds merged): ``(groups, corrupt)``."""
+    store = ResultsStore(results_dir)
+    try:
+        exps = registry.experiments()
+    except ConfigError:
+        exps = None
+    groups: dict = {}
+    corrupt = []
+    for path, rec, err in store.records(experiments=exps):
+        if rec is None:
+            corrupt.append({"path": str(path), "error": err})
+            continue
+        cfg = {k: v for k, v in rec["config"].items() if k not in ("seed", "seeds")}
+        g = groups.setdefault((rec["experiment"], json.dumps(cfg, sort_keys=True)), {
+            "experiment": rec["experiment"], "scale": rec.get("scale"), "seeds": [], "tasks": 0,
+            "overrides": {k: v for k, v in (rec.get("overrides") or {}).items() if k not in ("seed", "seeds")},
+            "wall_seconds": 0.0, "cpu_seconds": 0.0, "commits": set(), "devices": set(), "finished": ""})
+        meta, code = rec["meta"], rec["meta"].get("code", {})
+        g["seeds"] += rec.get("seeds") or []
+        g["tasks"] += 1
+        g["wall_seconds"] += float(meta.get("wall_seconds", 0.0))
+        g["cpu_seconds"] += float(meta.get("cpu_seconds", 0.0))
+        g["commits"].add((code.get("git_commit") or "unknown")[:10] + ("+dirty" if code.get("git_dirty") else ""))
+        g["devices"].add(meta.get("device", "?"))
+        g["finished"] = max(g["finished"], meta.get("finished", ""))
+    out = sorted(groups.values(), key=lambda g: (g["experiment"], json.dumps(g["overrides"], sort_keys=True)))
+    for g in out:
+        g.update(seeds=sorted(g["seeds"]), commits=sorted(g["commits"]), devices=sorted(g["devices"]))
+    return out, corrupt

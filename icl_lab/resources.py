@@ -1,5 +1,4 @@
-"""What a task may ask of the machine, checked before it runs; and the environment variables,
-checked up front.
+"""What a task may ask of the machine, checked before it runs.
 
 **Memory.** Before a task runs, its peak memory is estimated and the task is refused (one-line
 :class:`~icl_lab.ConfigError`, nothing computed) when the estimate exceeds the limit: ``--max-memory``
@@ -10,9 +9,6 @@ check off), else the machine's physical memory. The estimate is the experiment's
 It refuses what cannot fit (a batch of 10^5 prompts of 10^5 tokens asks for terabytes); it is not a
 measurement, a task under the limit may still need more, and an experiment whose memory is not driven by those fields gets no
 fallback estimate (0: not checked).
-
-**Environment.** :func:`check_environment` validates every ``ICL_LAB_*`` variable the command line
-uses, so a bad value is one line before anything runs, not an error inside each task.
 """
 from __future__ import annotations
 
@@ -20,10 +16,9 @@ import dataclasses
 import os
 import re
 
-from ._checks import ConfigError
+from .params import ConfigError
 
 MEMORY_ENV = "ICL_LAB_MAX_MEMORY"
-MAX_THREADS = 1024
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 PROMPT_FIELDS = ("batch", "batch_size", "prompts", "test_prompts", "linear_fit_prompts", "M", "n_prompts", "samples")
 CONTEXT_FIELDS = ("N", "N_values", "N_max", "N_train", "N_test", "context", "n_ctx")
@@ -102,41 +97,3 @@ def check_memory(exp, cfg, max_memory=None) -> int:
         raise ConfigError(f"memory: this task would need about {_gb(need)} (estimated from its sizes), more than the "
                           f"limit of {_gb(limit)}; reduce the sizes, or raise the limit with --max-memory / {MEMORY_ENV}")
     return need
-
-
-def threads_from_env(name: str = "ICL_LAB_THREADS") -> int | None:
-    """``$ICL_LAB_THREADS`` (or ``name``) as an integer in [1, MAX_THREADS], None when unset."""
-    env = os.environ.get(name, "").strip()
-    if not env:
-        return None
-    try:
-        n = int(env)
-    except ValueError:
-        n = 0
-    if not 1 <= n <= MAX_THREADS:
-        raise ConfigError(f"{name} must be an integer in [1, {MAX_THREADS}] (got {env!r})")
-    return n
-
-
-def check_environment() -> None:
-    """Every ICL_LAB_* variable the command line reads, checked at once (one-line ConfigError)."""
-    from .config import default_device, get_scale
-    from .registry import _plugin_names
-    from .store import default_root
-
-    threads_from_env("ICL_LAB_THREADS")
-    threads_from_env("ICL_LAB_WORKER_THREADS")
-    get_scale()
-    if os.environ.get("ICL_LAB_DEVICE"):
-        default_device()
-    default_root()
-    _plugin_names()
-    memory_limit()
-    stale = os.environ.get("ICL_LAB_LOCK_STALE", "").strip()
-    if stale:
-        try:
-            ok = 10 <= float(stale) < 1e9
-        except ValueError:
-            ok = False
-        if not ok:  # a holder touches its claim every 5 s: a shorter limit would take live claims over
-            raise ConfigError(f"ICL_LAB_LOCK_STALE must be a number of seconds >= 10 (got {stale!r})")

@@ -14,8 +14,8 @@ Tasks run on an executor:
   (e.g. one started by dask-jobqueue on Slurm/PBS).
 
 Each completed task is written atomically to the results store (:mod:`icl_lab.store`) by the
-process that computed it; tasks already stored (with a valid checksum) are skipped, so an
-interrupted sweep completes on the next invocation of the same command.
+process that computed it (:func:`icl_lab.tasks.execute_task`); tasks already stored (with a valid
+checksum) are skipped, so an interrupted sweep completes on the next invocation of the same command.
 
 Python::
 
@@ -28,27 +28,29 @@ Python::
 from __future__ import annotations
 
 import itertools
+import logging
 import os
+import re
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import _checks as chk
-from . import params, registry
-from ._checks import ConfigError
-from .config import get_scale, progress_enabled
+from tqdm.auto import tqdm
+
+from . import params
+from .chunks import merge_records
+from .config import get_scale, progress_enabled, threads_from_env
+from .params import ConfigError, coerce_value
+from .records import StoreError, config_key, seeds_of
+from .registry import for_scale, resolve_experiment
+from .resources import check_memory, memory_limit
+from .store import ResultsStore
+from .tasks import Busy, execute_task
 
 EXECUTORS = ("local", "dask")
-ADDRESS = __import__("re").compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$|^[\w.-]+:\d{1,5}$")
-PLUGINS_ENV = registry.PLUGINS_ENV
-
-
-# ============================================================================ values
-# The registry (with plug-ins) and the parsing of values live below this module, in
-# icl_lab.registry and icl_lab.params (each config's declared PARAMS), so the store needs no sweep.
-experiments, resolve_experiment, _for_scale = registry.experiments, registry.resolve_experiment, registry.for_scale
-coerce_value, describe_fields = params.coerce_value, params.describe
+ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$|^[\w.-]+:\d{1,5}$")
 
 
 def _split_top_level(text: str, sep: str = ",") -> list[str]:
@@ -84,15 +86,7 @@ def parse_assignment(text: str, option: str = "--set") -> tuple[str, str]:
 
 def build_config(exp, scale: str, overrides: dict):
     """The experiment's config at ``scale`` with ``overrides`` (values are type-checked first)."""
-    values = {k: coerce_value(exp.config, k, v) for k, v in overrides.items()}
-    return _for_scale(exp.config, scale, values)
-
-
-def _for_scale(cls, scale: str, overrides: dict):
-    """``cls.for_scale(scale, **overrides)``, also for configs with a field called ``scale``."""
-    values = dict(cls.CI) if get_scale(scale) == "ci" else {}
-    values.update(overrides)
-    return cls(**values)
+    return for_scale(exp.config, scale, {k: coerce_value(exp.config, k, v) for k, v in overrides.items()})
 
 
 # ============================================================================ the plan
@@ -109,8 +103,6 @@ class Task:
 
     @property
     def seeds(self) -> list | None:
-        from .store import seeds_of
-
         return seeds_of(self.config)
 
 
@@ -151,9 +143,6 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
     (default: all of a grid point's seeds in one task); ``max_memory``: the memory limit of one
     task (:func:`icl_lab.resources.check_memory`).  Raises ConfigError naming the field.
     """
-    from .resources import check_memory, memory_limit
-    from .store import config_key
-
     exp = resolve_experiment(experiment, registry)
     scale = get_scale(scale) if scale is not None else get_scale()
     limit = memory_limit(max_memory)
@@ -170,11 +159,11 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
             raise ConfigError(f"seeds: {experiment} trains no seeds (its config has no seeds/seed fields); drop --seeds")
         if "seeds" in fixed:
             raise ConfigError("seeds is given twice (--seeds and --set seeds=...)")
-        fixed["seeds"] = chk.positive_int("seeds", seeds)
+        fixed["seeds"] = params.positive_int("seeds", seeds)
     if seeds_per_task is not None:
         if not exp.seed_splittable:
             raise ConfigError(f"seeds_per_task: {experiment} trains no seeds (its config has no seeds/seed fields)")
-        seeds_per_task = chk.positive_int("seeds_per_task", seeds_per_task)
+        seeds_per_task = params.positive_int("seeds_per_task", seeds_per_task)
     # grid axes
     axes = []
     grid_items = grid.items() if isinstance(grid, dict) else [parse_assignment(g, "--grid") for g in grid]
@@ -201,7 +190,7 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
         point = dict(zip(names, combo))
         overrides = {**fixed, **point}
         try:
-            cfg = _for_scale(cls, scale, overrides)
+            cfg = for_scale(cls, scale, overrides)
         except ConfigError as e:
             where = ", ".join(f"{k}={v!r}" for k, v in point.items())
             raise ConfigError(f"{e} [grid point {where}]" if point else str(e)) from None
@@ -237,49 +226,6 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
 
 
 # ============================================================================ running tasks
-def execute_task(spec: dict, wait: bool = True) -> dict:
-    """Run one task and write its record to the store at ``spec['results']``; returns the record.
-
-    Runs in the calling process (local executor) or on a Dask worker; the experiment object
-    travels with the task description, so workers need no registry lookup (and plug-in experiments work).
-    The task's claim file keeps a second identical sweep from computing it at the same time: if
-    another live process holds it, this waits for its record (``wait=False``: raises
-    :class:`~icl_lab.store.Busy` at once), and computes the task itself only if none appears."""
-    from . import store
-
-    if spec.get("threads") is not None:
-        os.environ["ICL_LAB_THREADS"] = str(spec["threads"])
-    if spec.get("quiet"):
-        os.environ["ICL_LAB_PROGRESS"] = "0"  # no trainer progress bars inside workers
-    st = store.ResultsStore(spec["results"])
-    lock = None
-    while lock is None:
-        try:
-            lock = st.claim(spec["experiment"], spec["key"])
-        except store.Busy:
-            if not wait:
-                raise
-            time.sleep(0.5)
-        except OSError:  # a worker that cannot reach the results folder: compute without a claim
-            break
-    try:
-        done = None if spec.get("recompute") else st.get(spec["experiment"], spec["config"], warn=False)
-        if done is not None:  # stored meanwhile by the claim's last holder
-            return dict(done, reused=True)
-        rec = store.run_and_record(spec["experiment"], spec["config"], scale=spec["scale"],
-                                   overrides=spec["overrides"], device=spec.get("device"),
-                                   threads=spec.get("threads"), experiments={spec["experiment"]: spec["exp"]})
-        try:
-            st.write(rec)
-        except OSError:  # a worker that cannot reach the results folder: the client stores the record
-            if not spec.get("quiet"):
-                raise
-        return rec
-    finally:
-        if lock is not None:
-            st.release(lock)
-
-
 @dataclass
 class SweepResult:
     plan: Plan
@@ -298,8 +244,6 @@ class SweepResult:
         """One entry per grid point: ``{"point", "seeds", "summary"}`` with the chunks' summaries
         merged in seed order (:func:`icl_lab.store.merge_chunks`); where the chunks cannot be merged
         unambiguously, ``summary`` is None and ``chunks`` lists the chunks' summaries in seed order."""
-        from .store import StoreError, merge_chunks
-
         out = []
         for i, point in enumerate(self.plan.points):
             tasks = [t for t in self.plan.tasks if dict(t.point) == point]
@@ -307,11 +251,10 @@ class SweepResult:
             if any(r is None for r in recs):
                 out.append({"point": point, "seeds": None, "summary": None})
                 continue
-            counts = [len(t.seeds) if t.seeds is not None else 1 for t in tasks]
             seeds = [s for t in tasks for s in (t.seeds or [])] or None
             entry = {"point": point, "seeds": seeds}
             try:
-                entry["summary"] = merge_chunks([r["summary"] for r in recs], counts)
+                entry["summary"] = merge_records(self.plan.exp, recs)
             except StoreError as e:  # e.g. every chunk has as many seeds as another axis is long
                 entry.update(summary=None, merge_error=str(e), chunks=[r["summary"] for r in recs])
             out.append(entry)
@@ -319,8 +262,6 @@ class SweepResult:
 
 
 def _bar(total, desc, progress):
-    from tqdm.auto import tqdm
-
     return tqdm(total=total, desc=desc, unit="task", disable=not progress_enabled(progress), dynamic_ncols=True)
 
 
@@ -332,19 +273,17 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     A task that raises is reported in ``failed`` (the others still run and are stored); completed
     tasks are on disk as soon as they finish, so Ctrl-C or a killed process loses nothing done.
     ``recompute=True`` ignores (and overwrites) stored records, e.g. after changing the code."""
-    from . import store as st
-
-    chk.one_of("executor", executor, EXECUTORS)
+    params.one_of("executor", executor, EXECUTORS)
     if address is not None and executor != "dask":
         raise ConfigError("address only applies with executor 'dask' (use --executor dask --address ...)")
     if workers is not None:
-        workers = chk.positive_int("workers", workers)
-    store = st.ResultsStore(results_dir)
+        workers = params.positive_int("workers", workers)
+    store = ResultsStore(results_dir)
     root = store.root.resolve()
     t0 = time.perf_counter()
     records, skipped, todo = {}, [], []
     for t in plan.tasks:
-        rec = None if recompute else store.get(t.experiment, t.config)
+        rec = None if recompute else store.get(t.experiment, t.config, exp=plan.exp)
         if rec is not None:
             records[t.key] = rec
             skipped.append(t.key)
@@ -361,7 +300,7 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
                       quiet=executor != "local", key=t.key, recompute=recompute) for t in todo]
         runner = _run_local if executor == "local" else _run_dask
         try:
-            runner(specs, records, computed, failed, store, progress=progress, address=address, workers=workers,
+            runner(specs, records, computed, failed, skipped, store, progress=progress, address=address, workers=workers,
                    desc=plan.experiment, cluster_kwargs=cluster_kwargs or {})
         except ConfigError:  # e.g. no scheduler at --address: leave no empty results folder behind
             if created and root.is_dir() and not any(root.iterdir()):
@@ -373,15 +312,12 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
 def _worker_threads() -> int:
     """Torch threads per Dask worker: 1 (many single-threaded processes beat a few multi-threaded
     ones on these small matrices), or ``$ICL_LAB_WORKER_THREADS``."""
-    from .resources import threads_from_env
-
     return threads_from_env("ICL_LAB_WORKER_THREADS") or 1
 
 
-def _record_outcome(spec, fn, records, computed, failed) -> None:
-    """Run ``fn()`` (a task); a failure, including a store write, is that task's failure only."""
-    from .store import Busy
-
+def _record_outcome(spec, fn, records, computed, failed, skipped) -> None:
+    """Run ``fn()`` (a task); a failure, including a store write, is that task's failure only. A
+    record another process stored while this one waited for its lock counts as from the store."""
     try:
         rec = fn()
     except (ConfigError, Busy):
@@ -390,23 +326,21 @@ def _record_outcome(spec, fn, records, computed, failed) -> None:
         failed[spec["key"]] = f"{type(e).__name__}: {e}"
     else:
         records[spec["key"]] = rec
-        computed.append(spec["key"])
+        (skipped if rec.get("reused") else computed).append(spec["key"])
 
 
-def _run_local(specs, records, computed, failed, store, *, progress, desc, **_):
-    from .store import Busy
-
+def _run_local(specs, records, computed, failed, skipped, store, *, progress, desc, **_):
     busy = []
     with _bar(len(specs), desc, progress) as bar:
         for spec in specs:  # first the tasks nobody else is computing ...
             try:
-                _record_outcome(spec, lambda: execute_task(spec, wait=False), records, computed, failed)
+                _record_outcome(spec, lambda: execute_task(spec, wait=False), records, computed, failed, skipped)
             except Busy:
                 busy.append(spec)
                 continue
             bar.update(1)
         for spec in busy:  # ... then wait for those another sweep is computing
-            _record_outcome(spec, lambda: execute_task(spec), records, computed, failed)
+            _record_outcome(spec, lambda: execute_task(spec), records, computed, failed, skipped)
             bar.update(1)
 
 
@@ -418,15 +352,11 @@ def connect(address: str | None = None, workers: int | None = None, cluster_kwar
         from distributed import Client, LocalCluster
     except ImportError:  # pragma: no cover
         raise ConfigError("executor 'dask' needs Dask distributed: pip install 'dask[distributed]'") from None
-    import logging
-
     if address is not None:
-        import dask
+        import dask  # an optional dependency, like distributed above
 
         if not isinstance(address, str) or not ADDRESS.match(address.strip()):
             raise ConfigError(f"address must be a scheduler address such as tcp://10.0.0.5:8786 (got {address!r})")
-        import threading
-
         out: dict = {}
 
         def _connect():
@@ -453,8 +383,8 @@ def connect(address: str | None = None, workers: int | None = None, cluster_kwar
     return Client(cluster), cluster
 
 
-def _run_dask(specs, records, computed, failed, store, *, progress, address, workers, desc, cluster_kwargs):
-    from distributed import as_completed
+def _run_dask(specs, records, computed, failed, skipped, store, *, progress, address, workers, desc, cluster_kwargs):
+    from distributed import as_completed  # an optional dependency (connect checked it)
 
     client, cluster = connect(address, workers, cluster_kwargs)
     futures = {}
@@ -465,7 +395,7 @@ def _run_dask(specs, records, computed, failed, store, *, progress, address, wor
         with _bar(len(specs), desc, progress) as bar:
             for fut in as_completed(list(futures)):
                 spec = futures[fut]
-                _record_outcome(spec, lambda: _collect(fut, spec, store), records, computed, failed)
+                _record_outcome(spec, lambda: _collect(fut, spec, store), records, computed, failed, skipped)
                 bar.update(1)
     finally:
         for fut in futures:
@@ -480,23 +410,21 @@ def _collect(fut, spec, store) -> dict:
     """A finished Dask task's record, also stored here when the worker wrote elsewhere (a store
     error, e.g. a full disk, fails this task only)."""
     rec = fut.result()
-    if store.get(rec["experiment"], spec["config"], warn=False) is None:
+    if store.get(rec["experiment"], spec["config"], exp=spec["exp"], warn=False) is None:
         store.write({k: v for k, v in rec.items() if k not in ("checksum", "reused")})
     return rec
 
 
 def load_plan_records(plan: Plan, results_dir=None) -> dict:
     """The stored records of a plan's tasks (valid ones only): ``{task key: record}``."""
-    from .store import ResultsStore
-
     store = ResultsStore(results_dir)
     out = {}
     for t in plan.tasks:
-        rec = store.get(t.experiment, t.config, warn=False)
+        rec = store.get(t.experiment, t.config, exp=plan.exp, warn=False)
         if rec is not None:
             out[t.key] = rec
     return out
 
 
-__all__ = ["EXECUTORS", "Plan", "SweepResult", "Task", "build_config", "coerce_value", "connect", "describe_fields",
-           "execute_task", "experiments", "load_plan_records", "parse_assignment", "plan", "resolve_experiment", "run"]
+__all__ = ["EXECUTORS", "Plan", "SweepResult", "Task", "build_config", "connect", "load_plan_records",
+           "parse_assignment", "plan", "run"]

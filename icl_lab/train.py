@@ -26,7 +26,7 @@ from typing import Callable, Mapping, Sequence
 
 import torch
 
-from . import _checks as chk
+from . import params as chk
 from .config import default_device, ensure_threads, make_generator, progress_enabled
 from .data.prompts import PromptBatch
 from .models.attention import AttentionOutput, RunModule

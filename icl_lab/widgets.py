@@ -21,8 +21,8 @@ from typing import Callable, Sequence
 
 import matplotlib.pyplot as plt
 
-from . import _checks as chk
-from .claims_html import markdown_inline
+from . import params as chk
+from .render import markdown_inline
 from .plotting import DPI
 
 

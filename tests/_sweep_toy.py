@@ -51,7 +51,7 @@ def run_toy(cfg: ToyConfig) -> ToyResult:
     return ToyResult(per_seed, time.perf_counter() - t0)
 
 
-@returns("per_seed", "shifts_count", "seconds")
+@returns("per_seed", "shifts_count", "seconds", per_seed={"per_seed": 1}, timings=("seconds",))
 def summarize_toy(res: ToyResult) -> dict:
     return {"per_seed": res.per_seed.tolist(), "shifts_count": res.per_seed.shape[0], "seconds": res.seconds}
 

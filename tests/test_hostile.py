@@ -4,7 +4,8 @@ import time
 
 import pytest
 
-from icl_lab.store import ResultsStore, StoreError
+from icl_lab.records import StoreError
+from icl_lab.store import ResultsStore
 
 
 def _make(kind, path, tmp_path):
@@ -106,7 +107,7 @@ def test_reader_in_a_limited_subprocess(tmp_path, kind):
     path = root / "exp" / "k.json"
     _make(kind, path, tmp_path)
     code = ("import resource,sys; resource.setrlimit(resource.RLIMIT_AS, (2**31, 2**31))\n"
-            "from icl_lab.store import ResultsStore, StoreError\n"
+            "from icl_lab.records import StoreError\nfrom icl_lab.store import ResultsStore\n"
             f"try:\n    ResultsStore({str(root)!r}).read({str(path)!r})\nexcept StoreError:\n    sys.exit(3)\n")
     r = subprocess.run([sys.executable, "-c", code], timeout=20, capture_output=True)
     assert r.returncode == 3, r.stderr.decode()[-500:]
@@ -122,6 +123,7 @@ def test_a_summary_without_the_experiments_keys_is_recomputed(toy, tmp_path, mon
 
     from icl_lab import sweep
     from icl_lab.records import TaskError, checksum
+    from icl_lab.registry import Returns
 
     p = sweep.plan(toy, "paper", seeds=2)
     first = sweep.run(p, results_dir=tmp_path, progress=False)
@@ -133,12 +135,13 @@ def test_a_summary_without_the_experiments_keys_is_recomputed(toy, tmp_path, mon
     rec["checksum"] = checksum(rec)
     path.write_text(json.dumps(rec))
     with pytest.warns(UserWarning, match="missing shifts_count"):
-        assert ResultsStore(tmp_path).get(toy, task.config) is None
+        assert ResultsStore(tmp_path).get(toy, task.config, exp=_sweep_toy.TOY) is None
     with pytest.warns(UserWarning, match="missing shifts_count"):  # the sweep says why it recomputes
         again = sweep.run(p, results_dir=tmp_path, progress=False)
     assert again.computed == [task.key]
     assert again.records[task.key]["summary"]["per_seed"] == first.records[task.key]["summary"]["per_seed"]
     # a declaration out of date fails the task and stores nothing
-    monkeypatch.setattr(_sweep_toy.summarize_toy, "summary_keys", frozenset({"per_seed", "seconds"}))
+    monkeypatch.setattr(_sweep_toy.summarize_toy, "summary_keys",
+                        Returns(frozenset({"per_seed", "seconds"}), {"per_seed": 1}, ("seconds",)))
     res = sweep.run(p, results_dir=tmp_path / "other", progress=False)
     assert "unexpected shifts_count" in res.failed[task.key] and not list((tmp_path / "other").rglob("*.json"))

@@ -10,6 +10,7 @@ import random
 import pytest
 
 from icl_lab import ConfigError, cli, store, sweep
+from icl_lab import params, records
 from icl_lab.papers.common.experiments import ContextLengthConfig
 
 CS = "common.context_length"
@@ -38,10 +39,10 @@ PYTHON_ONLY = {("N_values", 5), ("nw_bandwidths", 1.0)}
 ALIASES = {"N_values": ("N_values", "N")}
 VALID = {"d": [8, 16], "steps": [5, 10], "lr": [0.5, 3.0], "seeds": [1, 2], "batch": [4, 16], "N_values": [(2, 4)]}
 BAD_OPTIONS = [  # (argv fragment, text the error must contain)
-    (["--seeds", "0"], "argument --seeds: must be an integer >= 1"),
-    (["--seeds", "two"], "argument --seeds: must be an integer >= 1"),
-    (["--seeds-per-task", "-3"], "argument --seeds-per-task: must be an integer >= 1"),
-    (["--workers", "0", "--executor", "dask"], "argument --workers: must be an integer >= 1"),
+    (["--seeds", "0"], "argument --seeds: must be an integer in [1, 1000000]"),
+    (["--seeds", "two"], "argument --seeds: must be an integer in [1, 1000000]"),
+    (["--seeds-per-task", "-3"], "argument --seeds-per-task: must be an integer in [1, 1000000]"),
+    (["--workers", "0", "--executor", "dask"], "argument --workers: must be an integer in [1, 1024]"),
     (["--scale", "medium"], "argument --scale: invalid choice"),
     (["--executor", "slurm"], "argument --executor: invalid choice"),
     (["--set", "steps"], "--set expects key=value"),
@@ -130,11 +131,11 @@ def test_a_few_hundred_random_invalid_configurations(tmp_path, capsys):
         else:  # a stored file (forged, with a valid checksum) holding the invalid config
             if typed and field == "lr":
                 overrides[field] = "fast"
-            cfg_json = store.config_to_json(ContextLengthConfig.for_scale(scale))
+            cfg_json = records.config_to_json(ContextLengthConfig.for_scale(scale))
             cfg_json.update(json.loads(json.dumps(
                 {k: (list(v) if isinstance(v, tuple) else v) for k, v in overrides.items()})))
             with pytest.raises(ConfigError) as e:
-                store.config_from_json(ContextLengthConfig, cfg_json)
+                records.config_from_json(ContextLengthConfig, cfg_json)
             _check_message(str(e.value), field)
         seen.add((field, entry))
         count += 1
@@ -169,4 +170,4 @@ def test_direct_config_construction_names_the_field():
 
 def test_nan_is_never_a_value():
     with pytest.raises(ConfigError, match=r"^lr must be a number in .* \(got nan\)"):
-        sweep.coerce_value(ContextLengthConfig, "lr", float("nan"))
+        params.coerce_value(ContextLengthConfig, "lr", float("nan"))

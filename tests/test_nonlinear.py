@@ -244,7 +244,7 @@ def test_cosine_feature_prompts_match_the_sampler_law():
 
 def test_every_cosine_feature_config_refuses_more_features_than_dimensions():
     """K orthogonal features need K <= d: refused when the config is built, before anything runs."""
-    from icl_lab._checks import ConfigError
+    from icl_lab.params import ConfigError
     from icl_lab.registry import all_experiments
 
     for name, exp in all_experiments().items():

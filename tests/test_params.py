@@ -7,11 +7,11 @@ import math
 import pytest
 
 from icl_lab import ConfigError
-from icl_lab.params import SEED, Bool, Int, OneOf, Optional, Real, TupleOf, constraints_of, describe
+from icl_lab.params import SEED, Bool, Int, OneOf, NoneOr, Real, TupleOf, constraints_of, describe
 
 CONSTRAINTS = [Int(1, 10), Int(0, 5, closed="neither"), Real(0, 1), Real(0, 1e6, closed="right"),
                OneOf("relu", "cos"), OneOf(2, 3, 5), Bool(), TupleOf(Int(1, 100), max_len=4),
-               TupleOf(Real(0, 1, closed="right"), min_len=2, max_len=3, increasing=True), Optional(Int(1, 3)), SEED]
+               TupleOf(Real(0, 1, closed="right"), min_len=2, max_len=3, increasing=True), NoneOr(Int(1, 3)), SEED]
 
 
 @pytest.mark.parametrize("c", CONSTRAINTS, ids=repr)
@@ -53,7 +53,7 @@ def test_parsing_command_line_text():
         t.parse("Ns", "1,2,3,4,5")
     assert Bool().parse("flag", "yes") is True and Bool().parse("flag", "off") is False
     assert OneOf("relu", "cos").parse("act", " cos ") == "cos"
-    assert Optional(Int(1, 3)).parse("k", "None") is None
+    assert NoneOr(Int(1, 3)).parse("k", "None") is None
     with pytest.raises(ConfigError, match="at most 10000 characters"):
         Int(1, 3).parse("k", "[" * 20_000)
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from icl_lab import (ConfigError, KernelAttention, QOnlyAttention, make_generator, make_generators, store, sweep,
                      train)
+from icl_lab import chunks, params, records, tasks
 from icl_lab.data import (LinearTask, PromptSampler, QuadraticTask, sphere, standard_basis)
 from icl_lab.papers.common.experiments import ContextLengthConfig
 from icl_lab.models.attention import attend
@@ -111,9 +112,9 @@ def test_training_reproduces_bit_for_bit(seed, lr, optimizer):
 def test_experiment_summaries_reproduce_bit_for_bit():
     cfg = ContextLengthConfig.for_scale("ci", d=4, K=2, N_values=(2, 4), steps=3, batch=8, test_prompts=16,
                                         linear_fit_prompts=64, seeds=2)
-    a = store.run_and_record("common.context_length", cfg)
-    b = store.run_and_record("common.context_length", cfg)
-    assert store.strip_timings(a["summary"]) == store.strip_timings(b["summary"])
+    a = tasks.run_and_record("common.context_length", cfg)
+    b = tasks.run_and_record("common.context_length", cfg)
+    assert chunks.strip_timings(a["summary"]) == chunks.strip_timings(b["summary"])
     assert a["key"] == b["key"]
 
 
@@ -144,8 +145,8 @@ def _as_text(value) -> str:
 def test_valid_configs_build_roundtrip_and_parse_from_text(overrides, scale):
     cfg = ContextLengthConfig.for_scale(scale, **overrides)
     # JSON round trip (what the store does) rebuilds the same config and key
-    again = store.config_from_json(ContextLengthConfig, store.config_to_json(cfg))
-    assert again == cfg and store.config_key("x", again) == store.config_key("x", cfg)
+    again = records.config_from_json(ContextLengthConfig, records.config_to_json(cfg))
+    assert again == cfg and records.config_key("x", again) == records.config_key("x", cfg)
     # typing each value as text on the command line gives the same config
     plan = sweep.plan("common.context_length", scale, sets=[f"{k}={_as_text(v)}" for k, v in overrides.items()],
                       max_memory="none")  # valid values; the memory guard is tested elsewhere
@@ -157,9 +158,9 @@ def test_valid_configs_build_roundtrip_and_parse_from_text(overrides, scale):
 def test_numbers_parse_back_exactly(value):
     """Every value inside the declared range (steps in [1, 1e7], lr in (0, 1e6]) parses back exactly."""
     if isinstance(value, int):
-        assert sweep.coerce_value(ContextLengthConfig, "steps", str(value)) == value
+        assert params.coerce_value(ContextLengthConfig, "steps", str(value)) == value
     if value <= 1e6:
-        assert sweep.coerce_value(ContextLengthConfig, "lr", repr(value)) == value
+        assert params.coerce_value(ContextLengthConfig, "lr", repr(value)) == value
 
 
 @FAST
@@ -167,7 +168,7 @@ def test_numbers_parse_back_exactly(value):
 def test_arbitrary_text_is_parsed_or_rejected_with_the_field_name(text):
     for field in ("steps", "lr", "N_values", "nw_bandwidths"):
         try:
-            sweep.coerce_value(ContextLengthConfig, field, text)
+            params.coerce_value(ContextLengthConfig, field, text)
         except ConfigError as e:
             assert re.match(rf"{field}(\[\d+\])? must be ", str(e)), str(e)  # the field, or its entry
 
@@ -185,7 +186,7 @@ json_values = st.recursive(json_leaf, lambda inner: st.one_of(st.lists(inner, ma
        where=st.floats(0, 1, exclude_max=True), byte=st.integers(0, 255))
 def test_store_roundtrips_exactly_and_detects_any_damage(summary, where, byte):
     cfg = ToyConfig()
-    rec = store.make_record("toy.toy", cfg, summary, started="t", wall=0.0, cpu=0.0, device="cpu")
+    rec = records.make_record("toy.toy", cfg, summary, started="t", wall=0.0, cpu=0.0, device="cpu")
     with tempfile.TemporaryDirectory() as d:
         stt = store.ResultsStore(d)
         path = stt.write(rec)
@@ -198,7 +199,7 @@ def test_store_roundtrips_exactly_and_detects_any_damage(summary, where, byte):
         Path(path).write_bytes(bytes(data))
         try:
             damaged = stt.read(path, {"toy.toy": TOY})
-        except store.StoreError:
+        except records.StoreError:
             return
         # the only undetected changes are those that leave the record's content unchanged
         assert damaged == back
@@ -211,17 +212,13 @@ def test_merging_seed_chunks_restores_the_whole(rows, sizes, seed):
     g = make_generator(seed)
     full = torch.randn(rows, total, generator=g, dtype=F64).tolist()  # [row][seed]
     per_seed = torch.randn(total, generator=g, dtype=F64).tolist()
-    chunks, start = [], 0
+    parts, start = [], 0
     for n in sizes:
-        chunks.append({"grid": list(range(rows)), "loss": [r[start:start + n] for r in full],
-                       "final": per_seed[start:start + n], "seconds": 1.0})
+        parts.append({"grid": list(range(rows)), "loss": [r[start:start + n] for r in full],
+                      "final": per_seed[start:start + n], "seconds": 1.0})
         start += n
-    try:
-        merged = store.merge_chunks(chunks, sizes)
-    except store.StoreError:
-        assert len(sizes) > 1 and len(set(sizes)) == 1  # only equal chunk sizes can be ambiguous
-        return
-    assert merged["loss"] == full and merged["final"] == per_seed and merged["grid"] == list(range(rows))
+    merged = chunks.merge_chunks(parts, sizes, per_seed={"loss": 1, "final": 0}, timings=("seconds",))
+    assert merged["seconds"] == len(sizes) and merged["loss"] == full and merged["final"] == per_seed and merged["grid"] == list(range(rows))
 
 
 # ----------------------------------------------------------------------------- sweep plans

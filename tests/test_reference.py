@@ -8,6 +8,7 @@ import json
 import pytest
 
 from icl_lab import reports, store
+from icl_lab import records
 
 
 def test_shipped_reference_records_match_the_paper_configs(capsys):
@@ -29,7 +30,7 @@ def _paper_record(root, seed=0, **changes):
     from icl_lab.papers.nonlinear.experiments import PolynomialConfig
 
     cfg = PolynomialConfig.for_scale("paper").replace(seed=seed, seeds=1, **changes)
-    rec = store.make_record("nonlinear.polynomial", cfg, {"final_train_loss": [[1.0]] * 6}, scale="paper",
+    rec = records.make_record("nonlinear.polynomial", cfg, {"final_train_loss": [[1.0]] * 6}, scale="paper",
                             started="2026-01-01T00:00:00", wall=1.0, cpu=1.0, device="cpu")
     return store.ResultsStore(root).write(rec)
 

@@ -9,8 +9,10 @@ import time
 import pytest
 
 from icl_lab import ConfigError, store, sweep
+from icl_lab import chunks, records, tasks
 from icl_lab import registry
-from icl_lab.store import ResultsStore, StoreError
+from icl_lab.records import StoreError
+from icl_lab.store import ResultsStore
 
 import _sweep_toy
 from _sweep_toy import TOY, ToyConfig
@@ -27,7 +29,7 @@ def toy_registry(monkeypatch):
 
 def _record(cfg=None, **kw):
     cfg = cfg or ToyConfig(seeds=2)
-    return store.run_and_record("toy.toy", cfg, experiments={"toy.toy": TOY}, **kw)
+    return tasks.run_and_record("toy.toy", cfg, experiments={"toy.toy": TOY}, **kw)
 
 
 def test_record_roundtrip_and_metadata(tmp_path):
@@ -41,7 +43,7 @@ def test_record_roundtrip_and_metadata(tmp_path):
     meta = back["meta"]
     assert {"code", "versions", "device", "host", "started", "finished", "wall_seconds", "cpu_seconds"} <= set(meta)
     assert meta["code"]["icl_lab"] and meta["versions"]["torch"] and meta["device"] == "cpu"
-    assert back["checksum"].startswith("sha256:") and back["checksum"] == store.checksum(back)
+    assert back["checksum"].startswith("sha256:") and back["checksum"] == records.checksum(back)
     assert st.get("toy.toy", ToyConfig(seeds=2))["key"] == rec["key"]
     assert st.get("toy.toy", ToyConfig(seeds=3)) is None
 
@@ -49,9 +51,9 @@ def test_record_roundtrip_and_metadata(tmp_path):
 def test_key_depends_on_every_field_not_on_how_the_config_was_built():
     a = ToyConfig.for_scale("ci")  # seeds=2
     b = ToyConfig.for_scale("paper", seeds=2)
-    assert store.config_key("toy.toy", a) == store.config_key("toy.toy", b)
-    assert store.config_key("toy.toy", a) != store.config_key("toy.toy", a.replace(scale=2.0))
-    assert store.config_key("toy.toy", a) != store.config_key("other.toy", a)
+    assert records.config_key("toy.toy", a) == records.config_key("toy.toy", b)
+    assert records.config_key("toy.toy", a) != records.config_key("toy.toy", a.replace(scale=2.0))
+    assert records.config_key("toy.toy", a) != records.config_key("other.toy", a)
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "edit_summary", "empty"])
@@ -111,19 +113,19 @@ def test_results_must_be_a_folder(tmp_path):
 
 def test_load_or_run_computes_once_then_reads(tmp_path, toy_registry):
     cfg = ToyConfig(seeds=3)
-    first = store.load_or_run(toy_registry, cfg, tmp_path)
+    first = tasks.load_or_run(toy_registry, cfg, tmp_path)
     assert len(_sweep_toy.CALLS) == 1
-    again = store.load_or_run(toy_registry, cfg, tmp_path)
+    again = tasks.load_or_run(toy_registry, cfg, tmp_path)
     assert again == first and len(_sweep_toy.CALLS) == 1
     # corrupt file: recomputed, same numbers
     path = ResultsStore(tmp_path).path_for(toy_registry, cfg)
     path.write_text(path.read_text()[:40])
     with pytest.warns(UserWarning, match="recomputed"):
-        third = store.load_or_run(toy_registry, cfg, tmp_path)
+        third = tasks.load_or_run(toy_registry, cfg, tmp_path)
     assert len(_sweep_toy.CALLS) == 2
-    assert store.strip_timings(third) == store.strip_timings(first)
+    assert chunks.strip_timings(third) == chunks.strip_timings(first)
     # default config follows the scale
-    ci = store.load_or_run(toy_registry, None, tmp_path, scale="ci")
+    ci = tasks.load_or_run(toy_registry, None, tmp_path, scale="ci")
     assert len(ci["per_seed"][0]) == ToyConfig.CI["seeds"]
 
 
@@ -132,38 +134,43 @@ def test_load_or_run_merges_stored_seed_chunks(tmp_path, toy_registry):
     assert [len(t.seeds) for t in p.tasks] == [2, 2, 1]
     sweep.run(p, results_dir=tmp_path, progress=False)
     n = len(_sweep_toy.CALLS)
-    merged = store.load_or_run(toy_registry, ToyConfig(seeds=5), tmp_path)
+    merged = tasks.load_or_run(toy_registry, ToyConfig(seeds=5), tmp_path)
     assert len(_sweep_toy.CALLS) == n  # nothing recomputed
-    whole = store.run_and_record(toy_registry, ToyConfig(seeds=5))["summary"]
-    assert store.strip_timings(merged) == store.strip_timings(whole)
+    whole = tasks.run_and_record(toy_registry, ToyConfig(seeds=5))["summary"]
+    assert chunks.strip_timings(merged) == chunks.strip_timings(whole)
 
 
 def test_load_or_run_rejects_a_config_of_another_experiment(tmp_path, toy_registry):
     from icl_lab.papers.common.experiments import ContextLengthConfig
 
     with pytest.raises(ConfigError, match="^cfg must be a ToyConfig"):
-        store.load_or_run(toy_registry, ContextLengthConfig.for_scale("ci"), tmp_path)
+        tasks.load_or_run(toy_registry, ContextLengthConfig.for_scale("ci"), tmp_path)
     assert not list(tmp_path.iterdir())
 
 
 def test_merge_chunks():
     a = {"N": [2, 4, 8], "loss": [[1, 2], [3, 4], [5, 6]], "seconds": 1.0, "flag": "x"}
     b = {"N": [2, 4, 8], "loss": [[7], [8], [9]], "seconds": 2.0, "flag": "x"}
-    m = store.merge_chunks([a, b], [2, 1])
+    m = chunks.merge_chunks([a, b], [2, 1], per_seed={"loss": 1}, timings=("seconds",))
     assert m == {"N": [2, 4, 8], "loss": [[1, 2, 7], [3, 4, 8], [5, 6, 9]], "seconds": 3.0, "flag": "x"}
-    # first axis per seed
-    assert store.merge_chunks([{"v": [1, 2]}, {"v": [3]}], [2, 1]) == {"v": [1, 2, 3]}
-    # ambiguous: every chunk has 2 seeds and the other axis is 2 long too
-    with pytest.raises(StoreError, match="ambiguous"):
-        store.merge_chunks([{"v": [[1, 2], [3, 4]]}, {"v": [[5, 6], [7, 8]]}], [2, 2])
-    # a seed-averaged statistic cannot be merged
-    with pytest.raises(StoreError, match="no axis"):
-        store.merge_chunks([{"mean": 0.5}, {"mean": 0.7}], [2, 2])
+    # a table of per-seed values: the declared axis is in every entry
+    t = chunks.merge_chunks([{"v": {"a": [1, 2], "b": [3, 4]}}, {"v": {"a": [5], "b": [6]}}], [2, 1], per_seed={"v": 0})
+    assert t == {"v": {"a": [1, 2, 5], "b": [3, 4, 6]}}
+    # the seed axis is the one declared, even where another axis is as long
+    sq = chunks.merge_chunks([{"v": [[1, 2], [3, 4]]}, {"v": [[5, 6], [7, 8]]}], [2, 2], per_seed={"v": 1})
+    assert sq == {"v": [[1, 2, 5, 6], [3, 4, 7, 8]]}
+    # an undeclared entry that differs (a seed-averaged statistic) cannot be merged
+    with pytest.raises(StoreError, match="not declared per seed"):
+        chunks.merge_chunks([{"mean": 0.5}, {"mean": 0.7}], [2, 2])
+    # a per-seed entry whose axis is not as long as the chunk's seeds
+    with pytest.raises(StoreError, match="seed axis"):
+        chunks.merge_chunks([{"v": [1, 2]}, {"v": [3]}], [2, 2], per_seed={"v": 0})
 
 
-def test_strip_timings():
-    s = {"seconds": 1, "fit_time": 2, "loss": [1], "inner": {"wall_s": 3, "elapsed": 4, "x": 5}, "timeline": 6}
-    assert store.strip_timings(s) == {"loss": [1], "inner": {"x": 5}, "timeline": 6}
+def test_strip_timings_drops_the_declared_timings_only():
+    s = {"seconds": 1, "cpu_seconds": 2, "loss": [1], "timeline": 6}
+    assert chunks.strip_timings(s) == {"cpu_seconds": 2, "loss": [1], "timeline": 6}
+    assert chunks.strip_timings(s, ("seconds", "cpu_seconds")) == {"loss": [1], "timeline": 6}
 
 
 def test_clean_tmp_removes_only_old_debris(tmp_path):
@@ -183,70 +190,75 @@ def test_load_or_run_recomputes_a_record_made_by_other_library_code(tmp_path, mo
     from icl_lab import store
 
     calls = []
-    real = store.run_and_record
+    real = tasks.run_and_record
 
     def counting(*a, **k):
         calls.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(store, "run_and_record", counting)
+    monkeypatch.setattr(tasks, "run_and_record", counting)
     from icl_lab.papers.synthesis.experiments import CrossPaperConfig
 
     cfg = CrossPaperConfig.for_scale("ci", L_values=(2.0,), seeds=1, steps=20, contrast_tasks=200, eval_prompts=16)
-    first = store.load_or_run("synthesis.cross_paper", cfg, tmp_path)
-    again = store.load_or_run("synthesis.cross_paper", cfg, tmp_path)
-    same = json.dumps(store.strip_timings(again), sort_keys=True) == json.dumps(store.strip_timings(first), sort_keys=True)
+    first = tasks.load_or_run("synthesis.cross_paper", cfg, tmp_path)
+    again = tasks.load_or_run("synthesis.cross_paper", cfg, tmp_path)
+    same = json.dumps(chunks.strip_timings(again), sort_keys=True) == json.dumps(chunks.strip_timings(first), sort_keys=True)
     assert len(calls) == 1 and same
     monkeypatch.setattr(store, "source_hash", lambda: "another-library")
-    store.load_or_run("synthesis.cross_paper", cfg, tmp_path)
+    tasks.load_or_run("synthesis.cross_paper", cfg, tmp_path)
     assert len(calls) == 2
 
 
-def test_claim_files_block_live_owners_and_expire_for_dead_ones(tmp_path):
+def test_a_task_lock_blocks_while_its_holder_lives_and_frees_when_it_dies(tmp_path):
+    """The lock is an OS file lock: held by a live process, released by the kernel when it dies,
+    however it dies (SIGKILL included), and never waited for longer than ICL_LAB_LOCK_STALE."""
+    import signal
     import subprocess
     import sys
 
-    st = store.ResultsStore(tmp_path)
-    lock = st.claim("exp", "0" * 24)
-    with pytest.raises(store.Busy):
-        st.claim("exp", "0" * 24)  # this process is alive
-    st.release(lock)
-    host = __import__("socket").gethostname()
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    lock.write_text(json.dumps({"host": host, "pid": int(dead.stdout), "time": 0}))
-    st.release(st.claim("exp", "0" * 24))  # a dead owner's claim is taken over
-    if sys.platform == "linux":  # a process that has ended but that its parent has not reaped (a zombie)
-        zombie = subprocess.Popen([sys.executable, "-c", "pass"])
-        deadline = time.time() + 30
-        while time.time() < deadline and store._process_alive(zombie.pid, None):
-            time.sleep(0.05)
-        assert os.path.exists(f"/proc/{zombie.pid}")  # ended, not reaped
-        lock.write_text(json.dumps({"host": host, "pid": zombie.pid, "time": 0}))
-        st.release(st.claim("exp", "0" * 24))
-        zombie.wait()
-    # a live process under the claim's pid that is not the one that took it (pid reused)
-    start = store._process_start(os.getpid())
-    if start is not None:
-        lock.write_text(json.dumps({"host": host, "pid": os.getpid(), "start": start + 1, "time": 0}))
-        st.release(st.claim("exp", "0" * 24))
-    # a claim on another host is taken over once it has not been touched for ICL_LAB_LOCK_STALE seconds
-    lock.write_text(json.dumps({"host": "elsewhere", "pid": 1, "time": 0}))
-    with pytest.raises(store.Busy):
-        st.claim("exp", "0" * 24)
-    os.utime(lock, (time.time() - 121, time.time() - 121))
-    st.release(st.claim("exp", "0" * 24))
+    st = ResultsStore(tmp_path)
+    path = st.lock("exp", "0" * 24).lock_file
+    holder = subprocess.Popen([sys.executable, "-c", "import filelock, sys, time\n"
+                               f"lock = filelock.FileLock({path!r}); lock.acquire(); print('held', flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(tasks.Busy):
+            tasks._locked(st, "exp", "0" * 24, wait=False)
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(10)
+        lock = tasks._locked(st, "exp", "0" * 24, wait=False)  # free at once: no staleness to wait out
+        assert lock is not None and lock.is_locked
+        lock.release()
+    finally:
+        holder.kill()
 
 
-def test_a_held_claim_is_kept_fresh_until_released(tmp_path, monkeypatch):
-    monkeypatch.setattr(store, "HEARTBEAT_SECONDS", 0.05)
-    monkeypatch.setattr(store, "_HEARTBEAT", store._Heartbeat())
-    st = store.ResultsStore(tmp_path)
-    lock = st.claim("exp", "1" * 24)
-    old = time.time() - 100
-    os.utime(lock, (old, old))
-    deadline = time.time() + 10
-    while time.time() < deadline and lock.stat().st_mtime < old + 50:
-        time.sleep(0.02)
-    assert lock.stat().st_mtime > old + 50, "the holder did not touch its claim"
-    st.release(lock)
-    assert not lock.exists() and not store._HEARTBEAT._held
+def test_waiting_for_a_lock_ends_after_icl_lab_lock_stale(tmp_path, monkeypatch):
+    st = ResultsStore(tmp_path)
+    held = st.lock("exp", "1" * 24)
+    held.acquire()
+    monkeypatch.setenv("ICL_LAB_LOCK_STALE", "10")
+    monkeypatch.setattr(tasks, "lock_wait", lambda: 0.3)  # the variable's minimum is 10 s; the test waits less
+    t0 = time.monotonic()
+    with pytest.warns(UserWarning, match="computing it here"):
+        assert tasks._locked(st, "exp", "1" * 24, wait=True) is None
+    assert time.monotonic() - t0 < 5
+    held.release()
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "garbage", "empty"])
+def test_odd_lock_files_never_hang(tmp_path, kind):
+    st = ResultsStore(tmp_path)
+    path = st.lock("exp", "2" * 24).lock_file
+    if kind == "directory":
+        os.mkdir(path)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        open(path, "w").write("x\x00garbage" if kind == "garbage" else "")
+    t0 = time.monotonic()
+    lock = tasks._locked(st, "exp", "2" * 24, wait=True)
+    assert time.monotonic() - t0 < 5
+    if lock is not None:
+        lock.release()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from icl_lab import ConfigError, store, sweep
+from icl_lab import chunks, params, registry
 from icl_lab.papers.common.experiments import ContextLengthConfig
 
 import _sweep_toy
@@ -18,13 +19,13 @@ from _sweep_toy import ToyConfig
 # ----------------------------------------------------------------------------- values and plans
 def test_values_are_parsed_by_the_declared_constraints():
     c = ContextLengthConfig
-    assert sweep.coerce_value(c, "steps", "1e3") == 1000 and sweep.coerce_value(c, "steps", 7.0) == 7
-    assert sweep.coerce_value(c, "lr", "3e-2") == 0.03
-    assert sweep.coerce_value(c, "N_values", "2,4,8") == (2, 4, 8)
-    assert sweep.coerce_value(c, "N_values", "[2, 4]") == (2, 4)
-    assert sweep.coerce_value(c, "N_values", [16]) == (16,)
-    assert sweep.coerce_value(c, "nw_bandwidths", "0.5,1") == (0.5, 1)
-    assert sweep.coerce_value(ToyConfig, "mode", "'max'") == "max"
+    assert params.coerce_value(c, "steps", "1e3") == 1000 and params.coerce_value(c, "steps", 7.0) == 7
+    assert params.coerce_value(c, "lr", "3e-2") == 0.03
+    assert params.coerce_value(c, "N_values", "2,4,8") == (2, 4, 8)
+    assert params.coerce_value(c, "N_values", "[2, 4]") == (2, 4)
+    assert params.coerce_value(c, "N_values", [16]) == (16,)
+    assert params.coerce_value(c, "nw_bandwidths", "0.5,1") == (0.5, 1)
+    assert params.coerce_value(ToyConfig, "mode", "'max'") == "max"
     for field, bad, pattern in [("steps", "ten", r"^steps must be an integer in \[1, .*\] \(got 'ten'\)"),
                                 ("steps", True, r"^steps must be an integer"),
                                 ("steps", 2.5, r"^steps must be an integer"),
@@ -36,7 +37,7 @@ def test_values_are_parsed_by_the_declared_constraints():
                                 ("nope", 1, r"^nope is not a parameter of")]:
         cls = ToyConfig if field == "mode" else c
         with pytest.raises(ConfigError, match=pattern):
-            sweep.coerce_value(cls, field, bad)
+            params.coerce_value(cls, field, bad)
 
 
 def test_plan_grid_product_and_seed_chunks(toy):
@@ -85,10 +86,10 @@ def test_unknown_experiment_lists_the_known_ones():
 
 def test_plugin_experiments_from_the_environment(monkeypatch):
     monkeypatch.setenv("ICL_LAB_EXPERIMENTS", "_sweep_toy")
-    assert "_sweep_toy.toy" in sweep.experiments()
+    assert "_sweep_toy.toy" in registry.experiments()
     monkeypatch.setenv("ICL_LAB_EXPERIMENTS", "no_such_module_xyz")
     with pytest.raises(ConfigError, match="^ICL_LAB_EXPERIMENTS names the module 'no_such_module_xyz'"):
-        sweep.experiments()
+        registry.experiments()
 
 
 # ----------------------------------------------------------------------------- running
@@ -110,7 +111,7 @@ def test_point_summaries_merge_chunks_like_one_task(toy, tmp_path):
     whole = sweep.run(sweep.plan(toy, "paper", seeds=5), results_dir=tmp_path / "b", progress=False)
     a, b = split.point_summaries()[0], whole.point_summaries()[0]
     assert a["seeds"] == b["seeds"] == [0, 1, 2, 3, 4]
-    assert store.strip_timings(a["summary"]) == store.strip_timings(b["summary"])
+    assert chunks.strip_timings(a["summary"]) == chunks.strip_timings(b["summary"])
 
 
 def _scenario(name: str, tmp_path, limit: float = 180, attempts: int = 2) -> None:

@@ -7,7 +7,7 @@ import torch
 from icl_lab import BilinearAttention, OneBlockTransformer, QOnlyAttention, train
 from icl_lab.data import LinearTask, PromptSampler, gaussian
 from icl_lab.train import mse_loss, per_run_loss
-from icl_lab._checks import ConfigError
+from icl_lab.params import ConfigError
 
 from _helpers import F64, assert_close, gen, gens, linear_feature_sampler, sphere_linear_sampler
 

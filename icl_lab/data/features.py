@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from .. import _checks as chk
+from .. import params as chk
 
 
 def _check_K_d(K, d, orthogonal: bool):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .. import _checks as chk
+from .. import params as chk
 from . import _random as rnd
 
 

@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 import torch
 
-from .. import _checks as chk
+from .. import params as chk
 from . import _random as rnd
 from .inputs import _categorical
 from .tasks import PairTask, TaskFamily

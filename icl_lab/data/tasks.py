@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import _checks as chk
+from .. import params as chk
 from . import _random as rnd
 from .inputs import sphere
 

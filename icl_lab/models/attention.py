@@ -27,7 +27,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from .. import _checks as chk
+from .. import params as chk
 from ..config import make_generator
 from ..data.prompts import PromptBatch
 

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import _checks as chk
+from .. import params as chk
 from ..data.prompts import PromptBatch
 from .attention import AttentionOutput, RunModule, attend, run_linear
 

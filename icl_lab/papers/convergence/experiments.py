@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 from ... import metrics
 from ...config import ScaledConfig, make_generator
 from ...data import LinearTask, PromptBatch, PromptSampler, random_orthonormal, standard_basis
@@ -95,7 +95,7 @@ class IdentitiesResult:
     seconds: float
 
 
-@returns("errors", "floors", "seconds")
+@returns("errors", "floors", "seconds", timings=("seconds",))
 def summarize_identities(res: IdentitiesResult) -> dict:
     return {"errors": res.errors, "floors": res.floors, "seconds": res.seconds}
 
@@ -196,7 +196,8 @@ class FullVsReducedResult:
     seconds: float
 
 
-@returns("max_diff_marginalized", "max_diff_sampled", "mc_spread", "off_span", "min_alpha", "seconds")
+@returns("max_diff_marginalized", "max_diff_sampled", "mc_spread", "off_span", "min_alpha", "seconds",
+         timings=("seconds",))
 def summarize_full_vs_reduced(res: FullVsReducedResult) -> dict:
     return {"max_diff_marginalized": res.max_diff_marginalized, "max_diff_sampled": res.max_diff_sampled,
             "mc_spread": res.mc_spread,
@@ -289,7 +290,7 @@ class TheoryModelResult:
     seconds: float
 
 
-@returns("population", "labels", "final_test_loss", "final_S_diag", "seconds")
+@returns("population", "labels", "final_test_loss", "final_S_diag", "seconds", timings=("seconds",))
 def summarize_theory_model(res: TheoryModelResult) -> dict:
     pop = {s: {"final_losses": r.losses[-1].tolist(), "floor": r.floor.tolist()} for s, r in res.population.items()}
     a = res.adam
@@ -357,7 +358,8 @@ class ReplicaResult:
     seconds: float
 
 
-@returns("labels", "epochs", "final_test_loss", "final_train_loss", "final_test_diag_attention", "seconds")
+@returns("labels", "epochs", "final_test_loss", "final_train_loss", "final_test_diag_attention", "seconds",
+         timings=("seconds",))
 def summarize_replica(res: ReplicaResult) -> dict:
     r = res.runs
     return {"labels": r.labels, "epochs": r.epochs, "final_test_loss": r.test_loss[-1].tolist(),

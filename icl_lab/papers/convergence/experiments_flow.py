@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ... import _checks as chk
+from ... import params as chk
 from ...config import ScaledConfig, make_generator
 from ...params import Int, Real, TupleOf
 from ...registry import Registry, returns
@@ -82,7 +82,7 @@ def _times_json(t: dict) -> dict:
     return {k: (None if not np.isfinite(v) else float(v)) for k, v in t.items()}
 
 
-@returns("balanced", "under", "dominant_times", "seconds")
+@returns("balanced", "under", "dominant_times", "seconds", timings=("seconds",))
 def summarize_sweep(res: SweepResult) -> dict:
     return {"balanced": {str(K): _times_json(v["times"]) for K, v in res.balanced.items()},
             "under": {f"p1={p1},K={K}": _times_json(v["times"]) for (p1, K), v in res.under.items()},
@@ -161,7 +161,7 @@ class PortraitResult:
     seconds: float
 
 
-@returns("times", "finite_times", "seconds")
+@returns("times", "finite_times", "seconds", timings=("seconds",))
 def summarize_portrait(res: PortraitResult) -> dict:
     return {"times": _times_json(res.times), "finite_times": _times_json(res.finite_times), "seconds": res.seconds}
 
@@ -214,7 +214,7 @@ class FiniteNResult:
     seconds: float
 
 
-@returns("N", "times", "floor", "tail", "seconds")
+@returns("N", "times", "floor", "tail", "seconds", timings=("seconds",))
 def summarize_finite_n(res: FiniteNResult) -> dict:
     return {"N": [str(n) for n in res.N], "times": [_times_json(t) for t in res.times], "floor": res.floor,
             "tail": {str(k): v for k, v in res.tail.items()}, "seconds": res.seconds}
@@ -266,7 +266,7 @@ class EtaCheckResult:
     seconds: float
 
 
-@returns("max_rel_diff", "seconds")
+@returns("max_rel_diff", "seconds", timings=("seconds",))
 def summarize_eta_check(res: EtaCheckResult) -> dict:
     return {"max_rel_diff": res.max_rel_diff, "seconds": res.seconds}
 

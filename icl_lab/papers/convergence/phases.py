@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ... import _checks as chk
+from ... import params as chk
 from .reduced import ColumnTrajectory
 
 PAPER_THRESHOLDS = {"T1": -0.49, "T2": 1.01, "T3": 1.0}

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 
 DTYPE = torch.float64
 

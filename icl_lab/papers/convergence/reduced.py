@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 
 
 @dataclass

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 from ...data import PromptBatch
 from .phases import (convergence_time, first_crossing, last_holding, phase_times, value_at,  # noqa: F401
                      window)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 
 from ... import metrics
 from ...config import make_generator

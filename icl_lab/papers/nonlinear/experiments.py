@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 from ... import metrics
 from ...config import ScaledConfig, make_generator
 from ...data import CosineFeatureTask, PromptSampler, TwoReLUTask
@@ -84,7 +84,8 @@ def theory_prompts(cfg, s: int):
     return V, train_p, test_p
 
 
-@returns("L", "final_loss", "final_own_attention", "seconds")
+@returns("L", "final_loss", "final_own_attention", "seconds", per_seed=("final_loss", "final_own_attention"),
+         timings=("seconds",))
 def summarize_theory(res: TheoryResult) -> dict:
     return {"L": list(res.config.L_values), "final_loss": res.loss[:, -1].tolist(),
             "final_own_attention": res.own[:, -1].tolist(), "seconds": res.seconds}
@@ -205,7 +206,7 @@ def _phase1(cfg, K, N, delta, L, eta, M, max_steps=200_000, direct: bool = False
     return {"T1": T1, "g0": g0, "q_end": q_end, "traj": traj, "level": level, "s4": s4, "V": V}
 
 
-@returns("T1_L_eta", "T1_K", "T1_delta", "slope_L", "seconds")
+@returns("T1_L_eta", "T1_K", "T1_delta", "slope_L", "seconds", timings=("seconds",))
 def summarize_sweep(res: SweepResult) -> dict:
     return {"T1_L_eta": res.T1_L_eta.tolist(), "T1_K": res.T1_K.tolist(), "T1_delta": res.T1_delta.tolist(),
             "slope_L": metrics.loglog_slope(torch.tensor(res.config.L_grid), res.T1_L_eta[0]),
@@ -288,7 +289,7 @@ class LateResult:
     seconds: float
 
 
-@returns("T_eps_attn", "T_eps_loss", "final_loss", "seconds")
+@returns("T_eps_attn", "T_eps_loss", "final_loss", "seconds", timings=("seconds",))
 def summarize_late(res: LateResult) -> dict:
     return {"T_eps_attn": res.T_eps_attn.tolist(), "T_eps_loss": res.T_eps_loss.tolist(),
             "final_loss": res.loss[-1].tolist(), "seconds": res.seconds}
@@ -473,7 +474,7 @@ class DeltaResult:
     seconds: float
 
 
-@returns("N", "T1", "T_star", "rate2", "seconds")
+@returns("N", "T1", "T_star", "rate2", "seconds", timings=("seconds",))
 def summarize_delta(res: DeltaResult) -> dict:
     return {"N": list(res.config.N_grid), "T1": res.T1.tolist(), "T_star": res.T_star.tolist(),
             "rate2": res.rate2.tolist(), "seconds": res.seconds}
@@ -539,7 +540,7 @@ class NonUniformResult:
     seconds: float
 
 
-@returns("p", "T_level", "final_own", "seconds")
+@returns("p", "T_level", "final_own", "seconds", timings=("seconds",))
 def summarize_nonuniform(res: NonUniformResult) -> dict:
     return {"p": list(res.config.p), "T_level": res.T_level.tolist(), "final_own": res.own_k[-1].tolist(),
             "seconds": res.seconds}

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 from ... import metrics
 from ...config import ScaledConfig, make_generator
 from ...data import PromptBatch, PromptSampler
@@ -143,7 +143,8 @@ def _prompt_sets(cfg, samp: PromptSampler):
     return base, test
 
 
-@returns("L", "epochs", "final_train_loss", "final_test_loss", "final_own_attention", "seconds")
+@returns("L", "epochs", "final_train_loss", "final_test_loss", "final_own_attention", "seconds",
+         per_seed={"final_train_loss": 1, "final_test_loss": 1, "final_own_attention": 1}, timings=("seconds",))
 def summarize_block(res: BlockResult) -> dict:
     return {"L": list(res.config.L_values), "epochs": res.epochs.tolist(),
             "final_train_loss": res.train_loss[-1].tolist(), "final_test_loss": res.test_loss[-1].tolist(),
@@ -210,7 +211,8 @@ class PolynomialConfig(ScaledConfig):
 
 
 @returns("L", "final_train_loss", "final_test_loss", "zero_baseline", "baseline", "epochs", "train_curve",
-         "test_curve", "seconds")
+         "test_curve", "seconds", per_seed={"final_train_loss": 1, "final_test_loss": 1, "zero_baseline": 1,
+         "baseline": 1, "train_curve": 2, "test_curve": 2}, timings=("seconds",))
 def summarize_polynomial(res: BlockResult) -> dict:
     """Final losses per (L, run) and the whole curves (record, L, run), enough to redraw Fig. 4 from a
     stored record (:func:`polynomial_from_summary`)."""

@@ -286,7 +286,7 @@ def captioned(fig, caption: str, alt: str):
 
     from IPython.display import HTML
 
-    from ...claims_html import markdown_inline
+    from ...render import markdown_inline
     from ...widgets import _png
 
     png = _png(fig)

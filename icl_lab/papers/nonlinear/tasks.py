@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 from ...config import make_generator
 from ...data import (CosineFeatureTask, PromptBatch, PromptSampler, QuadraticTask, TaskFamily, gaussian, separated,
                     standard_basis)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 from ...data.prompts import PromptBatch
 
 F64 = torch.float64

@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 from ...data.tasks import PairTask, cyclic_pair_tasks
 
 TASK_SETS = ("cyclic", "all_pairs")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..._checks import ConfigError
+from ...params import ConfigError
 from ...config import make_generator
 from ...data.tasks import cyclic_pair_tasks
 from ...params import Int, OneOf, Real, TupleOf
@@ -59,7 +59,7 @@ class AlphaSweepConfig(SelectorsConfig):
     PARAMS = dict(alphas=TupleOf(ALPHA, max_len=32))
 
 
-@returns(*TRAIN_SUMMARY)
+@returns(*TRAIN_SUMMARY, per_seed={"final_acc": 1, "final_mass": 1, "t_hit": 1}, timings=("cpu_seconds", "seconds"))
 def summarize_train(res: TrainResult) -> dict:
     return res.summary()
 
@@ -197,7 +197,8 @@ class PromptLengthResult:
     seconds: float
 
 
-@returns("alphas", "lengths", "acc", "mass", "oracle", "seconds")
+@returns("alphas", "lengths", "acc", "mass", "oracle", "seconds", per_seed={"acc": 2, "mass": 2},
+         timings=("seconds",))
 def summarize_prompt_length(res: PromptLengthResult) -> dict:
     return {"alphas": list(res.config.alphas), "lengths": list(res.config.lengths), "acc": res.acc.tolist(),
             "mass": res.mass.tolist(), "oracle": res.oracle.tolist(), "seconds": res.seconds}
@@ -250,7 +251,8 @@ class TaskCountResult:
     train_acc: torch.Tensor  # (G, S) final accuracy on the group's own training tasks
 
 
-@returns(*TRAIN_SUMMARY, "balanced", "all_pairs_acc", "all_pairs_mass", "shortcut_acc")
+@returns(*TRAIN_SUMMARY, "balanced", "all_pairs_acc", "all_pairs_mass", "shortcut_acc", per_seed={"all_pairs_acc": 1,
+         "all_pairs_mass": 1, "final_acc": 1, "final_mass": 1, "t_hit": 1}, timings=("cpu_seconds", "seconds"))
 def summarize_task_count(res: TaskCountResult) -> dict:
     out = res.train.summary()
     out.update(balanced=res.balanced, all_pairs_acc=res.all_pairs_acc.tolist(),
@@ -310,7 +312,10 @@ class Theorem1Config(SeedSweepConfig):
     BOOK = {}  # not run by the book: the chapter reads the stored paper-scale records
 
 
-@returns(*TRAIN_SUMMARY, *(f"final_{k}" for k in MECHANISM + ("hinge", "mass_present")))
+@returns(*TRAIN_SUMMARY, *(f"final_{k}" for k in MECHANISM + ("hinge", "mass_present")), per_seed={"final_WK_mu": 1,
+         "final_WK_nu": 1, "final_WQ_mu": 1, "final_WQ_nu": 1, "final_acc": 1, "final_feat_in": 1, "final_feat_lit":
+         1, "final_hinge": 1, "final_lab_in": 1, "final_lab_lit": 1, "final_mass": 1, "final_mass_present": 1,
+         "final_partner_mass": 1, "t_hit": 1}, timings=("cpu_seconds", "seconds"))
 def summarize_theorem1(res: TrainResult) -> dict:
     return summarize_seed_sweep(res, MECHANISM + ("hinge", "mass_present"))
 

@@ -9,7 +9,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ..._checks import ConfigError
+from ...params import ConfigError
 from ...config import make_generator
 from ...data.prompts import PairClassificationSampler
 from ...data.tasks import PairTask
@@ -151,8 +151,8 @@ def evaluate_ood(cfg: OODConfig, train_res: TrainResult, group: int = 0) -> OODR
                      list(cfg.l_ts_grid), torch.stack(gacc).double(), torch.stack(gmass).double(), oracle)
 
 
-@returns("conditions", "covered", "acc", "mass", "l_grid", "alpha_primes", "grid_acc", "oracle",
-         "train_final_acc")
+@returns("conditions", "covered", "acc", "mass", "l_grid", "alpha_primes", "grid_acc", "oracle", "train_final_acc",
+         per_seed={"acc": 1, "mass": 1, "grid_acc": 2, "train_final_acc": 1})
 def summarize_ood(res: OODResult) -> dict:
     return {"conditions": [c.name for c in res.conditions], "covered": [c.covered for c in res.conditions],
             "acc": res.acc.tolist(), "mass": res.mass.tolist(), "l_grid": res.l_grid,

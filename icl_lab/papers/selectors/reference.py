@@ -3,27 +3,19 @@ conditions, see :class:`~icl_lab.papers.selectors.experiments.Theorem1Config`) s
 ``icl-lab run selectors.theorem1 --scale paper --seeds-per-task 4 --results results/reference``."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-
-def reference_root() -> Path:
-    """``results/reference`` under the book's root (the nearest folder above the working directory
-    that holds ``_config.yml``)."""
-    here = Path.cwd().resolve()
-    root = next((p for p in [here, *here.parents] if (p / "_config.yml").exists()), here)
-    return root / "results" / "reference"
+from ...paths import REFERENCE
+from ...records import config_to_json
+from ...store import ResultsStore
+from .experiments import EXPERIMENTS, Theorem1Config
 
 
 def theorem1_records(root=None) -> dict | None:
     """The stored ``selectors.theorem1`` runs at paper scale, merged over their tasks: per seed the
     final accuracy, attention mass on N_* and first-hit step; with the config, the commit(s) and the
     CPU seconds. ``None`` when no record is stored."""
-    from ...store import ResultsStore, config_to_json
-    from .experiments import EXPERIMENTS, Theorem1Config
-
-    store = ResultsStore(reference_root() if root is None else root)
+    store = ResultsStore(REFERENCE if root is None else root)
     recs = [r for _, r, err in store.records("selectors.theorem1", {"selectors.theorem1": EXPERIMENTS["theorem1"]})
             if r is not None and r.get("scale") == "paper"]
     if not recs:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 from ... import metrics
 from ...config import ScaledConfig, make_generator
 from ...params import LR, SEED, SIZE, STEPS, Int, Real, TupleOf
@@ -99,7 +99,7 @@ def label_contrast(task, V: torch.Tensor, n: int, generator: torch.Generator) ->
 
 
 @returns("laws", "contrast", "label_var", "t_half", "fit_slope", "fit_intercept", "steps", "own_attention",
-         "final_loss", "seconds")
+         "final_loss", "seconds", per_seed={"t_half": 1, "own_attention": 2, "final_loss": 1}, timings=("seconds",))
 def summarize_cross_paper(res: CrossPaperResult) -> dict:
     b, a = contrast_law_fit(res)
     return {"laws": res.laws, "contrast": res.contrast.tolist(), "label_var": res.label_var.tolist(),
@@ -172,7 +172,7 @@ def contrast_law_fit(res: CrossPaperResult, include_linear: bool = False) -> tup
 
 
 def result_from_summary(cfg: CrossPaperConfig, s: dict) -> CrossPaperResult:
-    """Rebuild the result (without the per-step loss) from a stored summary (``store.load_or_run``)."""
+    """Rebuild the result (without the per-step loss) from a stored summary (``tasks.load_or_run``)."""
     t = lambda k: torch.as_tensor(s[k], dtype=torch.float64)  # noqa: E731
     return CrossPaperResult(config=cfg, laws=list(s["laws"]), contrast=t("contrast"), label_var=t("label_var"),
                             steps=list(s["steps"]), own_attention=t("own_attention"),

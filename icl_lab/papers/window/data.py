@@ -9,7 +9,7 @@ from typing import Sequence
 
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 from ...data import AffineTask, CosineTask, TwoReLUTask, anisotropic_sphere, sphere
 from ...data.prompts import PromptBatch
 

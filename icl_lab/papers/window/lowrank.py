@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 from ...config import ScaledConfig, make_generator
 from ...data import LowRankTask, PromptBatch, PromptSampler, low_rank_covariates, random_subspace, transformed_sphere
 from ...data.inputs import gaussian, orthogonal_complement
@@ -95,7 +95,8 @@ def _covariates(cfg, B, g):
     return lambda s, gg: low_rank_covariates(s, B, gg, c_u=1.0, c_v=cfg.c_v)
 
 
-@returns("steps", "rho_final", "error_final", "lr", "by_lr", "seconds")
+@returns("steps", "rho_final", "error_final", "lr", "by_lr", "seconds", per_seed=("rho_final", "error_final"),
+         timings=("seconds",))
 def summarize_lowrank_training(res: LowRankTrainingResult) -> dict:
     return {"steps": res.steps,
             "rho_final": {f"{a},{k}": v[-1].tolist() for (a, k), v in res.rho.items()},

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 from ...config import ScaledConfig, make_generator
 from ...data import AffineTask, HillsTask, PromptSampler, TwoReLUTask, sphere
 from ...metrics import loglog_slope
@@ -73,7 +73,7 @@ class PowerLawResult:
 
 
 @returns("slope_affine_signal", "slope_relu_signal", "slope_noise", "noise_fit_range", "exponent_d_minus_1",
-         "exponent_d", "seconds")
+         "exponent_d", "seconds", timings=("seconds",))
 def summarize_power_laws(res: PowerLawResult) -> dict:
     return {"slope_affine_signal": res.slope_affine, "slope_relu_signal": res.slope_relu,
             "slope_noise": res.slope_noise, "noise_fit_range": list(res.noise_fit_range),
@@ -155,7 +155,7 @@ def admissible(d: int, n: int, sigma: float, L: float, c_star: float, floor: flo
     return (n ** (-2 / d) <= r <= n) and (floor * (d + math.sqrt(d)) <= c_star <= 2 * n ** (2 / d))
 
 
-@returns("slopes", "rows", "seconds")
+@returns("slopes", "rows", "seconds", timings=("seconds",))
 def summarize_scaling(res: ScalingResult) -> dict:
     return {"slopes": {f"d={d},n={n},{c}": v for (d, n, c), v in res.slopes.items()},
             "rows": res.rows, "seconds": res.seconds}
@@ -233,7 +233,7 @@ class TransferResult:
     noise_at_pre: float = float("nan")  # N_n(c_pre) = E sum_i a_i^2 at the pretrained window
 
 
-@returns("c_pre", "test_L", "pretrained_loss", "matched_loss", "other_classes", "seconds")
+@returns("c_pre", "test_L", "pretrained_loss", "matched_loss", "other_classes", "seconds", timings=("seconds",))
 def summarize_transfer(res: TransferResult) -> dict:
     return {"c_pre": res.c_pre, "test_L": res.test_L.tolist(), "pretrained_loss": res.pretrained_loss.tolist(),
             "matched_loss": res.matched_loss.tolist(), "other_classes": res.other_classes, "seconds": res.seconds}
@@ -299,7 +299,7 @@ class LinearAttentionResult:
     seconds: float
 
 
-@returns("n", "linear", "softmax", "diag_scaled", "bound", "seconds")
+@returns("n", "linear", "softmax", "diag_scaled", "bound", "seconds", timings=("seconds",))
 def summarize_linear_attention(res: LinearAttentionResult) -> dict:
     return {"n": res.n, "linear": res.linear, "softmax": res.softmax, "diag_scaled": res.diag_scaled,
             "bound": res.config.L**2 / 3, "seconds": res.seconds}
@@ -380,7 +380,7 @@ class LowRankLandscapeResult:
     interior: list = None  # per case: (c1 minimiser inside its grid, c2 minimiser inside its grid)
 
 
-@returns("cases", "argmin", "slope_at_zero", "seconds")
+@returns("cases", "argmin", "slope_at_zero", "seconds", timings=("seconds",))
 def summarize_lowrank_landscape(res: LowRankLandscapeResult) -> dict:
     return {"cases": case_titles(res.config), "argmin": res.argmin, "slope_at_zero": res.slope_at_zero,
             "seconds": res.seconds}
@@ -446,7 +446,7 @@ class BiasVarianceResult:
     seconds: float
 
 
-@returns("c", "bias2", "var", "seconds")
+@returns("c", "bias2", "var", "seconds", timings=("seconds",))
 def summarize_bias_variance(res: BiasVarianceResult) -> dict:
     k = len(res.config.c_values)
     return {"c": res.c_grid[:k].tolist(), "bias2": res.bias2[:k].tolist(), "var": res.var[:k].tolist(),

@@ -19,7 +19,7 @@ from typing import Callable
 
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 from ... import baselines
 from ...data import _random as rnd
 from ...data.inputs import sphere

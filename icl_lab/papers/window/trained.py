@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ... import _checks as chk
+from ... import params as chk
 from ...config import ScaledConfig, make_generator
 from ...data import HillsTask, PromptBatch, PromptSampler, TwoReLUTask
 from ...metrics import spectral_norm
@@ -91,7 +91,7 @@ class NormResult:
     extra: dict = field(default_factory=dict)
 
 
-@returns("keys", "steps", "final_norm", "c_star", "seconds")
+@returns("keys", "steps", "final_norm", "c_star", "seconds", per_seed={"final_norm": 1}, timings=("seconds",))
 def summarize_norms(res: NormResult) -> dict:
     return {"keys": [list(map(str, k)) for k in res.keys], "steps": res.steps,
             "final_norm": [res.norm[k][-1].tolist() for k in res.keys],
@@ -224,8 +224,9 @@ class IsotropyResult:
     seconds: float
 
 
-@returns("('tied', 'iso')", "('tied', 'aniso')", "('untied', 'iso')", "('untied', 'aniso')", "c_star",
-         "seconds")
+@returns("('tied', 'iso')", "('tied', 'aniso')", "('untied', 'iso')", "('untied', 'aniso')", "c_star", "seconds",
+         per_seed=("('tied', 'iso')", "('tied', 'aniso')", "('untied', 'iso')", "('untied', 'aniso')"),
+         timings=("seconds",))
 def summarize_isotropy(res: IsotropyResult) -> dict:
     return {str(k): {"anisotropy_start": v[0].tolist(), "anisotropy_end": v[-1].tolist(),
                      "norm_end": res.norm[k][-1].tolist()} for k, v in res.anisotropy.items()} | {
@@ -304,7 +305,7 @@ class TransferTrainingResult:
     seconds: float
 
 
-@returns("final_error", "final_norm", "seconds")
+@returns("final_error", "final_norm", "seconds", per_seed=("final_error", "final_norm"), timings=("seconds",))
 def summarize_transfer_training(res: TransferTrainingResult) -> dict:
     return {"final_error": {f"{a}{b:g}->{c}": v[-1].tolist() for (a, b, c), v in res.error.items()},
             "final_norm": {f"{a}{b:g}": v[-1].tolist() for (a, b), v in res.norm.items()}, "seconds": res.seconds}
@@ -390,7 +391,7 @@ class HillsResult:
     seconds: float
 
 
-@returns("n", "trained", "optimum", "c_opt", "seconds")
+@returns("n", "trained", "optimum", "c_opt", "seconds", per_seed={"trained": 1}, timings=("seconds",))
 def summarize_hills(res: HillsResult) -> dict:
     return {"n": res.n, "trained": {f"{a},{nu:g}": v.tolist() for (a, nu), v in res.trained.items()},
             "optimum": {f"{a},{nu:g}": v.tolist() for (a, nu), v in res.optimum.items()},

@@ -1,0 +1,35 @@
+"""Text for readers: inline MyST Markdown as HTML, and Markdown tables.
+
+A leaf module shared by the claim cards, the sliders, the command line and the reproduction page.
+Inline Markdown goes through markdown-it-py (the parser under Jupyter Book's MyST) with its
+dollar-math plugin: ``$...$`` becomes ``\\(...\\)`` and ``$$...$$`` becomes ``\\[...\\]``, which
+MathJax typesets in the book and in JupyterLab; raw HTML in the text is escaped.
+"""
+from __future__ import annotations
+
+import html
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+_MD = MarkdownIt("commonmark", {"html": False}).use(dollarmath_plugin, allow_space=True, allow_digits=True,
+                                                     double_inline=True)
+_MD.add_render_rule("math_inline", lambda self, tokens, i, *_: r"\(" + html.escape(tokens[i].content) + r"\)")
+_MD.add_render_rule("math_inline_double",
+                    lambda self, tokens, i, *_: r"\[" + html.escape(tokens[i].content) + r"\]")
+
+
+def markdown_inline(text: str | None) -> str:
+    """One line of MyST Markdown (math, ``**bold**``, ``*italic*``, ```code```, links) as HTML."""
+    return _MD.renderInline(text or "")
+
+
+def md_cell(value) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(header, rows) -> str:
+    """A Markdown table: one header row, then one row per sequence of cells."""
+    out = ["| " + " | ".join(md_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
