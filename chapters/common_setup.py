@@ -50,6 +50,7 @@ import torch
 import icl_lab
 from icl_lab import baselines, metrics, plotting, widgets
 from icl_lab.data import LinearTask, PromptBatch, PromptSampler, sphere, standard_basis
+from icl_lab.papers.common import figures as CF
 from icl_lab.papers.common.experiments import (ContextLengthConfig, q_only_gradient_closed_form,
                                               run_context_length)
 from icl_lab.train import mse_loss
@@ -315,16 +316,7 @@ display(ledger["S4"], ledger["S5"], ledger["S6"], ledger["S8"])
 # plateaus that the convergence chapter dissects appear for under-represented features.
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Left: training loss on fresh prompts for each context length $N$ (exponential moving average, mean ± std over seeds). Right: the learned $S = V^\\top Q V$ at the longest context (seed 0): large diagonal entries $A_k$, negative off-diagonal entries $B_{k,n}$.", "name": "fig-common-training"}, "image": {"alt": "Left, decreasing training curves for several N; right, a heatmap of S with a dominant diagonal."}}
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
-for N, curve in zip(res.N, res.train_curves):
-    plotting.band(axes[0], torch.arange(curve.shape[0]), metrics.ema(curve, rate=0.1).T, label=f"N = {N}", log=True)
-plotting.label(axes[0], "GD step t", "training loss (fresh prompts)", "Training curves")
-axes[0].legend(fontsize=8)
-S = metrics.feature_space_weights(res.models[-1].Q.detach()[0], standard_basis(cfg.K, cfg.d))
-plotting.heatmap(axes[1], S, vmin=float(S.min()), vmax=float(S.max()), fmt="{:.1f}",
-                 row_labels=[f"key $v_{n+1}$" for n in range(cfg.K)], col_labels=[f"query $v_{k+1}$" for k in range(cfg.K)])
-axes[1].set_title(rf"$S = V^\top Q V$ after training ($N = {res.N[-1]}$)")
-plotting.finish(fig)
+plotting.finish(CF.draw_training(res, cfg))
 
 # %% [markdown]
 # The learned $S$ is (nearly) diagonal: a large $A_k = v_k^\top Q v_k$ on the diagonal and
@@ -342,28 +334,7 @@ plotting.finish(fig)
 # %% tags=["hide-input"]
 demo_sampler = PromptSampler.from_features(standard_basis(4, 8), LinearTask(8), N=24)
 demo = demo_sampler.sample(1, icl_lab.make_generator(5))
-colors = plotting.COLORS
-
-
-def draw_attention(alpha: float):
-    model = icl_lab.QOnlyAttention(8, runs=1, init=float(alpha)).to(dtype=torch.float64)
-    with torch.no_grad():
-        out = model(demo)
-    a = out.attn[0, 0, 0].numpy()
-    ids = demo.ids[0].tolist()
-    qk = int(demo.query_ids[0, 0])
-    fig, ax = plt.subplots(figsize=(6.4, 2.8))
-    ax.bar(range(len(a)), a, color=[colors[i] for i in ids])
-    ax.set_ylim(0, 1)
-    mass = a[[i for i, k in enumerate(ids) if k == qk]].sum()
-    plotting.label(ax, "demonstration i (colour = feature)", "attention $a_i$",
-                   rf"$Q = {alpha:.1f}\,I$: query feature $v_{qk + 1}$, mass on it $= {mass:.2f}$, "
-                   rf"$\hat y = {float(out.pred[0, 0, 0]):.2f}$, target $= {float(demo.y_query[0, 0]):.2f}$")
-    fig.tight_layout()
-    return fig
-
-
-widgets.static_slider(draw_attention, [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0], name="alpha", fmt="{:.1f}",
+widgets.static_slider(lambda alpha: CF.draw_attention(demo, alpha), [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0], name="alpha", fmt="{:.1f}",
                       alt="the attention weights of one query over a prompt of 24 demonstrations, coloured by feature, for Q = alpha I")
 
 # %% tags=["remove-output"]
@@ -371,7 +342,7 @@ import ipywidgets
 
 
 def _live(alpha=1.0):
-    fig = draw_attention(alpha)
+    fig = CF.draw_attention(demo, alpha)
     plt.show()
     plt.close(fig)
 

@@ -49,6 +49,7 @@ import icl_lab
 from icl_lab import plotting, tasks, widgets
 from icl_lab.claims import ClaimsTable
 from icl_lab.data import LinearTask, PromptSampler, standard_basis
+from icl_lab.papers.synthesis import figures as SF
 from icl_lab.papers.synthesis.experiments import CrossPaperConfig, contrast_law_fit, result_from_summary
 
 SCALE = icl_lab.get_scale()
@@ -226,20 +227,8 @@ ledger["X2"].check(
 # the linear task's (black), on the same axes.
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Own-feature attention during GD for one cosine law (colour; pick its Lipschitz constant with the slider) against the linear task (black), mean ± std over seeds.", "name": "fig-synthesis-slider"}, "image": {"alt": "Two attention curves; the cosine one rises faster as L grows past the linear task's contrast."}}
-def draw_law(i):
-    fig, ax = plotting.figure(1, height=3.0, width=6.0)
-    plotting.band(ax, steps, res.own_attention[:, lin, :].T, label="linear task", color="black")
-    plotting.band(ax, steps, res.own_attention[:, i, :].T, label=res.laws[i], color=plotting.COLORS[1])
-    ax.axhline(level, color="gray", lw=0.8)
-    ax.set_ylim(1 / cfg.K - 0.05, 1.0)
-    plotting.label(ax, "GD step t", "own-feature attention",
-                   f"C = {float(res.contrast[i]):.3g} (linear task: {float(res.contrast[lin]):.2f})")
-    ax.legend(fontsize=8, loc="lower right")
-    return fig
-
-
 cos_all = [i for i, n in enumerate(res.laws) if n != "linear"]
-widgets.explore(draw_law, cos_all, name="cosine law", fmt=lambda i: res.laws[i],
+widgets.explore(lambda i: SF.draw_law(res, cfg, i, level), cos_all, name="cosine law", fmt=lambda i: res.laws[i],
                 alt="Own-feature attention of one cosine law against the linear task")
 
 # %% [markdown]
@@ -257,13 +246,8 @@ if missing:
 display(Markdown("**The papers' own claims** by status:\n\n" + table.counts_markdown("paper")))
 
 
-def _total(kind):
-    c = table.counts(None, kind)
-    return f"{sum(c.values())} ({', '.join(f'{n} {s}' for s, n in c.items() if n)})"
-
-
-display(Markdown(f"Counted apart: consistency checks of the library's own code or of identities, {_total('consistency')}; "
-                 f"findings of the book's own, {_total('finding')}."))
+display(Markdown(f"Counted apart: consistency checks of the library's own code or of identities, {SF.status_total(table, 'consistency')}; "
+                 f"findings of the book's own, {SF.status_total(table, 'finding')}."))
 
 # %% tags=["remove-input"]
 table

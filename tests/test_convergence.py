@@ -184,3 +184,15 @@ def test_too_few_prompts_for_every_feature_are_refused_before_training():
     for field in ("train_prompts", "test_prompts"):
         with pytest.raises(ConfigError, match=f"^{field}=1 leaves feature"):
             run_replica(ReplicaConfig.for_scale("ci", **{field: 1}))
+
+
+def test_first_epoch_below_and_the_adam_box_optimum():
+    from icl_lab.papers.convergence import theory as th
+
+    assert th.first_epoch_below(np.array([3.0, 2.0, 0.5, 0.1]), [0, 10, 20, 30], 0.5) == 20.0
+    assert th.first_epoch_below(np.array([3.0, 2.0]), [0, 10], 0.5) == math.inf
+    law = CountLaw.exact(20, th.p_for("imbalanced", 3, 0.8))
+    box = th.best_box_column(law, bound=0.8, points=9)
+    assert box["L2"] == min(box["losses"]) and -0.8 <= box["b23"] <= 0.8
+    S, L = th.box_column_loss(box["b23"], law)
+    assert float(S[1, 1]) == 0.8 and float(S[0, 1]) == -0.8 and L == box["L2"]

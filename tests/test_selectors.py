@@ -318,3 +318,16 @@ def test_ood_refuses_too_few_irrelevant_patterns_before_training():
 
     with pytest.raises(ConfigError, match=r"^M2 must be >= M1 \+ 2"):
         OODConfig.for_scale("ci", M2=1)
+
+
+def test_upper_bound_check_and_query_coverage():
+    from icl_lab.papers.selectors.theory import query_coverage, upper_bound_check
+
+    assert upper_bound_check(1.3, 1.0, "eta") == (True, None)
+    assert upper_bound_check(1.5, 1.0, "eta")[0] is False
+    assert upper_bound_check(float("nan"), 1.0, "eta")[0] is False
+    ok, caveat = upper_bound_check(0.1, 1.0, "M")
+    assert ok and "not tight in M" in caveat
+    assert abs(query_coverage(3, 2)) < 1e-12 and query_coverage(1, 1) == 1.0  # 2 queries cannot show 3 patterns
+    # two patterns, B queries: all present unless every query shows the same one
+    assert math.isclose(query_coverage(2, 5), 1 - 2 * 0.5**5)

@@ -193,3 +193,33 @@ def test_prefetch_sampler_serves_the_big_draw_step_by_step():
     g1 = [make_generator(2)]
     for t in range(6):
         assert_close(alone.sample_runs(2, g1).y[0], steps[t].y[1])
+
+
+def test_hard_window_optimum_minimises_the_hard_window_loss():
+    from icl_lab.papers.window.theory import hard_window_optimum
+
+    L, sigma, n, m = 1.0, 0.1, 100, 2
+    w = hard_window_optimum(L, sigma, n, m)
+    loss = lambda v: L**2 / v + sigma**2 * v ** (m / 2) / n  # noqa: E731
+    assert loss(w) < loss(0.99 * w) and loss(w) < loss(1.01 * w)
+
+
+def test_attention_head_of_eq4_equals_kernel_attention():
+    from icl_lab.models import KernelAttention
+    from icl_lab.papers.window.theory import attention_head, value_leak_loss
+
+    d, n = 3, 6
+    g = make_generator(0)
+    batch = PromptSampler.from_inputs(W.sphere_inputs(d), TwoReLUTask(d, 1.0), N=n, num_queries=1).sample(50, g)
+    Mk, Mq = torch.randn(d, d, generator=g, dtype=torch.float64), torch.randn(d, d, generator=g, dtype=torch.float64)
+    Z = batch.embedding().transpose(-1, -2)
+    WK, WQ, WV = (torch.zeros(d + 1, d + 1, dtype=torch.float64) for _ in range(3))
+    WK[:d, :d], WQ[:d, :d], WV[d, d] = Mk, Mq, 1.0
+    model = KernelAttention(d, runs=1, tied=False).to(dtype=torch.float64)
+    with torch.no_grad():
+        model.M_K.copy_(Mk[None])
+        model.M_Q.copy_(Mq[None])
+        lib = model(batch).pred[0, :, 0]
+    assert float((attention_head(Z, WK, WQ, WV)[:, d] - lib).abs().max()) < 1e-12
+    y = batch.y_query[:, 0]
+    assert math.isclose(value_leak_loss(Z, WK, WQ, WV, torch.zeros(d), y), float(((lib - y) ** 2).mean()), rel_tol=1e-12)

@@ -64,25 +64,9 @@ from icl_lab.metrics import loglog_slope
 from icl_lab.papers.convergence import experiments as cv
 from icl_lab.papers.convergence import theory as th
 from icl_lab.papers.convergence import figures as cplot
+from icl_lab.papers.convergence.figures import say, table
 
 SCALE, ledger = icl_lab.notebook.chapter("convergence")
-
-
-def say(text):
-    """Show a short measured statement as rendered text."""
-    from IPython.display import Markdown, display
-
-    display(Markdown(text))
-
-
-def table(header, rows):
-    """Show a small table of measured values as a rendered Markdown table."""
-    from IPython.display import Markdown, display
-
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    cell = lambda c: "not reached" if str(c) == "nan" else str(c).replace("|", "\\|")  # noqa: E731
-    lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
-    display(Markdown("\n".join(lines)))
 
 
 # %% [markdown]
@@ -842,14 +826,6 @@ rp_cfg = cv.ReplicaConfig.for_scale(SCALE)
 rp = cv.run_replica(rp_cfg)
 runs = rp.runs
 ep = np.array(runs.epochs)
-
-
-def _mean_maps(r, setting, which="test"):
-    idx = cv.select(r, setting=setting)
-    maps = (r.test_map if which == "test" else r.train_map)[:, idx].mean(1)
-    return maps
-
-
 snap = [e for e in rp_cfg.snapshots if e in runs.epochs]
 snap_i = [runs.epochs.index(e) for e in snap]
 
@@ -857,24 +833,19 @@ snap_i = [runs.epochs.index(e) for e in snap]
 plotting.finish(cplot.draw_replica_losses(runs, cv.select))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Mean attention map of the one-block transformer over seeds on held-out prompts, imbalanced $p = (0.8, 0.1, 0.1)$, at several epochs: row = query feature, column = attended feature. Reproduces Figure 3(a) of Huang, Cheng and Liang; book scale: 3 of 5 seeds, 1000 of 3000 held-out prompts.", "name": "fig-cv-replica-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: attention first goes to the dominant feature v_1 in every row, then each row concentrates on its own feature."}}
-plotting.finish(cplot.draw_heatmaps(_mean_maps(runs, 'imbalanced')[snap_i].numpy(), snap))
+plotting.finish(cplot.draw_heatmaps(cplot.replica_maps(runs, 'imbalanced', cv.select)[snap_i].numpy(), snap))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. Reproduces Figure 3(b) of Huang, Cheng and Liang; book scale: 3 of 5 seeds, 1000 of 3000 held-out prompts.", "name": "fig-cv-replica-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly in all rows."}}
-plotting.finish(cplot.draw_heatmaps(_mean_maps(runs, 'balanced')[snap_i].numpy(), snap))
+plotting.finish(cplot.draw_heatmaps(cplot.replica_maps(runs, 'balanced', cv.select)[snap_i].numpy(), snap))
 
 # %% tags=["hide-input"]
-def _first_below(curve, thr):
-    below = np.where(curve <= thr)[0]
-    return float(ep[below[0]]) if below.size else math.inf
-
-
 thr = 0.05
 imb = runs.test_loss[:, cv.select(runs, setting="imbalanced")].mean(1).numpy()
 bal = runs.test_loss[:, cv.select(runs, setting="balanced")].mean(1).numpy()
-t_imb = [_first_below(imb[:, k], thr) for k in range(3)]
-t_bal = [_first_below(bal[:, k], thr) for k in range(3)]
-mi = _mean_maps(runs, "imbalanced").numpy()
-mb = _mean_maps(runs, "balanced").numpy()
+t_imb = [th.first_epoch_below(imb[:, k], ep, thr) for k in range(3)]
+t_bal = [th.first_epoch_below(bal[:, k], ep, thr) for k in range(3)]
+mi = cplot.replica_maps(runs, "imbalanced", cv.select).numpy()
+mb = cplot.replica_maps(runs, "balanced", cv.select).numpy()
 diag_final = np.concatenate([np.diag(mi[-1]), np.diag(mb[-1])])
 e10, e100 = runs.epochs.index(10), runs.epochs.index(100)
 row2 = (mi[e10, 1, 0], mi[e100, 1, 0], mi[e10, 1, 2], mi[e100, 1, 2])
@@ -891,8 +862,8 @@ off_falls = bool(np.all(np.diff(off[snap.index(10):], axis=0) <= 1e-3))
 # per seed too: the figure's observation is about the seed-mean curves (as the paper plots them); the
 # per-seed crossing epochs say whether every seed shows it
 sel_imb, sel_bal = cv.select(runs, setting="imbalanced"), cv.select(runs, setting="balanced")
-seed_imb = [[_first_below(runs.test_loss[:, r, k].numpy(), thr) for k in range(3)] for r in sel_imb]
-seed_bal = [[_first_below(runs.test_loss[:, r, k].numpy(), thr) for k in range(3)] for r in sel_bal]
+seed_imb = [[th.first_epoch_below(runs.test_loss[:, r, k].numpy(), ep, thr) for k in range(3)] for r in sel_imb]
+seed_bal = [[th.first_epoch_below(runs.test_loss[:, r, k].numpy(), ep, thr) for k in range(3)] for r in sel_bal]
 n_ord = sum(t[0] * 1.5 <= min(t[1:]) for t in seed_imb)
 ledger["F2a"].check(
     measured=f"first epoch with L_k <= {thr} (seed mean): {t_imb}; per seed: {seed_imb}; L_1 first by a factor >= 1.5 "
@@ -954,41 +925,28 @@ tm_cfg = cv.TheoryModelConfig.for_scale(SCALE)
 tm = cv.run_theory_model(tm_cfg)
 steps_show = [s for s in (1, 10, 30, 100, 300, 1000, 3000, 20000) if s <= tm_cfg.gd_steps]
 
-
-def _population_maps(setting):
-    prs = tm.population[setting]
-    ii = [int(np.argmin(np.abs(prs.tau - s))) for s in steps_show]
-    return prs.attn[ii], [int(prs.tau[i]) for i in ii]
-
-
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The analysed Q-only model (3) under exact population GD ($\\eta = 1$, our choice; $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ for the imbalanced $p = (0.8, 0.1, 0.1)$ ($\\mathcal L_3 = \\mathcal L_2$, dashed) and balanced settings, dotted: the floors $\\mathcal L_k^{\\rm low}$; right: the weights of query $v_2$ in the imbalanced setting. The analysed model's version of Figure 2 of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig2"}, "image": {"alt": "Three log-time panels: imbalanced, the dominant feature's error is small from the start while the rare features' errors stay high for tens of steps, then fall towards their floor; balanced, all three fall together; the weights: A_2 grows while B_2,1 and later B_2,3 fall below zero."}}
 plotting.finish(cplot.draw_theory_losses(tm))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Population attention map $\\mathbb E[\\mathrm{Attn}\\mid x_{\\rm query} = v_k]$ of the analysed model under GD ($\\eta = 1$), imbalanced $p = (0.8, 0.1, 0.1)$, at several steps: row = query feature, column = attended feature. The analysed model's version of Figure 3(a) of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing steps: every row first leans to v_1, then each row concentrates on its own feature."}}
-plotting.finish(cplot.draw_heatmaps(*_population_maps('imbalanced'), unit='step'))
+plotting.finish(cplot.draw_heatmaps(*cplot.population_maps(tm, 'imbalanced', steps_show), unit='step'))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. The analysed model's version of Figure 3(b) of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing steps: the diagonal grows uniformly in all rows."}}
-plotting.finish(cplot.draw_heatmaps(*_population_maps('balanced'), unit='step'))
+plotting.finish(cplot.draw_heatmaps(*cplot.population_maps(tm, 'balanced', steps_show), unit='step'))
 
 # %% tags=["hide-input"]
 ad = tm.adam
 ep_a = np.array(ad.epochs)
 sn = [e for e in tm_cfg.snapshots if e in ad.epochs]
 
-
-def _adam_maps(setting):
-    idx = cv.select(ad, setting=setting, lr=max(tm_cfg.adam_lrs))
-    return ad.test_map[:, idx].mean(1).numpy()[[ad.epochs.index(e) for e in sn]]
-
-
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The analysed Q-only model trained with Adam (full batch, 300 prompts) at the paper's learning rate 0.002 (dashed) and at 0.02 (solid): held-out $\\mathcal L_k$, mean ± std over seeds, imbalanced and balanced. The analysed model's version of Figure 2 of Huang, Cheng and Liang under the paper's optimiser; book scale: 3 of the paper scale's 5 seeds.", "name": "fig-cv-adam-losses"}, "image": {"alt": "Two panels: at learning rate 0.002 the errors barely move in 400 epochs, at 0.02 they fall, the dominant feature first in the imbalanced case."}}
 plotting.finish(cplot.draw_adam_losses(ad, tm_cfg.adam_lrs, cv.select))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention map of the Q-only model trained with Adam at learning rate 0.02, held-out prompts, mean over seeds, imbalanced $p = (0.8, 0.1, 0.1)$: row = query feature, column = attended feature. The analysed model's version of Figure 3(a) of Huang, Cheng and Liang; book scale: 3 of 5 seeds.", "name": "fig-cv-adam-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: rows first lean to v_1, then concentrate on their own feature."}}
-plotting.finish(cplot.draw_heatmaps(_adam_maps('imbalanced'), sn))
+plotting.finish(cplot.draw_heatmaps(cplot.adam_maps(ad, 'imbalanced', max(tm_cfg.adam_lrs), sn, cv.select), sn))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. The analysed model's version of Figure 3(b) of Huang, Cheng and Liang; book scale: 3 of 5 seeds.", "name": "fig-cv-adam-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly."}}
-plotting.finish(cplot.draw_heatmaps(_adam_maps('balanced'), sn))
+plotting.finish(cplot.draw_heatmaps(cplot.adam_maps(ad, 'balanced', max(tm_cfg.adam_lrs), sn, cv.select), sn))
 
 # %% tags=["hide-input"]
 pi = tm.population["imbalanced"]
@@ -1001,15 +959,8 @@ L_fast_imb = ad.test_loss[:, cv.select(ad, setting="imbalanced", lr=max(tm_cfg.a
 diag_fast = np.concatenate([np.diag(ad.test_map[-1, fast].mean(0).numpy())])
 floor_imb = tm.population["imbalanced"].floor
 gap_fast = L_fast_imb - floor_imb  # relative criterion: L_k - L_k^low falls to a tenth (a hundredth) of its start
-
-
-def _first_rel(gap, frac):
-    ok = gap <= frac * gap[0]
-    return float(ep_a[np.argmax(ok)]) if ok.any() else math.inf
-
-
-t_fast = [_first_rel(gap_fast[:, k], 0.1) for k in range(3)]
-t_fast100 = [_first_rel(gap_fast[:, k], 0.01) for k in range(3)]
+t_fast = [th.first_epoch_below(gap_fast[:, k], ep_a, 0.1 * gap_fast[0, k]) for k in range(3)]
+t_fast100 = [th.first_epoch_below(gap_fast[:, k], ep_a, 0.01 * gap_fast[0, k]) for k in range(3)]
 L_slow_set = {s_: ad.test_loss[-1, cv.select(ad, setting=s_, lr=min(tm_cfg.adam_lrs)), 1:].mean(-1) for s_ in ("imbalanced", "balanced")}
 L_slow_ms = {s_: metrics.mean_se(v) for s_, v in L_slow_set.items()}  # mean of (L_2 + L_3)/2 over seeds, with SE
 ledger["A'1"].check(
@@ -1094,17 +1045,7 @@ assert uw.bound_violation < 1e-9 and track
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The four phases of an under-represented feature (mean-field flow, as in the first figure of this page) for a chosen $p_1$; the slider works without a kernel. Not a figure of the paper.", "name": "fig-cv-p1-slider"}}
 K_demo = icl_lab.by_scale(ci=20, paper=50)
-
-
-def draw_p1(p1):
-    col = SymmetricColumn.under_represented(K_demo, p1)
-    tr = col.flow(1e11, stop_gap=0.999e-2)
-    dom = SymmetricColumn.dominant(K_demo, p1).flow(tr.tau[-1])
-    return cplot.draw_portrait(tr, phase_times(tr, 1e-2), 1e-2, dominant=dom,
-                               title=f"K = {K_demo}, p1 = {p1}: mean-field flow of an under-represented column")
-
-
-widgets.static_slider(draw_p1, [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], name="p1 (dominant feature's probability)", fmt="{:.1f}",
+widgets.static_slider(lambda p1: cplot.draw_p1_portrait(K_demo, p1), [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], name="p1 (dominant feature's probability)", fmt="{:.1f}",
                       alt="the weights A_k, B_k,1 and B_k,n of an under-represented feature over time under the mean-field flow, with its four phases marked, for this p1")
 
 # %% [markdown]
@@ -1115,39 +1056,13 @@ widgets.static_slider(draw_p1, [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], name="p1 (do
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Population attention map of the analysed model under GD ($K = 3$, $N = 60$, $\\eta = 1$) for a chosen $p_1$, with $p_2 = p_3 = (1-p_1)/2$; the slider works without a kernel. Not a figure of the paper.", "name": "fig-cv-heat-slider"}}
 pops = {p1: th.population_columns(th.p_for("imbalanced", 3, p1), 60, 1.0, 1000, record_every=1)
         for p1 in (0.34, 0.5, 0.65, 0.8, 0.9)}
-
-
-def draw_heat_p1(p1):
-    pr = pops[p1]
-    steps_h = [1, 10, 30, 100, 300, 1000]
-    fig = cplot.draw_heatmaps(pr.attn[steps_h], steps_h, unit="step", title=f"p1 = {p1}")
-    return fig
-
-
-widgets.static_slider(draw_heat_p1, list(pops), name="p1", fmt="{:.2f}",
+widgets.static_slider(lambda p1: cplot.draw_population_heat(pops[p1], p1), list(pops), name="p1", fmt="{:.2f}",
                       alt="population attention maps (query feature against attended feature) after 1 to 1000 GD steps for this p1")
 
 # %% tags=["remove-cell"]
 import ipywidgets
 
-
-def _explore(K=20, p1=0.5, eta=5.0, N=0):
-    kw = {} if N == 0 else dict(N=int(N), M=500, generator=icl_lab.make_generator(0))
-    col = SymmetricColumn.under_represented(int(K), p1, **kw)
-    tr = col.gd(eta, 1e12, stop_gap=0.999e-2)
-    dom = SymmetricColumn.dominant(int(K), p1, **kw).gd(eta, tr.tau[-1])
-    fig = cplot.draw_portrait(tr, phase_times(tr, 1e-2), 1e-2, dominant=dom,
-                              title=f"K = {K}, p1 = {p1}, eta = {eta}, N = {'inf' if N == 0 else N}: GD on the reduced column")
-    plt.show()
-    plt.close(fig)
-    pr = th.population_columns(th.p_for("imbalanced", 3, p1), 60 if N == 0 else min(int(N), 200), eta, int(1000 / eta) + 1)
-    steps_h = [i for i in (1, 3, 10, 30, 100, 300, 1000) if i < pr.tau.size]
-    fig = cplot.draw_heatmaps(pr.attn[steps_h], [int(pr.tau[i]) for i in steps_h], unit="tau", title="K = 3 theory model: population attention map")
-    plt.show()
-    plt.close(fig)
-
-
-widgets.live(_explore, K=ipywidgets.IntSlider(value=20, min=10, max=200, step=10),
+widgets.live(cplot.explore, K=ipywidgets.IntSlider(value=20, min=10, max=200, step=10),
              p1=ipywidgets.FloatSlider(value=0.5, min=0.2, max=0.9, step=0.05),
              eta=ipywidgets.FloatSlider(value=5.0, min=1.0, max=50.0, step=1.0),
              N=ipywidgets.Dropdown(options=[0, 100, 1000, 10000], value=0))
@@ -1240,19 +1155,9 @@ assert t_ex["T1"] < t_ex["T2"] < t_ex["T3"] < t_ex["T4"]
 # %% tags=["hide-input"]
 p_paper = torch.tensor(th.IMBALANCED_P, dtype=torch.float64)
 law_box = CountLaw.exact(60, p_paper)
-
-
-def _L2_box(b23):
-    S_ = torch.zeros(3, 3, dtype=torch.float64)
-    S_[0, 1], S_[1, 1], S_[2, 1] = -0.8, 0.8, b23  # column 2: (B_21, A_2, B_23)
-    return S_, float(th.feature_losses(S_, law_box)[1])
-
-
-grid_b23 = np.linspace(-0.8, 0.8, 33)
-L_b23 = [_L2_box(b)[1] for b in grid_b23]
-b_best = float(grid_b23[int(np.argmin(L_b23))])
-S_best, L_best = _L2_box(b_best)
-G_best = gradient(S_best, law_box)[:, 1]  # -dL/dS of column 2: (beta_21, alpha_2, beta_23) up to p_2
+box = th.best_box_column(law_box, bound=0.8, points=33)
+b_best, L_best, L_b23 = box["b23"], box["L2"], box["losses"]
+G_best = box["G"]  # -dL/dS of column 2: (beta_21, alpha_2, beta_23) up to p_2
 say(f"Best $B_{{2,3}}$ on the grid: {b_best:+.2f}, with $\\mathcal L_2$ = {L_best:.4f} ({L_b23[0]:.4f} at the corner $B_{{2,3}} = -0.8$); "
     f"there $\\alpha_2$ = {float(G_best[1]):+.2e} (> 0: the flow pushes $A_2$ up) and $\\beta_{{2,1}}$ = {float(G_best[0]):+.2e} "
     f"(< 0: it pushes $B_{{2,1}}$ down); the floor is $\\mathcal L_2^{{\\rm low}}$ = {float(loss_floor(60, p_paper)[1]):.4f}.")

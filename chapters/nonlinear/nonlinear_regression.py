@@ -257,23 +257,7 @@ assert eq10_gap < 1e-12 and init_gap < 1e-12
 # directions) features.
 
 # %% tags=["hide-input"]
-def lemma2_errors(kind):
-    V = nl.make_features(kind, 4, 15, 3.0)
-    batch = nl.cosine_sampler(V, 100, 0.5).sample(300, icl_lab.make_generator(2))
-    fp = th.FeaturePrompts.from_batch(batch)
-    model = icl_lab.QOnlyAttention(15, runs=1, init="normal", init_std=0.1).to(dtype=F64)
-    (grad,) = torch.autograd.grad(mse_loss(model(batch), batch).sum(), model.Q)
-    g_auto = -(V @ grad[0].T @ V.T)  # -v_k'^T grad v_k at [k, k']
-    q = th.q_from_Q(model.Q.detach(), V)
-    scale = float(g_auto.abs().max())
-    gram = float((th.pair_gradients(q, fp, V @ V.T)[0] - g_auto).abs().max()) / scale
-    paper = float((th.lemma2_orthonormal(q, fp)[0] - g_auto).abs().max()) / scale
-    s4 = float((V[0] @ V[0]) ** 2)
-    paper_s4 = float((s4 * th.lemma2_orthonormal(q, fp)[0] - g_auto).abs().max()) / scale
-    return gram, paper, paper_s4, s4
-
-
-lemma2 = {kind: lemma2_errors(kind) for kind in ("unit", "orth", "gaussian")}
+lemma2 = {kind: th.lemma2_errors(kind) for kind in ("unit", "orth", "gaussian")}
 print(f"{'features':>9} {'Gram formula':>13} {'App. C':>10} {'s^4 x App. C':>13} {'s^4':>7}   (relative max error vs autograd)")
 for kind, (gram, paper, paper_s4, s4) in lemma2.items():
     print(f"{kind:>9} {gram:>13.1e} {paper:>10.1e} {paper_s4:>13.1e} {s4:>7.2f}")
@@ -982,14 +966,8 @@ iS = [list(bcfg.L_values).index(L) for L in nl.SHARP]
 fmt = lambda v: ", ".join(f"{t:.0f}" for t in v.tolist())  # noqa: E731
 
 
-def order_verdict(m, idx):
-    """Both criteria (own attention, loss) in order: 'yes' / 'no' / 'undecided'."""
-    v = [nl.ordering(m["own"][idx]), nl.ordering(m["loss"][idx])]
-    return "no" if "no" in v else "undecided" if "undecided" in v else "yes"
-
-
 for name, idx in (("F1a", iF), ("F1b", iS)):
-    verdict = {opt: order_verdict(m, idx) for opt, m in bt.items()}
+    verdict = {opt: nl.order_verdict(m, idx) for opt, m in bt.items()}
     ledger[name].check(
         measured=f"SGD: epochs to own attention 0.9: {fmt(bt['SGD']['own'][idx])}; to 5% of the uniform loss: "
                  f"{fmt(bt['SGD']['loss'][idx])} (inf: not within {bcfg.epochs} epochs); "

@@ -65,7 +65,6 @@ from icl_lab.papers.selectors import experiments as X
 from icl_lab.papers.selectors import figures as SF
 from icl_lab.train import hinge_loss
 
-torch.set_flush_denormal(True)
 SCALE, ledger = icl_lab.notebook.chapter("selectors", part="mechanism")
 
 # %% [markdown]
@@ -344,27 +343,8 @@ G = {name: i for i, name in enumerate(sweep.labels)}
 THM1 = cfg.theorem1()  # Theorem 1's conditions at this setting: required, actual, holds
 H1 = sel.holds(THM1)  # recorded with every claim that shares them
 
-
-def curves(name, group):
-    return sweep.grid(sweep.curves[name].T)[G[group]]  # (S, n_rec)
-
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Fig. 1 of the paper, reproduced: (a) the norms of $W_Q$ and $W_K$ along the relevant patterns $\\mu$ grow while those along the irrelevant $\\nu$ stay near $\\delta\\beta$; (b) the label part of the MLP input outgrows the feature part. Mean ± std over seeds, both task sets; book scale: 6 seeds and 1000 steps instead of the reference 8 and 1500.", "name": "fig-sel-fig1"}, "image": {"alt": "Relevant-pattern norms rise and irrelevant ones stay flat; the label contribution rises far above the feature contribution."}}
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-for key, lab, col in (("WQ_mu", r"$\|W_Q\mu_j\|$", 0), ("WK_mu", r"$\|W_K\mu_j\|$", 1),
-                      ("WQ_nu", r"$\|W_Q\nu_l\|$", 2), ("WK_nu", r"$\|W_K\nu_l\|$", 3)):
-    plotting.band(axes[0], steps, curves(key, "all_pairs"), label=lab, color=plotting.COLORS[col])
-axes[0].axhline(cfg.delta * cfg.beta, color="k", lw=0.8, ls=":", label=r"$\delta\beta$ (initial)")
-plotting.label(axes[0], "SGD iteration t", r"mean norm of $W_{\cdot\,1:m_a,1:d_\mathcal{X}}$ along pattern",
-               "Figure 1(a): relevant vs irrelevant patterns")
-axes[0].legend(fontsize=8)
-plotting.band(axes[1], steps, curves("feat_in", "all_pairs"), label=r"feature embeddings $|W_OW_V[:,x]\bar x|$", color=plotting.COLORS[0])
-plotting.band(axes[1], steps, curves("lab_in", "all_pairs"), label=r"label embeddings $|W_OW_V[:,y]\bar y|$", color=plotting.COLORS[1])
-plotting.band(axes[1], steps, curves("feat_lit", "all_pairs"), label="coordinates $1{:}d_\\mathcal{X}$ of sa (eq. 10)", color=plotting.COLORS[0], ls="--")
-plotting.band(axes[1], steps, curves("lab_lit", "all_pairs"), label="label coordinates of sa (eq. 10)", color=plotting.COLORS[1], ls="--")
-plotting.label(axes[1], "SGD iteration t", "mean |contribution| to $h = W_O\\,$sa (pre-ReLU)",
-               "Figure 1(b): what the MLP reads")
-axes[1].legend(fontsize=7)
-plotting.finish(fig)
+plotting.finish(SF.draw_figure1(sweep, cfg, "all_pairs"))
 
 # %% [markdown]
 # Mean ± std over the all-pairs seeds (the cyclic seeds are analysed in §3.5). Both panels reproduce the
@@ -447,27 +427,10 @@ ledger.cards("M6", "M7")
 # $1 - \frac12(1-\alpha/2)^l$ ({ref}`the oracle exercise <ex-sel-oracle>`).
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Left: attention mass on the same-pattern demonstrations and test accuracy during training (mean ± std over seeds), with the oracle ceiling. Right: $\\gamma_t = 1 -$ mass on a log scale (values below $10^{-7}$, the float32 floor, are clipped), against $1/T$ and $1/M$. Checks Prop. 1 eq. (9); not a figure of the paper.", "name": "fig-sel-attention"}, "image": {"alt": "Attention mass rises from about 0.3 to 1 within a few hundred steps; gamma falls steeply, far below 1/M."}}
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-for gname, col in (("all_pairs", 1), ("cyclic", 0)):
-    plotting.band(axes[0], steps, curves("mass_present", gname), label=f"{gname}: mass on $\\mathcal{{N}}_*$", color=plotting.COLORS[col])
-    plotting.band(axes[0], steps, curves("acc", gname), label=f"{gname}: test accuracy", color=plotting.COLORS[col], ls="--")
-    # gamma_t below 1e-7 is the float32 floor of the measurement: clip there so the log band stays readable
-    plotting.band(axes[1], steps[1:], (1 - curves("mass_present", gname)[:, 1:]).clamp_min(1e-7), label=gname,
-                  color=plotting.COLORS[col], log=True)
-axes[0].axhline(float(sel.oracle_accuracy(cfg.alpha, cfg.l)), color="k", lw=0.8, ls=":", label="oracle accuracy")
-plotting.label(axes[0], "SGD iteration t", "held-out value", "Attention on same-pattern demonstrations")
-axes[0].legend(fontsize=7)
-tt = steps[1:].astype(float)
-axes[1].plot(tt, 1 / tt, "k:", lw=1, label=r"$1/T$")
-axes[1].axhline(1 / cfg.M, color="gray", lw=0.8, ls="--", label="1/M")
-axes[1].set_xscale("log")
-axes[1].set_ylim(1e-7, 2)
-plotting.label(axes[1], "SGD iteration t", r"$\gamma_t = 1 -$ mass on $\mathcal{N}_*$", r"$\gamma_t$: plateau, collapse, slow tail")
-axes[1].legend(fontsize=7)
-plotting.finish(fig)
+plotting.finish(SF.draw_attention_mass(sweep, cfg))
 
 # %% tags=["hide-input", "remove-output"]
-gam = 1 - curves("mass_present", "all_pairs").numpy()  # (S, n_rec)
+gam = 1 - sweep.group_curves("mass_present", "all_pairs").numpy()  # (S, n_rec)
 final_mass = float(fin["mass_present"].median())
 i_half = int(np.searchsorted(steps, steps[-1] / 2))
 g_half, g_end = float(np.median(gam[:, i_half])), float(np.median(gam[:, -1]))
@@ -503,11 +466,7 @@ r0 = G["all_pairs"] * sweep.S
 Sm = metrics.feature_space_weights(M_sel[r0].detach(), V)  # S[n, k] = v_n^T W_K^T W_Q v_k
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "$W_K^\\top W_Q$ restricted to 8 relevant and 6 irrelevant patterns after training: a large diagonal on the relevant block, nearly nothing on the irrelevant one (Lemma 4's feature selector). Not a figure of the paper.", "name": "fig-sel-selector"}, "image": {"alt": "Heat map with a bright diagonal on the relevant-pattern block and a dark irrelevant block."}}
-fig, ax = plt.subplots(figsize=(6.4, 5.2))
-names = [f"$\\mu_{j + 1}$" for j in range(cfg.M1)] + [f"$\\nu_{k + 1}$" for k in range(6)]
-plotting.heatmap(ax, Sm, names, names, vmin=float(Sm.min()), vmax=float(Sm.max()), annotate=False)
-ax.set_title(r"score $v_n^\top W_K^\top W_Q v_k$ between patterns (seed 0, all pairs)")
-plotting.finish(fig)
+plotting.finish(SF.draw_selector(Sm, cfg.M1, n_nu=6))
 
 # %% tags=["hide-input", "remove-output"]
 blk = Sm[: cfg.M1, : cfg.M1]
@@ -598,15 +557,7 @@ print(f"recursion (46): (t10 - t90)/t50 = {sharp_rec:.3f} (same with other const
 print("measured per seed:", [f"{v:.3f}" for v in sharp_meas], f" plateau end t90 = {np.median(times[:, 0]):.0f} steps")
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "The attention collapse: measured $\\gamma_t/\\gamma_0$ per seed against time rescaled by its half-life, beside the recursion (46) of the proof of Thm 1 (its constants are free, so only the shape is compared).", "name": "fig-sel-collapse"}, "image": {"alt": "Measured curves drop more sharply than the recursion's curve after a common plateau."}}
-fig, ax = plt.subplots(figsize=(6.6, 3.6))
-t50_rec = sel.collapse_times(rec)[1]
-for s, g in enumerate(gam):
-    ax.plot(steps / times[s, 1], g / g[0], color=plotting.COLORS[1], alpha=0.6, lw=1, label="measured (per seed)" if s == 0 else None)
-ax.plot(np.arange(len(rec)) / t50_rec, rec / rec[0], "k-", lw=2, label="recursion (46), time rescaled")
-ax.set_xlim(0, 3)
-plotting.label(ax, r"$t / t_{50\%}$", r"$\gamma_t / \gamma_0$", "Plateau, then collapse: shape comparison")
-plotting.legend_outside(ax, fontsize=8)
-plotting.finish(fig)
+plotting.finish(SF.draw_collapse(gam, steps, times, rec))
 
 # %% tags=["hide-input", "remove-output"]
 plateau_then_collapse = bool(np.all(times[:, 0] > 2 * cfg.eval_every) and np.all(times[:, 2] - times[:, 0] < times[:, 0]))
@@ -843,21 +794,7 @@ for c, a, m in zip(ood.conditions, ood.acc, ood.mass):
 print(f"(seeds with the full in-domain solution: {int(full.sum())} of {len(full)}; the medians are over all seeds)")
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Out-of-domain accuracy (median over cyclic-trained seeds, bars min–max) on test distributions that Theorem 2 covers and on controls that each break one of its conditions.", "name": "fig-sel-ood"}, "image": {"alt": "Covered conditions and negative-coefficient combinations score near 1; fresh patterns, orthogonal labels and flipped labels score near chance or 0."}}
-fig, ax = plt.subplots(figsize=(10, 4.6))
-yy = np.arange(len(ood.conditions))[::-1]
-acc_m = ood.acc.median(1).values.numpy()
-mass_m = ood.mass.median(1).values.numpy()
-cols = [plotting.COLORS[2] if c.covered else plotting.COLORS[1] for c in ood.conditions]
-ax.barh(yy + 0.2, acc_m, height=0.4, color=cols, label="accuracy (green: covered by Thm 2, orange: not)")
-ax.barh(yy - 0.2, mass_m, height=0.4, color="gray", alpha=0.6, label=r"attention mass on $\mathcal{N}_*$")
-ax.errorbar(acc_m, yy + 0.2, xerr=[acc_m - ood.acc.min(1).values.numpy(), ood.acc.max(1).values.numpy() - acc_m],
-            fmt="none", ecolor="k", lw=0.8)
-ax.set_yticks(yy, [c.name for c in ood.conditions], fontsize=7)
-ax.axvline(0.5, color="k", ls=":", lw=0.8)
-ax.set_xlim(0, 1.02)
-plotting.label(ax, "median over seeds (bars: min-max of accuracy)", "", f"Theorem 2 and its controls ($l_{{ts}}$ = {ocfg.l_ts}, $\\alpha'$ = {ocfg.alpha_test})")
-plotting.legend_outside(ax, fontsize=7)
-plotting.finish(fig)
+plotting.finish(SF.draw_ood(ood, ocfg))
 
 # %% tags=["hide-input", "remove-output"]
 C = {c.name: i for i, c in enumerate(ood.conditions)}
@@ -920,18 +857,10 @@ ledger.cards("O1", "O2", "O3", "O4", "O5", "O6")
 # selects by pattern is therefore capped by the **oracle accuracy** $1-\frac12(1-\alpha'/2)^{l_{ts}}$.
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Accuracy on shifted (cone) patterns against the test prompt length for two $\\alpha'$ (mean ± std over seeds), against the exact oracle $1-\\frac12(1-\\alpha'/2)^{l}$; dotted: $l_{ts} = 2/\\alpha'$. Checks Thm 2's prompt length; not a figure of the paper.", "name": "fig-sel-lts"}, "image": {"alt": "Trained accuracy follows the oracle curve from below; at 2/alpha' both are near 0.8."}}
-fig, ax = plt.subplots(figsize=(6.8, 3.8))
-L = np.asarray(ood.l_grid)
-for i, ap in enumerate(ocfg.alpha_primes):
-    plotting.band(ax, L, ood.grid_acc[i].T, label=f"trained model, $\\alpha'$ = {ap}", color=plotting.COLORS[i], marker="o")
-    ax.plot(L, ood.oracle[i], ls="--", color=plotting.COLORS[i], label=f"oracle $1-\\frac{{1}}{{2}}(1-\\alpha'/2)^{{l}}$, $\\alpha'$ = {ap}")
-    ax.axvline(2 / ap, color=plotting.COLORS[i], lw=0.8, ls=":")
-ax.set_xscale("log", base=2)
-plotting.label(ax, r"test prompt length $l_{ts}$ (dotted: $2/\alpha'$)", "accuracy on cone patterns", "Theorem 2's prompt length")
-plotting.legend_outside(ax, fontsize=7)
-plotting.finish(fig)
+plotting.finish(SF.draw_test_length(ood, ocfg))
 
 # %% tags=["hide-input", "remove-output"]
+L = np.asarray(ood.l_grid)
 at_bound = []
 for i, ap in enumerate(ocfg.alpha_primes):
     j = int(np.argmin(np.abs(L - 2 / ap)))
@@ -966,36 +895,9 @@ ledger.cards("O7")
 # %% tags=["hide-input"]
 full_seed = int(np.argmax(full)) if full.any() else 0
 viz_model = sweep.model.select_runs([G["cyclic"] * sweep.S + full_seed])
-viz = []
-for i, c in enumerate(ood.conditions):
-    s = PairClassificationSampler(c.mu, c.nu, list(c.tasks), l=ocfg.l_ts, alpha=ocfg.alpha_test, q=c.q,
-                                  tau=ocfg.tau, lambda_range=(ocfg.lambda_min, ocfg.lambda_max),
-                                  kappa_max=c.kappa_max, dtype=torch.float32)
-    b = s.sample(1, icl_lab.make_generator(77 + i)).to(dtype=torch.float32)
-    with torch.no_grad():
-        o = viz_model(b)
-    viz.append((c, b, o))
-
-
+viz = X.condition_examples(ocfg, viz_model, ood.conditions, seed=77)
 names = [c.name for c, _, _ in viz]
-
-
-def draw_condition(name):
-    c, b, o = viz[names.index(name)]
-    a = o.attn[0, 0, 0].numpy()
-    in_n = (b.ids[0] == b.query_ids[0, 0]).numpy()
-    fig, ax = plt.subplots(figsize=(6.6, 2.8))
-    ax.bar(range(len(a)), a, color=[plotting.COLORS[2] if f else plotting.COLORS[7] for f in in_n])
-    ax.set_ylim(0, 1)
-    pred = int(np.sign(float(o.pred[0, 0, 0])))
-    plotting.label(ax, "demonstration s (green: in $\\mathcal{N}_*$)", r"attention $\sigma_s$",
-                   f"{c.name}\nlabel {int(b.y_query[0, 0]):+d}, prediction {pred:+d}, mass on N* {float((a * in_n).sum()):.2f}")
-    ax.title.set_fontsize(8)
-    fig.tight_layout()
-    return fig
-
-
-widgets.static_slider(draw_condition, names, name="test condition", fmt="{}",
+widgets.static_slider(lambda name: SF.draw_condition(viz[names.index(name)]), names, name="test condition", fmt="{}",
                       alt="Attention weights of one test prompt over its demonstrations under this test condition")
 
 # %% [markdown]

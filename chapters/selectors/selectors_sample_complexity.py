@@ -72,8 +72,8 @@ from icl_lab.data import PairClassificationSampler, cyclic_pair_tasks
 from icl_lab.papers import selectors as sel
 from icl_lab.papers.selectors import experiments as X
 from icl_lab.papers.selectors import figures as SF
+from icl_lab.papers.selectors import figures_sample_complexity as SC
 
-torch.set_flush_denormal(True)
 SCALE, ledger = icl_lab.notebook.chapter("selectors", part="sample_complexity")
 
 # %% [markdown]
@@ -166,23 +166,7 @@ A, Cfit, err = sel.fit_alpha_law(a_sweep.values, a_sweep.median)
 print(f"fit T = A / (C - 1/alpha): A = {A:.0f}, C = {Cfit:.2f}, rms log error {err:.2f}")
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Left: held-out accuracy during training for each $\\alpha$ (mean ± std over seeds). Right: iterations to 95 % accuracy against $1/\\alpha$ per seed, their median, and the fit $A/(C-1/\\alpha)$ of eq. (6). Book scale: 800 steps instead of the reference 1200.", "name": "fig-sel-alpha"}, "image": {"alt": "Learning curves rise sooner for larger alpha; the iterations grow with 1/alpha."}}
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-steps = np.asarray(a_sweep.res.steps)
-for i, a in enumerate(acfg.alphas):
-    plotting.band(axes[0], steps, a_sweep.res.grid(a_sweep.res.curves["acc"].T)[i], label=f"alpha = {a}", color=plotting.COLORS[i])
-axes[0].axhline(acfg.hit_acc, color="k", lw=0.8, ls=":")
-plotting.label(axes[0], "SGD iteration t", "held-out accuracy", "Learning curves (mean ± std over seeds)")
-axes[0].legend(fontsize=7)
-h = a_sweep.res.hits().numpy()
-for i in range(len(a_sweep.values)):
-    axes[1].scatter(np.full(h.shape[1], 1 / a_sweep.values[i]), h[i], color=plotting.COLORS[i], alpha=0.7)
-axes[1].plot(1 / a_sweep.values, a_sweep.median, "ko-", label="median over seeds")
-if np.isfinite(Cfit):
-    xs = np.linspace((1 / a_sweep.values).min(), (1 / a_sweep.values).max(), 50)
-    axes[1].plot(xs, A / (Cfit - xs), "k--", lw=1, label=f"fit A/(C - 1/alpha), C = {Cfit:.2f}")
-plotting.label(axes[1], r"$1/\alpha$", r"$T_\mathrm{hit}$ (iterations to 95%)", "Thm 1: iterations vs alpha")
-axes[1].legend(fontsize=7)
-plotting.finish(fig)
+plotting.finish(SC.draw_alpha_sweep(a_sweep, acfg, A, Cfit))
 
 # %% tags=["hide-input", "remove-output"]
 finite = np.isfinite(a_sweep.median)
@@ -214,17 +198,7 @@ print(n_sweep.report("tau"))
 print("final accuracy (median):", n_acc.round(3).tolist())
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy (left axis) and final accuracy (right axis) against the norm of noise inside span$\\{\\mu\\}$, with the $\\tau = \\beta/M_1$ mark. Book scale: 600 steps instead of 1000.", "name": "fig-sel-noise"}, "image": {"alt": "Iterations stay flat, then grow, and accuracy drops at the largest noise."}}
-fig, ax = plt.subplots(figsize=(6.6, 3.6))
-ax2 = ax.twinx()
-ax.plot(n_sweep.values / ncfg.beta, np.where(np.isfinite(n_sweep.median), n_sweep.median, np.nan), "o-", color=plotting.COLORS[0], label=r"median $T_\mathrm{hit}$")
-ax2.plot(n_sweep.values / ncfg.beta, n_acc, "s--", color=plotting.COLORS[1], label="final accuracy")
-ax.axvline(1 / ncfg.M1, color="k", lw=0.8, ls=":", label=r"$\tau/\beta = 1/M_1$")
-plotting.label(ax, r"noise norm $\tau/\beta$ (inside span$\{\mu\}$)", r"$T_\mathrm{hit}$", "Iterations and accuracy against noise")
-ax2.set_ylabel("final held-out accuracy")
-h1, l1 = ax.get_legend_handles_labels()
-h2, l2 = ax2.get_legend_handles_labels()
-ax2.legend(h1 + h2, l1 + l2, loc="upper left", bbox_to_anchor=(1.15, 1.0), borderaxespad=0.0, fontsize=7)
-plotting.finish(fig)
+plotting.finish(SC.draw_noise_sweep(n_sweep, ncfg, n_acc))
 
 # %% tags=["hide-input", "remove-output"]
 first_fail = next((t for t, v in zip(ncfg.taus, n_sweep.median) if not np.isfinite(v)), None)
@@ -286,41 +260,15 @@ print(m_sweep.report("M"))
 print(f"log-log slope of T_hit vs M: {slope_m:.2f} (Theorem 1: 0.5)")
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy per seed and their median against $1/\\lambda_*$, $1/\\eta$ and $M$, with the slopes of eq. (6) (dashed) and twice them (dotted). Book scale: $\\eta$ sweep 1000 steps instead of 2400; $M \\in \\{64, 256\\}$ with 2 seeds and 400 steps instead of $\\{64, 128, 256\\}$, 3 seeds, 1000 steps.", "name": "fig-sel-rates"}, "image": {"alt": "Iterations grow faster than 1/lambda, like 1/eta, and stay flat in M."}}
-fig, axes = plotting.figure(3, height=3.0)
-for ax, x, res, med, name, ref in ((axes[0], 1 / l_sweep.values, l_sweep.res, l_sweep.median, r"$1/\lambda_*$", 1.0),
-                                   (axes[1], 1 / e_sweep.values, e_sweep.res, e_sweep.median, r"$1/\eta$", 1.0),
-                                   (axes[2], m_sweep.values, m_sweep.res, m_sweep.median, r"$M = M_1 + M_2$", 0.5)):
-    hh = res.hits().numpy()
-    for i in range(len(x)):
-        ax.scatter(np.full(hh.shape[1], x[i]), hh[i], color=plotting.COLORS[0], alpha=0.6)
-    ax.plot(x, np.where(np.isfinite(med), med, np.nan), "ko-", label="median over seeds")
-    fin_ = np.isfinite(med)
-    if fin_.any():
-        x0, y0 = x[fin_][0], med[fin_][0]
-        xs = np.linspace(x.min(), x.max(), 20)
-        ax.plot(xs, y0 * (xs / x0) ** ref, "k--", lw=1, label=f"slope {ref:g} (Theorem 1)")
-        ax.plot(xs, y0 * (xs / x0) ** (2 * ref), ":", color="gray", lw=1, label=f"slope {2 * ref:g}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    plotting.label(ax, name, r"$T_\mathrm{hit}$", f"against {name}")
-plotting.legend_outside(fig, "below", ncols=3, fontsize=8)
-plotting.finish(fig)
+plotting.finish(SC.draw_rates(l_sweep, e_sweep, m_sweep))
 
 # %% tags=["hide-input", "remove-output"]
-# Eq. (6) is an iteration count after which zero error is guaranteed: an upper bound with hidden
-# constants. It is contradicted only by iterations that grow faster than the bound's rate (log-log
-# slope above the predicted one by more than 0.4); a much smaller slope means "bound not tight".
-def upper_bound_check(slope, rate, name):
-    passed = bool(np.isfinite(slope) and slope <= rate + 0.4)
-    caveat = (f"bound not tight in {name}: measured slope {slope:.2f} against {rate:g}"
-              if passed and slope < rate - 0.4 else None)
-    return passed, caveat
-
-
+# Eq. (6) is an upper bound with hidden constants: contradicted only by a log-log slope above the
+# predicted rate by more than 0.4 (sel.theory.upper_bound_check); a much smaller slope: "bound not tight".
 H_lam = sel.holds_all([lcfg.theorem1(lambda_star=v) for v in lcfg.lambdas])
 lam_ok = np.asarray([lcfg.batch >= v**-4 for v in lcfg.lambdas])  # B >= lambda_*^-4 per value
 slope_l_ok = metrics.loglog_slope(1 / l_sweep.values[lam_ok], l_sweep.median[lam_ok]) if lam_ok.sum() >= 2 else float("nan")
-passed_l, cav_l = upper_bound_check(slope_l, 1.0, "lambda_*")
+passed_l, cav_l = sel.theory.upper_bound_check(slope_l, 1.0, "lambda_*")
 ledger["S3"].check(
     hypotheses=H_lam,
     measured=f"log-log slope of median T_hit vs 1/lambda_*: {slope_l:.2f} (only values with B >= lambda_*^-4: "
@@ -330,14 +278,14 @@ ledger["S3"].check(
     passed=passed_l,
     caveat=cav_l or ("the initial score gap carries lambda_s lambda_{l+1} (eq. 83), two factors, where Lemma 4 "
                      "keeps one: a lambda_*^-2 law is the likely source"))
-passed_e, cav_e = upper_bound_check(slope_e, 1.0, "eta")
+passed_e, cav_e = sel.theory.upper_bound_check(slope_e, 1.0, "eta")
 ledger["S4"].check(
     hypotheses=sel.holds(ecfg.theorem1()),
     measured=f"log-log slope {slope_e:.2f}; eta*T_hit = {(e_sweep.values * e_sweep.median).round(0).tolist()}",
     how=f"per-run learning rates in one batched training, same data streams, median over {ecfg.seeds} seeds; "
         "eq. (6) read as an upper bound (contradicted by a slope above 1.4)",
     passed=passed_e, caveat=cav_e)
-passed_m, cav_m = upper_bound_check(slope_m, 0.5, "M")
+passed_m, cav_m = sel.theory.upper_bound_check(slope_m, 0.5, "M")
 ledger["S5"].check(
     hypotheses=sel.holds_all([mcfg.replace(M2=v, M2s=(v,), l_tr=mcfg.l).theorem1() for v in mcfg.M2s]),
     measured=f"log-log slope of median T_hit vs M: {slope_m:.2f}; T_hit {m_sweep.medians()}",
@@ -407,15 +355,7 @@ print(f"{len(pcfg.lengths)} trainings in {pres.seconds:.1f} s wall")
 Ls = np.asarray(pcfg.lengths)
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Final accuracy against the training prompt length for several $\\alpha$ (mean ± std over seeds), the exact oracle (dashed) and eq. (5)'s $2\\ln M/\\alpha$ (dotted). Book scale: 400 steps instead of 800.", "name": "fig-sel-length"}, "image": {"alt": "Accuracy rises with the prompt length and follows the oracle; smaller alpha needs longer prompts."}}
-fig, ax = plt.subplots(figsize=(6.8, 3.8))
-for i, a in enumerate(pcfg.alphas):
-    plotting.band(ax, Ls, pres.acc[:, i, :].T, label=f"trained, alpha = {a}", color=plotting.COLORS[i], marker="o")
-    ax.plot(Ls, pres.oracle[:, i], "--", color=plotting.COLORS[i], lw=1)
-    ax.axvline(2 * math.log(pcfg.M) / a, color=plotting.COLORS[i], ls=":", lw=0.8)
-ax.set_xscale("log", base=2)
-plotting.label(ax, r"training prompt length $l_{tr}$", "final held-out accuracy", "Eq. (5): the prompt length needed shrinks with alpha")
-plotting.legend_outside(ax, fontsize=7)
-plotting.finish(fig)
+plotting.finish(SC.draw_prompt_length(pres, pcfg))
 
 # %% tags=["hide-input", "remove-output"]
 acc_med = pres.acc.median(-1).values.numpy()  # (L, A)
@@ -478,16 +418,7 @@ for i, name in enumerate(tres.train.labels):
           f"{float(tres.all_pairs_acc[i].median()):>14.3f} {float(tres.all_pairs_mass[i].median()):>15.3f}")
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Median accuracy on the training tasks and on all ordered pairs for task sets of increasing size and an unbalanced set (Lemma 1). Book scale: 2 seeds and 600 steps instead of 3 and 1000.", "name": "fig-sel-tasks"}, "image": {"alt": "Accuracy on all pairs is near chance until the M1 cyclic tasks are used; the unbalanced set does well only on its own tasks."}}
-fig, ax = plt.subplots(figsize=(7.4, 3.6))
-xs = np.arange(len(tres.train.labels))
-ax.bar(xs - 0.2, tres.train_acc.median(1).values, width=0.4, label="accuracy on the training tasks")
-ax.bar(xs + 0.2, tres.all_pairs_acc.median(1).values, width=0.4, label="accuracy on all ordered pairs")
-ax.scatter(xs - 0.2, tres.shortcut_acc, color="k", marker="_", s=300, label="shortcut 'pattern -> label' on training tasks", zorder=3)
-ax.set_xticks(xs, [f"{n}\n({'balanced' if b else 'not balanced'})" for n, b in zip(tres.train.labels, tres.balanced)], fontsize=7)
-ax.set_ylim(0.4, 1.02)
-plotting.label(ax, "training task set", "median held-out accuracy", "Lemma 1: tasks must cover every pattern evenly")
-plotting.legend_outside(ax, fontsize=7)
-plotting.finish(fig)
+plotting.finish(SC.draw_task_sets(tres))
 
 # %% tags=["hide-input", "remove-output"]
 idx = {n: i for i, n in enumerate(tres.train.labels)}
@@ -522,23 +453,7 @@ ledger.cards("S8", "S9")
 # the attention mass on $\mathcal N_*$ of every seed during training: larger $\alpha$, earlier collapse.
 
 # %% tags=["hide-input"]
-def draw_alpha(alpha):
-    i = list(acfg.alphas).index(alpha)
-    fig, ax = plt.subplots(figsize=(6.4, 3.2))
-    acc_i = a_sweep.res.grid(a_sweep.res.curves["acc"].T)[i]
-    mass_i = a_sweep.res.grid(a_sweep.res.curves["mass"].T)[i]
-    for s in range(acc_i.shape[0]):
-        ax.plot(steps, acc_i[s], color=plotting.COLORS[0], lw=1.2, label="accuracy" if s == 0 else None)
-        ax.plot(steps, mass_i[s], color=plotting.COLORS[1], lw=1.2, ls="--", label=r"mass on $\mathcal{N}_*$" if s == 0 else None)
-    ax.axhline(float(sel.oracle_accuracy(acfg.alphas[i], acfg.l)), color="k", lw=0.8, ls=":", label="oracle accuracy")
-    ax.set_ylim(0, 1.02)
-    plotting.label(ax, "SGD iteration t", "held-out value", f"alpha = {alpha:g}, training prompt length {acfg.l} (every seed)")
-    plotting.legend_outside(ax, fontsize=7)
-    fig.tight_layout()
-    return fig
-
-
-widgets.static_slider(draw_alpha, list(acfg.alphas), name="alpha", fmt="{:g}",
+widgets.static_slider(lambda a: SC.draw_alpha_seeds(a_sweep, acfg, a), list(acfg.alphas), name="alpha", fmt="{:g}",
                       alt="Accuracy and attention mass of every seed during training at this alpha")
 
 # %% [markdown]
@@ -616,10 +531,7 @@ assert np.isfinite(K_est) and K_est > 0
 # counts fresh prompts: our SGD draws a new batch at every step.
 
 # %% tags=["remove-output"]
-def coverage(M1, B):
-    return sum((-1) ** k * math.comb(M1, k) * (1 - k / M1) ** B for k in range(M1 + 1))
-
-
+coverage = sel.theory.query_coverage  # P(all M1 patterns among B uniform queries), eq. (39)
 M1c, Bc = acfg.M1, acfg.batch
 B_const1 = math.ceil(M1c * math.log(M1c))
 c95 = next(c for c in np.arange(1, 10, 0.05) if coverage(M1c, math.ceil(c * M1c * math.log(M1c))) >= 0.95)

@@ -120,16 +120,8 @@ plotting.finish(WF.hills(lit))
 # at $\nu=0$ the task is $f\equiv0$ and both units predict about 0 (linear attention exactly, with $M=0$).
 
 # %% tags=["hide-input"]
-def drops(res):
-    """(softmax last/first n, linear last/first n, softmax/linear at the largest n) per nu (means over trials)."""
-    tr = {k: v.mean(-1) for k, v in res.trained.items()}
-    return ({nu: float(tr[("softmax", nu)][-1] / tr[("softmax", nu)][0]) for nu in res.config.nus},
-            {nu: float(tr[("linear", nu)][-1] / tr[("linear", nu)][0]) for nu in res.config.nus},
-            {nu: float(tr[("softmax", nu)][-1] / tr[("linear", nu)][-1]) for nu in res.config.nus})
-
-
-soft_drop, ratio_lin, beats = drops(hills)
-soft_lit, lin_lit, beats_lit = drops(lit)
+soft_drop, ratio_lin, beats = W.error_drops(hills)
+soft_lit, lin_lit, beats_lit = W.error_drops(lit)
 for name, (a, b, c_) in (("hill", (soft_drop, ratio_lin, beats)), ("printed", (soft_lit, lin_lit, beats_lit))):
     print(f"{name} reading, error at the largest n / at the smallest n, for nu = {list(a)}: softmax "
           + ", ".join(f"{v:.3f}" for v in a.values()) + "; linear " + ", ".join(f"{v:.3f}" for v in b.values()))
@@ -194,16 +186,12 @@ f3 = W.run_norm_vs_L(f3_cfg)
 plotting.finish(WF.norm_vs_L(f3))
 
 # %% tags=["hide-input"]
-def final_means(res, keys):
-    return [float(res.norm[k][-1].mean()) for k in keys]
-
-
 mono_visible, spread_paper = {}, {}
 for cls, inp in f3_cfg.panel_pairs():
     kv = [k for k in f3.keys if k[0] == "visible" and k[1] == cls and k[2] == inp]
     kp = [k for k in f3.keys if k[0] == "paper" and k[1] == cls and k[2] == inp]
-    mono_visible[(cls, inp)] = final_means(f3, kv)
-    fp = final_means(f3, kp)
+    mono_visible[(cls, inp)] = W.final_norms(f3, kv)
+    fp = W.final_norms(f3, kp)
     spread_paper[(cls, inp)] = (max(fp) - min(fp)) / np.mean(fp)
     print(f"{cls:>4} {inp:>5}: small-L grid {[k[3] for k in kv]} -> ||M|| {[round(v, 2) for v in mono_visible[(cls, inp)]]};"
           f"  L near 1 {[k[3] for k in kp]} -> {[round(v, 2) for v in fp]} (relative spread {spread_paper[(cls, inp)]:.2f})")
@@ -268,31 +256,22 @@ plotting.finish(WF.norm_vs_sigma_n(f4))
 dec_sigma, inc_n = {}, {}
 for cls in f4_cfg.classes:
     ks = [k for k in f4.keys if k[0] == "sigma" and k[1] == cls]
-    dec_sigma[cls] = [float(f4.norm[k][-1].mean()) for k in ks]
+    dec_sigma[cls] = W.final_norms(f4, ks)
     kn = [k for k in f4.keys if k[0] == "n" and k[1] == cls]
-    inc_n[cls] = [float(f4.norm[k][-1].mean()) for k in kn]
+    inc_n[cls] = W.final_norms(f4, kn)
 for c_, vs in dec_sigma.items():
     print(f"{c_}: final ||M|| at sigma = {list(f4_cfg.sigmas)}: " + ", ".join(f"{v:.2f}" for v in vs)
           + f"; at n = {list(f4_cfg.n_values)}: " + ", ".join(f"{v:.2f}" for v in inc_n[c_]))
 s_ok = {c: bool(np.all(np.diff(v) < 0)) for c, v in dec_sigma.items()}
 n_ok = {c: bool(np.all(np.diff(v) > 0)) for c, v in inc_n.items()}
-def unresolved4(kind, grid, increasing):
-    out = {}
-    for cls in f4_cfg.classes:
-        ks = [k for k in f4.keys if k[0] == kind and k[1] == cls]
-        out[cls] = [(grid[i], grid[j]) for i, j in W.ordering([f4.norm[k][-1] for k in ks], increasing)[1]]
-    msg = ", ".join(f"{c}: {v}" for c, v in out.items() if v)
-    return (f"adjacent values not separated by 2 SE of the difference ({f4_cfg.seeds} trials): " + msg) if msg else None
-
-
 ledger["E-F4-sigma"].check(
     measured="final ||M|| strictly decreasing in sigma: " + ", ".join(f"{c}: {v}" for c, v in s_ok.items()),
     how=f"mean over {f4_cfg.seeds} trials after {f4_cfg.steps} steps, sigma in {f4_cfg.sigmas}", passed=all(s_ok.values()),
-    caveat=unresolved4("sigma", f4_cfg.sigmas, False))
+    caveat=W.unresolved_caveat(f4, "sigma", f4_cfg.sigmas, False))
 ledger["E-F4-n"].check(
     measured="final ||M|| strictly increasing in n: " + ", ".join(f"{c}: {v}" for c, v in n_ok.items()),
     how=f"mean over {f4_cfg.seeds} trials after {f4_cfg.steps} steps, n in {f4_cfg.n_values}, N = 1 query", passed=all(n_ok.values()),
-    caveat=unresolved4("n", f4_cfg.n_values, True))
+    caveat=W.unresolved_caveat(f4, "n", f4_cfg.n_values, True))
 assert s_ok["relu"] and n_ok["relu"]
 
 # %% [markdown]
@@ -482,14 +461,8 @@ assert rho44 < 0.6
 
 # %% tags=["hide-input"]
 relu_keys = [k for k in f3.keys if k[0] == "visible" and k[1] == "relu" and k[2] == "iso"]
-
-
-def draw_trained(L):
-    k = next(k for k in relu_keys if k[3] == L)
-    return WF.trained_window(float(f3.mean_eig[k][-1].mean()), f3.c_star[k], k[3])
-
-
-widgets.static_slider(draw_trained, [k[3] for k in relu_keys], name="L", fmt="{:g}",
+trained_c = {k[3]: (float(f3.mean_eig[k][-1].mean()), f3.c_star[k]) for k in relu_keys}  # L -> (trained tr(M)/d, c*)
+widgets.static_slider(lambda L: WF.trained_window(*trained_c[L], L), [k[3] for k in relu_keys], name="L", fmt="{:g}",
                       alt="the trained window on the circle around a query and its attention profile against the angle, next to the population optimum, for this L")
 
 # %% [markdown]

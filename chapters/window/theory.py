@@ -60,11 +60,12 @@ import torch
 
 import icl_lab
 from icl_lab import plotting, widgets
-from icl_lab.data import AffineTask, PromptSampler, TwoReLUTask
+from icl_lab.data import PromptSampler, TwoReLUTask
 from icl_lab.metrics import loglog_slope
 from icl_lab.models import KernelAttention
 from icl_lab.papers.window import experiments as W
 from icl_lab.papers.window import figures as WF
+from icl_lab.papers.window import theory as WT
 from icl_lab.papers.window import hard_window_loss, optimal_window, window_curves
 
 SCALE, ledger = icl_lab.notebook.chapter("window", part="theory")
@@ -138,19 +139,12 @@ Mk = torch.randn(d, d, generator=gen(1), dtype=F64)
 Mq = torch.randn(d, d, generator=gen(2), dtype=F64)
 
 
-def attn_head(Z, WK, WQ, WV):
-    """(ATTN) for the last token of Z (B, d+1, n+1), keys/values over the n labelled tokens."""
-    keys, query = WK @ Z[:, :, :-1], WQ @ Z[:, :, -1:]
-    a = torch.softmax((keys * query).sum(1), dim=-1)  # (B, n)
-    return ((WV @ Z[:, :, :-1]) * a[:, None, :]).sum(-1)  # (B, d+1)
-
-
 Z = batch.embedding().transpose(-1, -2)  # (B, d+1, n+1): tokens are columns
 WK = torch.zeros(d + 1, d + 1, dtype=F64)
 WQ = torch.zeros(d + 1, d + 1, dtype=F64)
 WV = torch.zeros(d + 1, d + 1, dtype=F64)
 WK[:d, :d], WQ[:d, :d], WV[d, d] = Mk, Mq, 1.0
-head = attn_head(Z, WK, WQ, WV)[:, d]
+head = WT.attention_head(Z, WK, WQ, WV)[:, d]
 model = KernelAttention(d, runs=1, tied=False).to(dtype=F64)
 with torch.no_grad():
     model.M_K.copy_(Mk[None])
@@ -159,14 +153,7 @@ with torch.no_grad():
 head_gap = float((head - lib).abs().max())
 
 
-def leak_loss(v):
-    WVv = WV.clone()
-    WVv[:d, d] = 0.0
-    WVv[d, :d] = torch.as_tensor(v, dtype=F64)  # the label output row reads the inputs: a value leak
-    return float(((attn_head(Z, WK, WQ, WVv)[:, d] - batch.y_query[:, 0]) ** 2).mean())
-
-
-leak = {s: leak_loss(s * torch.ones(d) / math.sqrt(d)) for s in (0.0, 0.3, 0.6)}
+leak = {s: WT.value_leak_loss(Z, WK, WQ, WV, s * torch.ones(d) / math.sqrt(d), batch.y_query[:, 0]) for s in (0.0, 0.3, 0.6)}
 print(f"max |ATTN with eq. (4) weights - KernelAttention| = {head_gap:.1e}")
 print("loss with a value leak of size |v| = 0, 0.3, 0.6: " + ", ".join(f"{v:.4f}" for v in leak.values()))
 ledger["T-EQ4"].check(
@@ -825,14 +812,10 @@ widgets.static_slider(lambda n_: draw_window(L=1.0, sigma=0.1, n=n_), [10, 30, 1
 # ````
 
 # %% tags=["hide-input"]
-def hard_window_optimum(L, sigma, n, m):
-    return (2 / m * n * L**2 / sigma**2) ** (2 / (m + 2))
-
-
 ws_ = np.logspace(-2, 6, 200001)
 for (L_, s_, n_, m_) in [(1.0, 0.1, 100, 2), (2.0, 0.3, 1000, 3)]:
     num = ws_[np.argmin(L_**2 / ws_ + s_**2 * ws_ ** (m_ / 2) / n_)]
-    closed = hard_window_optimum(L_, s_, n_, m_)
+    closed = WT.hard_window_optimum(L_, s_, n_, m_)
     print(f"L={L_}, sigma={s_}, n={n_}, m={m_}: numerical {num:.3f}, closed form {closed:.3f}")
     assert abs(num / closed - 1) < 1e-3
 
@@ -858,14 +841,7 @@ for (L_, s_, n_, m_) in [(1.0, 0.1, 100, 2), (2.0, 0.3, 1000, 3)]:
 from icl_lab.papers.window import linear_attention_loss  # noqa: E402
 
 
-class ConstantTask(AffineTask):
-    """f(x) = b: the affine class with l = 0."""
-
-    def profile(self, z, c):
-        return c["b"] + 0 * z
-
-
-const = PromptSampler.from_inputs(W.sphere_inputs(3), ConstantTask(3, 1.0), N=10, num_queries=4)
+const = PromptSampler.from_inputs(W.sphere_inputs(3), W.ConstantTask(3, 1.0), N=10, num_queries=4)
 M_c, ins_c, held_c, se_c = linear_attention_loss(const, 4000, gen(30), gen(31))
 print(f"constant tasks: linear-attention optimum {ins_c:.4f} (held-out {held_c:.4f} ± {se_c:.4f}); L^2/3 = {1 / 3:.4f}; "
       f"||M*|| = {float(torch.linalg.matrix_norm(M_c, ord=2)):.3f}")

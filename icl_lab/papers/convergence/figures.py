@@ -9,7 +9,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ... import plotting
-from . import ColumnTrajectory
+from . import ColumnTrajectory, SymmetricColumn, phase_times
+from . import theory as th
 
 PHASE_COLORS = ("#fde0c5", "#f9c4d2", "#d0e4f5", "#d5efd5")
 
@@ -296,3 +297,79 @@ def ratio_label(key: str) -> str:
     expr = re.sub(r"\^([0-9.]+)", r"^{\1}", expr)
     expr = re.sub(r"\s+", " ", expr.replace(" /", "/").replace("/ ", "/")).strip()
     return f"{phase}: ${expr}${tail}"
+
+
+def say(text: str) -> None:
+    """Show a short measured statement as rendered text."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(text))
+
+
+def table(header, rows) -> None:
+    """Show a small table of measured values as a rendered Markdown table ("nan" reads "not reached")."""
+    from IPython.display import Markdown, display
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    cell = lambda c: "not reached" if str(c) == "nan" else str(c).replace("|", "\\|")  # noqa: E731
+    lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
+    display(Markdown("\n".join(lines)))
+
+
+def replica_maps(runs, setting: str, select, which: str = "test"):
+    """Seed-mean attention maps (epochs, K, K) of the trained replica in one setting, on held-out
+    (``which="test"``) or training prompts; ``select`` picks the runs of that setting."""
+    idx = select(runs, setting=setting)
+    return (runs.test_map if which == "test" else runs.train_map)[:, idx].mean(1)
+
+
+def population_maps(tm, setting: str, steps):
+    """Population attention maps of the analysed model under GD at the recorded times nearest to
+    ``steps``, with those times (for :func:`draw_heatmaps`)."""
+    prs = tm.population[setting]
+    ii = [int(np.argmin(np.abs(prs.tau - s))) for s in steps]
+    return prs.attn[ii], [int(prs.tau[i]) for i in ii]
+
+
+def adam_maps(ad, setting: str, lr: float, epochs, select):
+    """Seed-mean held-out attention maps of the Q-only model trained with Adam at learning rate ``lr``,
+    at the given recorded ``epochs``."""
+    idx = select(ad, setting=setting, lr=lr)
+    return ad.test_map[:, idx].mean(1).numpy()[[ad.epochs.index(e) for e in epochs]]
+
+
+def draw_p1_portrait(K: int, p1: float):
+    """The four phases of an under-represented column for one p1 (mean-field flow to eps = 1e-2),
+    with the dominant column on top: a frame of the kernel-free p1 slider."""
+    col = SymmetricColumn.under_represented(K, p1)
+    tr = col.flow(1e11, stop_gap=0.999e-2)
+    dom = SymmetricColumn.dominant(K, p1).flow(tr.tau[-1])
+    return draw_portrait(tr, phase_times(tr, 1e-2), 1e-2, dominant=dom,
+                         title=f"K = {K}, p1 = {p1}: mean-field flow of an under-represented column")
+
+
+def draw_population_heat(pr, p1: float, steps=(1, 10, 30, 100, 300, 1000)):
+    """Population attention maps of one :func:`~.theory.population_columns` run (recorded every step)
+    after ``steps`` GD steps: a frame of the kernel-free heat-map slider."""
+    steps = list(steps)
+    return draw_heatmaps(pr.attn[steps], steps, unit="step", title=f"p1 = {p1}")
+
+
+def explore(K=20, p1=0.5, eta=5.0, N=0):
+    """The live explorer: GD on the reduced under-represented column (N = 0: mean field, else a
+    Monte-Carlo count law) with its phases, then the K = 3 population attention maps, shown in turn."""
+    import icl_lab
+
+    kw = {} if N == 0 else dict(N=int(N), M=500, generator=icl_lab.make_generator(0))
+    col = SymmetricColumn.under_represented(int(K), p1, **kw)
+    tr = col.gd(eta, 1e12, stop_gap=0.999e-2)
+    dom = SymmetricColumn.dominant(int(K), p1, **kw).gd(eta, tr.tau[-1])
+    fig = draw_portrait(tr, phase_times(tr, 1e-2), 1e-2, dominant=dom,
+                        title=f"K = {K}, p1 = {p1}, eta = {eta}, N = {'inf' if N == 0 else N}: GD on the reduced column")
+    plt.show()
+    plt.close(fig)
+    pr = th.population_columns(th.p_for("imbalanced", 3, p1), 60 if N == 0 else min(int(N), 200), eta, int(1000 / eta) + 1)
+    steps_h = [i for i in (1, 3, 10, 30, 100, 300, 1000) if i < pr.tau.size]
+    fig = draw_heatmaps(pr.attn[steps_h], [int(pr.tau[i]) for i in steps_h], unit="tau", title="K = 3 theory model: population attention map")
+    plt.show()
+    plt.close(fig)

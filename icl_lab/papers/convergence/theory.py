@@ -162,3 +162,30 @@ def floor_split(S, law: CountLaw, k: int) -> dict:
 
     return {"total": float(feature_losses(S, law)[k]), "absent": part(absent), "present": part(~absent),
             "floor": float(loss_floor(law.N, law.p)[k])}
+
+
+def first_epoch_below(curve, epochs, level: float) -> float:
+    """First recorded epoch at which ``curve`` (one value per entry of ``epochs``) is <= ``level``;
+    inf when it never gets there."""
+    below = np.where(np.asarray(curve) <= level)[0]
+    return float(np.asarray(epochs)[below[0]]) if below.size else math.inf
+
+
+def box_column_loss(b23: float, law: CountLaw, bound: float = 0.8):
+    """Column 2 of a K = 3 weight matrix S at the corner of the box |S| <= ``bound`` that the Adam
+    exercise argues for (B_21 = -bound, A_2 = +bound) with B_23 = ``b23``; returns (S, L_2)."""
+    S = torch.zeros(3, 3, dtype=torch.float64)
+    S[0, 1], S[1, 1], S[2, 1] = -bound, bound, b23  # column 2: (B_21, A_2, B_23)
+    return S, float(feature_losses(S, law)[1])
+
+
+def best_box_column(law: CountLaw, bound: float = 0.8, points: int = 33) -> dict:
+    """The best L_2 reachable with every entry of S in [-bound, bound] (K = 3): A_2 = bound and
+    B_21 = -bound, B_23 searched on a grid of ``points``. Returns the grid's losses, the best B_23,
+    its S and L_2, and the gradient G (= -dL/dS up to p_2) of column 2 there: (beta_21, alpha_2, beta_23)."""
+    grid = np.linspace(-bound, bound, points)
+    losses = [box_column_loss(b, law, bound)[1] for b in grid]
+    b_best = float(grid[int(np.argmin(losses))])
+    S_best, L_best = box_column_loss(b_best, law, bound)
+    return {"grid": grid, "losses": losses, "b23": b_best, "S": S_best, "L2": L_best,
+            "G": gradient(S_best, law)[:, 1]}

@@ -33,7 +33,7 @@ from ...params import LR, SEED, SIZE, STEPS, Bool, Int, OneOf, Real, TupleOf
 from ...registry import Registry, returns
 from . import theory as th
 from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, block_times, censored_mean,  # noqa: F401
-                                half_zero_times, ordering, run_block, run_polynomial, run_polynomial_theory,
+                                half_zero_times, order_verdict, ordering, run_block, run_polynomial, run_polynomial_theory,
                                 polynomial_from_summary, summarize_block, summarize_polynomial)
 from .tasks import (FEATURE_KINDS, Sec6Setting, FLAT, L_TUPLE, POSITIVE, RUN_PARAMS, SETTING_PARAMS, SHARP,  # noqa: F401
                     RandomReLUNetTask, ScaledPromptSet, Sec6Runs, cosine_feature_prompts, cosine_sampler,

@@ -297,6 +297,13 @@ def ordering(times) -> str:
     return "yes"
 
 
+def order_verdict(m: dict, idx) -> str:
+    """Both criteria of :func:`block_times` (own attention, loss) in order over the runs ``idx``:
+    'no' if either is 'no', else 'undecided' if either is, else 'yes' (:func:`ordering`)."""
+    v = [ordering(m["own"][idx]), ordering(m["loss"][idx])]
+    return "no" if "no" in v else "undecided" if "undecided" in v else "yes"
+
+
 def block_times(res: BlockResult, level: float = 0.9, loss_frac: float = 0.05) -> dict:
     """Per L (censored mean over seeds): first epoch with own-feature attention >= level, first epoch
     with held-out loss <= loss_frac x the uniform-attention loss, first epoch with every diagonal

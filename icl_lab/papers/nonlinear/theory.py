@@ -306,3 +306,29 @@ def threshold_scale(K: int, N: int, delta_feat: float) -> dict:
     dmin = math.sqrt(20 * K / N)
     return {"delta_min": dmin, "L_star": 1 / (delta_feat * dmin), "phase1_level": 1 / (1 + dmin),
             "delta_below_pk": dmin < 1 / K, "bound_at_delta_min": 1 - 3 * math.exp(-dmin**2 * N / 25)}
+
+
+def lemma2_errors(kind: str, K: int = 4, d: int = 15, delta: float = 3.0, N: int = 100, c: float = 0.5,
+                  prompts: int = 300, seed: int = 2) -> tuple[float, float, float, float]:
+    """Lemma 2's gradient formulas against autograd at a random Q (float64) for features of kind
+    ``kind`` ("unit", "orth" or "gaussian"): relative max errors of the exact Gram formula
+    (:func:`pair_gradients`), of App. C's orthonormal formula (:func:`lemma2_orthonormal`) and of that
+    formula times s^4 (s = the feature norm), and s^4 itself."""
+    from ...config import make_generator
+    from ...models import QOnlyAttention
+    from ...train import mse_loss
+    from .tasks import cosine_sampler, make_features
+
+    V = make_features(kind, K, d, delta)
+    batch = cosine_sampler(V, N, c).sample(prompts, make_generator(seed))
+    fp = FeaturePrompts.from_batch(batch)
+    model = QOnlyAttention(d, runs=1, init="normal", init_std=0.1).to(dtype=F64)
+    (grad,) = torch.autograd.grad(mse_loss(model(batch), batch).sum(), model.Q)
+    g_auto = -(V @ grad[0].T @ V.T)  # -v_k'^T grad v_k at [k, k']
+    q = q_from_Q(model.Q.detach(), V)
+    scale = float(g_auto.abs().max())
+    gram = float((pair_gradients(q, fp, V @ V.T)[0] - g_auto).abs().max()) / scale
+    paper = float((lemma2_orthonormal(q, fp)[0] - g_auto).abs().max()) / scale
+    s4 = float((V[0] @ V[0]) ** 2)
+    paper_s4 = float((s4 * lemma2_orthonormal(q, fp)[0] - g_auto).abs().max()) / scale
+    return gram, paper, paper_s4, s4

@@ -35,7 +35,7 @@ from ...data.tasks import cyclic_pair_tasks
 from ...params import Int, OneOf, Real, TupleOf
 from ...registry import Registry, returns
 from .data import all_pair_tasks, is_balanced, shortcut_accuracy, task_set, unbalanced_tasks
-from .ood import OODConfig, OODResult, evaluate_ood, ood_conditions, run_ood, summarize_ood  # noqa: F401
+from .ood import OODConfig, OODResult, condition_examples, evaluate_ood, ood_conditions, run_ood, summarize_ood  # noqa: F401
 from .setting import (ALPHA, MECHANISM, POS, SelectorsConfig, SeedSweepConfig, run_seed_sweep,  # noqa: F401
                       summarize_seed_sweep)
 from .theory import oracle_accuracy

@@ -1,11 +1,16 @@
-"""Figures and live widgets of the selectors chapter: Fig. 1 (a)-(b) with the accuracy and the
-attention mass of one training (:func:`plot_mechanism`), and the live retraining widget."""
+"""Figures and live widgets of Part I of the selectors chapter (the mechanism): Fig. 1 (a)-(b) of the
+seed sweep (:func:`draw_figure1`) and of one training (:func:`plot_mechanism`), the attention collapse,
+the learned feature selector, the out-of-domain tests, the kernel-free condition slider and the live
+retraining widget. Part II's figures are in :mod:`.figures_sample_complexity`."""
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 
+from ... import plotting
 from .data import task_set
 from .setting import SelectorsConfig
+from .theory import collapse_times, oracle_accuracy
 from .training import Group, TrainResult, train_groups
 
 
@@ -23,8 +28,6 @@ def plot_mechanism(res: TrainResult, group: int = 0, title: str = ""):
     """Figure 1 (a), (b) and the accuracy / attention mass of one group of a training (mean +- std
     over its seeds); returns the figure."""
     import matplotlib.pyplot as plt
-
-    from ... import plotting
 
     st = np.asarray(res.steps)
 
@@ -50,7 +53,6 @@ def plot_mechanism(res: TrainResult, group: int = 0, title: str = ""):
     return fig
 
 
-
 def live_mechanism() -> None:
     """Live controls (ipywidgets) for alpha, tau, lambda*, l_tr, the task set and the number of steps:
     each change retrains with :func:`quick_train` and redraws :func:`plot_mechanism` (both notebooks
@@ -71,3 +73,130 @@ def live_mechanism() -> None:
                  lambda_star=ipywidgets.FloatSlider(value=0.6, min=0.2, max=1.0, step=0.1),
                  l_tr=ipywidgets.IntSlider(value=14, min=2, max=32), task_set=["all_pairs", "cyclic"],
                  steps=ipywidgets.IntSlider(value=300, min=100, max=1000, step=100))
+
+
+def draw_figure1(sweep: TrainResult, cfg, group: str = "all_pairs"):
+    """Fig. 1 of the paper from the seed sweep (mean +- std over the seeds of ``group``): (a) the norms of
+    W_Q, W_K along the relevant mu and the irrelevant nu, (b) the feature and label parts of the MLP input."""
+    steps = np.asarray(sweep.steps)
+
+    def curves(name):
+        return sweep.group_curves(name, group)
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for key, lab, col in (("WQ_mu", r"$\|W_Q\mu_j\|$", 0), ("WK_mu", r"$\|W_K\mu_j\|$", 1),
+                          ("WQ_nu", r"$\|W_Q\nu_l\|$", 2), ("WK_nu", r"$\|W_K\nu_l\|$", 3)):
+        plotting.band(axes[0], steps, curves(key), label=lab, color=plotting.COLORS[col])
+    axes[0].axhline(cfg.delta * cfg.beta, color="k", lw=0.8, ls=":", label=r"$\delta\beta$ (initial)")
+    plotting.label(axes[0], "SGD iteration t", r"mean norm of $W_{\cdot\,1:m_a,1:d_\mathcal{X}}$ along pattern",
+                   "Figure 1(a): relevant vs irrelevant patterns")
+    axes[0].legend(fontsize=8)
+    plotting.band(axes[1], steps, curves("feat_in"), label=r"feature embeddings $|W_OW_V[:,x]\bar x|$", color=plotting.COLORS[0])
+    plotting.band(axes[1], steps, curves("lab_in"), label=r"label embeddings $|W_OW_V[:,y]\bar y|$", color=plotting.COLORS[1])
+    plotting.band(axes[1], steps, curves("feat_lit"), label="coordinates $1{:}d_\\mathcal{X}$ of sa (eq. 10)", color=plotting.COLORS[0], ls="--")
+    plotting.band(axes[1], steps, curves("lab_lit"), label="label coordinates of sa (eq. 10)", color=plotting.COLORS[1], ls="--")
+    plotting.label(axes[1], "SGD iteration t", "mean |contribution| to $h = W_O\\,$sa (pre-ReLU)",
+                   "Figure 1(b): what the MLP reads")
+    axes[1].legend(fontsize=7)
+    return fig
+
+
+def draw_attention_mass(sweep: TrainResult, cfg):
+    """Left: attention mass on N_* and test accuracy during training per task set, with the oracle
+    ceiling; right: gamma_t = 1 - mass on a log scale (clipped at 1e-7, the float32 floor of the
+    measurement), against 1/T and 1/M (Prop. 1, eq. (9))."""
+    steps = np.asarray(sweep.steps)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    for gname, col in (("all_pairs", 1), ("cyclic", 0)):
+        plotting.band(axes[0], steps, sweep.group_curves("mass_present", gname), label=f"{gname}: mass on $\\mathcal{{N}}_*$", color=plotting.COLORS[col])
+        plotting.band(axes[0], steps, sweep.group_curves("acc", gname), label=f"{gname}: test accuracy", color=plotting.COLORS[col], ls="--")
+        plotting.band(axes[1], steps[1:], (1 - sweep.group_curves("mass_present", gname)[:, 1:]).clamp_min(1e-7), label=gname,
+                      color=plotting.COLORS[col], log=True)
+    axes[0].axhline(float(oracle_accuracy(cfg.alpha, cfg.l)), color="k", lw=0.8, ls=":", label="oracle accuracy")
+    plotting.label(axes[0], "SGD iteration t", "held-out value", "Attention on same-pattern demonstrations")
+    axes[0].legend(fontsize=7)
+    tt = steps[1:].astype(float)
+    axes[1].plot(tt, 1 / tt, "k:", lw=1, label=r"$1/T$")
+    axes[1].axhline(1 / cfg.M, color="gray", lw=0.8, ls="--", label="1/M")
+    axes[1].set_xscale("log")
+    axes[1].set_ylim(1e-7, 2)
+    plotting.label(axes[1], "SGD iteration t", r"$\gamma_t = 1 -$ mass on $\mathcal{N}_*$", r"$\gamma_t$: plateau, collapse, slow tail")
+    axes[1].legend(fontsize=7)
+    return fig
+
+
+def draw_selector(Sm, M1: int, n_nu: int = 6):
+    """Heat map of the learned scores v_n^T W_K^T W_Q v_k between M1 relevant and ``n_nu`` irrelevant
+    patterns (Lemma 4's feature selector)."""
+    fig, ax = plt.subplots(figsize=(6.4, 5.2))
+    names = [f"$\\mu_{j + 1}$" for j in range(M1)] + [f"$\\nu_{k + 1}$" for k in range(n_nu)]
+    plotting.heatmap(ax, Sm, names, names, vmin=float(Sm.min()), vmax=float(Sm.max()), annotate=False)
+    ax.set_title(r"score $v_n^\top W_K^\top W_Q v_k$ between patterns (seed 0, all pairs)")
+    return fig
+
+
+def draw_collapse(gam, steps, times, rec):
+    """The measured gamma_t / gamma_0 per seed against time rescaled by its half-life (``times``: per
+    seed t90, t50, t10), beside the recursion (46) ``rec`` rescaled the same way."""
+    fig, ax = plt.subplots(figsize=(6.6, 3.6))
+    t50_rec = collapse_times(rec)[1]
+    for s, g in enumerate(gam):
+        ax.plot(steps / times[s, 1], g / g[0], color=plotting.COLORS[1], alpha=0.6, lw=1, label="measured (per seed)" if s == 0 else None)
+    ax.plot(np.arange(len(rec)) / t50_rec, rec / rec[0], "k-", lw=2, label="recursion (46), time rescaled")
+    ax.set_xlim(0, 3)
+    plotting.label(ax, r"$t / t_{50\%}$", r"$\gamma_t / \gamma_0$", "Plateau, then collapse: shape comparison")
+    plotting.legend_outside(ax, fontsize=8)
+    return fig
+
+
+def draw_ood(ood, ocfg):
+    """Out-of-domain accuracy (median over seeds, bars min-max) and attention mass on N_* per test
+    condition, coloured by whether Theorem 2 covers it."""
+    fig, ax = plt.subplots(figsize=(10, 4.6))
+    yy = np.arange(len(ood.conditions))[::-1]
+    acc_m = ood.acc.median(1).values.numpy()
+    mass_m = ood.mass.median(1).values.numpy()
+    cols = [plotting.COLORS[2] if c.covered else plotting.COLORS[1] for c in ood.conditions]
+    ax.barh(yy + 0.2, acc_m, height=0.4, color=cols, label="accuracy (green: covered by Thm 2, orange: not)")
+    ax.barh(yy - 0.2, mass_m, height=0.4, color="gray", alpha=0.6, label=r"attention mass on $\mathcal{N}_*$")
+    ax.errorbar(acc_m, yy + 0.2, xerr=[acc_m - ood.acc.min(1).values.numpy(), ood.acc.max(1).values.numpy() - acc_m],
+                fmt="none", ecolor="k", lw=0.8)
+    ax.set_yticks(yy, [c.name for c in ood.conditions], fontsize=7)
+    ax.axvline(0.5, color="k", ls=":", lw=0.8)
+    ax.set_xlim(0, 1.02)
+    plotting.label(ax, "median over seeds (bars: min-max of accuracy)", "", f"Theorem 2 and its controls ($l_{{ts}}$ = {ocfg.l_ts}, $\\alpha'$ = {ocfg.alpha_test})")
+    plotting.legend_outside(ax, fontsize=7)
+    return fig
+
+
+def draw_test_length(ood, ocfg):
+    """Accuracy on cone patterns against the test prompt length per alpha' (mean +- std over seeds),
+    the exact oracle 1 - (1 - alpha'/2)^l / 2 (dashed) and l_ts = 2 / alpha' (dotted)."""
+    fig, ax = plt.subplots(figsize=(6.8, 3.8))
+    L = np.asarray(ood.l_grid)
+    for i, ap in enumerate(ocfg.alpha_primes):
+        plotting.band(ax, L, ood.grid_acc[i].T, label=f"trained model, $\\alpha'$ = {ap}", color=plotting.COLORS[i], marker="o")
+        ax.plot(L, ood.oracle[i], ls="--", color=plotting.COLORS[i], label=f"oracle $1-\\frac{{1}}{{2}}(1-\\alpha'/2)^{{l}}$, $\\alpha'$ = {ap}")
+        ax.axvline(2 / ap, color=plotting.COLORS[i], lw=0.8, ls=":")
+    ax.set_xscale("log", base=2)
+    plotting.label(ax, r"test prompt length $l_{ts}$ (dotted: $2/\alpha'$)", "accuracy on cone patterns", "Theorem 2's prompt length")
+    plotting.legend_outside(ax, fontsize=7)
+    return fig
+
+
+def draw_condition(example):
+    """The attention of one test prompt over its demonstrations (green: in N_*), with the label, the
+    prediction and the mass on N_*; ``example`` is one ``(condition, batch, output)`` of
+    :func:`~.ood.condition_examples`."""
+    c, b, o = example
+    a = o.attn[0, 0, 0].numpy()
+    in_n = (b.ids[0] == b.query_ids[0, 0]).numpy()
+    fig, ax = plt.subplots(figsize=(6.6, 2.8))
+    ax.bar(range(len(a)), a, color=[plotting.COLORS[2] if f else plotting.COLORS[7] for f in in_n])
+    ax.set_ylim(0, 1)
+    pred = int(np.sign(float(o.pred[0, 0, 0])))
+    plotting.label(ax, "demonstration s (green: in $\\mathcal{N}_*$)", r"attention $\sigma_s$",
+                   f"{c.name}\nlabel {int(b.y_query[0, 0]):+d}, prediction {pred:+d}, mass on N* {float((a * in_n).sum()):.2f}")
+    ax.title.set_fontsize(8)
+    fig.tight_layout()
+    return fig

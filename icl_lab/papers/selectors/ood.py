@@ -164,3 +164,19 @@ def summarize_ood(res: OODResult) -> dict:
                       description="out-of-domain tests and controls", claims=("O1", "O2", "O3", "O4", "O5"))
 def run_ood(cfg: OODConfig, device=None) -> OODResult:
     return evaluate_ood(cfg, run_seed_sweep(cfg, device=device))
+
+
+def condition_examples(cfg: OODConfig, model, conditions: Sequence[Condition], seed: int = 77) -> list:
+    """One test prompt per condition (prompt length ``cfg.l_ts``, alpha' = ``cfg.alpha_test``, seed
+    ``seed + i`` for condition i) and the output of ``model`` (one run) on it: ``[(condition, batch,
+    output)]``, what the kernel-free slider of the chapter draws."""
+    out = []
+    for i, c in enumerate(conditions):
+        s = PairClassificationSampler(c.mu, c.nu, list(c.tasks), l=cfg.l_ts, alpha=cfg.alpha_test, q=c.q,
+                                      tau=cfg.tau, lambda_range=(cfg.lambda_min, cfg.lambda_max),
+                                      kappa_max=c.kappa_max, dtype=torch.float32)
+        b = s.sample(1, make_generator(seed + i)).to(dtype=torch.float32)
+        with torch.no_grad():
+            o = model(b)
+        out.append((c, b, o))
+    return out

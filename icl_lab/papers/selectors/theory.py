@@ -190,3 +190,20 @@ def holds_all(conds_list, names=THM1) -> dict:
 def violated(conds: dict, names=THM1) -> str:
     """The violated conditions with the required and the actual value, for a caveat."""
     return "; ".join(f"{k} (needs {conds[k][0]}, have {conds[k][1]})" for k in names if not conds[k][2])
+
+
+def upper_bound_check(slope: float, rate: float, name: str, tolerance: float = 0.4) -> tuple[bool, str | None]:
+    """Eq. (6) is an iteration count after which zero error is guaranteed: an upper bound with hidden
+    constants. It is contradicted only by iterations that grow faster than the bound's ``rate``
+    (log-log ``slope`` above it by more than ``tolerance``); a slope below ``rate - tolerance`` means
+    "bound not tight", returned as a caveat. Returns (passed, caveat or None)."""
+    passed = bool(np.isfinite(slope) and slope <= rate + tolerance)
+    caveat = (f"bound not tight in {name}: measured slope {slope:.2f} against {rate:g}"
+              if passed and slope < rate - tolerance else None)
+    return passed, caveat
+
+
+def query_coverage(M1: int, B: int) -> float:
+    """Probability that B queries uniform over the M1 relevant patterns show every pattern (the
+    coupon collector of eq. (39)), by inclusion-exclusion: sum_k (-1)^k C(M1, k) (1 - k/M1)^B."""
+    return sum((-1) ** k * math.comb(M1, k) * (1 - k / M1) ** B for k in range(M1 + 1))

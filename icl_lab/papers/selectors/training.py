@@ -152,6 +152,10 @@ class TrainResult:
         """(R, ...) -> (G, S, ...)."""
         return self.runs.reshape(x)
 
+    def group_curves(self, name: str, group: str) -> torch.Tensor:
+        """(S, n_rec) the curves of one measurement for the seeds of the group labelled ``group``."""
+        return self.grid(self.curves[name].T)[list(self.labels).index(group)]
+
     def final(self, name: str) -> torch.Tensor:
         """(G, S) last recorded value of a measurement."""
         return self.grid(self.curves[name][-1])

@@ -17,6 +17,13 @@ F64 = torch.float64
 CLASSES = ("affine", "relu", "cos")
 
 
+class ConstantTask(AffineTask):
+    """f(x) = b: the affine class with l = 0 (the intercept that linear attention cannot fit)."""
+
+    def profile(self, z, c):
+        return c["b"] + 0 * z
+
+
 def make_task(kind: str, d: int, L: float):
     """The paper's task classes: 'affine' (Def. 3.2), 'relu' (2-ReLU, Def. 3.2), 'cos' (cos(L w^T x),
     App. J)."""

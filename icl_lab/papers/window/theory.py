@@ -154,6 +154,30 @@ def hard_window_loss(task, inputs, n, w_grid, **kw) -> WindowCurves:
     return window_curves(task, inputs, n, w_grid, kernel="hard", **kw)
 
 
+def hard_window_optimum(L: float, sigma: float, n: int, m: int) -> float:
+    """Minimiser w* = (2/m n L^2/sigma^2)^(2/(m+2)) of the hard-window loss L^2/w + sigma^2 w^(m/2)/n
+    (bias L^2/w, variance sigma^2 w^(m/2)/n, m the dimension that counts the points in a cap)."""
+    return (2 / m * n * L**2 / sigma**2) ** (2 / (m + 2))
+
+
+def attention_head(Z: torch.Tensor, WK: torch.Tensor, WQ: torch.Tensor, WV: torch.Tensor) -> torch.Tensor:
+    """(ATTN) of eq. (4) for the last token of the token matrix Z (B, d+1, n+1), tokens as columns:
+    keys and values over the n labelled tokens; returns (B, d+1)."""
+    keys, query = WK @ Z[:, :, :-1], WQ @ Z[:, :, -1:]
+    a = torch.softmax((keys * query).sum(1), dim=-1)  # (B, n)
+    return ((WV @ Z[:, :, :-1]) * a[:, None, :]).sum(-1)  # (B, d+1)
+
+
+def value_leak_loss(Z: torch.Tensor, WK: torch.Tensor, WQ: torch.Tensor, WV: torch.Tensor, v, y: torch.Tensor) -> float:
+    """Mean squared error of the label read-out of :func:`attention_head` against the labels ``y`` when
+    the label output row of W_V also reads the inputs with weights ``v`` (a value leak, Lemma B.1)."""
+    d = Z.shape[1] - 1
+    WVv = WV.clone()
+    WVv[:d, d] = 0.0
+    WVv[d, :d] = torch.as_tensor(v, dtype=WV.dtype)  # the label output row reads the inputs: a value leak
+    return float(((attention_head(Z, WK, WQ, WVv)[:, d] - y) ** 2).mean())
+
+
 def linear_attention_loss(sampler, prompts: int, generator: torch.Generator, test_generator: torch.Generator | None = None):
     """Exact least-squares optimum of linear attention (h = sum_i y_i x_i^T M x_q) on ``prompts``
     prompts (Thm 3.6).  Returns (M*, in-sample loss, held-out loss or None, held-out standard error)

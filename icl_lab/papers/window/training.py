@@ -66,3 +66,30 @@ def ordering(values: list, increasing: bool = True, margin: float = 2.0) -> tupl
     diffs = [(b[0] - a[0]) * (1 if increasing else -1) for a, b in zip(ms, ms[1:])]
     ses = [math.hypot(a[1], b[1]) for a, b in zip(ms, ms[1:])]
     return all(d > 0 for d in diffs), [(i, i + 1) for i, (d, s) in enumerate(zip(diffs, ses)) if not d > margin * s]
+
+
+def error_drops(res) -> tuple[dict, dict, dict]:
+    """Figure 1's reading of a :class:`~.trained.HillsResult`, per nu (means over trials): the error of
+    softmax attention at the largest n over that at the smallest n, the same for linear attention, and
+    softmax over linear at the largest n."""
+    tr = {k: v.mean(-1) for k, v in res.trained.items()}
+    return ({nu: float(tr[("softmax", nu)][-1] / tr[("softmax", nu)][0]) for nu in res.config.nus},
+            {nu: float(tr[("linear", nu)][-1] / tr[("linear", nu)][0]) for nu in res.config.nus},
+            {nu: float(tr[("softmax", nu)][-1] / tr[("linear", nu)][-1]) for nu in res.config.nus})
+
+
+def final_norms(res, keys) -> list:
+    """Mean over trials of the final spectral norm of M, one per setting key of a :class:`~.trained.NormResult`."""
+    return [float(res.norm[k][-1].mean()) for k in keys]
+
+
+def unresolved_caveat(res, kind: str, grid, increasing: bool) -> str | None:
+    """The adjacent grid values of a Figure 4 sweep (``kind`` = "sigma" or "n") whose final norms are not
+    separated by 2 standard errors of the difference (:func:`ordering`), per task class, as a caveat;
+    None when every pair is resolved."""
+    out = {}
+    for cls in res.config.classes:
+        ks = [k for k in res.keys if k[0] == kind and k[1] == cls]
+        out[cls] = [(grid[i], grid[j]) for i, j in ordering([res.norm[k][-1] for k in ks], increasing)[1]]
+    msg = ", ".join(f"{c}: {v}" for c, v in out.items() if v)
+    return (f"adjacent values not separated by 2 SE of the difference ({res.config.seeds} trials): " + msg) if msg else None
