@@ -10,6 +10,7 @@ import math
 import torch
 
 from . import params as chk
+from .data.inputs import orthogonal_complement
 
 
 def _one_hot(ids: torch.Tensor, K: int, dtype) -> torch.Tensor:
@@ -69,8 +70,6 @@ def subspace_alignment(M: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """rho(M, B) = ||B_perp^T M B_perp||_2 / sigma_min(B^T M B) (window spec, Fig. 9 [R]):
     the size of M on the irrelevant subspace relative to its weakest relevant direction; it tends
     to 0 iff M approaches a multiple of the projection onto col(B).  M: (..., d, d), B: (d, k)."""
-    from .data.inputs import orthogonal_complement
-
     Bp = orthogonal_complement(B.to("cpu", torch.float64)).to(device=M.device, dtype=M.dtype)
     B = B.to(device=M.device, dtype=M.dtype)
     inner = B.T @ M @ B

@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 
 from .config import SCALES, configure_threads, default_device, get_scale
+from .claims import Ledger
+from . import plotting
 
 WHAT = {
     "ci": "small, for the tests: shows each effect, fastest",
@@ -58,7 +60,6 @@ def setup(scale: str | None = None, minutes: dict | None = None, *, quiet: bool 
     chosen = get_scale(scale)  # validates; None reads the environment
     os.environ["ICL_LAB_SCALE"] = chosen
     threads = configure_threads()
-    from . import plotting
 
     plotting.use_style()
     if not quiet:
@@ -74,7 +75,6 @@ def chapter(paper: str, part: str | None = None):
     prints the scale, device and torch threads the page runs with."""
     import torch
 
-    from .claims import Ledger
 
     scale = get_scale()
     print(f"scale = {scale}, device = {default_device()}, torch threads = {torch.get_num_threads()}")

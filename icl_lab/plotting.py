@@ -11,6 +11,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from .params import ConfigError
 
 COLUMN_WIDTH = 7.5  # inches: the page column of the built book (688 px) at about 0.83x
 DPI = 110  # figure and saved-frame resolution (inline figures use the figure's dpi)
@@ -49,8 +50,6 @@ def figure(ncols: int = 1, nrows: int = 1, *, height: float | None = None, width
     ``height`` inches per row (default 3.6 for one panel a row, 2.9 for two or three), constrained
     layout. At most ``MAX_PANELS_PER_ROW`` panels a row: put more panels on more rows (or in
     several figures) so their labels stay legible at the page's width."""
-    from .params import ConfigError
-
     if not 1 <= ncols <= MAX_PANELS_PER_ROW:
         raise ConfigError(f"ncols must be between 1 and {MAX_PANELS_PER_ROW} (got {ncols}): use more rows "
                           "or several figures, panels narrower than a third of the column are not legible")
@@ -65,8 +64,6 @@ def figure(ncols: int = 1, nrows: int = 1, *, height: float | None = None, width
 def legend_outside(ax_or_fig, where: str = "right", **kw):
     """A legend that never covers data: to the right of an axes (``where="right"``) or below the
     whole figure in columns (``where="below"``, for a legend shared by several panels)."""
-    from .params import ConfigError
-
     if where == "right":
         ax = ax_or_fig
         return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kw)

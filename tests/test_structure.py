@@ -38,13 +38,13 @@ def _name(path: Path) -> str:
 
 
 def _imports(path: Path, modules: set[str] | None = None) -> set[str]:
-    """icl_lab modules imported at module level (imports inside functions are deliberate late binding);
-    ``from pkg import mod`` counts as importing ``pkg.mod`` only."""
+    """icl_lab modules imported anywhere in the module (inside functions too: a late import hides a
+    cycle, it does not remove it); ``from pkg import mod`` counts as importing ``pkg.mod`` only."""
     modules = modules if modules is not None else {_name(p) for p in _modules()}
     tree = ast.parse(path.read_text())
     pkg = _name(path) if path.name == "__init__.py" else _name(path).rsplit(".", 1)[0]
     out = set()
-    for node in tree.body:
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = pkg.split(".")
@@ -104,6 +104,32 @@ def test_no_import_cycles():
     for m in sorted(graph):
         if m not in state:
             visit(m)
+
+
+#: the infrastructure around the science: no module of it over 450 lines
+INFRASTRUCTURE = ("store", "records", "resources", "sweep", "cli", "registry", "reports", "claims_html", "tasks",
+                  "chunks", "paths", "render")
+
+
+@pytest.mark.parametrize("name", INFRASTRUCTURE)
+def test_infrastructure_modules_stay_small(name):
+    n = len((LIB / f"{name}.py").read_text().splitlines())
+    assert n <= 450, f"icl_lab/{name}.py has {n} lines (at most 450)"
+
+
+def test_no_function_level_imports_of_the_library():
+    """Imports of the library's own modules sit at the top of the module, where the import graph shows
+    them (an optional heavy dependency is the only reason to import late, and none is the library's)."""
+    late = []
+    for p in _modules():
+        tree = ast.parse(p.read_text())
+        top = {id(n) for n in tree.body}
+        for node in ast.walk(tree):
+            own = (isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("icl_lab"))) or (
+                isinstance(node, ast.Import) and any(a.name.startswith("icl_lab") for a in node.names))
+            if own and id(node) not in top:
+                late.append(f"{p.relative_to(ROOT)}:{node.lineno}")
+    assert not late, "function-level imports of icl_lab modules: " + ", ".join(late)
 
 
 def test_store_does_not_import_sweep():

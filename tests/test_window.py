@@ -10,7 +10,7 @@ import torch
 
 from icl_lab import ConfigError, Ledger, make_generator
 from icl_lab.data import AffineTask, PromptSampler, StackedSampler, TwoReLUTask, sphere
-from icl_lab.papers.window import experiments as W
+from icl_lab.papers.window import data as wdata, experiments, lowrank, population, trained as wtrained, training as wtraining
 from icl_lab.models import KernelAttention
 from icl_lab.data import HillsTask
 from icl_lab.metrics import loglog_slope
@@ -117,11 +117,11 @@ def test_icl_error_and_anisotropy():
     samp = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=8, num_queries=3, sigma=0.1)
     batch = samp.sample(50, make_generator(7))
     model = KernelAttention(3, runs=2, init=1.5).to(dtype=F64)  # M = 1.5^2 I
-    err = W.icl_error(model, batch)
+    err = wtraining.icl_error(model, batch)
     pred = (softmax_weights(batch.x, batch.x_query, 2.25) * batch.y[:, None, :]).sum(-1)
     assert_close(err, ((pred - batch.y_query) ** 2).mean().expand(2))
-    assert float(W.anisotropy(3 * torch.eye(4, dtype=F64))) < 1e-15
-    assert float(W.anisotropy(torch.diag(torch.tensor([1.0, 2.0], dtype=F64)))) > 0.1
+    assert float(wtraining.anisotropy(3 * torch.eye(4, dtype=F64))) < 1e-15
+    assert float(wtraining.anisotropy(torch.diag(torch.tensor([1.0, 2.0], dtype=F64)))) > 0.1
 
 
 @pytest.mark.declarations
@@ -134,37 +134,37 @@ def test_claims_are_declared_in_two_parts():
 
 def test_ordering_reports_unresolved_neighbours():
     a, b, c = torch.tensor([1.0, 1.1, 0.9]), torch.tensor([2.0, 2.1, 1.9]), torch.tensor([2.05, 2.1, 2.0])
-    assert W.ordering([a, b, c]) == (True, [(1, 2)])
-    assert W.ordering([c, b, a], increasing=False) == (True, [(0, 1)])
-    assert W.ordering([b, a])[0] is False
+    assert wtraining.ordering([a, b, c]) == (True, [(1, 2)])
+    assert wtraining.ordering([c, b, a], increasing=False) == (True, [(0, 1)])
+    assert wtraining.ordering([b, a])[0] is False
 
 
 def test_train_window_maps_runs_with_the_grid():
     a = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=5, num_queries=2, sigma=0.1)
     b = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 3.0), N=5, num_queries=2, sigma=0.1)
     grid = RunGrid(setting=["a", "b"], trial=range(2))
-    model, hist = W.train_window(grid, lambda r: {"a": a, "b": b}[r["setting"]], 3, 7, steps=5, lr=0.01, lr_decay=1.0,
+    model, hist = wtraining.train_window(grid, lambda r: {"a": a, "b": b}[r["setting"]], 3, 7, steps=5, lr=0.01, lr_decay=1.0,
                                  record=lambda m, s: {"twice": 2 * torch.ones(2 * 2)}, record_every=5)
     assert hist["norm"].shape == (2, 4) and hist["mean_eig"].shape == (2, 4) and hist["twice"].shape == (2, 4)
     # run (b, trial 1) equals a single-run training of b with seed 7 + 1
-    alone, _ = W.train_window(RunGrid(setting=["b"], trial=[1]), lambda r: b, 3, 7, steps=5, lr=0.01, lr_decay=1.0)
+    alone, _ = wtraining.train_window(RunGrid(setting=["b"], trial=[1]), lambda r: b, 3, 7, steps=5, lr=0.01, lr_decay=1.0)
     assert_close(model.M.detach()[grid.index(setting="b", trial=1)[0]], alone.M.detach()[0])
 
 
 @pytest.mark.parametrize("cls, kw, name", [
-    (W.ScalingConfig, dict(dims=(1,)), "dims"),
-    (W.HillsConfig, dict(hills_mode="wave"), "hills_mode"),
-    (W.LowRankTrainingConfig, dict(k=10), "k"),
-    (W.NormVsLConfig, dict(panels=("relu-sideways",)), "panels"),
-    (W.TransferTrainingConfig, dict(pretrain_classes=("poly",)), "pretrain_classes"),
-    (W.TransferTrainingConfig, dict(pretrain_L=(1.0,)), "pretrain_L"),
-    (W.PowerLawConfig, dict(c_max=0.01), "c_max"),
-    (W.NormVsSigmaNConfig, dict(seeds=0), "seeds"),
-    (W.IsotropyConfig, dict(init_std=-1.0), "init_std"),
-    (W.LinearAttentionConfig, dict(n_values=(0,)), "n_values"),
-    (W.BiasVarianceConfig, dict(sigma=0.0), "sigma"),
-    (W.TransferConfig, dict(test_L=(-1.0,)), "test_L"),
-    (W.LowRankLandscapeConfig, dict(grid=2), "grid"),
+    (population.ScalingConfig, dict(dims=(1,)), "dims"),
+    (wtrained.HillsConfig, dict(hills_mode="wave"), "hills_mode"),
+    (lowrank.LowRankTrainingConfig, dict(k=10), "k"),
+    (wtrained.NormVsLConfig, dict(panels=("relu-sideways",)), "panels"),
+    (wtrained.TransferTrainingConfig, dict(pretrain_classes=("poly",)), "pretrain_classes"),
+    (wtrained.TransferTrainingConfig, dict(pretrain_L=(1.0,)), "pretrain_L"),
+    (population.PowerLawConfig, dict(c_max=0.01), "c_max"),
+    (wtrained.NormVsSigmaNConfig, dict(seeds=0), "seeds"),
+    (wtrained.IsotropyConfig, dict(init_std=-1.0), "init_std"),
+    (population.LinearAttentionConfig, dict(n_values=(0,)), "n_values"),
+    (population.BiasVarianceConfig, dict(sigma=0.0), "sigma"),
+    (population.TransferConfig, dict(test_L=(-1.0,)), "test_L"),
+    (population.LowRankLandscapeConfig, dict(grid=2), "grid"),
 ])
 def test_configs_validate(cls, kw, name):
     with pytest.raises(ConfigError, match=name):
@@ -172,7 +172,7 @@ def test_configs_validate(cls, kw, name):
 
 
 def test_registered_experiments_build_at_both_scales():
-    for exp in W.EXPERIMENTS.values():
+    for exp in experiments.EXPERIMENTS.values():
         for scale in ("ci", "book", "paper"):
             exp.config.for_scale(scale)
 
@@ -210,7 +210,7 @@ def test_attention_head_of_eq4_equals_kernel_attention():
 
     d, n = 3, 6
     g = make_generator(0)
-    batch = PromptSampler.from_inputs(W.sphere_inputs(d), TwoReLUTask(d, 1.0), N=n, num_queries=1).sample(50, g)
+    batch = PromptSampler.from_inputs(wdata.sphere_inputs(d), TwoReLUTask(d, 1.0), N=n, num_queries=1).sample(50, g)
     Mk, Mq = torch.randn(d, d, generator=g, dtype=torch.float64), torch.randn(d, d, generator=g, dtype=torch.float64)
     Z = batch.embedding().transpose(-1, -2)
     WK, WQ, WV = (torch.zeros(d + 1, d + 1, dtype=torch.float64) for _ in range(3))

@@ -58,7 +58,7 @@ import torch
 import icl_lab
 from icl_lab import plotting, widgets
 from icl_lab.data import HillsTask
-from icl_lab.papers.window import experiments as W
+from icl_lab.papers.window import data as wdata, lowrank, trained as wtrained, training as wtraining
 from icl_lab.papers.window import figures as WF
 
 SCALE, ledger = icl_lab.notebook.chapter("window", part="experiments")
@@ -85,9 +85,9 @@ F64 = torch.float64
 # linear attention.
 
 # %% tags=["hide-input"]
-h_cfg = W.HillsConfig.for_scale(SCALE)
-hills = W.run_hills(h_cfg)
-lit = W.run_hills(h_cfg.replace(hills_mode="amp"))
+h_cfg = wtrained.HillsConfig.for_scale(SCALE)
+hills = wtrained.run_hills(h_cfg)
+lit = wtrained.run_hills(h_cfg.replace(hills_mode="amp"))
 print(f"two readings x {2 * len(h_cfg.n_values)} batched models ({len(h_cfg.nus)} nu x {h_cfg.seeds} trials each): "
       f"{hills.seconds + lit.seconds:.0f} s")
 
@@ -120,8 +120,8 @@ plotting.finish(WF.hills(lit))
 # at $\nu=0$ the task is $f\equiv0$ and both units predict about 0 (linear attention exactly, with $M=0$).
 
 # %% tags=["hide-input"]
-soft_drop, ratio_lin, beats = W.error_drops(hills)
-soft_lit, lin_lit, beats_lit = W.error_drops(lit)
+soft_drop, ratio_lin, beats = wtraining.error_drops(hills)
+soft_lit, lin_lit, beats_lit = wtraining.error_drops(lit)
 for name, (a, b, c_) in (("hill", (soft_drop, ratio_lin, beats)), ("printed", (soft_lit, lin_lit, beats_lit))):
     print(f"{name} reading, error at the largest n / at the smallest n, for nu = {list(a)}: softmax "
           + ", ".join(f"{v:.3f}" for v in a.values()) + "; linear " + ", ".join(f"{v:.3f}" for v in b.values()))
@@ -159,9 +159,9 @@ assert all(np.diff(c_last) > 0)
 # nothing), and the trained unit never leaves the plateau although the optimum is a narrow window:
 
 # %% tags=["hide-input"]
-freq_cfg = W.HillsConfig.for_scale(SCALE, hills_mode="freq", nus=(6.0,), n_values=(64,), seeds=2,
+freq_cfg = wtrained.HillsConfig.for_scale(SCALE, hills_mode="freq", nus=(6.0,), n_values=(64,), seeds=2,
                                    steps=h_cfg.steps, test_tasks=500, population_tasks=500, linear_prompts=500)
-freq = W.run_hills(freq_cfg)
+freq = wtrained.run_hills(freq_cfg)
 print(f"freq reading, nu = 6, n = 64: trained softmax c = {freq.c_trained[6.0][0].tolist()}, error "
       f"{freq.trained[('softmax', 6.0)][0].tolist()}; optimum c = {float(freq.c_opt[6.0][0]):.0f}, error {float(freq.optimum[('softmax', 6.0)][0]):.3f}")
 assert float(freq.c_trained[6.0][0].max()) < 0.1 * float(freq.c_opt[6.0][0])
@@ -179,8 +179,8 @@ assert float(freq.c_trained[6.0][0].max()) < 0.1 * float(freq.c_opt[6.0][0])
 # $2\times4\times4$ settings × trials are one training.
 
 # %% tags=["hide-input"]
-f3_cfg = W.NormVsLConfig.for_scale(SCALE)
-f3 = W.run_norm_vs_L(f3_cfg)
+f3_cfg = wtrained.NormVsLConfig.for_scale(SCALE)
+f3 = wtrained.run_norm_vs_L(f3_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Spectral norm of $M$ during pretraining for several $L$ (mean ± std over trials); dotted: population optimum $c^\\star(L)$. Top: $L$ near 1; bottom: small $L$. Reproduces Fig. 3 of Collins et al.", "name": "fig-win-fig3"}, "image": {"alt": "Curves order by L in the small-L grids and coincide around L = 1."}}
 plotting.finish(WF.norm_vs_L(f3))
@@ -190,8 +190,8 @@ mono_visible, spread_paper = {}, {}
 for cls, inp in f3_cfg.panel_pairs():
     kv = [k for k in f3.keys if k[0] == "visible" and k[1] == cls and k[2] == inp]
     kp = [k for k in f3.keys if k[0] == "paper" and k[1] == cls and k[2] == inp]
-    mono_visible[(cls, inp)] = W.final_norms(f3, kv)
-    fp = W.final_norms(f3, kp)
+    mono_visible[(cls, inp)] = wtraining.final_norms(f3, kv)
+    fp = wtraining.final_norms(f3, kp)
     spread_paper[(cls, inp)] = (max(fp) - min(fp)) / np.mean(fp)
     print(f"{cls:>4} {inp:>5}: small-L grid {[k[3] for k in kv]} -> ||M|| {[round(v, 2) for v in mono_visible[(cls, inp)]]};"
           f"  L near 1 {[k[3] for k in kp]} -> {[round(v, 2) for v in fp]} (relative spread {spread_paper[(cls, inp)]:.2f})")
@@ -199,7 +199,7 @@ inc = {k: bool(np.all(np.diff(v) > 0)) for k, v in mono_visible.items()}
 unresolved3 = {}
 for cls, inp in f3_cfg.panel_pairs():
     kv = [k for k in f3.keys if k[0] == "visible" and k[1] == cls and k[2] == inp]
-    unresolved3[(cls, inp)] = [(kv[i][3], kv[j][3]) for i, j in W.ordering([f3.norm[k][-1] for k in kv])[1]]
+    unresolved3[(cls, inp)] = [(kv[i][3], kv[j][3]) for i, j in wtraining.ordering([f3.norm[k][-1] for k in kv])[1]]
 caveat3 = "only where the optimal window still depends on L (L/sigma below ~30 here); around L = 1 at sigma = 0.01 the curves coincide, as the population optimum predicts"
 if any(unresolved3.values()):
     caveat3 += f"; adjacent L not separated by 2 SE of the difference ({f3_cfg.seeds} trials): " + ", ".join(
@@ -246,8 +246,8 @@ ledger["E-34-trained"].check(
 # classes); one per $n$ (the prompt shapes differ).
 
 # %% tags=["hide-input"]
-f4_cfg = W.NormVsSigmaNConfig.for_scale(SCALE)
-f4 = W.run_norm_vs_sigma_n(f4_cfg)
+f4_cfg = wtrained.NormVsSigmaNConfig.for_scale(SCALE)
+f4 = wtrained.run_norm_vs_sigma_n(f4_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Spectral norm of $M$ during pretraining for several noise levels $\\sigma$ (top) and context lengths $n$ (bottom), ReLU and cosine tasks; dotted: population optima. Reproduces Fig. 4 of Collins et al.", "name": "fig-win-fig4"}, "image": {"alt": "The norm ends lower for larger sigma and higher for larger n."}}
 plotting.finish(WF.norm_vs_sigma_n(f4))
@@ -256,9 +256,9 @@ plotting.finish(WF.norm_vs_sigma_n(f4))
 dec_sigma, inc_n = {}, {}
 for cls in f4_cfg.classes:
     ks = [k for k in f4.keys if k[0] == "sigma" and k[1] == cls]
-    dec_sigma[cls] = W.final_norms(f4, ks)
+    dec_sigma[cls] = wtraining.final_norms(f4, ks)
     kn = [k for k in f4.keys if k[0] == "n" and k[1] == cls]
-    inc_n[cls] = W.final_norms(f4, kn)
+    inc_n[cls] = wtraining.final_norms(f4, kn)
 for c_, vs in dec_sigma.items():
     print(f"{c_}: final ||M|| at sigma = {list(f4_cfg.sigmas)}: " + ", ".join(f"{v:.2f}" for v in vs)
           + f"; at n = {list(f4_cfg.n_values)}: " + ", ".join(f"{v:.2f}" for v in inc_n[c_]))
@@ -267,11 +267,11 @@ n_ok = {c: bool(np.all(np.diff(v) > 0)) for c, v in inc_n.items()}
 ledger["E-F4-sigma"].check(
     measured="final ||M|| strictly decreasing in sigma: " + ", ".join(f"{c}: {v}" for c, v in s_ok.items()),
     how=f"mean over {f4_cfg.seeds} trials after {f4_cfg.steps} steps, sigma in {f4_cfg.sigmas}", passed=all(s_ok.values()),
-    caveat=W.unresolved_caveat(f4, "sigma", f4_cfg.sigmas, False))
+    caveat=wtraining.unresolved_caveat(f4, "sigma", f4_cfg.sigmas, False))
 ledger["E-F4-n"].check(
     measured="final ||M|| strictly increasing in n: " + ", ".join(f"{c}: {v}" for c, v in n_ok.items()),
     how=f"mean over {f4_cfg.seeds} trials after {f4_cfg.steps} steps, n in {f4_cfg.n_values}, N = 1 query", passed=all(n_ok.values()),
-    caveat=W.unresolved_caveat(f4, "n", f4_cfg.n_values, True))
+    caveat=wtraining.unresolved_caveat(f4, "n", f4_cfg.n_values, True))
 assert s_ok["relu"] and n_ok["relu"]
 
 # %% [markdown]
@@ -285,8 +285,8 @@ assert s_ok["relu"] and n_ok["relu"]
 # where the lemma does not apply.
 
 # %% tags=["hide-input"]
-iso_cfg = W.IsotropyConfig.for_scale(SCALE)
-iso = W.run_isotropy(iso_cfg)
+iso_cfg = wtrained.IsotropyConfig.for_scale(SCALE)
+iso = wtrained.run_isotropy(iso_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Anisotropy (left) and scale (right) of $M$ during pretraining from a random anisotropic start, tied and untied, isotropic and non-isotropic inputs. Not a figure of the paper (Lemma B.5 by training).", "name": "fig-win-isotropy"}, "image": {"alt": "Anisotropy falls for isotropic inputs and stays higher for non-isotropic ones."}}
 plotting.finish(WF.isotropy(iso))
@@ -314,8 +314,8 @@ assert all(an[k][1] < 0.5 * an[k][0] for k in an if k[1] == "iso")
 # every few iterations (instead of the paper's 5 fresh tasks smoothed with rate 0.01, for smoother curves).
 
 # %% tags=["hide-input"]
-f5_cfg = W.TransferTrainingConfig.for_scale(SCALE)
-f5 = W.run_transfer_training(f5_cfg)
+f5_cfg = wtrained.TransferTrainingConfig.for_scale(SCALE)
+f5 = wtrained.run_transfer_training(f5_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Test ICL error during pretraining on each 1-Lipschitz class (three panels) and, bottom right, cosine test error of units pretrained with mismatched $L$. Reproduces Fig. 5 of Collins et al.", "name": "fig-win-fig5"}, "image": {"alt": "Units pretrained on any 1-Lipschitz class reach similar errors; mismatched L ends several times higher."}}
 plotting.finish(WF.transfer_training(f5))
@@ -331,7 +331,7 @@ print("max/min final error across the L = 1 pretraining classes, per test class:
 print(f"cosine test: affine-pretrained / cos-pretrained = {aff_on_cos:.2f}; mismatched L: " + ", ".join(f"L={k:g}: {v:.1f}x" for k, v in mism.items()))
 ledger["E-F5-same"].check(
     measured="max/min final error over pretraining classes: " + ", ".join(f"{k}: {v:.2f}" for k, v in spread.items()),
-    how=f"mean over {f5_cfg.seeds} trials after {f5_cfg.steps} steps, {f5_cfg.test_tasks} test tasks x {W.queries_for(f5_cfg.n)} queries; similar = within a factor 1.5",
+    how=f"mean over {f5_cfg.seeds} trials after {f5_cfg.steps} steps, {f5_cfg.test_tasks} test tasks x {wdata.queries_for(f5_cfg.n)} queries; similar = within a factor 1.5",
     passed=all(v < 1.5 for v in spread.values()))
 ledger["E-F5-mismatch"].check(
     measured=f"affine-pretrained {aff_on_cos:.2f}x the matched error; mismatched cosine: " + ", ".join(f"L={k:g}: {v:.1f}x" for k, v in mism.items()),
@@ -356,8 +356,8 @@ assert aff_on_cos < 2 and all(v > 1.5 for v in mism.values())
 # isotropic initialisation. Test error on 500 tasks.
 
 # %% tags=["hide-input"]
-f9_cfg = W.LowRankTrainingConfig.for_scale(SCALE)
-f9 = W.run_lowrank_training(f9_cfg)
+f9_cfg = lowrank.LowRankTrainingConfig.for_scale(SCALE)
+f9 = lowrank.run_lowrank_training(f9_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Subspace error $\\rho(M,B)$ (top) and test ICL error (bottom) during pretraining of softmax and linear attention on three low-rank task classes (mean ± std). Reproduces Fig. 9 of Collins et al.; book scale: fewer iterations and trials.", "name": "fig-win-fig9"}, "image": {"alt": "Softmax rho falls on the affine class; on the other two it falls and rises back; linear attention's rho grows."}}
 plotting.finish(WF.lowrank_training(f9))
@@ -403,8 +403,8 @@ assert rho_end[("softmax", "affine")] < 0.6 and err_end[("softmax", "affine")] <
 rho_min = {k: float(v.mean(-1).min()) for k, v in f9.rho.items()}
 print("softmax rho of this run: minimum over training / final:",
       {k[1]: (round(rho_min[k], 2), round(rho_end[k], 2)) for k in f9.rho if k[0] == "softmax"})
-cfg_ = W.LowRankTrainingConfig.for_scale(SCALE, kinds=("quadratic", "cosine"), lrs=(1e-2,), steps=5000, records=26)
-cov = W.run_covariate_laws(cfg_, laws=("J", "J-gaussian", "sphere"))
+cfg_ = lowrank.LowRankTrainingConfig.for_scale(SCALE, kinds=("quadratic", "cosine"), lrs=(1e-2,), steps=5000, records=26)
+cov = lowrank.run_covariate_laws(cfg_, laws=("J", "J-gaussian", "sphere"))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Softmax $\\rho(M,B)$ over 5000 iterations under three covariate laws (paper's $\\tilde J$ law on the sphere, the same law unprojected, isotropic on the sphere). Not a figure of the paper.", "name": "fig-win-covariates"}, "image": {"alt": "On the isotropic sphere rho falls to about 0.01; under the J law it falls and rises back."}}
 plotting.finish(WF.covariate_laws(cov))
@@ -432,8 +432,8 @@ ledger["E-F9-sphere"].check(
 # theorem's minimiser $cBB^\top$ has $\rho=0$ and no cross block $B^\top MB_\perp$.
 
 # %% tags=["hide-input"]
-t44_cfg = W.LowRankTrainingConfig.for_scale(SCALE, kinds=("linear",), covariates="assumption43", sigma=0.0, lrs=(1e-2,))
-t44 = W.run_lowrank_training(t44_cfg)
+t44_cfg = lowrank.LowRankTrainingConfig.for_scale(SCALE, kinds=("linear",), covariates="assumption43", sigma=0.0, lrs=(1e-2,))
+t44 = lowrank.run_lowrank_training(t44_cfg)
 rho44 = float(t44.rho[("softmax", "linear")][-1].mean())
 cross44 = float(t44.cross[("softmax", "linear")][-1].mean())
 Mf = t44.final_M[("softmax", "linear")]

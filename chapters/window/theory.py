@@ -63,7 +63,7 @@ from icl_lab import plotting, widgets
 from icl_lab.data import PromptSampler, TwoReLUTask
 from icl_lab.metrics import loglog_slope
 from icl_lab.models import KernelAttention
-from icl_lab.papers.window import experiments as W
+from icl_lab.papers.window import data as wdata, population
 from icl_lab.papers.window import figures as WF
 from icl_lab.papers.window import theory as WT
 from icl_lab.papers.window import hard_window_loss, optimal_window, window_curves
@@ -133,7 +133,7 @@ gen = icl_lab.make_generator
 
 # %% tags=["hide-input"]
 d, n = 3, 12
-batch = PromptSampler.from_inputs(W.sphere_inputs(d), TwoReLUTask(d, 1.0), N=n, num_queries=1, sigma=0.1).sample(
+batch = PromptSampler.from_inputs(wdata.sphere_inputs(d), TwoReLUTask(d, 1.0), N=n, num_queries=1, sigma=0.1).sample(
     4000, gen(0))
 Mk = torch.randn(d, d, generator=gen(1), dtype=F64)
 Mq = torch.randn(d, d, generator=gen(2), dtype=F64)
@@ -210,11 +210,11 @@ assert head_gap < 1e-12 and leak[0.0] < leak[0.3] < leak[0.6]
 # %% tags=["hide-input"]
 c_chk = torch.tensor([0.0, 2.0, 8.0, 30.0], dtype=F64)
 sig = 0.3
-cur1 = window_curves(TwoReLUTask(d, 1.0), W.sphere_inputs(d), n, c_chk, tasks=3000, generator=gen(5))
-cur2 = window_curves(TwoReLUTask(d, 2.0), W.sphere_inputs(d), n, c_chk, tasks=3000, generator=gen(5))
+cur1 = window_curves(TwoReLUTask(d, 1.0), wdata.sphere_inputs(d), n, c_chk, tasks=3000, generator=gen(5))
+cur2 = window_curves(TwoReLUTask(d, 2.0), wdata.sphere_inputs(d), n, c_chk, tasks=3000, generator=gen(5))
 homog_gap = float((cur2.signal - 4 * cur1.signal).abs().max() / cur2.signal.max())
 # direct simulation: the same sampler with noise, loss of M = cI
-noisy = PromptSampler.from_inputs(W.sphere_inputs(d), TwoReLUTask(d, 1.0), N=n, num_queries=4, sigma=sig).sample(20_000, gen(6))
+noisy = PromptSampler.from_inputs(wdata.sphere_inputs(d), TwoReLUTask(d, 1.0), N=n, num_queries=4, sigma=sig).sample(20_000, gen(6))
 direct = torch.stack([((torch.softmax(c * noisy.x_query @ noisy.x.transpose(-1, -2), -1) @ noisy.y.unsqueeze(-1))[..., 0]
                        - noisy.y_query).pow(2).mean() for c in c_chk])
 split = cur1.loss(1.0, sig)
@@ -248,8 +248,8 @@ assert z_split.max() < 4 and homog_gap < 1e-10
 # adds variance.
 
 # %% tags=["hide-input"]
-bv_cfg = W.BiasVarianceConfig.for_scale(SCALE)
-bv = W.run_bias_variance(bv_cfg)
+bv_cfg = population.BiasVarianceConfig.for_scale(SCALE)
+bv = population.run_bias_variance(bv_cfg)
 k3 = len(bv_cfg.c_values)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The bias–variance trade-off measured: one fixed hill task and query on the circle, the window of three scales $c$ (shaded), one noisy context, and the estimate's mean ± std over many contexts; bottom right: squared bias and variance against $c$. Reproduces the schematic Fig. 2 of Collins et al. from simulation.", "name": "fig-win-bias-variance"}, "image": {"alt": "Three panels with shrinking windows around the query: the estimate moves onto the true label while its spread grows; the last panel shows bias falling and variance rising with c."}}
@@ -288,9 +288,9 @@ assert (b2[1:] < b2[:-1]).all() and (vv[1:] > vv[:-1]).all()
 
 # %% tags=["hide-input"]
 hw_n = 2000 if SCALE == "paper" else 800
-hw_grid = W.log_grid(1.0, 400.0, 36)
+hw_grid = wdata.log_grid(1.0, 400.0, 36)
 hw_tasks = 600 if SCALE == "paper" else 250
-hard = {cls: hard_window_loss(W.make_task(cls, 3, 1.0), W.sphere_inputs(3), hw_n, hw_grid, tasks=hw_tasks, generator=gen(7),
+hard = {cls: hard_window_loss(wdata.make_task(cls, 3, 1.0), wdata.sphere_inputs(3), hw_n, hw_grid, tasks=hw_tasks, generator=gen(7),
                               chunk=100)
         for cls in ("affine", "relu")}
 hw_sig = torch.logspace(-1.3, -0.2, 8).tolist()
@@ -331,8 +331,8 @@ print(f"  2-ReLU {hw_fit['relu']:.2f}  (heuristic 2/(d+2) = {2 / 5:.2f}, with d-
 
 # %% tags=["hide-input"]
 iso_d, iso_n, iso_sig = 5, 20, 0.1
-c_iso = W.log_grid(0.5, 60.0, 40)
-base = window_curves(TwoReLUTask(iso_d, 1.0), W.sphere_inputs(iso_d), iso_n, c_iso, tasks=3000, generator=gen(8))
+c_iso = wdata.log_grid(0.5, 60.0, 40)
+base = window_curves(TwoReLUTask(iso_d, 1.0), wdata.sphere_inputs(iso_d), iso_n, c_iso, tasks=3000, generator=gen(8))
 c_star_iso = optimal_window(base, 1.0, iso_sig)[0]
 Dm = torch.randn(iso_d, iso_d, generator=gen(9), dtype=F64)
 Dm = Dm + Dm.T
@@ -341,7 +341,7 @@ Dm = Dm / torch.linalg.matrix_norm(Dm, ord=2)
 eps_grid = [-0.4, -0.2, 0.0, 0.2, 0.4]
 pert = []
 for e in eps_grid:
-    cur = window_curves(TwoReLUTask(iso_d, 1.0), W.sphere_inputs(iso_d), iso_n, [c_star_iso], tasks=3000, generator=gen(8),
+    cur = window_curves(TwoReLUTask(iso_d, 1.0), wdata.sphere_inputs(iso_d), iso_n, [c_star_iso], tasks=3000, generator=gen(8),
                         metric=torch.eye(iso_d, dtype=F64) + e * Dm)
     pert.append(float(cur.loss(1.0, iso_sig)[0]))
 print(f"c* = {c_star_iso:.2f}; loss of M = c*(I + eps D) at eps = {eps_grid}: " + ", ".join(f"{v:.5f}" for v in pert))
@@ -402,8 +402,8 @@ assert iso_ok
 # visibly ($(d-1)/2=1$ against $d/2=1.5$).
 
 # %% tags=["hide-input"]
-pl_cfg = W.PowerLawConfig.for_scale(SCALE)
-pl = W.run_power_laws(pl_cfg)
+pl_cfg = population.PowerLawConfig.for_scale(SCALE)
+pl = population.run_power_laws(pl_cfg)
 c = pl.affine.c
 pos = c > 0
 lo, hi = pl_cfg.fit_signal
@@ -507,8 +507,8 @@ assert abs(pl.slope_noise - (d_ - 1) / 2) < 0.2  # the measured exponent is the 
 # We fit with the looser floor, repeat the fit with the stricter one, and report both.
 
 # %% tags=["hide-input"]
-sc_cfg = W.ScalingConfig.for_scale(SCALE)
-sc = W.run_scaling(sc_cfg)
+sc_cfg = population.ScalingConfig.for_scale(SCALE)
+sc = population.run_scaling(sc_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Optimal window scale $c^\\star$ against $\\Lambda=nL^2/\\sigma^2$ for the affine (left) and 2-ReLU (right) classes; circles mark the admissible regime of Theorem 3.4, dotted and dashed lines the bracket's lower and upper exponents. Not a figure of the paper.", "name": "fig-win-scaling"}, "image": {"alt": "c* grows as a power of Lambda inside the admissible regime and flattens for very small noise."}}
 plotting.finish(WF.scaling(sc))
@@ -530,7 +530,7 @@ plotting.finish(WF.scaling(sc))
 print(f"{'d':>2} {'n':>5} {'class':>7} {'slope':>6}   bracket (paper, d)   bracket (d-1)   points")
 within, within_m1 = {}, {}
 for (d_s, n_s, cls), s in sc.slopes.items():
-    b, bm = W.brackets(d_s)[cls], W.brackets(d_s, d_s - 1)[cls]
+    b, bm = population.brackets(d_s)[cls], population.brackets(d_s, d_s - 1)[cls]
     npts = sum(r["admissible"] for r in sc.rows if r["d"] == d_s and r["n"] == n_s and r["cls"] == cls)
     within[(d_s, n_s, cls)] = b[0] <= s <= b[1]
     within_m1[(d_s, n_s, cls)] = bm[0] <= s <= bm[1]
@@ -610,8 +610,8 @@ assert b7["bracket"][0] <= b7["w_star"] <= b7["bracket"][1]
 # $\mathcal L(c_{\rm pre};L')=L'^2S_n(c_{\rm pre})+\sigma^2N_n(c_{\rm pre})$.
 
 # %% tags=["hide-input"]
-tr_cfg = W.TransferConfig.for_scale(SCALE)
-tr = W.run_transfer(tr_cfg)
+tr_cfg = population.TransferConfig.for_scale(SCALE)
+tr = population.run_transfer(tr_cfg)
 Lp = tr.test_L
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Population loss of the window pretrained at $L=1$ (2-ReLU) tested at other $L'$, against the window matched to each $L'$. Illustrates Theorem 3.5; not a figure of the paper.", "name": "fig-win-transfer"}, "image": {"alt": "The pretrained loss grows like L' squared for large L' and stays at a noise floor for small L', while the matched loss keeps falling."}}
@@ -658,8 +658,8 @@ assert slope_pre > 1.7 and floor_ratio > 2
 # with $L^2/3$ and with the softmax optimum.
 
 # %% tags=["hide-input"]
-la_cfg = W.LinearAttentionConfig.for_scale(SCALE)
-la = W.run_linear_attention(la_cfg)
+la_cfg = population.LinearAttentionConfig.for_scale(SCALE)
+la = population.run_linear_attention(la_cfg)
 bound = la_cfg.L**2 / 3
 print(f"{'n':>5} {'class':>7} {'linear (in-sample)':>19} {'linear (held-out)':>18} {'softmax opt':>12} {'diag(M*) n/d':>13}")
 for cls in ("affine", "relu"):
@@ -715,9 +715,9 @@ assert z_held > -3 and soft_ratio < 0.2
 # $c_1$ up to 40, far enough to contain the unconstrained optimum.
 
 # %% tags=["hide-input"]
-lr_cfg = W.LowRankLandscapeConfig.for_scale(SCALE)
-lrl = W.run_lowrank_landscape(lr_cfg)
-titles = W.case_titles(lr_cfg)
+lr_cfg = population.LowRankLandscapeConfig.for_scale(SCALE)
+lrl = population.run_lowrank_landscape(lr_cfg)
+titles = population.case_titles(lr_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Loss on the plane $M=c_1BB^\\top+c_2B_\\perp B_\\perp^\\top$ ($d=10$, $k=2$): Case 1, Case 2 and a general case outside Theorem 4.4 (star: grid minimum). Not a figure of the paper.", "name": "fig-win-landscape"}, "image": {"alt": "In every case the loss is smallest on the line c2 = 0 at positive c1."}}
 plotting.finish(WF.lowrank_landscape(lrl, titles))
@@ -841,7 +841,7 @@ for (L_, s_, n_, m_) in [(1.0, 0.1, 100, 2), (2.0, 0.3, 1000, 3)]:
 from icl_lab.papers.window import linear_attention_loss  # noqa: E402
 
 
-const = PromptSampler.from_inputs(W.sphere_inputs(3), W.ConstantTask(3, 1.0), N=10, num_queries=4)
+const = PromptSampler.from_inputs(wdata.sphere_inputs(3), wdata.ConstantTask(3, 1.0), N=10, num_queries=4)
 M_c, ins_c, held_c, se_c = linear_attention_loss(const, 4000, gen(30), gen(31))
 print(f"constant tasks: linear-attention optimum {ins_c:.4f} (held-out {held_c:.4f} ± {se_c:.4f}); L^2/3 = {1 / 3:.4f}; "
       f"||M*|| = {float(torch.linalg.matrix_norm(M_c, ord=2)):.3f}")

@@ -6,6 +6,7 @@ import torch
 
 from .. import params as chk
 from . import _random as rnd
+from .features import random_orthonormal
 
 
 def _shape(shape) -> tuple[int, ...]:
@@ -102,6 +103,4 @@ def orthogonal_complement(B: torch.Tensor) -> torch.Tensor:
 
 def random_subspace(d: int, k: int, generator: torch.Generator) -> torch.Tensor:
     """A (d, k) matrix with orthonormal columns, uniformly random (Haar)."""
-    from .features import random_orthonormal
-
     return random_orthonormal(k, d, generator).T.contiguous()

@@ -11,6 +11,7 @@ import numpy as np
 from ... import plotting
 from . import ColumnTrajectory, SymmetricColumn, phase_times
 from . import theory as th
+import icl_lab
 
 PHASE_COLORS = ("#fde0c5", "#f9c4d2", "#d0e4f5", "#d5efd5")
 
@@ -358,8 +359,6 @@ def draw_population_heat(pr, p1: float, steps=(1, 10, 30, 100, 300, 1000)):
 def explore(K=20, p1=0.5, eta=5.0, N=0):
     """The live explorer: GD on the reduced under-represented column (N = 0: mean field, else a
     Monte-Carlo count law) with its phases, then the K = 3 population attention maps, shown in turn."""
-    import icl_lab
-
     kw = {} if N == 0 else dict(N=int(N), M=500, generator=icl_lab.make_generator(0))
     col = SymmetricColumn.under_represented(int(K), p1, **kw)
     tr = col.gd(eta, 1e12, stop_gap=0.999e-2)

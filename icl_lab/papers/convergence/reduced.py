@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from ... import params as chk
+from .population import CountLaw, loss_floor
 
 
 @dataclass
@@ -83,8 +84,6 @@ class SymmetricColumn:
 
     def __init__(self, p, k: int, classes: dict, N: float = math.inf, M: int = 2000,
                  generator: torch.Generator | None = None, law=None):
-        from .population import CountLaw, loss_floor
-
         self.p = chk.probabilities("p", p).numpy()
         K = self.K = self.p.size
         self.k = chk.positive_int("k", k, minimum=0)

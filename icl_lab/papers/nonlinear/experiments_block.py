@@ -30,6 +30,7 @@ from ...registry import Registry, returns
 from ...train import RunGrid, train
 from .tasks import (FLAT, L_TUPLE, Sec6Setting, RUN_PARAMS, SETTING_PARAMS, SHARP, ScaledPromptSet, Sec6Runs,
                     cosine_sampler, make_features, polynomial_sampler)
+from .theory import first_time
 
 EXPERIMENTS = Registry("nonlinear")
 
@@ -308,8 +309,6 @@ def block_times(res: BlockResult, level: float = 0.9, loss_frac: float = 0.05) -
     """Per L (censored mean over seeds): first epoch with own-feature attention >= level, first epoch
     with held-out loss <= loss_frac x the uniform-attention loss, first epoch with every diagonal
     entry >= level; and the final own attention and normalised loss."""
-    from .theory import first_time
-
     nL = len(res.config.L_values)
     own = res.own  # (n_rec, nL, S)
     diag_min = torch.diagonal(res.maps, dim1=-2, dim2=-1).min(-1).values  # (n_rec, nL, S)
@@ -324,8 +323,6 @@ def block_times(res: BlockResult, level: float = 0.9, loss_frac: float = 0.05) -
 def half_zero_times(res: BlockResult) -> torch.Tensor:
     """Fig. 4's scale-aware convergence time per L (censored mean over runs): first epoch at which
     the training loss is at most half the loss of predicting 0 (the best constant)."""
-    from .theory import first_time
-
     rel = res.train_loss / res.zero_baseline  # (n_rec, nL, S)
     return censored_mean(torch.stack([first_time(rel[:, i], 0.5, above=False, times=res.epochs)
                                       for i in range(rel.shape[1])]))

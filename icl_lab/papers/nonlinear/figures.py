@@ -17,6 +17,8 @@ from ... import plotting, widgets
 from ...config import make_generator
 from . import theory as th
 from .tasks import FLAT, SHARP, cosine_sampler, make_features
+from ...widgets import _png
+from ...render import markdown_inline
 
 F64 = torch.float64
 
@@ -286,8 +288,6 @@ def captioned(fig, caption: str, alt: str):
 
     from IPython.display import HTML
 
-    from ...render import markdown_inline
-    from ...widgets import _png
 
     png = _png(fig)
     plt.close(fig)

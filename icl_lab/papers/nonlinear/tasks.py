@@ -9,6 +9,8 @@
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from ... import params as chk
@@ -24,6 +26,40 @@ SHARP = (1.0, 1.5, 2.0)
 
 
 # ============================================================================ data helpers
+@dataclass
+class FeaturePrompts:
+    """Prompts as the Q-only model sees them: (B, K) counts |V_m|, (B, K) values f_b(v_m) (0 where a
+    feature is absent: it gets no attention), (B,) query feature ids and (B,) targets f_b(v_{k_b})."""
+
+    counts: torch.Tensor
+    values: torch.Tensor
+    query: torch.Tensor
+    target: torch.Tensor
+
+    @property
+    def K(self) -> int:
+        return self.counts.shape[-1]
+
+    @property
+    def B(self) -> int:
+        return self.counts.shape[0]
+
+    @classmethod
+    def from_batch(cls, batch: PromptBatch) -> "FeaturePrompts":
+        """Reduce a feature-token :class:`PromptBatch` (no run dimension, one query, noiseless labels)."""
+        if batch.has_runs or batch.num_queries != 1 or batch.ids is None or batch.K is None:
+            raise chk.ConfigError("batch must be feature prompts without run dimension and with one query")
+        K = batch.K
+        onehot = torch.nn.functional.one_hot(batch.ids, K).to(torch.float64)  # (B, N, K)
+        counts = onehot.sum(1)
+        sums = torch.einsum("bnk,bn->bk", onehot, batch.y.to(torch.float64))
+        values = torch.where(counts > 0, sums / counts.clamp_min(1), torch.zeros_like(sums))
+        return cls(counts=counts, values=values, query=batch.query_ids[:, 0].clone(), target=batch.y_query[:, 0].to(torch.float64))
+
+    def scaled(self, scale: float) -> "FeaturePrompts":
+        return FeaturePrompts(self.counts, scale * self.values, self.query, scale * self.target)
+
+
 def make_features(kind: str, K: int, d: int, delta: float, seed: int = 1234) -> torch.Tensor:
     """(K, d) features: ``orth`` v_k = Delta/sqrt2 e_k; ``random`` random orthonormal
     directions of the same norm; ``gaussian`` Gaussian directions of that norm (not orthogonal);
@@ -142,11 +178,10 @@ def multinomial_counts(p: torch.Tensor, N: int, n: int, generator: torch.Generat
 
 def cosine_feature_prompts(V: torch.Tensor, N: int, M: int, c: float, generator: torch.Generator, p=None):
     """M prompts of the Sec. 6 cosine tasks (L = 1) directly as the theory model sees them
-    (:class:`~icl_lab.papers.nonlinear.theory.FeaturePrompts`): counts ~ Multinomial(N, p) (uniform p by
+    (:class:`FeaturePrompts`): counts ~ Multinomial(N, p) (uniform p by
     default), query feature ~ p, f(v_m) = cos(c w^T v_m + phi)/c with w uniform on the sphere and phi
     uniform.  Same law as reducing :func:`cosine_sampler` prompts, without materialising the N tokens, so
     N = 2 K^3 = 65536 at K = 32 costs nothing."""
-    from .theory import FeaturePrompts
 
     K, d = V.shape
     p = torch.full((K,), 1.0 / K, dtype=torch.float64) if p is None else torch.as_tensor(p, dtype=torch.float64)
@@ -165,7 +200,6 @@ def polynomial_sampler(d: int, N: int, L: float = 1.0) -> PromptSampler:
 
 
 # ============================================================================ declared parameters
-from dataclasses import dataclass  # noqa: E402
 
 from ...config import ScaledConfig  # noqa: E402
 from ...params import LR, SEED, SIZE, STEPS, Int, OneOf, Real, TupleOf  # noqa: E402

@@ -27,45 +27,15 @@ import torch
 
 from ... import params as chk
 from ...data.prompts import PromptBatch
+from .tasks import FeaturePrompts, cosine_sampler, make_features
+from ...train import mse_loss
+from ...models import QOnlyAttention
+from ...config import make_generator
 
 F64 = torch.float64
 
 
 # ============================================================================ reduced prompts
-@dataclass
-class FeaturePrompts:
-    """Prompts as the Q-only model sees them: (B, K) counts |V_m|, (B, K) values f_b(v_m) (0 where a
-    feature is absent: it gets no attention), (B,) query feature ids and (B,) targets f_b(v_{k_b})."""
-
-    counts: torch.Tensor
-    values: torch.Tensor
-    query: torch.Tensor
-    target: torch.Tensor
-
-    @property
-    def K(self) -> int:
-        return self.counts.shape[-1]
-
-    @property
-    def B(self) -> int:
-        return self.counts.shape[0]
-
-    @classmethod
-    def from_batch(cls, batch: PromptBatch) -> "FeaturePrompts":
-        """Reduce a feature-token :class:`PromptBatch` (no run dimension, one query, noiseless labels)."""
-        if batch.has_runs or batch.num_queries != 1 or batch.ids is None or batch.K is None:
-            raise chk.ConfigError("batch must be feature prompts without run dimension and with one query")
-        K = batch.K
-        onehot = torch.nn.functional.one_hot(batch.ids, K).to(F64)  # (B, N, K)
-        counts = onehot.sum(1)
-        sums = torch.einsum("bnk,bn->bk", onehot, batch.y.to(F64))
-        values = torch.where(counts > 0, sums / counts.clamp_min(1), torch.zeros_like(sums))
-        return cls(counts=counts, values=values, query=batch.query_ids[:, 0].clone(), target=batch.y_query[:, 0].to(F64))
-
-    def scaled(self, scale: float) -> "FeaturePrompts":
-        return FeaturePrompts(self.counts, scale * self.values, self.query, scale * self.target)
-
-
 def _per_run(name: str, value, R: int) -> torch.Tensor:
     t = chk.positive_values(name, value)
     if t.ndim == 0:
@@ -314,10 +284,6 @@ def lemma2_errors(kind: str, K: int = 4, d: int = 15, delta: float = 3.0, N: int
     ``kind`` ("unit", "orth" or "gaussian"): relative max errors of the exact Gram formula
     (:func:`pair_gradients`), of App. C's orthonormal formula (:func:`lemma2_orthonormal`) and of that
     formula times s^4 (s = the feature norm), and s^4 itself."""
-    from ...config import make_generator
-    from ...models import QOnlyAttention
-    from ...train import mse_loss
-    from .tasks import cosine_sampler, make_features
 
     V = make_features(kind, K, d, delta)
     batch = cosine_sampler(V, N, c).sample(prompts, make_generator(seed))

@@ -12,6 +12,7 @@ from .data import task_set
 from .setting import SelectorsConfig
 from .theory import collapse_times, oracle_accuracy
 from .training import Group, TrainResult, train_groups
+from ... import widgets
 
 
 def quick_train(alpha: float = 0.6, tau: float = 0.25, lambda_star: float = 0.6, l_tr: int = 14,
@@ -60,7 +61,6 @@ def live_mechanism() -> None:
     import ipywidgets
     import matplotlib.pyplot as plt
 
-    from ... import widgets
 
     def _live(alpha=0.6, tau=0.25, lambda_star=0.6, l_tr=14, task_set="all_pairs", steps=300):
         res = quick_train(alpha=alpha, tau=tau, lambda_star=lambda_star, l_tr=l_tr, task_set_name=task_set, steps=steps)

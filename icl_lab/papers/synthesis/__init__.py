@@ -1,1 +1,2 @@
-"""The synthesis paper's package: theory, experiments, figures and claims."""
+"""The synthesis chapter: its cross-paper experiment (:mod:`.experiments`), figures (:mod:`.figures`) and
+claims (``claims.toml``); no theory of its own."""

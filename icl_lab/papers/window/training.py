@@ -13,6 +13,7 @@ from ...metrics import spectral_norm
 from ...models import KernelAttention
 from ...train import RunGrid, train
 from .data import F64, PrefetchSampler
+from ...metrics import mean_se
 
 
 def icl_error(model, batch: PromptBatch) -> torch.Tensor:
@@ -60,8 +61,6 @@ def ordering(values: list, increasing: bool = True, margin: float = 2.0) -> tupl
     """Are the trial means of ``values`` (one (trials,) tensor per grid point) strictly ordered, and
     which adjacent pairs are *not resolved* (difference of means below ``margin`` standard errors of
     the difference)?  Returns (ordered, [(i, i+1), ...])."""
-    from ...metrics import mean_se
-
     ms = [mean_se(v) for v in values]
     diffs = [(b[0] - a[0]) * (1 if increasing else -1) for a, b in zip(ms, ms[1:])]
     ses = [math.hypot(a[1], b[1]) for a, b in zip(ms, ms[1:])]
