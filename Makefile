@@ -6,6 +6,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# tests and CI add their tools (requirements-test.txt) to the reader's environment
+TEST_STAMP := $(VENV)/.installed-test
 JB     := $(BIN)/jupyter-book
 # folders of py:percent notebooks paired with .ipynb; synthesis/ sorts after chapters/, so a book build
 # (Sphinx reads documents in name order) runs it after every chapter has exported its claims
@@ -18,11 +20,12 @@ KERNEL_THREADS ?= 1
 # the build for an hour; paper-scale cells can take long, so only the ci build lowers it
 EXEC_TIMEOUT ?= 3600
 # the notebooks' execution cache is keyed on their code only: clear it when the library changes
-LIBHASH = $(shell cat $(sort $(wildcard icl_lab/*.py icl_lab/*/*.py)) requirements.txt | sha256sum | cut -c1-16)
+LIBHASH = $(shell cat $(sort $(wildcard icl_lab/*.py icl_lab/*/*.py icl_lab/*/*/*.py)) requirements.txt | sha256sum | cut -c1-16)
 
-.PHONY: book book-paper test unit book-ci sync check-notebooks clean install bench browser-check lab
+.PHONY: book book-paper test unit book-ci sync check-notebooks clean install install-test bench browser-check lab lint
 
 install: $(STAMP)
+install-test: $(TEST_STAMP)
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +33,10 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e . \
 	  || $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP) requirements-test.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
+	@touch $(TEST_STAMP)
 
 # build the book at one scale into _build/<scale>; re-running with nothing changed re-executes nothing
 define build_book
@@ -52,43 +59,48 @@ book-paper: $(STAMP)
 
 # CI: ci scale, warnings are errors
 book-ci: EXEC_TIMEOUT = 300
-book-ci: $(STAMP)
+book-ci: $(TEST_STAMP)
 	$(call build_book,ci,-W -n --keep-going)
 
 # open the built ci book in headless Chromium (Debian's, no download) at 1280 and 390 px: offline, math
 # typeset, sliders move, figures captioned/legible/enlargeable, no leftover outputs or internal jargon,
 # ledger statuses visible on a phone; screenshots (desktop and phone) under _build/ci/_build/screenshots
-browser-check: $(STAMP)
+browser-check: $(TEST_STAMP)
 	$(BIN)/python tools/browser_check.py _build/ci/_build/html
 
 # the notebooks in JupyterLab (pick the scale in each notebook's first cell)
-lab: $(STAMP)
+lab: $(TEST_STAMP)
 	$(BIN)/jupyter lab
 
 # the unit tests and the chapters' notebooks on $(JOBS) pytest workers (one notebook stays on one worker,
 # its cells in order: --dist loadscope), $(KERNEL_THREADS) torch thread(s) each; then the synthesis, which
 # reads the ledgers the chapters exported
-test: $(STAMP)
+test: $(TEST_STAMP)
 	ICL_LAB_SCALE=ci ICL_LAB_THREADS=$(KERNEL_THREADS) $(BIN)/python -m pytest --nbval-lax -q -n $(JOBS) --dist loadscope tests chapters </dev/null
 	ICL_LAB_SCALE=ci $(BIN)/python -m pytest --nbval-lax -q synthesis </dev/null
 
-unit: $(STAMP)
+unit: $(TEST_STAMP)
 	ICL_LAB_SCALE=ci $(BIN)/python -m pytest tests -q
 
 # update every .ipynb from its py:percent source (--update keeps the cell ids), without outputs
-sync: $(STAMP)
+sync: $(TEST_STAMP)
 	$(BIN)/jupytext --quiet --to ipynb --update $$(find $(NOTEBOOK_DIRS) -name '*.py' -not -path '*/.ipynb_checkpoints/*')
 	$(BIN)/python tools/check_notebooks.py --strip
 
-check-notebooks: $(STAMP)
+check-notebooks: $(TEST_STAMP)
 	$(BIN)/python tools/check_notebooks.py
+
+# ruff: the rules chosen in pyproject.toml, and the formatting of the library, tests and tools
+lint: $(TEST_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check icl_lab tests tools benchmarks
 
 clean:
 	rm -rf _build
 
 # benchmarks: batched trainer vs the naive per-run loop (a small case and three papers' sweeps), every
 # registered experiment and every notebook at both scales; they report (benchmarks/out/*), never fail
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/trainer.py
 	$(BIN)/python benchmarks/workloads.py
 	$(BIN)/python benchmarks/experiments.py

@@ -33,7 +33,7 @@ def main():
     ap.add_argument("--out", default=str(Path(__file__).parent / "out" / "sweep.json"))
     args = ap.parse_args()
 
-    from icl_lab import configure_threads, store, sweep
+    from icl_lab import configure_threads, sweep
     from icl_lab import chunks
 
     plan = sweep.plan(args.experiment, args.scale, sets=args.set, grid=args.grid or ["lr=10,30"], seeds=args.seeds,

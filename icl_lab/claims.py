@@ -34,7 +34,6 @@ are judged".
 """
 from __future__ import annotations
 
-import html
 import json
 import math
 import os

@@ -14,10 +14,7 @@ import pytest
 
 from icl_lab import Ledger, cli, store
 from icl_lab import chunks
-from icl_lab import registry
 
-import _sweep_toy
-from _sweep_toy import TOY
 
 TESTS = Path(__file__).resolve().parent
 CS = "common.context_length"

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import icl_lab
-from icl_lab.data import LinearTask, PromptSampler, random_orthonormal, standard_basis
+from icl_lab.data import LinearTask, PromptSampler, random_orthonormal
 from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, feature_losses, gradient, initial_gradient_mean_field,
                               loss_floor, phase_times, population_gd, total_loss)
 from icl_lab.papers.convergence.phases import first_crossing, last_holding

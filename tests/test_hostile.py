@@ -122,7 +122,7 @@ def test_a_summary_without_the_experiments_keys_is_recomputed(toy, tmp_path, mon
     import _sweep_toy
 
     from icl_lab import sweep
-    from icl_lab.records import TaskError, checksum
+    from icl_lab.records import checksum
     from icl_lab.registry import Returns
 
     p = sweep.plan(toy, "paper", seeds=2)

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from icl_lab import ConfigError, cli, store, sweep
+from icl_lab import ConfigError, cli, sweep
 from icl_lab import params, records
 from icl_lab.papers.common.experiments import ContextLengthConfig
 

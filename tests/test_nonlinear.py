@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from icl_lab import ConfigError, QOnlyAttention, make_generator, metrics
-from icl_lab.data import PromptBatch, estimate_lipschitz, separated, standard_basis
+from icl_lab.data import PromptBatch, estimate_lipschitz, standard_basis
 from icl_lab.papers.nonlinear import experiments as nl
 from icl_lab.papers.nonlinear import theory as th
 from icl_lab.train import mse_loss, train

@@ -5,7 +5,6 @@ convex combinations of the context labels, and seeds reproduce bit for bit on CP
 Hypothesis runs derandomized (a fixed example sequence), so CI is reproducible."""
 from __future__ import annotations
 
-import math
 import re
 import tempfile
 from pathlib import Path

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from icl_lab import ConfigError, store, sweep
+from icl_lab import ConfigError, sweep
 from icl_lab import chunks, params, registry
 from icl_lab.papers.common.experiments import ContextLengthConfig
 

@@ -2,7 +2,6 @@
 prefetching sampler, the batched trainer's run grid, the part-wise ledger and config validation."""
 from __future__ import annotations
 
-import json
 import math
 
 import pytest

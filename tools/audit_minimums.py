@@ -22,7 +22,6 @@ import signal
 import sys
 import time
 
-from icl_lab import store
 from icl_lab import tasks
 from icl_lab.params import ConfigError
 from icl_lab.params import Int, constraints_of

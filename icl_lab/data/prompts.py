@@ -18,7 +18,7 @@ A batch without the leading run dimension is shared by all runs of a model.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Callable, Sequence
 
 import torch

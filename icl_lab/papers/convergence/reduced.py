@@ -18,7 +18,7 @@ wide K sweeps; numpy only, no scipy).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch

@@ -25,10 +25,10 @@ from ... import metrics
 from ...config import ScaledConfig, make_generator
 from ...data import PromptBatch, PromptSampler
 from ...models import OneBlockTransformer, QOnlyAttention
-from ...params import LR, SEED, SIZE, STEPS, Int, OneOf
+from ...params import LR, SIZE, STEPS, Int, OneOf
 from ...registry import Registry, returns
 from ...train import RunGrid, train
-from .tasks import (FLAT, L_TUPLE, Sec6Setting, RUN_PARAMS, SETTING_PARAMS, SHARP, ScaledPromptSet, Sec6Runs,
+from .tasks import (FLAT, RUN_PARAMS, SETTING_PARAMS, SHARP, ScaledPromptSet, Sec6Runs,
                     cosine_sampler, make_features, polynomial_sampler)
 from .theory import first_time
 

@@ -142,7 +142,7 @@ def lemma1_figure(theory, snap):
 def sweep_figure(sweep, s):
     """T^1 against L and eta, against K, against Delta. ``s``: the slopes computed by the chapter."""
     cfg = sweep.config
-    Lg, Eg = torch.tensor(cfg.L_grid), torch.tensor(cfg.eta_grid)
+    Lg = torch.tensor(cfg.L_grid)
     Kg = torch.tensor(cfg.K_grid, dtype=F64)
     Dg = torch.tensor(cfg.delta_grid, dtype=F64)
     fig, axs = plt.subplots(2, 2, figsize=(7.5, 5.8), layout="constrained")

@@ -202,7 +202,7 @@ def polynomial_sampler(d: int, N: int, L: float = 1.0) -> PromptSampler:
 # ============================================================================ declared parameters
 
 from ...config import ScaledConfig  # noqa: E402
-from ...params import LR, SEED, SIZE, STEPS, Int, OneOf, Real, TupleOf  # noqa: E402
+from ...params import SEED, SIZE, Int, OneOf, Real, TupleOf  # noqa: E402
 
 POSITIVE = Real(0, 1e3, closed="right")  # c, Delta, a Lipschitz constant L
 L_TUPLE = TupleOf(POSITIVE, max_len=64)

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import torch
 
 from ... import params as chk
-from ...data.prompts import PromptBatch
 from .tasks import FeaturePrompts, cosine_sampler, make_features
 from ...train import mse_loss
 from ...models import QOnlyAttention
