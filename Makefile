@@ -64,7 +64,9 @@ book-ci: $(TEST_STAMP)
 
 # open the built ci book in headless Chromium (Debian's, no download) at 1280 and 390 px: offline, math
 # typeset, sliders move, figures captioned/legible/enlargeable, no leftover outputs or internal jargon,
-# ledger statuses visible on a phone; screenshots (desktop and phone) under _build/ci/_build/screenshots
+# ledger statuses visible on a phone, navigation works (at 390 px the menu and the page contents open and close,
+# at 1280 px the sidebar collapses and returns) with one search box; screenshots (desktop, phone, opened phone
+# menu and contents, collapsed sidebar) under _build/ci/_build/screenshots
 browser-check: $(TEST_STAMP)
 	$(BIN)/python tools/browser_check.py _build/ci/_build/html
 

@@ -27,9 +27,16 @@ from a local HTTP server with all other network access blocked, and the check fa
 * a table is wider than the page column at desktop width; a slider is labelled by an index;
 * at phone width (390 px) a claims ledger's status column is not visible, or a table overflows
   the page column without a scroll container of its own.
+* navigation does not work: at phone width (390 px) tapping the visible ☰ does not open the site
+  navigation (its links on screen, on top) or tapping outside does not close it again; on a page
+  with a table of contents, the contents button does not open (and close) it; at desktop width
+  (1280 px) ☰ does not collapse the sidebar and a second click does not bring it back;
+* more or fewer than one search box (field or button) is visible, at either width.
 
 It saves full-page screenshots of every page at desktop width (``<page>.png``) and at phone width
-(``<page>.phone.png``) beside them (default: ``<html>/../screenshots``, i.e. under the build
+(``<page>.phone.png``), and screen-sized ones of the opened phone menu (``<page>.phone-menu.png``),
+the opened phone contents (``<page>.phone-contents.png``) and the collapsed desktop sidebar
+(``<page>.collapsed.png``) beside them (default: ``<html>/../screenshots``, i.e. under the build
 directory).  Exit status 1 on any failure; the last lines count the failures by kind.
 """
 from __future__ import annotations
@@ -115,7 +122,7 @@ JARGON = [  # anywhere a reader sees text (prose, headings, captions, outputs, v
 ALT_IS_PATH = re.compile(r"^\S+\.(png|jpe?g|svg|gif)$|/_images/|^_images/|^[0-9a-f]{32,}", re.I)
 
 # what a reader sees: visible text, outputs, figures (natural vs displayed size, caption, alt)
-_PAGE_JS = """() => {
+_PAGE_JS = r"""() => {
   const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
   const outputs = Array.from(art.querySelectorAll('.cell_output')).map(o => o.innerText);
   const figs = [];
@@ -183,6 +190,156 @@ _PHONE_JS = """() => {
   return {ledgers: ledgers, rows: rows, hidden: hidden, overflowing: overflowing,
           pageOverflow: document.documentElement.scrollWidth > vw + 1};
 }"""
+
+
+# navigation: how many links of a sidebar ("primary": the site navigation, "secondary": the page's
+# contents) a reader can see and tap, i.e. inside the viewport and on top (not covered). Both
+# themes move a sidebar's content and classes into a modal <dialog> on a phone, so the classes
+# are looked up wherever they are.
+_NAV_LINKS_JS = """(which) => {
+  const sel = which === 'primary' ? '.bd-sidebar-primary' : '.bd-sidebar-secondary';
+  const vw = window.innerWidth, vh = window.innerHeight;
+  let n = 0;
+  for (const box of document.querySelectorAll(sel)) {
+    for (const a of box.querySelectorAll('a[href]')) {
+      const r = a.getBoundingClientRect();
+      if (r.width < 1 || r.height < 1 || r.right <= 0 || r.left >= vw || r.bottom <= 0 || r.top >= vh) continue;
+      if (getComputedStyle(a).visibility === 'hidden') continue;
+      const x = Math.min(vw - 1, Math.max(0, r.left + Math.min(r.width / 2, 20)));
+      const y = Math.min(vh - 1, Math.max(0, r.top + r.height / 2));
+      const top = document.elementFromPoint(x, y);
+      if (top && (top === a || a.contains(top) || top.contains(a))) n++;
+    }
+  }
+  return n;
+}"""
+
+# the page's navigation controls: toggles (all, and visible ones: a hidden copy earlier in the page
+# is what the themes' JS binds), whether the page has contents, and every visible search box
+_NAV_JS = """() => {
+  const vw = window.innerWidth;
+  // shown: laid out, not hidden, horizontally on screen; a sidebar scrolled to the current page's link
+  // may hold its search box above the viewport: it still counts
+  const shown = e => { const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+    return r.width > 0 && r.height > 0 && r.right > 0 && r.left < vw &&
+           s.visibility !== 'hidden' && parseFloat(s.opacity || '1') > 0; };
+  const toggles = sel => { const all = Array.from(document.querySelectorAll(sel));
+    return {all: all.length, visible: all.filter(shown).length}; };
+  const sec = document.querySelector('#pst-secondary-sidebar, .bd-sidebar-secondary');
+  const hasToc = !!sec && sec.querySelectorAll('nav a[href], .page-toc a[href], a[href^="#"]').length > 0;
+  const boxes = Array.from(document.querySelectorAll(
+      '.search-button__button, .search-button-field, .search-button, form.bd-search, input[type=search], .sidebar-search'))
+    .filter(e => !e.closest('article') && !e.closest('dialog:not([open])') && shown(e));
+  const outer = boxes.filter(e => !boxes.some(o => o !== e && o.contains(e)));
+  return {primary: toggles('.primary-toggle'), secondary: toggles('.secondary-toggle'), hasToc: hasToc,
+          search: outer.map(e => (e.tagName.toLowerCase() + '.' + Array.from(e.classList).slice(0, 3).join('.')) +
+                                 ' in ' + ((e.closest('header, nav, .bd-sidebar-primary, .bd-header-article') || {}).className || '?').split(' ')[0])};
+}"""
+
+# a point of the screen outside the open sidebar (the dialog's backdrop), where a reader taps to close it
+_OUTSIDE_JS = """(which) => {
+  const sel = which === 'primary' ? '.bd-sidebar-primary' : '.bd-sidebar-secondary';
+  const vw = window.innerWidth, vh = window.innerHeight;
+  for (const box of document.querySelectorAll(sel)) {
+    const r = box.getBoundingClientRect();
+    if (r.width < 1 || r.right <= 0 || r.left >= vw) continue;
+    if (r.left > 30) return [Math.round(r.left / 2), Math.round(vh / 2)];
+    if (vw - r.right > 30) return [Math.round((r.right + vw) / 2), Math.round(vh / 2)];
+  }
+  return null;
+}"""
+
+NAV_WAIT_MS = 4000  # the drawers slide in (0.2 s); two busy cores can be slow
+
+
+def _wait_links(page, which: str, present: bool) -> bool:
+    """Wait until the sidebar's links are on screen (present) or gone; False if that never happens."""
+    cond = f"() => ({_NAV_LINKS_JS})({which!r}) {'>' if present else '=='} 0"
+    try:
+        page.wait_for_function(cond, timeout=NAV_WAIT_MS)
+        return True
+    except Exception:  # playwright's TimeoutError
+        return False
+
+
+def _search_check(rel: str, width: str, nav: dict) -> list[tuple[str, str]]:
+    n = len(nav["search"])
+    if n == 1:
+        return []
+    what = "no search box" if n == 0 else f"{n} search boxes ({'; '.join(nav['search'])})"
+    return [("not one search box", f"{rel}: at {width} {what} visible, expected one")]
+
+
+def _toggle_note(t: dict) -> str:
+    return (f" (the page has {t['all']} such buttons, {t['visible']} visible: the themes' JS binds the first one, "
+            "so a hidden copy makes the visible one dead)") if t["all"] > 1 else ""
+
+
+def phone_navigation(page, rel: str, shots: Path, done: list[str]) -> list[tuple[str, str]]:
+    """At phone width: ☰ opens the site navigation and a tap outside closes it; the contents button
+    the same on a page with contents; exactly one search box. Screenshots of both opened menus.
+    What worked is appended to ``done`` (printed per page)."""
+    page.evaluate("window.scrollTo(0, 0)")  # the top of the page, as a reader arrives (a figure click scrolled)
+    page.wait_for_timeout(200)
+    bad: list[tuple[str, str]] = []
+    nav = page.evaluate(_NAV_JS)
+    bad += _search_check(rel, "390 px", nav)
+    done.append(f"390 px: {len(nav['search'])} search box{'' if len(nav['search']) == 1 else 'es'}")
+    for which, name, shot in (("primary", "☰ (site navigation)", ".phone-menu"),
+                              ("secondary", "contents button (this page's sections)", ".phone-contents")):
+        t = nav[which]
+        if which == "secondary" and not nav["hasToc"]:
+            continue
+        kind = "phone menu does not open" if which == "primary" else "phone contents do not open"
+        if t["visible"] == 0:
+            bad.append((kind, f"{rel}: at 390 px no {name} is visible{_toggle_note(t)}"))
+            continue
+        if page.evaluate(_NAV_LINKS_JS, which) > 0:
+            bad.append((kind, f"{rel}: at 390 px the {which} sidebar is on screen before the {name} is tapped"))
+            continue
+        page.locator(f".{which}-toggle:visible").first.tap()
+        if not _wait_links(page, which, True):
+            bad.append((kind, f"{rel}: at 390 px tapping the {name} opened nothing{_toggle_note(t)}"))
+            page.keyboard.press("Escape")
+            continue
+        page.screenshot(path=str(shots / shot_name(rel, shot)), timeout=SHOT_TIMEOUT_MS)
+        point = page.evaluate(_OUTSIDE_JS, which)
+        if point:
+            page.touchscreen.tap(*point)
+        else:  # a drawer as wide as the screen: the keyboard's Escape (the dialog's own close)
+            page.keyboard.press("Escape")
+        if not _wait_links(page, which, False):
+            bad.append((kind, f"{rel}: at 390 px the opened {name} did not close on a tap outside it"))
+            page.keyboard.press("Escape")
+        else:
+            done.append(f"{'menu' if which == 'primary' else 'contents'} opens and closes")
+    return bad
+
+
+def desktop_navigation(page, rel: str, shots: Path, done: list[str]) -> list[tuple[str, str]]:
+    """At desktop width: the sidebar is shown, ☰ collapses it, ☰ again brings it back; one search box."""
+    page.evaluate("window.scrollTo(0, 0)")  # the top of the page, as a reader arrives (a figure click scrolled)
+    page.wait_for_timeout(200)
+    bad: list[tuple[str, str]] = []
+    nav = page.evaluate(_NAV_JS)
+    bad += _search_check(rel, "1280 px", nav)
+    done.append(f"1280 px: {len(nav['search'])} search box{'' if len(nav['search']) == 1 else 'es'}")
+    kind, t = "desktop sidebar does not toggle", nav["primary"]
+    if page.evaluate(_NAV_LINKS_JS, "primary") == 0:
+        return bad + [(kind, f"{rel}: at 1280 px the site navigation sidebar is not shown")]
+    if t["visible"] == 0:
+        return bad + [(kind, f"{rel}: at 1280 px no ☰ is visible{_toggle_note(t)}")]
+    toggle = page.locator(".primary-toggle:visible").first
+    toggle.click()
+    if not _wait_links(page, "primary", False):
+        return bad + [(kind, f"{rel}: at 1280 px clicking ☰ did not collapse the sidebar{_toggle_note(t)}")]
+    page.screenshot(path=str(shots / shot_name(rel, ".collapsed")), timeout=SHOT_TIMEOUT_MS)
+    toggle.click()
+    if not _wait_links(page, "primary", True):
+        bad.append((kind, f"{rel}: at 1280 px clicking ☰ again did not bring the sidebar back"))
+    else:
+        done.append("sidebar collapses and returns")
+    return bad
 
 
 def shot_name(rel: str, suffix: str = "") -> str:
@@ -345,7 +502,12 @@ def main() -> int:
             if scales:
                 print(f"  figure display scales: {' '.join(f'{x:.2f}' for x in scales)}")
             shots.mkdir(parents=True, exist_ok=True)
+            # from the top (a figure click scrolled): sticky bars and the sidebar are drawn where a reader
+            # arrives, not half-way down the page
+            page.evaluate("window.scrollTo(0, 0)")
             page.screenshot(path=str(shots / shot_name(rel)), full_page=True, timeout=SHOT_TIMEOUT_MS)
+            nav_done: list[str] = []
+            navigation = desktop_navigation(page, rel, shots, nav_done)
             page.close()
             # phone width: ledgers' status column visible, tables inside the column, screenshot
             phone = browser.new_page(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1)
@@ -361,7 +523,13 @@ def main() -> int:
                               f"{rel}: at 390 px {len(ph['overflowing'])} table(s) overflow the column with no "
                               f"scroll container (widths {ph['overflowing'][:5]} px)"))
             phone.screenshot(path=str(shots / shot_name(rel, ".phone")), full_page=True, timeout=SHOT_TIMEOUT_MS)
+            navigation += phone_navigation(phone, rel, shots, nav_done)
             phone.close()
+            print(f"  navigation: {', '.join(nav_done)}")
+            # navigation is the theme's, not the chapter's: never pending
+            for kind, msg in navigation:
+                kinds[kind] += 1
+                failures.append(msg)
             for kind, msg in found:
                 if rel.startswith(PENDING_PAGES):
                     pending.append(msg)

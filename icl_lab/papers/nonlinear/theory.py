@@ -54,7 +54,6 @@ def attention(q: torch.Tensor, counts: torch.Tensor, query: torch.Tensor) -> tor
 def attention_map(q: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
     """(R, K, K) mean attention a query of feature k puts on feature m, over all contexts in ``counts``
     (contexts do not depend on the query's feature). Rows sum to one."""
-    K = q.shape[-1]
     logits = q[:, :, None, :] + torch.log(counts)[None, None]  # (R, K, B, K)
     return torch.softmax(logits, dim=-1).mean(2)
 
