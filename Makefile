@@ -92,10 +92,9 @@ sync: $(TEST_STAMP)
 check-notebooks: $(TEST_STAMP)
 	$(BIN)/python tools/check_notebooks.py
 
-# ruff: the rules chosen in pyproject.toml, and the formatting of the library, tests and tools
+# ruff: the few rules chosen in pyproject.toml (pyflakes and pycodestyle's non-layout errors)
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check icl_lab tests tools benchmarks
 
 clean:
 	rm -rf _build

@@ -17,7 +17,7 @@ from . import claims, paths, sweep
 from .claims import PAPERS, ClaimsTable, compare
 from .config import DEFAULT_SCALE, SCALES, default_device, get_scale
 from .params import ConfigError, describe
-from .registry import experiments, for_scale, resolve_experiment
+from .registry import experiments, resolve_experiment
 from .render import md_table
 from .reports import stored_results_summary
 from .store import ResultsStore, check_root
@@ -25,36 +25,26 @@ from .tasks import check_environment
 
 EPILOG_MAIN = """\
 examples:
-  icl-lab list                                   what can I run, and which claims does it measure?
-  icl-lab show common.context_length       its parameters, with their ci and paper values
-  icl-lab run common.context_length --scale ci
-  icl-lab run common.context_length --scale paper --seeds 30 --grid lr=10,30,100 \\
-          --executor dask --workers 8              a sweep on 8 local processes
-  icl-lab report                                 the claims ledger and what is stored
+  icl-lab list                          what can I run, and which claims does it measure?
+  icl-lab show common.context_length    its parameters, with their values at each scale
+  icl-lab run common.context_length --scale paper --seeds 30 --grid lr=10,30,100 --executor dask
+  icl-lab report                        the claims ledger and what is stored
 
-Results go to ./results (or --results DIR, or $ICL_LAB_RESULTS): one JSON file per completed task.
-Re-running the same command skips what is already there, so an interrupted sweep just continues.
+Results go to results/ (--results DIR, $ICL_LAB_RESULTS), one JSON file per completed task; running
+the same command again skips what is stored, so an interrupted sweep just continues.
 """
 
 EPILOG_RUN = """\
-how a sweep is cut into tasks:
-  --grid gives each parameter a list of values; the sweep is every combination (a grid point).
-  Each grid point trains --seeds seeds (its config's `seeds` field; run r uses seed + r).
-  One task trains up to --seeds-per-task of them together (default: all of them), batched in the
-  trainer's run dimension; tasks are what the executor spreads over workers.
-
-values:
-  --set/--grid values are parsed to the parameter's type: integers (100, 1e4), numbers (0.5, 3e-2,
-  inf), true/false, strings, and lists written 2,4,8 in --set or [2,4,8] in --grid
-  (--grid 'N_values=[2,4],[8,16]' sweeps two lists; quote brackets for the shell).
-  Everything is checked before anything runs.
+A sweep is every combination of the --grid values (a grid point) times --seeds seeds (run r uses
+seed + r); a task trains up to --seeds-per-task of a point's seeds together. Values are parsed to the
+parameter's type (100, 1e4, 3e-2, inf, true, text; lists 2,4,8 in --set, [2,4],[8,16] in --grid)
+and everything is checked before anything runs.
 
 examples:
   icl-lab run common.context_length --scale ci --set steps=100 --dry-run
-  icl-lab run common.context_length --scale paper --seeds 30 --seeds-per-task 6 \\
-          --grid lr=10,30 --grid K=2,4,8 --executor dask --workers 16
+  icl-lab run common.context_length --scale paper --seeds 30 --seeds-per-task 6 --grid K=2,4,8 \\
+          --executor dask --workers 16
   icl-lab run common.context_length --executor dask --address tcp://10.0.0.5:8786
-          (a running scheduler, e.g. started by dask-jobqueue on Slurm/PBS; see the README)
 """
 
 
@@ -226,7 +216,7 @@ def cmd_list(args) -> int:
 def cmd_show(args) -> int:
     e = resolve_experiment(args.experiment)
     kinds = describe(e.config)
-    ci, book, paper = (for_scale(e.config, s, {}) for s in ("ci", "book", "paper"))
+    ci, book, paper = (e.config.for_scale(s) for s in ("ci", "book", "paper"))
     print(f"{args.experiment}: {e.description}\npaper: {e.paper}, {e.location}; claims: {', '.join(e.claims) or '—'}\n")
     print(md_table(["parameter", "allowed values", "ci", "book", "paper"],
                  [[f.name, kinds[f.name], getattr(ci, f.name), getattr(book, f.name), getattr(paper, f.name)]

@@ -155,14 +155,6 @@ def all_experiments() -> dict[str, Experiment]:
     return out
 
 
-def get_experiment(name: str) -> Experiment:
-    """The experiment called ``name`` (``"<module>.<name>"``), or a ConfigError listing them all."""
-    exps = all_experiments()
-    if name not in exps:
-        raise ConfigError(f"experiment must be one of {sorted(exps)} (got {name!r})")
-    return exps[name]
-
-
 PLUGINS_ENV = "ICL_LAB_EXPERIMENTS"
 
 
@@ -202,8 +194,3 @@ def resolve_experiment(name: str, registry: dict | None = None) -> Experiment:
     if not isinstance(name, str) or name not in exps:
         raise ConfigError(f"experiment must be one of {sorted(exps)} (got {name!r})")
     return exps[name]
-
-
-def for_scale(cls, scale: str, overrides: dict):
-    """``cls.for_scale(scale, **overrides)``, also for configs with a field called ``scale``."""
-    return cls(**{**cls.scale_overrides(scale), **overrides})

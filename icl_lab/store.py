@@ -1,24 +1,12 @@
-"""The results store: one JSON record per completed task, written atomically and read with checks.
+"""The results store: one JSON record per completed task (:mod:`icl_lab.records` defines the format),
+at ``<root>/<experiment>/<key>.json`` where ``key`` hashes the experiment and its whole config.
 
-A *task* is one experiment configuration (a grid point with a chunk of its seeds).  Its record
-(:mod:`icl_lab.records` defines the format) is stored at ``<root>/<experiment>/<key>.json``, where
-``key`` hashes the experiment's name and the complete configuration, so the same configuration
-always lands in the same file, however it was reached.
-
-Writes go to a temporary file in the same folder, are flushed and fsync'ed, then renamed over the
-final name with :func:`os.replace` (atomic on POSIX), and the folder is fsync'ed: a reader sees
-either no file or a complete one, and a process killed at any point leaves at most a stray
-``.*.tmp`` file (ignored, and removed by :meth:`ResultsStore.clean_tmp`).  A file that is not a
-regular file inside the store, is over 64 MB, does not parse, breaks the schema, fails its
-checksum or whose key and config disagree is *unusable*: readers treat it as missing, so the task
-is recomputed and the file replaced.  The checksum detects accidental damage; it does not
-authenticate.  A record computed by other library code (another :func:`records.source_hash`) is
-stale and recomputed too.
-
-While a task is computed its writer holds the task's lock, ``.<key>.lock`` beside the record (an
-OS file lock through ``filelock``: released by the kernel when the process ends, however it ends),
-so a second identical sweep waits for that record instead of computing it again
-(:mod:`icl_lab.tasks`).
+Writes are atomic (temporary file, fsync, :func:`os.replace`, fsync of the folder): a reader sees no
+file or a complete one. A file that is not a regular file in the store, is over 64 MB, does not
+parse, breaks the schema, fails its checksum (accidental damage; it does not authenticate) or whose
+key and config disagree is unusable, and so is a record computed by other library code: readers
+treat it as missing and the task is recomputed. A task's lock, ``.<key>.lock`` beside its record, is
+an OS file lock (``filelock``), released by the kernel when its holder ends however it ends.
 """
 from __future__ import annotations
 

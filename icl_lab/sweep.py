@@ -1,27 +1,13 @@
 """Sweeps: an experiment over a grid of parameters and seeds, on one core or a Dask cluster.
 
-A sweep is *planned* first — every value parsed to its field's type, every grid point's config
-built and validated — and only then run, so bad input fails with one :class:`~icl_lab.ConfigError`
-naming the field before anything is computed or written.  The plan is a list of *tasks*: one grid
-point times a chunk of its seeds (``seed``/``seeds`` split, registry convention), so a task trains
-several seeds at once in the trainer's run dimension and per-task overhead stays small.
+A sweep is planned first (every value parsed, every grid point's config built and validated), so
+bad input fails with one :class:`~icl_lab.ConfigError` before anything runs. A *task* is one grid
+point with a chunk of its seeds, trained together in the trainer's run dimension. Executors:
+``local`` (this process) or ``dask`` (a LocalCluster of one-thread workers, or the scheduler at
+``address``). Each finished task is stored at once (:func:`icl_lab.tasks.execute_task`) and stored
+tasks are skipped, so an interrupted sweep completes when the same command runs again::
 
-Tasks run on an executor:
-
-* ``local`` — one after the other in this process;
-* ``dask`` — on Dask distributed: a :class:`distributed.LocalCluster` of ``workers`` processes with
-  one thread each (``ICL_LAB_THREADS=1`` in the workers), or the running scheduler at ``address``
-  (e.g. one started by dask-jobqueue on Slurm/PBS).
-
-Each completed task is written atomically to the results store (:mod:`icl_lab.store`) by the
-process that computed it (:func:`icl_lab.tasks.execute_task`); tasks already stored (with a valid
-checksum) are skipped, so an interrupted sweep completes on the next invocation of the same command.
-
-Python::
-
-    from icl_lab import sweep
-    plan = sweep.plan("common.context_length", scale="ci", sets=["steps=100"],
-                      grid=["lr=10,30"], seeds=6, seeds_per_task=3)
+    plan = sweep.plan("common.context_length", scale="ci", grid=["lr=10,30"], seeds=6, seeds_per_task=3)
     result = sweep.run(plan, executor="dask", workers=2)
     result.point_summaries()      # one merged summary per grid point
 """
@@ -44,7 +30,7 @@ from .chunks import merge_records
 from .config import get_scale, progress_enabled, threads_from_env
 from .params import ConfigError, coerce_value
 from .records import StoreError, config_key, seeds_of
-from .registry import for_scale, resolve_experiment
+from .registry import resolve_experiment
 from .resources import check_memory, memory_limit
 from .store import ResultsStore
 from .tasks import Busy, execute_task
@@ -86,7 +72,7 @@ def parse_assignment(text: str, option: str = "--set") -> tuple[str, str]:
 
 def build_config(exp, scale: str, overrides: dict):
     """The experiment's config at ``scale`` with ``overrides`` (values are type-checked first)."""
-    return for_scale(exp.config, scale, {k: coerce_value(exp.config, k, v) for k, v in overrides.items()})
+    return exp.config.for_scale(scale, **{k: coerce_value(exp.config, k, v) for k, v in overrides.items()})
 
 
 # ============================================================================ the plan
@@ -190,7 +176,7 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
         point = dict(zip(names, combo))
         overrides = {**fixed, **point}
         try:
-            cfg = for_scale(cls, scale, overrides)
+            cfg = cls.for_scale(scale, **overrides)
         except ConfigError as e:
             where = ", ".join(f"{k}={v!r}" for k, v in point.items())
             raise ConfigError(f"{e} [grid point {where}]" if point else str(e)) from None

@@ -1,17 +1,11 @@
 """Running one task: compute a configuration, check its summary, store its record.
 
-Every way of computing goes through here: a sweep's tasks (:mod:`icl_lab.sweep`, in this process
-or on a Dask worker) and the notebooks' :func:`load_or_run`, which returns the stored summary of a
-configuration when the results store holds a current record (or seed chunks that tile it) and
-otherwise computes it, stores it and returns it::
-
-    from icl_lab.tasks import load_or_run
-    summary = load_or_run("common.context_length", ContextLengthConfig.for_scale())
-
-While a task is computed its lock is held (:meth:`icl_lab.store.ResultsStore.lock`), so a second
-process asking for the same configuration waits for the record instead of computing it again. A
-wait lasts at most ``$ICL_LAB_LOCK_STALE`` seconds (default 120): after that the waiting process
-computes the task itself, so no wait can outlast its cause.
+Every computation goes through here: a sweep's tasks (:func:`execute_task`, in this process or on
+a Dask worker) and the notebooks' :func:`load_or_run`, which returns the stored summary of a
+configuration (or of seed chunks that tile it) and otherwise computes and stores it. While a task
+is computed its lock is held, so a second process asking for it waits for the record instead of
+computing it again, for at most ``$ICL_LAB_LOCK_STALE`` seconds (default 120): then it computes the
+task itself, so no wait outlasts its cause.
 """
 from __future__ import annotations
 
@@ -27,7 +21,7 @@ from .chunks import from_chunks
 from .config import configure_threads, default_device, ensure_threads, get_scale, threads_from_env
 from .params import ConfigError
 from .records import TaskError, jsonable, make_record, now, summary_problem
-from .registry import experiments, for_scale, plugin_names, resolve_experiment
+from .registry import experiments, plugin_names, resolve_experiment
 from .resources import check_memory, memory_limit
 from .store import ResultsStore, default_root
 
@@ -151,7 +145,7 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
     exp = resolve_experiment(experiment, experiments())
     s = get_scale(scale)
     if cfg is None:
-        cfg = for_scale(exp.config, s, {})
+        cfg = exp.config.for_scale(s)
     elif not isinstance(cfg, exp.config):
         raise ConfigError(f"cfg must be a {exp.config.__name__} for {experiment} (got {type(cfg).__name__})")
     store = ResultsStore(results_dir)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import itertools
 import json
 import uuid
 from typing import Callable, Sequence
@@ -100,14 +99,6 @@ def static_slider(draw: Callable, values: Sequence, name: str, fmt="{}", dpi: in
     if not values:
         raise chk.ConfigError("values must be non-empty")
     return StaticSlider(render_frames(draw, values, dpi), values, name, fmt, alt)
-
-
-def static_grid(draw: Callable, grid: dict[str, Sequence], dpi: int = DPI) -> list[StaticSlider]:
-    """Sliders over several parameters are pre-rendered as one slider per combination order;
-    for two or more parameters use :func:`static_slider` on the product (kept small)."""
-    keys = list(grid)
-    combos = list(itertools.product(*(grid[k] for k in keys)))
-    return [static_slider(lambda c: draw(**dict(zip(keys, c))), combos, ", ".join(keys), dpi=dpi)]
 
 
 def value_slider(values: Sequence, name: str, fmt="{}", value=None, continuous_update: bool = False):

@@ -275,16 +275,21 @@ def _toggle_note(t: dict) -> str:
             "so a hidden copy makes the visible one dead)") if t["all"] > 1 else ""
 
 
+def _page_top(page, rel: str, width: str, done: list[str]):
+    """The navigation controls at the top of the page, as a reader arrives (a figure click scrolled),
+    and the one-search-box check."""
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_timeout(200)
+    nav = page.evaluate(_NAV_JS)
+    done.append(f"{width}: {len(nav['search'])} search box{'' if len(nav['search']) == 1 else 'es'}")
+    return nav, list(_search_check(rel, width, nav))
+
+
 def phone_navigation(page, rel: str, shots: Path, done: list[str]) -> list[tuple[str, str]]:
     """At phone width: ☰ opens the site navigation and a tap outside closes it; the contents button
     the same on a page with contents; exactly one search box. Screenshots of both opened menus.
     What worked is appended to ``done`` (printed per page)."""
-    page.evaluate("window.scrollTo(0, 0)")  # the top of the page, as a reader arrives (a figure click scrolled)
-    page.wait_for_timeout(200)
-    bad: list[tuple[str, str]] = []
-    nav = page.evaluate(_NAV_JS)
-    bad += _search_check(rel, "390 px", nav)
-    done.append(f"390 px: {len(nav['search'])} search box{'' if len(nav['search']) == 1 else 'es'}")
+    nav, bad = _page_top(page, rel, "390 px", done)
     for which, name, shot in (("primary", "☰ (site navigation)", ".phone-menu"),
                               ("secondary", "contents button (this page's sections)", ".phone-contents")):
         t = nav[which]
@@ -318,12 +323,7 @@ def phone_navigation(page, rel: str, shots: Path, done: list[str]) -> list[tuple
 
 def desktop_navigation(page, rel: str, shots: Path, done: list[str]) -> list[tuple[str, str]]:
     """At desktop width: the sidebar is shown, ☰ collapses it, ☰ again brings it back; one search box."""
-    page.evaluate("window.scrollTo(0, 0)")  # the top of the page, as a reader arrives (a figure click scrolled)
-    page.wait_for_timeout(200)
-    bad: list[tuple[str, str]] = []
-    nav = page.evaluate(_NAV_JS)
-    bad += _search_check(rel, "1280 px", nav)
-    done.append(f"1280 px: {len(nav['search'])} search box{'' if len(nav['search']) == 1 else 'es'}")
+    nav, bad = _page_top(page, rel, "1280 px", done)
     kind, t = "desktop sidebar does not toggle", nav["primary"]
     if page.evaluate(_NAV_LINKS_JS, "primary") == 0:
         return bad + [(kind, f"{rel}: at 1280 px the site navigation sidebar is not shown")]
