@@ -45,6 +45,7 @@ examples:
   icl-lab run common.context_length --scale paper --seeds 30 --seeds-per-task 6 --grid K=2,4,8 \\
           --executor dask --workers 16
   icl-lab run common.context_length --executor dask --address tcp://10.0.0.5:8786
+          (a running scheduler, e.g. started by dask-jobqueue on Slurm/PBS; see the README)
 """
 
 
