@@ -82,7 +82,7 @@ def from_chunks(store, experiment: str, exp, cfg) -> dict | None:
     want = {k: v for k, v in config_to_json(cfg).items() if k not in ("seed", "seeds")}
     found = {}
     for _, rec, _ in store.records(experiment, {experiment: exp}):
-        if rec is not None and is_current(rec) and exp.summary_problem(rec["summary"]) is None and {k: v for k, v in rec["config"].items()
+        if rec is not None and is_current(rec, exp) and exp.summary_problem(rec["summary"]) is None and {k: v for k, v in rec["config"].items()
                                                     if k not in ("seed", "seeds")} == want:
             found[int(rec["config"]["seed"])] = rec
     order, s = [], seeds[0]

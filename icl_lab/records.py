@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import ast
 import hashlib
 import importlib.metadata
+import importlib.util
 import json
 import math
 import os
@@ -182,8 +184,8 @@ def code_version() -> dict:
         version = importlib.metadata.version("icl_lab")
     except importlib.metadata.PackageNotFoundError:  # run from a checkout without installing
         version = None
-    here = Path(__file__).resolve().parent
-    out = {"icl_lab": version, "source": source_hash(), "git_commit": None, "git_dirty": None}
+    here = PACKAGE
+    out = {"icl_lab": version, "git_commit": None, "git_dirty": None}
     try:
         commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
                                 timeout=10)
@@ -198,15 +200,64 @@ def code_version() -> dict:
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def source_hash() -> str:
-    """SHA-256 (first 16 hex digits) of every icl_lab/**/*.py: a stored result computed by other library
-    code is stale for :func:`load_or_run` (git commits alone miss uncommitted edits and installs)."""
-    here = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for p in sorted(here.rglob("*.py")):
-        h.update(p.relative_to(here).as_posix().encode())
-        h.update(p.read_bytes())
+#: modules that present, store or schedule results: editing them never changes what an experiment
+#: computes, so they are not part of any experiment's fingerprint (nor is a paper's figures*.py)
+NOT_COMPUTING = frozenset({"plotting", "widgets", "claims", "claims_html", "render", "cli", "reports", "notebook",
+                           "paths", "store", "tasks", "chunks", "sweep", "registry", "records", "resources"})
+PACKAGE = Path(__file__).resolve().parent
+
+
+def _source_of(module: str) -> Path | None:
+    """The file of an importable module (a package's ``__init__.py``), without importing it."""
+    if module == "icl_lab" or module.startswith("icl_lab."):
+        base = PACKAGE.joinpath(*module.split(".")[1:])
+        return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
+    spec = importlib.util.find_spec(module)  # a plug-in's module
+    return Path(spec.origin) if spec is not None and spec.origin and spec.origin.endswith(".py") else None
+
+
+def _computing(module: str) -> bool:
+    last = module.rsplit(".", 1)[-1]
+    return not (module.count(".") == 1 and last in NOT_COMPUTING) and not last.startswith("figures")
+
+
+def _imports_of(module: str, text: str) -> set[str]:
+    """The icl_lab modules ``module`` imports (anywhere in it); ``from pkg import name`` counts the
+    submodule ``pkg.name`` where one exists, else the package."""
+    out, pkg = set(), module if _source_of(module).name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom):
+            base = ".".join(pkg.split(".")[: len(pkg.split(".")) - node.level + 1]) if node.level else ""
+            mod = ".".join(x for x in (base, node.module) if x)
+            if mod.startswith("icl_lab"):
+                subs = {f"{mod}.{a.name}" for a in node.names if _source_of(f"{mod}.{a.name}") is not None}
+                out |= subs or {mod}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("icl_lab")}
+    return out
+
+
+def fingerprint(module: str, sources: dict | None = None) -> str:
+    """What makes a stored result current: SHA-256 (16 hex digits) of the code that computes an
+    experiment, i.e. the module holding its run function and every library module it imports,
+    directly or not, except the modules that only present, store or schedule results
+    (``NOT_COMPUTING``, and a paper's ``figures*.py``). Editing the training loop, a sampler or the
+    paper's own modules makes the experiment's records stale; editing a plot, a widget, the claims
+    ledger, the command line or the store does not. ``sources``: file texts to use instead of the
+    files on disk (``{Path: bytes}``, for tests)."""
+    sources = sources or {}
+    seen, todo, h = set(), [module], hashlib.sha256()
+    while todo:
+        name = todo.pop()
+        path = _source_of(name)
+        if name in seen or path is None or (name != module and not _computing(name)):
+            continue
+        seen.add(name)
+        data = sources.get(path) if path in sources else path.read_bytes()
+        todo.extend(_imports_of(name, data.decode()))
+    for name in sorted(seen):
+        path = _source_of(name)
+        h.update(name.encode() + b"\0" + (sources.get(path) if path in sources else path.read_bytes()))
     return h.hexdigest()[:16]
 
 
@@ -223,8 +274,9 @@ def now() -> str:
 
 
 def make_record(experiment: str, cfg, summary: dict, *, scale: str | None = None, overrides: dict | None = None,
-                started: str, wall: float, cpu: float, device: str, threads: int | None = None) -> dict:
-    """A record (without checksum) for a completed task."""
+                started: str, wall: float, cpu: float, device: str, threads: int | None = None,
+                fingerprint: str | None = None) -> dict:
+    """A record (without checksum) for a completed task; ``fingerprint``: its experiment's code."""
     return {
         "format": FORMAT,
         "experiment": experiment,
@@ -235,7 +287,7 @@ def make_record(experiment: str, cfg, summary: dict, *, scale: str | None = None
         "overrides": jsonable(overrides or {}, "overrides"),
         "summary": jsonable(summary, f"{experiment} summary"),
         "meta": {
-            "code": code_version(),
+            "code": {**code_version(), "fingerprint": fingerprint},
             "versions": library_versions(),
             "device": device,
             "threads": threads,

@@ -21,6 +21,7 @@ Conventions an experiment follows so that sweeps can split and merge its seeds:
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 from dataclasses import dataclass, field
@@ -28,6 +29,9 @@ from typing import Any, Callable
 
 from .papers import PAPERS
 from .params import ConfigError
+from .records import fingerprint
+
+_fingerprint = functools.lru_cache(maxsize=None)(fingerprint)
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,11 @@ class Experiment:
     def seed_splittable(self) -> bool:
         names = getattr(self.config, "__dataclass_fields__", {})
         return "seeds" in names and "seed" in names
+
+    @property
+    def fingerprint(self) -> str:
+        """The fingerprint of the code that computes this experiment (:func:`icl_lab.records.fingerprint`)."""
+        return _fingerprint(self.run.__module__)
 
     @property
     def summary_keys(self) -> "Returns | None":

@@ -23,7 +23,8 @@ from filelock import FileLock
 
 from . import paths
 from .params import ConfigError
-from .records import StoreError, checksum, config_from_json, config_key, config_to_json, record_problem, source_hash
+from . import registry
+from .records import StoreError, checksum, config_from_json, config_key, config_to_json, record_problem
 
 #: Largest record file the reader opens (a stray multi-GB file is refused, not loaded).
 MAX_RECORD_BYTES = 64 * 1024 * 1024
@@ -57,10 +58,12 @@ def default_root() -> Path:
     return check_root(env, RESULTS_ENV) if env else paths.results_dir()
 
 
-def is_current(rec: dict) -> bool:
-    """True when the record was computed by the current library source (:func:`records.source_hash`)."""
+def is_current(rec: dict, exp=None) -> bool:
+    """True when the record was computed by its experiment's current code (its fingerprint,
+    :func:`icl_lab.records.fingerprint`); ``exp``: the experiment (default: the registered one)."""
+    exp = exp or registry.all_experiments().get(rec.get("experiment"))
     code = rec.get("meta", {}).get("code")
-    return isinstance(code, dict) and code.get("source") == source_hash()
+    return exp is not None and isinstance(code, dict) and code.get("fingerprint") == exp.fingerprint
 
 
 class ResultsStore:
@@ -179,7 +182,7 @@ class ResultsStore:
             return None
         if rec["config"] != config_to_json(cfg):  # pragma: no cover - a hash collision
             return None
-        return rec if stale or is_current(rec) else None
+        return rec if stale or is_current(rec, exp) else None
 
     def check_writable(self, min_free: int = MIN_FREE_BYTES) -> None:
         """Fail (ConfigError) before anything is computed if results could not be stored: the

@@ -82,7 +82,7 @@ def run_and_record(experiment: str, cfg, *, scale: str | None = None, overrides:
         raise TaskError(f"{experiment}: {problem}; nothing stored (its summary function's returns() is out of date)")
     return make_record(experiment, cfg, summary, scale=scale, overrides=overrides, started=started,
                        wall=time.perf_counter() - t0, cpu=time.process_time() - c0, device=str(dev),
-                       threads=torch.get_num_threads())
+                       threads=torch.get_num_threads(), fingerprint=exp.fingerprint)
 
 
 def _locked(store: ResultsStore, experiment: str, key: str, wait: bool):

@@ -44,8 +44,8 @@ def test_record_roundtrip_and_metadata(tmp_path):
     assert {"code", "versions", "device", "host", "started", "finished", "wall_seconds", "cpu_seconds"} <= set(meta)
     assert meta["code"]["icl_lab"] and meta["versions"]["torch"] and meta["device"] == "cpu"
     assert back["checksum"].startswith("sha256:") and back["checksum"] == records.checksum(back)
-    assert st.get("toy.toy", ToyConfig(seeds=2))["key"] == rec["key"]
-    assert st.get("toy.toy", ToyConfig(seeds=3)) is None
+    assert st.get("toy.toy", ToyConfig(seeds=2), exp=TOY)["key"] == rec["key"]
+    assert st.get("toy.toy", ToyConfig(seeds=3), exp=TOY) is None
 
 
 def test_key_depends_on_every_field_not_on_how_the_config_was_built():
@@ -186,7 +186,7 @@ def test_clean_tmp_removes_only_old_debris(tmp_path):
 
 
 def test_load_or_run_recomputes_a_record_made_by_other_library_code(tmp_path, monkeypatch):
-    """A stored summary is reused only while the library source that computed it is unchanged."""
+    """A stored summary is reused only while the code that computed it (its fingerprint) is unchanged."""
     from icl_lab import store
 
     calls = []
@@ -204,7 +204,8 @@ def test_load_or_run_recomputes_a_record_made_by_other_library_code(tmp_path, mo
     again = tasks.load_or_run("synthesis.cross_paper", cfg, tmp_path)
     same = json.dumps(chunks.strip_timings(again), sort_keys=True) == json.dumps(chunks.strip_timings(first), sort_keys=True)
     assert len(calls) == 1 and same
-    monkeypatch.setattr(store, "source_hash", lambda: "another-library")
+    monkeypatch.setattr(type(registry.all_experiments()["synthesis.cross_paper"]), "fingerprint",
+                        property(lambda self: "other-code"))
     tasks.load_or_run("synthesis.cross_paper", cfg, tmp_path)
     assert len(calls) == 2
 
@@ -262,3 +263,25 @@ def test_odd_lock_files_never_hang(tmp_path, kind):
     assert time.monotonic() - t0 < 5
     if lock is not None:
         lock.release()
+
+
+def test_the_fingerprint_covers_the_code_that_computes_an_experiment_only():
+    """Editing a plot, a widget, the ledger, the command line or the store leaves an experiment's
+    records current; editing its training loop, a sampler or its paper's modules makes them stale."""
+    from pathlib import Path
+
+    from icl_lab.records import PACKAGE, fingerprint
+
+    module = registry.all_experiments()["selectors.alpha"].run.__module__
+    base = fingerprint(module)
+
+    def edited(rel):
+        path = PACKAGE / rel
+        return fingerprint(module, {path: path.read_bytes() + b"\n# an edit\n"})
+
+    for rel in ("plotting.py", "widgets.py", "claims.py", "claims_html.py", "cli.py", "reports.py", "store.py",
+                "sweep.py", "papers/selectors/figures.py", "papers/window/trained.py"):
+        assert edited(rel) == base, f"editing {rel} must not change the fingerprint"
+    for rel in ("train.py", "data/prompts.py", "models/transformer.py", "params.py", "papers/selectors/training.py"):
+        assert edited(rel) != base, f"editing {rel} must change the fingerprint"
+    assert Path(PACKAGE / "papers/selectors/figures.py").exists()

@@ -22,13 +22,15 @@ PY="${PYTHON:-$ROOT/.venv/bin/python}"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 export ICL_LAB_THREADS="${ICL_LAB_THREADS:-1}"
 RESULTS="${RESULTS:-$ROOT/results/reference}"
-SEEDS_PER_TASK="${SEEDS_PER_TASK:-5}"
+# one seed per task: CI recomputes the cheapest record of every reference (tools/check_references.py)
+SEEDS_PER_TASK="${SEEDS_PER_TASK:-1}"
 # Reference experiments that `book` does not reduce but whose paper setting the chapters show from a
 # record (absent ones are skipped with a note, e.g. before they are registered).
-EXTRA=(selectors.theorem1)
+EXTRA=(selectors.theorem1 synthesis.cross_paper)
 # Experiments run as one task although they have seeds: their summary holds a value computed from the
 # config's first seed (the population c* of the window paper's norm figures), so seed chunks would
-# each compute their own and could not be merged.
+# each compute their own and could not be merged. So is every experiment whose summary declares no
+# per-seed entries (its values are statistics over all its seeds).
 WHOLE=(window.fig3_norm_vs_L window.fig4_norm_vs_sigma_n window.isotropy)
 
 list=0 dry=()
@@ -57,8 +59,7 @@ for extra in sys.argv[1:]:
     else:
         print(f"note: extra reference experiment {extra} is not registered; skipped", file=sys.stderr)
 for n in names:
-    split = ("seeds" in exps[n].config.__dataclass_fields__ and "seed" in exps[n].config.__dataclass_fields__
-             and n not in whole)
+    split = exps[n].seed_splittable and n not in whole and bool(exps[n].summary_keys.per_seed)
     print(n, "split" if split else "whole")
 PYEOF
 )
