@@ -187,7 +187,6 @@ def test_clean_tmp_removes_only_old_debris(tmp_path):
 
 def test_load_or_run_recomputes_a_record_made_by_other_library_code(tmp_path, monkeypatch):
     """A stored summary is reused only while the code that computed it (its fingerprint) is unchanged."""
-    from icl_lab import store
 
     calls = []
     real = tasks.run_and_record
