@@ -67,10 +67,15 @@ def is_current(rec: dict, exp=None) -> bool:
 
 
 class ResultsStore:
-    """Records under ``root`` (see the module docstring for the layout)."""
+    """Records under ``root`` (see the module docstring for the layout), read-write, above the
+    shipped reference records (``results/reference``), read-only: :meth:`get` serves a current record
+    of either, the results folder first. ``reference=False``: the folder alone."""
 
-    def __init__(self, root: str | os.PathLike | None = None):
+    def __init__(self, root: str | os.PathLike | None = None, reference: bool = True):
         self.root = default_root() if root is None else check_root(root)
+        shipped = paths.REFERENCE
+        self.reference = (ResultsStore(shipped, reference=False) if reference and shipped.is_dir()
+                          and shipped.resolve() != Path(self.root).resolve() else None)
 
     def __repr__(self) -> str:
         return f"ResultsStore({str(self.root)!r})"
@@ -88,7 +93,11 @@ class ResultsStore:
         return FileLock(folder / f".{key}.lock", thread_local=False)
 
     def write(self, record: dict) -> Path:
-        """Write a record atomically (tmp file + fsync + os.replace + fsync of the folder)."""
+        """Write a record atomically (tmp file + fsync + os.replace + fsync of the folder). The shipped
+        reference folder is written by the reference tool only (``tools/reference_runs.sh``)."""
+        if Path(self.root).resolve() == paths.REFERENCE.resolve() and not os.environ.get("ICL_LAB_REFERENCE_TOOL"):
+            raise StoreError(f"results: {str(self.root)!r} holds the shipped reference records, which only "
+                             "tools/reference_runs.sh writes; store your results in another folder")
         record = dict(record)
         record["checksum"] = checksum(record)
         problem = record_problem(record)
@@ -164,10 +173,16 @@ class ResultsStore:
         return rec
 
     def get(self, experiment: str, cfg, *, exp=None, warn: bool = True, stale: bool = False) -> dict | None:
-        """The valid record of ``cfg``, or None when missing, unusable (reported with a warning;
-        overwritten when the task is recomputed) or stale (computed by other library code;
-        ``stale=True`` serves such records too).  ``exp``: the registered experiment, whose
-        declared summary the record must match."""
+        """The valid record of ``cfg`` in the results folder, else among the shipped references; None
+        when missing, unusable (reported with a warning; overwritten when the task is recomputed) or
+        stale (computed by other code; ``stale=True`` serves such records too).  ``exp``: the
+        registered experiment, whose declared summary the record must match."""
+        rec = self._get(experiment, cfg, exp=exp, warn=warn, stale=stale)
+        if rec is None and self.reference is not None:
+            rec = self.reference._get(experiment, cfg, exp=exp, warn=warn, stale=stale)
+        return rec
+
+    def _get(self, experiment: str, cfg, *, exp, warn: bool, stale: bool) -> dict | None:
         path = self.path_for(experiment, cfg)
         if not os.path.lexists(path):
             return None

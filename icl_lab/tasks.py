@@ -150,11 +150,14 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
         raise ConfigError(f"cfg must be a {exp.config.__name__} for {experiment} (got {type(cfg).__name__})")
     store = ResultsStore(results_dir)
 
-    def stored():
+    def stored():  # a record of the results folder or of the shipped references, whole or in seed chunks
         if recompute:
             return None
         rec = store.get(experiment, cfg, exp=exp)
-        return rec["summary"] if rec is not None else from_chunks(store, experiment, exp, cfg)
+        if rec is not None:
+            return rec["summary"]
+        return next((s for s in (from_chunks(layer, experiment, exp, cfg) for layer in (store, store.reference)
+                                 if layer is not None) if s is not None), None)
 
     summary = stored()
     if summary is not None:

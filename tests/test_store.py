@@ -284,3 +284,24 @@ def test_the_fingerprint_covers_the_code_that_computes_an_experiment_only():
     for rel in ("train.py", "data/prompts.py", "models/transformer.py", "params.py", "papers/selectors/training.py"):
         assert edited(rel) != base, f"editing {rel} must change the fingerprint"
     assert Path(PACKAGE / "papers/selectors/figures.py").exists()
+
+
+def test_shipped_references_are_a_read_only_layer(tmp_path, monkeypatch, toy_registry):
+    """load_or_run serves a current record of the shipped references (whole or in seed chunks) when the
+    results folder has none, computes nothing, and never writes into the shipped folder."""
+    from icl_lab import paths
+
+    shipped = tmp_path / "reference"
+    monkeypatch.setenv("ICL_LAB_REFERENCE_TOOL", "1")
+    sweep.run(sweep.plan(toy_registry, "paper", seeds=4, seeds_per_task=2), results_dir=shipped, progress=False)
+    monkeypatch.delenv("ICL_LAB_REFERENCE_TOOL")
+    monkeypatch.setattr(paths, "REFERENCE", shipped)
+    n = len(_sweep_toy.CALLS)
+    mine = tmp_path / "mine"
+    summary = tasks.load_or_run(toy_registry, ToyConfig(seeds=4), mine)
+    assert len(_sweep_toy.CALLS) == n and len(summary["per_seed"][0]) == 4  # merged from the shipped chunks
+    assert not mine.exists()
+    tasks.load_or_run(toy_registry, ToyConfig(seeds=3), mine)  # not shipped: computed into the results folder
+    assert len(_sweep_toy.CALLS) == n + 1 and len(list((mine / toy_registry).glob("*.json"))) == 1
+    with pytest.raises(StoreError, match="only tools/reference_runs.sh writes"):
+        ResultsStore(shipped).write(tasks.run_and_record(toy_registry, ToyConfig(seeds=1)))

@@ -1,0 +1,105 @@
+"""CI: every shipped reference record is one the current code reproduces.
+
+For every experiment with records in ``results/reference/``:
+
+1. every record's fingerprint must be the experiment's current one (:func:`icl_lab.records.fingerprint`):
+   a record computed by other code fails, naming the command that regenerates it;
+2. its cheapest record (the seed chunk that took the least CPU time) is computed again with the
+   current code, one torch thread as it was stored, and its summary must equal the stored one bit for
+   bit (run times aside): on the same kind of CPU, the same code and thread count give the same floats.
+
+Two records are recomputed at a time (one per core). Prints one line per experiment and the total
+time; exits 1 on any failure::
+
+    .venv/bin/python tools/check_references.py            # all of them
+    .venv/bin/python tools/check_references.py window.fig3_norm_vs_L
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from icl_lab import paths, registry  # noqa: E402
+from icl_lab.chunks import strip_timings  # noqa: E402
+from icl_lab.records import config_from_json  # noqa: E402
+from icl_lab.store import ResultsStore  # noqa: E402
+from icl_lab.tasks import run_and_record  # noqa: E402
+
+
+def _differences(a, b, where="summary", out=None) -> list[str]:
+    """Where two JSON values differ (at most a few places), with the size of numeric differences."""
+    out = [] if out is None else out
+    if len(out) >= 3:
+        return out
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        for k in a:
+            _differences(a[k], b[k], f"{where}.{k}", out)
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            _differences(x, y, f"{where}[{i}]", out)
+    elif a != b and not (a != a and b != b):  # NaN equals NaN here
+        num = isinstance(a, (int, float)) and isinstance(b, (int, float))
+        out.append(f"{where}: {a!r} vs {b!r}" + (f" (relative {abs(a - b) / max(abs(a), abs(b), 1e-300):.1e})"
+                                                 if num else ""))
+    return out
+
+
+def recompute(name: str, rec: dict) -> tuple[str, bool, float, str]:
+    """Compute a stored record's config again; (name, identical, seconds, what differs)."""
+    exp = registry.all_experiments()[name]
+    cfg = config_from_json(exp.config, rec["config"])
+    t0 = time.perf_counter()
+    new = run_and_record(name, cfg, threads=int(rec["meta"].get("threads") or 1), device="cpu")
+    timings = exp.summary_keys.timings
+    old, now = strip_timings(rec["summary"], timings), strip_timings(new["summary"], timings)
+    same = json.dumps(old, sort_keys=True) == json.dumps(now, sort_keys=True)
+    return name, same, time.perf_counter() - t0, "; ".join(_differences(old, now))
+
+
+def main(argv=None) -> int:
+    os.environ["ICL_LAB_PROGRESS"] = "0"  # no progress bars from the recomputations
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", help="experiments to check (default: every one with shipped records)")
+    ap.add_argument("--jobs", type=int, default=2, help="records recomputed at a time (default 2)")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    exps = registry.all_experiments()
+    by_name: dict[str, list] = {}
+    failures = []
+    for path, rec, err in ResultsStore(paths.REFERENCE, reference=False).records(experiments=exps):
+        if path.parent.name not in exps or (args.names and path.parent.name not in args.names):
+            continue  # e.g. results/reference/claims: ledgers, not records
+        if rec is None:
+            failures.append(f"{path.parent.name}: {err}")
+        else:
+            by_name.setdefault(rec["experiment"], []).append(rec)
+    todo = []
+    for name, recs in sorted(by_name.items()):
+        stale = [r for r in recs if (r["meta"].get("code") or {}).get("fingerprint") != exps[name].fingerprint]
+        if stale:
+            failures.append(f"{name}: {len(stale)} of {len(recs)} reference records were computed by other code; "
+                            f"regenerate them: tools/reference_runs.sh {name}")
+            continue
+        todo.append((name, min(recs, key=lambda r: r["meta"].get("cpu_seconds") or 0.0)))
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for name, same, seconds, diff in pool.map(recompute, *zip(*todo)) if todo else ():
+            print(f"{'ok  ' if same else 'DIFF'} {name}: cheapest record recomputed in {seconds:.0f} s"
+                  + ("" if same else f"; differs: {diff}; regenerate: tools/reference_runs.sh {name}"), flush=True)
+            if not same:
+                failures.append(f"{name}: the current code does not reproduce its reference ({diff})")
+    print(f"{len(todo)} references recomputed, {len(failures)} failure(s), {time.perf_counter() - t0:.0f} s in all")
+    for f in failures:
+        print(f"FAILED {f}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
