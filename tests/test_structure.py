@@ -163,3 +163,28 @@ def test_claims_are_declared_in_the_library_with_statements():
         for d in decl.values():
             assert d.statement and d.location and d.kind in ("paper", "consistency", "finding")
             assert not re.search(r"(?<!\\)Theta\(", d.statement), f"{key} {d.id}: write math as MyST ($\\Theta(...)$)"
+
+
+def test_every_statement_of_the_default_scale_agrees():
+    """The default scale (config.DEFAULT_SCALE) and the scale `make book` builds at are stated in the CLI
+    help, the README, the intro, the chapters and the notebooks' setup cell: all say the same."""
+    from icl_lab import cli
+    from icl_lab.config import DEFAULT_SCALE
+
+    book_scale = re.search(r"^book:.*\n\t\$\(call build_book,(\w+),", (ROOT / "Makefile").read_text(), re.M).group(1)
+    default = [r"\(`(\w+)` by default", r'else "(\w+)"\.', r"\$ICL_LAB_SCALE, else (\w+)\)"]
+    book = [r"make book\s+# .*?at (\w+) scale", r"`make book` builds at (\w+) scale"]
+    said = []
+    texts = {"icl-lab run --help": cli.build_parser()._subparsers._group_actions[0].choices["run"].format_help()}
+    for path in [ROOT / "README.md", *(ROOT / "chapters").rglob("*.md"), *(ROOT / "chapters").rglob("*.py"),
+                 *(ROOT / "synthesis").glob("*.py"), ROOT / "tools" / "check_notebooks.py"]:
+        texts[str(path.relative_to(ROOT))] = path.read_text()
+    for where, text in texts.items():
+        for pattern in default:
+            said += [(where, "default", m) for m in re.findall(pattern, " ".join(text.split()) if "help" in where
+                                                                else text, re.M)]
+        for pattern in book:
+            said += [(where, "make book", m) for m in re.findall(pattern, text)]
+    assert {w for w, what, _ in said if what == "default"} >= {"icl-lab run --help", "tools/check_notebooks.py"}
+    wrong = [(w, what, s) for w, what, s in said if s != (DEFAULT_SCALE if what == "default" else book_scale)]
+    assert not wrong, f"statements that disagree (default {DEFAULT_SCALE}, make book at {book_scale}): {wrong}"

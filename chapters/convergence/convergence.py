@@ -32,7 +32,7 @@
 # The text we reproduce is the anonymous double-blind version of the paper; the public version
 # (ICML 2024) is by Yu Huang, Yuan Cheng and Yingbin Liang. Equation and lemma numbers below are
 # those of the text we read. Time is always reported as $\tau = \eta t$ (every bound of the paper
-# is proportional to $1/\eta$). The scale is set by `ICL_LAB_SCALE` (`paper` by default, `ci` in
+# is proportional to $1/\eta$). The scale is set by `ICL_LAB_SCALE` (`book` by default, `ci` in
 # the tests); the text says where the two differ.
 
 # %% tags=["remove-cell"]
