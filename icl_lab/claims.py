@@ -365,6 +365,8 @@ def load_parts(directory: str | os.PathLike | None = None) -> list[tuple[Claim, 
     names = set(Claim.__dataclass_fields__)
     out: list[tuple[Claim, str]] = []
     for p in sorted(d.glob("*.json")):
+        if not p.is_file():  # a FIFO or a folder named like a ledger: reading it could block
+            raise ValueError(f"{p.name} is not a regular file")
         data = json.loads(p.read_text())
         out.extend((Claim(**{k: v for k, v in c.items() if k in names}), data.get("part") or "")
                    for c in data["claims"])

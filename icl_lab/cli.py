@@ -9,19 +9,20 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import sys
 from pathlib import Path
 
 from . import claims, paths, sweep
 from .claims import PAPERS, ClaimsTable, compare
-from .config import DEFAULT_SCALE, SCALES, default_device, get_scale
+from .config import DEFAULT_SCALE, SCALES, get_scale
 from .params import ConfigError, describe
 from .registry import experiments, resolve_experiment
 from .render import md_table
 from .reports import stored_results_summary
 from .store import ResultsStore, check_root
-from .tasks import check_environment
+from .tasks import check_environment, usable_device
 
 EPILOG_MAIN = """\
 examples:
@@ -59,8 +60,8 @@ def _count(text: str, most: int = 10**6) -> int:
     return value
 
 
-def _workers(text: str) -> int:  # more worker processes than this would only exhaust the machine
-    return _count(text, 1024)
+def _workers(text: str) -> int:  # more worker processes than this would only exhaust the machine's memory
+    return _count(text, 4 * (os.cpu_count() or 1))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -240,7 +241,7 @@ def cmd_run(args) -> int:
         check_root(args.results, "--results")
     store = ResultsStore(args.results)  # checks the path; creates nothing
     if args.device is not None:
-        default_device(args.device)
+        usable_device(args.device)
     plan = sweep.plan(args.experiment, args.scale, sets=args.set, grid=args.grid, seeds=args.seeds,
                       seeds_per_task=args.seeds_per_task, max_memory=args.max_memory)
     done = sweep.load_plan_records(plan, args.results)
@@ -265,9 +266,12 @@ def cmd_run(args) -> int:
               file=sys.stderr)
         return 130
     points = res.point_summaries()
-    if args.json:
-        print(json.dumps({"experiment": plan.experiment, "scale": plan.scale, "results": str(res.root),
-                          "points": points, "failed": res.failed}, indent=1))
+    if args.json:  # strict JSON: an undefined value (NaN, inf) is written as null, and said so
+        out, n = _finite({"experiment": plan.experiment, "scale": plan.scale, "results": str(res.root),
+                          "points": points, "failed": res.failed})
+        print(json.dumps(out, indent=1, allow_nan=False))
+        if n:
+            print(f"note: {n} non-finite value(s) (NaN or infinity) written as null", file=sys.stderr)
     else:
         rows = []
         for pt in points:
@@ -282,6 +286,17 @@ def cmd_run(args) -> int:
     for key, err in res.failed.items():
         print(f"failed {key}: {err}", file=sys.stderr)
     return 1 if res.failed else 0
+
+
+def _finite(value) -> tuple:
+    """``value`` with every non-finite float replaced by None, and how many were."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None, 1
+    if isinstance(value, (list, tuple, dict)):
+        items = [_finite(v) for v in (value.values() if isinstance(value, dict) else value)]
+        out = [v for v, _ in items]
+        return (dict(zip(value, out)) if isinstance(value, dict) else out), sum(n for _, n in items)
+    return value, 0
 
 
 def _compare(a: str, b: str) -> int:

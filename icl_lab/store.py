@@ -199,20 +199,34 @@ class ResultsStore:
             return None
         return rec if stale or is_current(rec, exp) else None
 
-    def check_writable(self, min_free: int = MIN_FREE_BYTES) -> None:
-        """Fail (ConfigError) before anything is computed if results could not be stored: the
-        folder cannot be created or written, or has less than ``min_free`` bytes free."""
+    def check_writable(self, experiment: str | None = None, keys=(), min_free: int = MIN_FREE_BYTES) -> None:
+        """Fail (ConfigError) before anything is computed if the records could not be stored: the
+        results folder or the experiment's folder cannot be created or written, has less than
+        ``min_free`` bytes free, or a record's path (of ``keys``) is taken by something not a file.
+        A folder created for the check and found unusable is removed again."""
         root = Path(self.root)
+        created = [p for p in (root, root / experiment if experiment else None) if p is not None and not p.exists()]
+        folder = root / experiment if experiment else root
         try:
-            root.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=root, prefix=".write-test-"):
+            folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
                 pass
-            free = shutil.disk_usage(root).free
+            free = shutil.disk_usage(folder).free
+            taken = [self.path(experiment, k) for k in keys if os.path.lexists(self.path(experiment, k))
+                     and not self.path(experiment, k).is_file()]
         except OSError as e:
-            raise ConfigError(f"results: cannot write to {str(root)!r} ({e.strerror or e})") from None
-        if free < min_free:
-            raise ConfigError(f"results: only {free // 1024} KB free in {str(root)!r} "
-                              f"(at least {min_free // 1024} KB needed); free some space first")
+            free, taken, problem = None, [], f"cannot write to {str(folder)!r} ({e.strerror or e})"
+        else:
+            problem = (f"only {free // 1024} KB free in {str(folder)!r} (at least {min_free // 1024} KB needed); "
+                       "free some space first" if free < min_free else
+                       f"{str(taken[0])!r} is not a file; remove it so the record can be stored" if taken else None)
+        if problem:
+            for p in reversed(created):  # leave nothing behind
+                try:
+                    p.rmdir()
+                except OSError:
+                    pass
+            raise ConfigError(f"results: {problem}")
 
     def records(self, experiment: str | None = None, experiments: dict | None = None):
         """Every stored file as ``(path, record or None, error or None)``, sorted by path."""

@@ -33,7 +33,7 @@ from .records import StoreError, config_key, seeds_of
 from .registry import resolve_experiment
 from .resources import check_memory, memory_limit
 from .store import ResultsStore
-from .tasks import Busy, execute_task
+from .tasks import Busy, check_environment, execute_task, usable_device
 
 EXECUTORS = ("local", "dask")
 ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$|^[\w.-]+:\d{1,5}$")
@@ -260,6 +260,9 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     tasks are on disk as soon as they finish, so Ctrl-C or a killed process loses nothing done.
     ``recompute=True`` ignores (and overwrites) stored records, e.g. after changing the code."""
     params.one_of("executor", executor, EXECUTORS)
+    check_environment()
+    if device is not None:
+        usable_device(device)
     if address is not None and executor != "dask":
         raise ConfigError("address only applies with executor 'dask' (use --executor dask --address ...)")
     if workers is not None:
@@ -279,7 +282,7 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     computed: list = []
     if todo:
         created = not root.exists()
-        store.check_writable()
+        store.check_writable(plan.experiment, [t.key for t in todo])
         store.clean_tmp(older_than=3600)  # debris of writers killed long ago
         specs = [dict(experiment=t.experiment, exp=plan.exp, config=t.config, scale=t.scale, overrides=dict(t.overrides),
                       results=str(root), device=device, threads=None if executor == "local" else _worker_threads(),
@@ -289,8 +292,9 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
             runner(specs, records, computed, failed, skipped, store, progress=progress, address=address, workers=workers,
                    desc=plan.experiment, cluster_kwargs=cluster_kwargs or {})
         except ConfigError:  # e.g. no scheduler at --address: leave no empty results folder behind
-            if created and root.is_dir() and not any(root.iterdir()):
-                root.rmdir()
+            for folder in (root / plan.experiment, root) if created else ():
+                if folder.is_dir() and not any(folder.iterdir()):
+                    folder.rmdir()
             raise
     return SweepResult(plan, records, computed, skipped, failed, root, time.perf_counter() - t0)
 

@@ -46,13 +46,25 @@ def lock_wait() -> float:
     return value
 
 
+def usable_device(device=None) -> torch.device:
+    """``device`` (default ``$ICL_LAB_DEVICE``, else CUDA when available, else the CPU) if torch can
+    compute on it here: the CPU or an available CUDA device; a ConfigError otherwise."""
+    dev = default_device(device)
+    name = "device" if device is not None else "ICL_LAB_DEVICE"
+    if dev.type not in ("cpu", "cuda"):
+        raise ConfigError(f"{name} must be cpu or cuda, a device torch computes on here (got {str(dev)!r})")
+    if dev.type == "cuda" and (dev.index or 0) >= torch.cuda.device_count():
+        raise ConfigError(f"{name} {str(dev)!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    return dev
+
+
 def check_environment() -> None:
     """Every ICL_LAB_* variable, checked at once (one-line ConfigError) before anything runs."""
     threads_from_env("ICL_LAB_THREADS")
     threads_from_env("ICL_LAB_WORKER_THREADS")
     get_scale()
     if os.environ.get("ICL_LAB_DEVICE"):
-        default_device()
+        usable_device()
     default_root()
     plugin_names()
     memory_limit()
@@ -67,7 +79,7 @@ def run_and_record(experiment: str, cfg, *, scale: str | None = None, overrides:
         configure_threads(threads)
     else:
         ensure_threads()
-    dev = default_device(device)
+    dev = usable_device(device)
     started, t0, c0 = now(), time.perf_counter(), time.process_time()
     result = exp.run(cfg, device=dev) if "device" in inspect.signature(exp.run).parameters else exp.run(cfg)
     summary = exp.summary(result)
@@ -142,6 +154,8 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
 
     ``cfg`` defaults to the experiment's config at ``scale`` (``$ICL_LAB_SCALE`` when None);
     ``results_dir`` to ``$ICL_LAB_RESULTS`` or ``results/`` at the book's root."""
+    check_environment()
+    usable_device(device)
     exp = resolve_experiment(experiment, experiments())
     s = get_scale(scale)
     if cfg is None:
@@ -163,8 +177,8 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
     if summary is not None:
         return summary
     check_memory(exp, cfg)
-    store.check_writable()  # a read-only or full folder fails now, not after the computation
     key = store.path_for(experiment, cfg).stem
+    store.check_writable(experiment, [key])  # a read-only or full folder fails now, not after the computation
     lock = _locked(store, experiment, key, wait=True)
     try:
         summary = None if lock is None else stored()  # computed by another process meanwhile?

@@ -127,7 +127,7 @@ def test_run_then_report(capsys, tmp_path, claims, toy):
     (["run", CS, "--scale", "huge"], "argument --scale: invalid choice: 'huge'"),
     (["run", CS, "--executor", "mpi"], "argument --executor: invalid choice: 'mpi'"),
     (["run", CS, "--seeds", "-2"], "argument --seeds: must be an integer in [1, 1000000] (got '-2')"),
-    (["run", CS, "--workers", "many"], "argument --workers: must be an integer in [1, 1024] (got 'many')"),
+    (["run", CS, "--workers", "many"], f"argument --workers: must be an integer in [1, {4 * (os.cpu_count() or 1)}] (got 'many')"),
     (["run", CS, "--set", "stepz=3"], "stepz is not a parameter of ContextLengthConfig"),
     (["run", CS, "--set", "steps=3.5"], "steps must be an integer in [1, "),
     (["run", CS, "--grid", "lr=1,abc"], "lr must be a number in (0, 1e+06] (got 'abc')"),
