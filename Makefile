@@ -43,8 +43,9 @@ define build_book
 	@mkdir -p _build/$(1)
 	@if [ "$$(cat _build/$(1)/.libhash 2>/dev/null)" != "$(LIBHASH)" ]; then rm -rf _build/$(1)/_build/.jupyter_cache _build/$(1)/_build/.doctrees; fi
 	@touch synthesis/synthesis.ipynb  # the synthesis reads every chapter's exported claims: always re-read it
-	@# execute the notebooks $(JOBS) at a time into the build's execution cache (a failure is re-run and shown by the build)
-	-ICL_LAB_SCALE=$(1) ICL_LAB_THREADS=$(KERNEL_THREADS) $(BIN)/python tools/execute_parallel.py _build/$(1)/_build/.jupyter_cache --jobs $(JOBS) --timeout $(EXEC_TIMEOUT)
+	@# execute the notebooks $(JOBS) at a time into the build's execution cache; a failed one runs once more, alone,
+	@# with a warning, and a second failure stops the build naming the notebook
+	ICL_LAB_SCALE=$(1) ICL_LAB_THREADS=$(KERNEL_THREADS) $(BIN)/python tools/execute_parallel.py _build/$(1)/_build/.jupyter_cache --jobs $(JOBS) --timeout $(EXEC_TIMEOUT)
 	ICL_LAB_SCALE=$(1) $(JB) build . --path-output _build/$(1) $(2)
 	@echo "$(LIBHASH)" > _build/$(1)/.libhash
 	@echo "book: _build/$(1)/_build/html/index.html"

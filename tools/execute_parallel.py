@@ -9,7 +9,9 @@ that follows only reads the outputs. Notebooks whose metadata forces execution o
 (``mystnb: execution_mode: force``: the synthesis, which reads every chapter's ledger, and the
 reproduction page) are left to the build. Each kernel inherits the environment (``ICL_LAB_SCALE``,
 ``ICL_LAB_THREADS``). The longest notebooks start first (their last measured time, else the order
-of the table of contents). Exits non-zero if a notebook fails, naming it.
+of the table of contents). A notebook that fails (its kernel died or stopped answering, seen once
+under load) is executed once more, alone, with a warning in the log; a second failure exits non-zero
+naming the notebook and showing the end of its traceback.
 """
 from __future__ import annotations
 
@@ -42,12 +44,18 @@ def _execute(args):
     return uri, code, time.perf_counter() - t
 
 
-def main() -> int:
+def _name(uri) -> str:
+    path = Path(uri).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cache", help="the build's jupyter-cache folder, e.g. _build/book/_build/.jupyter_cache")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=3600)
-    args = ap.parse_args()
+    ap.add_argument("--notebooks", nargs="+", type=Path, help="these notebooks instead of the table of contents'")
+    args = ap.parse_args(argv)
     if args.jobs < 1:
         print("execute_parallel: --jobs must be >= 1", file=sys.stderr)
         return 2
@@ -55,7 +63,7 @@ def main() -> int:
 
     cache = get_cache(args.cache)
     todo = []
-    for nb in toc_notebooks():
+    for nb in args.notebooks or toc_notebooks():
         if forced(nb):
             continue
         rec = cache.add_nb_to_project(str(nb))
@@ -70,18 +78,28 @@ def main() -> int:
         for r in json.loads(timings.read_text()).get("notebooks", []):
             last[str(ROOT / r["notebook"])] = max(last.get(str(ROOT / r["notebook"]), 0), r.get("wall_seconds", 0))
     todo.sort(key=lambda t: -last.get(t[1], 0))
+    pk_of = {uri: pk for pk, uri in todo}
     print(f"execute_parallel: {len(todo)} notebook(s), {args.jobs} at a time", flush=True)
     failed = []
     with mp.get_context("spawn").Pool(args.jobs) as pool:
         for uri, code, secs in pool.imap_unordered(_execute, [(args.cache, pk, uri, args.timeout) for pk, uri in todo],
                                                     chunksize=1):
-            name = Path(uri).relative_to(ROOT)
-            print(f"  {name}: {'ok' if code == 0 else 'FAILED'} in {secs:.0f} s", flush=True)
+            print(f"  {_name(uri)}: {'ok' if code == 0 else 'FAILED'} in {secs:.0f} s", flush=True)
             if code != 0:
-                failed.append(str(name))
-    if failed:
-        print(f"execute_parallel: failed: {', '.join(failed)} (the build re-runs them and shows the error)",
-              file=sys.stderr)
+                failed.append((pk_of[uri], uri))
+    still = []
+    for pk, uri in failed:  # once more, alone: a kernel that died under load usually runs through
+        print(f"execute_parallel: WARNING: {_name(uri)} failed (an error, or its kernel died or stopped "
+              "answering); executing it once more, alone", flush=True)
+        _, code, secs = _execute((args.cache, pk, uri, args.timeout))
+        print(f"  {_name(uri)}: {'ok' if code == 0 else 'FAILED again'} in {secs:.0f} s", flush=True)
+        if code != 0:
+            still.append((pk, uri))
+    for pk, uri in still:
+        tb = cache.get_project_record(pk).traceback or "(no traceback recorded)"
+        print(f"execute_parallel: {_name(uri)} failed twice; the end of its traceback:\n{tb[-3000:]}", file=sys.stderr)
+    if still:
+        print(f"execute_parallel: failed twice: {', '.join(_name(u) for _, u in still)}", file=sys.stderr)
         return 1
     return 0
 

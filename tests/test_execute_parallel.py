@@ -1,0 +1,45 @@
+"""The book's pre-execution survives a kernel that dies: the notebook runs once more with a warning,
+and a second failure fails naming the notebook."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.timeout(240)
+
+
+def _notebook(path: Path, code: str) -> Path:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def _run(tmp_path, *notebooks):
+    return subprocess.run([sys.executable, str(ROOT / "tools" / "execute_parallel.py"), str(tmp_path / "cache"),
+                           "--jobs", "2", "--timeout", "60", "--notebooks", *map(str, notebooks)],
+                          capture_output=True, text=True, timeout=200, stdin=subprocess.DEVNULL)
+
+
+def test_a_kernel_killed_mid_run_is_executed_once_more_with_a_warning(tmp_path):
+    marker = tmp_path / "died-once"
+    dies_once = _notebook(tmp_path / "dies_once.ipynb", (
+        "import os, pathlib, signal\n"
+        f"m = pathlib.Path({str(marker)!r})\n"
+        "if not m.exists():\n    m.write_text('x')\n    os.kill(os.getpid(), signal.SIGKILL)\nprint('ran')"))
+    fine = _notebook(tmp_path / "fine.ipynb", "print(1 + 1)")
+    r = _run(tmp_path, dies_once, fine)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "WARNING" in r.stdout and "dies_once.ipynb" in r.stdout and "executing it once more" in r.stdout
+    assert marker.exists()
+
+
+def test_a_notebook_that_fails_twice_fails_naming_it(tmp_path):
+    always = _notebook(tmp_path / "always_dies.ipynb", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+    r = _run(tmp_path, always)
+    assert r.returncode == 1 and "failed twice" in r.stderr and "always_dies.ipynb" in r.stderr
