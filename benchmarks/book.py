@@ -21,6 +21,7 @@ from pathlib import Path
 
 import nbformat
 
+from icl_lab.render import md_table
 from icl_lab.reports import toc_notebooks
 from nbclient import NotebookClient
 
@@ -85,9 +86,8 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "book.json").write_text(json.dumps(report, indent=2) + "\n")
-    print("\n| notebook | scale | wall s | CPU s |\n|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['notebook']} | {r['scale']} | {r['wall_seconds']:.1f} | {r['cpu_seconds']:.1f} |")
+    print("\n" + md_table(["notebook", "scale", "wall s", "CPU s"],
+                          [[r["notebook"], r["scale"], f"{r['wall_seconds']:.1f}", f"{r['cpu_seconds']:.1f}"] for r in rows]))
 
 
 if __name__ == "__main__":

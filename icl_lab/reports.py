@@ -87,9 +87,7 @@ def timings_markdown(path: Path | None = None) -> str:
     for r in data.get("notebooks", []):
         rows.setdefault(r["notebook"], {})[r["scale"]] = r
     scales = sorted({r["scale"] for r in data.get("notebooks", [])}, key=["ci", "book", "paper"].index)
-    head = "| notebook | " + " | ".join(f"`{s}` wall / CPU (s)" for s in scales) + " |"
-    out = [head, "|---" * (len(scales) + 1) + "|"]
-    tot = {s: [0.0, 0.0] for s in scales}
+    out, tot = [], {s: [0.0, 0.0] for s in scales}
     for nb, per in rows.items():
         cells = []
         for s in scales:
@@ -98,14 +96,14 @@ def timings_markdown(path: Path | None = None) -> str:
                 tot[s][0] += r["wall_seconds"]
                 tot[s][1] += r["cpu_seconds"]
             cells.append(f"{r['wall_seconds']:.0f} / {r['cpu_seconds']:.0f}" if r else "—")
-        out.append(f"| {nb} | " + " | ".join(cells) + " |")
-    out.append("| **all, one after the other** | " + " | ".join(f"**{tot[s][0]:.0f} / {tot[s][1]:.0f}**" for s in scales) + " |")
+        out.append([nb, *cells])
+    out.append(["**all, one after the other**", *(f"**{tot[s][0]:.0f} / {tot[s][1]:.0f}**" for s in scales)])
     loads = [r["load_before"] for r in data.get("notebooks", [])]
     note = (f"\n\nMeasured on {m.get('cpus', '?')} cores ({m.get('cpu', '?')}), {m.get('threads', '?')} torch threads, "
             f"GPU: {m.get('gpu', 'none')}, commit {data.get('commit', '?')}, {data.get('date', '?')}; "
             f"load average before each notebook between {min(loads):.2f} and {max(loads):.2f}."
             if loads else "")
-    return "\n".join(out) + note
+    return md_table(["notebook", *(f"`{s}` wall / CPU (s)" for s in scales)], out) + note
 
 
 def reference_store(root: Path | None = None):

@@ -12,6 +12,7 @@ from ... import plotting
 from . import ColumnTrajectory, SymmetricColumn, phase_times
 from . import theory as th
 import icl_lab
+from ...render import md_table
 
 PHASE_COLORS = ("#fde0c5", "#f9c4d2", "#d0e4f5", "#d5efd5")
 
@@ -311,10 +312,7 @@ def table(header, rows) -> None:
     """Show a small table of measured values as a rendered Markdown table ("nan" reads "not reached")."""
     from IPython.display import Markdown, display
 
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    cell = lambda c: "not reached" if str(c) == "nan" else str(c).replace("|", "\\|")  # noqa: E731
-    lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
-    display(Markdown("\n".join(lines)))
+    display(Markdown(md_table(header, [["not reached" if str(c) == "nan" else c for c in r] for r in rows])))
 
 
 def replica_maps(runs, setting: str, select, which: str = "test"):
