@@ -45,8 +45,8 @@ define build_book
 	@touch synthesis/synthesis.ipynb  # the synthesis reads every chapter's exported claims: always re-read it
 	@# execute the notebooks $(JOBS) at a time into the build's execution cache; a failed one runs once more, alone,
 	@# with a warning, and a second failure stops the build naming the notebook
-	ICL_LAB_SCALE=$(1) ICL_LAB_THREADS=$(KERNEL_THREADS) $(BIN)/python tools/execute_parallel.py _build/$(1)/_build/.jupyter_cache --jobs $(JOBS) --timeout $(EXEC_TIMEOUT)
-	ICL_LAB_SCALE=$(1) $(JB) build . --path-output _build/$(1) $(2)
+	ICL_LAB_SCALE=$(1) ICL_LAB_THREADS=$(KERNEL_THREADS) ICL_LAB_PROGRESS=0 $(BIN)/python tools/execute_parallel.py _build/$(1)/_build/.jupyter_cache --jobs $(JOBS) --timeout $(EXEC_TIMEOUT)
+	ICL_LAB_SCALE=$(1) ICL_LAB_PROGRESS=0 $(JB) build . --path-output _build/$(1) $(2)
 	@echo "$(LIBHASH)" > _build/$(1)/.libhash
 	@echo "book: _build/$(1)/_build/html/index.html"
 endef
@@ -79,8 +79,8 @@ lab: $(TEST_STAMP)
 # its cells in order: --dist loadscope), $(KERNEL_THREADS) torch thread(s) each; then the synthesis, which
 # reads the ledgers the chapters exported
 test: $(TEST_STAMP)
-	ICL_LAB_SCALE=ci ICL_LAB_THREADS=$(KERNEL_THREADS) $(BIN)/python -m pytest --nbval-lax -q -n $(JOBS) --dist loadscope tests chapters </dev/null
-	ICL_LAB_SCALE=ci $(BIN)/python -m pytest --nbval-lax -q synthesis </dev/null
+	ICL_LAB_SCALE=ci ICL_LAB_THREADS=$(KERNEL_THREADS) ICL_LAB_PROGRESS=0 $(BIN)/python -m pytest --nbval-lax -q -n $(JOBS) --dist loadscope tests chapters </dev/null
+	ICL_LAB_SCALE=ci ICL_LAB_PROGRESS=0 $(BIN)/python -m pytest --nbval-lax -q synthesis </dev/null
 
 unit: $(TEST_STAMP)
 	ICL_LAB_SCALE=ci $(BIN)/python -m pytest tests -q

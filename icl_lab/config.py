@@ -107,7 +107,18 @@ class ScaledConfig:
         if constraints_of(type(self)):  # every field declared: check and normalise each one
             for name, value in check_fields(self).items():
                 object.__setattr__(self, name, value)
+        self._check_seed_range()
         self.validate()
+
+    def _check_seed_range(self) -> None:
+        """Run r uses seed ``seed + r``: the last run's seed must stay inside ``seed``'s declared range
+        (so the seeds a sweep splits across tasks are seeds the config accepts)."""
+        cons = constraints_of(type(self)).get("seed")
+        seed, seeds = getattr(self, "seed", None), getattr(self, "seeds", None)
+        if isinstance(seed, int) and isinstance(seeds, int) and getattr(cons, "hi", None) is not None:
+            if seed + seeds - 1 > cons.hi:
+                raise ConfigError(f"seed + seeds - 1 must be <= {cons.hi}: run r uses seed + r "
+                                  f"(got seed={seed}, seeds={seeds})")
 
     def validate(self) -> None:
         """Rules that span several fields (each field's own range is declared in ``PARAMS``)."""
@@ -130,13 +141,14 @@ def default_device(device: str | torch.device | None = None) -> torch.device:
 
 
 def progress_enabled(progress: bool | None = None) -> bool:
-    """The one progress switch: ``progress`` if given, else on only on a terminal, and never when
-    ``$CI`` is set or ``ICL_LAB_PROGRESS=0`` (Dask workers, the book build)."""
+    """The one progress switch: ``progress`` if given, else on in a terminal or a Jupyter notebook
+    (a notebook bar), and never when ``$CI`` is set or ``ICL_LAB_PROGRESS=0`` (Dask workers, the
+    book build and the tests)."""
     if progress is not None:
         return bool(progress)
     if os.environ.get("CI") or os.environ.get("ICL_LAB_PROGRESS") == "0":
         return False
-    return sys.stderr.isatty()
+    return sys.stderr.isatty() or "ipykernel" in sys.modules
 
 
 MAX_THREADS = 1024

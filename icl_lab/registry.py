@@ -70,11 +70,24 @@ class Experiment:
         if want is None or not isinstance(summary, dict):
             return None
         missing, extra = sorted(want.keys - set(summary)), sorted(set(summary) - want.keys)
-        if not (missing or extra):
-            return None
-        return ("the summary does not have the experiment's keys ("
-                + "; ".join(p for p in (f"missing {', '.join(missing[:5])}" if missing else "",
-                                        f"unexpected {', '.join(extra[:5])}" if extra else "") if p) + ")")
+        if missing or extra:
+            return ("the summary does not have the experiment's keys ("
+                    + "; ".join(p for p in (f"missing {', '.join(missing[:5])}" if missing else "",
+                                            f"unexpected {', '.join(extra[:5])}" if extra else "") if p) + ")")
+        for key in sorted(want.keys - set(want.text)):
+            where = _non_number(summary[key], key)
+            if where:
+                return f"the summary holds {where} where the experiment declares numbers"
+        return None
+
+
+def _non_number(value, path: str) -> str | None:
+    """The first leaf of a JSON value that is not a number, a bool or null (undefined), as ``path = value``."""
+    if isinstance(value, dict):
+        return next((w for k, v in value.items() if (w := _non_number(v, f"{path}.{k}"))), None)
+    if isinstance(value, list):
+        return next((w for i, v in enumerate(value) if (w := _non_number(v, f"{path}[{i}]"))), None)
+    return None if value is None or isinstance(value, (int, float)) else f"{path} = {str(value)[:40]!r}"
 
 
 @dataclass(frozen=True)
@@ -84,14 +97,16 @@ class Returns:
     keys: frozenset
     per_seed: dict  # key -> nesting depth of the seed axis (in a dict-valued entry: of each value)
     timings: tuple  # keys holding run times: summed over seed chunks, ignored when runs are compared
+    text: tuple = ()  # keys that may hold text (labels, names); every other key holds numbers only
 
 
-def returns(*keys: str, per_seed: dict | tuple = (), timings: tuple = ()):
+def returns(*keys: str, per_seed: dict | tuple = (), timings: tuple = (), text: tuple = ()):
     """Declare the dict a summary function returns, its shape in the results store: a stored
     summary with other keys is unusable and recomputed, and a computed one with other keys (a
     declaration out of date) fails its task. ``per_seed``: the entries that hold one value per seed
     (a tuple: seed axis first; a dict: ``{key: depth}``), concatenated when seed chunks merge;
-    ``timings``: entries that hold run times::
+    ``timings``: entries that hold run times; ``text``: entries that may hold text (labels, names),
+    where every other entry holds numbers (bools and nulls allowed), checked on write and on read::
 
         @returns("losses", "N_grid", "seconds", per_seed={"losses": 1}, timings=("seconds",))
         def summarize_x(res): return {"losses": ..., "N_grid": ..., "seconds": ...}
@@ -99,12 +114,12 @@ def returns(*keys: str, per_seed: dict | tuple = (), timings: tuple = ()):
     if not keys or not all(isinstance(k, str) and k for k in keys) or len(set(keys)) != len(keys):
         raise ValueError(f"returns() takes distinct non-empty key names (got {keys!r})")
     depths = dict(per_seed) if isinstance(per_seed, dict) else dict.fromkeys(per_seed, 0)
-    unknown = (set(depths) | set(timings)) - set(keys)
+    unknown = (set(depths) | set(timings) | set(text)) - set(keys)
     if unknown:
-        raise ValueError(f"returns(): per_seed/timings name keys that are not returned: {sorted(unknown)}")
+        raise ValueError(f"returns(): per_seed/timings/text name keys that are not returned: {sorted(unknown)}")
 
     def mark(fn):
-        fn.summary_keys = Returns(frozenset(keys), depths, tuple(timings))
+        fn.summary_keys = Returns(frozenset(keys), depths, tuple(timings), tuple(text))
         return fn
     return mark
 

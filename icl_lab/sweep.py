@@ -17,6 +17,7 @@ import itertools
 import logging
 import os
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from .records import StoreError, config_key, seeds_of
 from .registry import resolve_experiment
 from .resources import check_memory, memory_limit
 from .store import ResultsStore
-from .tasks import Busy, check_environment, execute_task, usable_device
+from .tasks import Busy, check_environment, execute_task, usable_device, worker_wait
 
 EXECUTORS = ("local", "dask")
 ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$|^[\w.-]+:\d{1,5}$")
@@ -281,7 +282,7 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     failed: dict = {}
     computed: list = []
     if todo:
-        created = not root.exists()
+        created = [f for f in (root / plan.experiment, root) if not f.exists()]  # removed again if left empty
         store.check_writable(plan.experiment, [t.key for t in todo])
         store.clean_tmp(older_than=3600)  # debris of writers killed long ago
         specs = [dict(experiment=t.experiment, exp=plan.exp, config=t.config, scale=t.scale, overrides=dict(t.overrides),
@@ -291,11 +292,13 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
         try:
             runner(specs, records, computed, failed, skipped, store, progress=progress, address=address, workers=workers,
                    desc=plan.experiment, cluster_kwargs=cluster_kwargs or {})
-        except ConfigError:  # e.g. no scheduler at --address: leave no empty results folder behind
-            for folder in (root / plan.experiment, root) if created else ():
-                if folder.is_dir() and not any(folder.iterdir()):
+        finally:  # refused input, no scheduler at --address, every task failed: leave no empty folder behind
+            ours = {f".{t.key}.lock" for t in todo}  # the lock files of this sweep's tasks, in a folder it made
+            for folder in created:
+                if folder.is_dir() and all(p.name in ours for p in folder.iterdir()):
+                    for p in folder.iterdir():
+                        p.unlink(missing_ok=True)
                     folder.rmdir()
-            raise
     return SweepResult(plan, records, computed, skipped, failed, root, time.perf_counter() - t0)
 
 
@@ -379,6 +382,15 @@ def _run_dask(specs, records, computed, failed, skipped, store, *, progress, add
     client, cluster = connect(address, workers, cluster_kwargs)
     futures = {}
     try:
+        if address is not None and not client.scheduler_info().get("workers"):
+            wait = worker_wait()
+            print(f"icl-lab: the scheduler at {address} has no workers yet; waiting up to {wait:g} s for one "
+                  "(ICL_LAB_WORKER_WAIT)", file=sys.stderr, flush=True)
+            try:
+                client.wait_for_workers(1, timeout=wait)
+            except (TimeoutError, OSError) as e:
+                raise ConfigError(f"address: no worker joined the scheduler at {address} within {wait:g} s "
+                                  "(set ICL_LAB_WORKER_WAIT to wait longer)") from e
         for spec in specs:
             fut = client.submit(execute_task, spec, key=f"icl-lab-{spec['key']}", pure=False, retries=0)
             futures[fut] = spec

@@ -32,18 +32,31 @@ class Busy(RuntimeError):
     """The task is being computed by another process (it holds the task's lock)."""
 
 
-def lock_wait() -> float:
-    """``$ICL_LAB_LOCK_STALE``: how long a process waits for another's lock (seconds, >= 10)."""
-    text = os.environ.get("ICL_LAB_LOCK_STALE", "").strip()
+WORKER_WAIT_SECONDS = 600
+
+
+def _seconds(name: str, default: float, minimum: float) -> float:
+    text = os.environ.get(name, "").strip()
     if not text:
-        return LOCK_WAIT_SECONDS
+        return default
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not 10 <= value < 1e9:
-        raise ConfigError(f"ICL_LAB_LOCK_STALE must be a number of seconds >= 10 (got {text!r})")
+    if not minimum <= value < 1e9:
+        raise ConfigError(f"{name} must be a number of seconds >= {minimum:g} (got {text!r})")
     return value
+
+
+def lock_wait() -> float:
+    """``$ICL_LAB_LOCK_STALE``: how long a process waits for another's lock (seconds, >= 10)."""
+    return _seconds("ICL_LAB_LOCK_STALE", LOCK_WAIT_SECONDS, 10)
+
+
+def worker_wait() -> float:
+    """``$ICL_LAB_WORKER_WAIT``: how long a sweep waits for the first worker of a Dask scheduler that
+    has none yet (a cluster that scales up later), in seconds (default 600)."""
+    return _seconds("ICL_LAB_WORKER_WAIT", WORKER_WAIT_SECONDS, 1)
 
 
 def usable_device(device=None) -> torch.device:
@@ -69,6 +82,7 @@ def check_environment() -> None:
     plugin_names()
     memory_limit()
     lock_wait()
+    worker_wait()
 
 
 def run_and_record(experiment: str, cfg, *, scale: str | None = None, overrides: dict | None = None,

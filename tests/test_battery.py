@@ -185,3 +185,73 @@ def test_the_command_line_never_hangs_on_a_fifo_lock(tmp_path):
                         "1", "--results", str(tmp_path), "--no-progress"], env=env, capture_output=True, text=True,
                        timeout=60, stdin=subprocess.DEVNULL)
     assert r.returncode == 0 and "1 task(s) computed" in r.stderr, r.stderr[-500:]
+
+
+def test_seed_plus_seeds_past_the_declared_seed_range_is_refused_before_computing(capsys, tmp_path, toy):
+    from icl_lab.papers.selectors.experiments import AlphaSweepConfig
+
+    code, _, err = run_cli(capsys, "run", "selectors.alpha", "--scale", "ci", "--set", "seed=2147483647", "--seeds", 2,
+                           "--results", tmp_path / "r")
+    assert one_line_error(code, err) and "seed + seeds - 1 must be <= 2147483647" in err
+    code, _, err = run_cli(capsys, "run", toy, "--scale", "paper", "--set", f"seed={2**63 - 1}", "--seeds", 2,
+                           "--results", tmp_path / "r")
+    assert one_line_error(code, err) and f"seed + seeds - 1 must be <= {2**63 - 1}" in err
+    with pytest.raises(ConfigError, match="^seed \\+ seeds - 1"):
+        AlphaSweepConfig.for_scale("ci", seed=2**31 - 2, seeds=3)
+    assert AlphaSweepConfig.for_scale("ci", seed=2**31 - 2, seeds=2).seeds == 2  # the last seed is 2**31 - 1: allowed
+    assert not (tmp_path / "r").exists() and not _sweep_toy.CALLS
+
+
+def test_a_run_whose_tasks_all_fail_or_are_refused_leaves_no_folder(tmp_path, toy):
+    p = sweep.plan(toy, "paper", seeds=2, sets=["fail_seed=1"])
+    res = sweep.run(p, results_dir=tmp_path / "r", progress=False)
+    assert len(res.failed) == 1 and not (tmp_path / "r").exists()
+    (tmp_path / "r").mkdir()  # an existing results folder stays; the experiment's new, empty folder goes
+    sweep.run(p, results_dir=tmp_path / "r", progress=False)
+    assert (tmp_path / "r").is_dir() and not any((tmp_path / "r").iterdir())
+
+
+def test_a_summary_holding_text_where_numbers_are_declared_is_neither_stored_nor_served(tmp_path, toy):
+    """A record edited to hold a string in a numeric entry (checksum recomputed) is recomputed, not served."""
+    from icl_lab import registry
+
+    exp = registry.all_experiments()[toy]
+    assert exp.summary_problem({"per_seed": [[0.5]], "shifts_count": 1, "seconds": 0.1}) is None
+    assert "per_seed[0][0] = 'x'" in exp.summary_problem({"per_seed": [["x"]], "shifts_count": 1, "seconds": 0.1})
+    tasks.load_or_run(toy, ToyConfig(seeds=1), tmp_path)
+    path = ResultsStore(tmp_path).path_for(toy, ToyConfig(seeds=1))
+    rec = json.loads(path.read_text())
+    rec["summary"]["shifts_count"] = "two"
+    rec["checksum"] = records.checksum(rec)
+    path.write_text(json.dumps(rec))
+    n = len(_sweep_toy.CALLS)
+    assert tasks.load_or_run(toy, ToyConfig(seeds=1), tmp_path)["shifts_count"] == 2
+    assert len(_sweep_toy.CALLS) == n + 1
+
+
+def test_every_shipped_reference_summary_has_its_declared_types():
+    """Text only where a summary function declares it (labels, names): every shipped record passes."""
+    from icl_lab import paths, registry
+
+    exps = registry.all_experiments()
+    problems = [f"{path}: {exp.summary_problem(rec['summary'])}"
+                for path, rec, _ in ResultsStore(paths.REFERENCE, reference=False).records(experiments=exps)
+                if rec is not None and (exp := exps.get(rec["experiment"])) and exp.summary_problem(rec["summary"])]
+    assert not problems
+
+
+def test_a_scheduler_without_workers_is_waited_for_as_long_as_the_user_says(capsys, tmp_path, monkeypatch, toy):
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    monkeypatch.setenv("ICL_LAB_WORKER_WAIT", "abc")
+    code, _, err = run_cli(capsys, "list")
+    assert one_line_error(code, err) and "ICL_LAB_WORKER_WAIT" in err
+    monkeypatch.setenv("ICL_LAB_WORKER_WAIT", "2")
+    with LocalCluster(n_workers=0, processes=True, dashboard_address=None, host="127.0.0.1") as cluster:
+        t0 = time.monotonic()
+        code, _, err = run_cli(capsys, "run", toy, "--scale", "paper", "--seeds", 1, "--executor", "dask",
+                               "--address", cluster.scheduler_address, "--results", tmp_path / "r")
+    assert time.monotonic() - t0 < 30 and code == 2 and "has no workers yet; waiting up to 2 s" in err
+    assert "no worker joined the scheduler" in err.splitlines()[-1] and "Traceback" not in err
+    assert not (tmp_path / "r").exists() and not _sweep_toy.CALLS

@@ -41,7 +41,7 @@ class ContextLengthConfig(ScaledConfig):
     CI = dict(N_values=(2, 4, 8, 16, 32), seeds=3, steps=250, batch=128, test_prompts=2000, linear_fit_prompts=20_000)
     PARAMS = dict(d=SIZE, K=Int(2, 4096), N_values=TupleOf(Int(1, 100_000), max_len=64), seeds=Int(1, 1000), seed=SEED,
                   steps=STEPS, lr=LR, batch=Int(1, 100_000), test_prompts=Int(1, 200_000),
-                  linear_fit_prompts=Int(1, 1_000_000), nw_bandwidths=TupleOf(Real(0, 1e6, closed="right"), max_len=64),
+                  linear_fit_prompts=Int(1, 1_000_000), nw_bandwidths=TupleOf(Real(1e-6, 1e6), max_len=64),
                   test_seed=SEED)
 
     def validate(self):

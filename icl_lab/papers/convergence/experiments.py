@@ -290,7 +290,7 @@ class TheoryModelResult:
     seconds: float
 
 
-@returns("population", "labels", "final_test_loss", "final_S_diag", "seconds", timings=("seconds",))
+@returns("population", "labels", "final_test_loss", "final_S_diag", "seconds", timings=("seconds",), text=("labels",))
 def summarize_theory_model(res: TheoryModelResult) -> dict:
     pop = {s: {"final_losses": r.losses[-1].tolist(), "floor": r.floor.tolist()} for s, r in res.population.items()}
     a = res.adam
@@ -359,7 +359,7 @@ class ReplicaResult:
 
 
 @returns("labels", "epochs", "final_test_loss", "final_train_loss", "final_test_diag_attention", "seconds",
-         timings=("seconds",))
+         timings=("seconds",), text=("labels",))
 def summarize_replica(res: ReplicaResult) -> dict:
     r = res.runs
     return {"labels": r.labels, "epochs": r.epochs, "final_test_loss": r.test_loss[-1].tolist(),

@@ -59,7 +59,8 @@ class AlphaSweepConfig(SelectorsConfig):
     PARAMS = dict(alphas=TupleOf(ALPHA, max_len=32))
 
 
-@returns(*TRAIN_SUMMARY, per_seed={"final_acc": 1, "final_mass": 1, "t_hit": 1}, timings=("cpu_seconds", "seconds"))
+@returns(*TRAIN_SUMMARY, per_seed={"final_acc": 1, "final_mass": 1, "t_hit": 1}, timings=("cpu_seconds", "seconds"),
+         text=("labels",))
 def summarize_train(res: TrainResult) -> dict:
     return res.summary()
 
@@ -252,7 +253,8 @@ class TaskCountResult:
 
 
 @returns(*TRAIN_SUMMARY, "balanced", "all_pairs_acc", "all_pairs_mass", "shortcut_acc", per_seed={"all_pairs_acc": 1,
-         "all_pairs_mass": 1, "final_acc": 1, "final_mass": 1, "t_hit": 1}, timings=("cpu_seconds", "seconds"))
+         "all_pairs_mass": 1, "final_acc": 1, "final_mass": 1, "t_hit": 1}, timings=("cpu_seconds", "seconds"),
+         text=("labels",))
 def summarize_task_count(res: TaskCountResult) -> dict:
     out = res.train.summary()
     out.update(balanced=res.balanced, all_pairs_acc=res.all_pairs_acc.tolist(),
@@ -315,7 +317,8 @@ class Theorem1Config(SeedSweepConfig):
 @returns(*TRAIN_SUMMARY, *(f"final_{k}" for k in MECHANISM + ("hinge", "mass_present")), per_seed={"final_WK_mu": 1,
          "final_WK_nu": 1, "final_WQ_mu": 1, "final_WQ_nu": 1, "final_acc": 1, "final_feat_in": 1, "final_feat_lit":
          1, "final_hinge": 1, "final_lab_in": 1, "final_lab_lit": 1, "final_mass": 1, "final_mass_present": 1,
-         "final_partner_mass": 1, "t_hit": 1}, timings=("cpu_seconds", "seconds"))
+         "final_partner_mass": 1, "t_hit": 1}, timings=("cpu_seconds", "seconds"),
+         text=("labels",))
 def summarize_theorem1(res: TrainResult) -> dict:
     return summarize_seed_sweep(res, MECHANISM + ("hinge", "mass_present"))
 

@@ -152,7 +152,7 @@ def evaluate_ood(cfg: OODConfig, train_res: TrainResult, group: int = 0) -> OODR
 
 
 @returns("conditions", "covered", "acc", "mass", "l_grid", "alpha_primes", "grid_acc", "oracle", "train_final_acc",
-         per_seed={"acc": 1, "mass": 1, "grid_acc": 2, "train_final_acc": 1})
+         per_seed={"acc": 1, "mass": 1, "grid_acc": 2, "train_final_acc": 1}, text=("conditions",))
 def summarize_ood(res: OODResult) -> dict:
     return {"conditions": [c.name for c in res.conditions], "covered": [c.covered for c in res.conditions],
             "acc": res.acc.tolist(), "mass": res.mass.tolist(), "l_grid": res.l_grid,

@@ -160,7 +160,7 @@ MECHANISM = ("WQ_mu", "WK_mu", "WQ_nu", "WK_nu", "lab_in", "feat_in", "lab_lit",
 @returns(*TRAIN_SUMMARY, *(f"final_{k}" for k in MECHANISM), per_seed={"final_WK_mu": 1, "final_WK_nu": 1,
          "final_WQ_mu": 1, "final_WQ_nu": 1, "final_acc": 1, "final_feat_in": 1, "final_feat_lit": 1, "final_lab_in":
          1, "final_lab_lit": 1, "final_mass": 1, "final_partner_mass": 1, "t_hit": 1}, timings=("cpu_seconds",
-         "seconds"))
+         "seconds"), text=("labels",))
 def summarize_seed_sweep(res: TrainResult, finals: Sequence[str] = MECHANISM) -> dict:
     """The training summary plus the final value (``final_<name>``) of each measurement in ``finals``."""
     out = res.summary()

@@ -99,7 +99,8 @@ def label_contrast(task, V: torch.Tensor, n: int, generator: torch.Generator) ->
 
 
 @returns("laws", "contrast", "label_var", "t_half", "fit_slope", "fit_intercept", "steps", "own_attention",
-         "final_loss", "seconds", per_seed={"t_half": 1, "own_attention": 2, "final_loss": 1}, timings=("seconds",))
+         "final_loss", "seconds", per_seed={"t_half": 1, "own_attention": 2, "final_loss": 1}, timings=("seconds",),
+         text=("laws",))
 def summarize_cross_paper(res: CrossPaperResult) -> dict:
     b, a = contrast_law_fit(res)
     return {"laws": res.laws, "contrast": res.contrast.tolist(), "label_var": res.label_var.tolist(),

@@ -155,7 +155,7 @@ def admissible(d: int, n: int, sigma: float, L: float, c_star: float, floor: flo
     return (n ** (-2 / d) <= r <= n) and (floor * (d + math.sqrt(d)) <= c_star <= 2 * n ** (2 / d))
 
 
-@returns("slopes", "rows", "seconds", timings=("seconds",))
+@returns("slopes", "rows", "seconds", timings=("seconds",), text=("rows",))
 def summarize_scaling(res: ScalingResult) -> dict:
     return {"slopes": {f"d={d},n={n},{c}": v for (d, n, c), v in res.slopes.items()},
             "rows": res.rows, "seconds": res.seconds}
@@ -380,7 +380,7 @@ class LowRankLandscapeResult:
     interior: list = None  # per case: (c1 minimiser inside its grid, c2 minimiser inside its grid)
 
 
-@returns("cases", "argmin", "slope_at_zero", "seconds", timings=("seconds",))
+@returns("cases", "argmin", "slope_at_zero", "seconds", timings=("seconds",), text=("cases",))
 def summarize_lowrank_landscape(res: LowRankLandscapeResult) -> dict:
     return {"cases": case_titles(res.config), "argmin": res.argmin, "slope_at_zero": res.slope_at_zero,
             "seconds": res.seconds}

@@ -91,7 +91,8 @@ class NormResult:
     extra: dict = field(default_factory=dict)
 
 
-@returns("keys", "steps", "final_norm", "c_star", "seconds", per_seed={"final_norm": 1}, timings=("seconds",))
+@returns("keys", "steps", "final_norm", "c_star", "seconds", per_seed={"final_norm": 1}, timings=("seconds",),
+         text=("keys",))
 def summarize_norms(res: NormResult) -> dict:
     return {"keys": [list(map(str, k)) for k in res.keys], "steps": res.steps,
             "final_norm": [res.norm[k][-1].tolist() for k in res.keys],
