@@ -22,7 +22,8 @@ EXEC_TIMEOUT ?= 3600
 # the notebooks' execution cache is keyed on their code only: clear it when the library changes
 LIBHASH = $(shell cat $(sort $(wildcard icl_lab/*.py icl_lab/*/*.py icl_lab/*/*/*.py)) requirements.txt | sha256sum | cut -c1-16)
 
-.PHONY: book book-paper test unit book-ci sync check-notebooks clean install install-test bench browser-check lab lint
+.PHONY: book book-paper test unit book-ci sync check-notebooks clean install install-test bench browser-check lab lint \
+	references check-references
 
 install: $(STAMP)
 install-test: $(TEST_STAMP)
@@ -107,3 +108,11 @@ bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/workloads.py
 	$(BIN)/python benchmarks/experiments.py
 	$(BIN)/python benchmarks/book.py
+
+# regenerate every shipped reference record at paper scale (resumable; about 40 min on 2 cores), and check
+# that the current code reproduces them (what CI runs: one seed chunk of each, recomputed)
+references: $(TEST_STAMP)
+	tools/reference_runs.sh -- --executor dask --workers $(JOBS)
+
+check-references: $(STAMP)
+	$(BIN)/python tools/check_references.py --jobs $(JOBS)

@@ -239,7 +239,7 @@ def _imports_of(module: str, text: str) -> set[str]:
 
 def fingerprint(module: str, sources: dict | None = None) -> str:
     """What makes a stored result current: SHA-256 (16 hex digits) of the code that computes an
-    experiment, i.e. the module holding its run function and every library module it imports,
+    experiment (its syntax trees: comments, docstrings and layout do not count), i.e. the module holding its run function and every library module it imports,
     directly or not, except the modules that only present, store or schedule results
     (``NOT_COMPUTING``, and a paper's ``figures*.py``). Editing the training loop, a sampler or the
     paper's own modules makes the experiment's records stale; editing a plot, a widget, the claims
@@ -257,8 +257,21 @@ def fingerprint(module: str, sources: dict | None = None) -> str:
         todo.extend(_imports_of(name, data.decode()))
     for name in sorted(seen):
         path = _source_of(name)
-        h.update(name.encode() + b"\0" + (sources.get(path) if path in sources else path.read_bytes()))
+        h.update(name.encode() + b"\0" + _code_of(sources.get(path) if path in sources else path.read_bytes()))
     return h.hexdigest()[:16]
+
+
+def _code_of(source: bytes) -> bytes:
+    """A module's code without its comments, docstrings and layout (its syntax tree, as Python 3.11
+    prints it): rewording a comment or a docstring or re-wrapping a line leaves records current."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False).encode()
 
 
 def library_versions() -> dict:

@@ -11,7 +11,8 @@
 #
 # Resumable: a finished task is stored at once (one JSON record per chunk of SEEDS_PER_TASK seeds) and
 # skipped on the next call, so an interrupted run continues where it stopped. Keep SEEDS_PER_TASK
-# (default 5) the same between calls: the chunking is part of each record's configuration.
+# (default 1) the same between calls: the chunking is part of each record's configuration.
+# `make references` runs them all on Dask's local cluster (one single-threaded worker per core).
 # tests/test_reference.py fails when a shipped record's config is no longer the current paper config:
 # then delete the stale records and run this script again.
 set -euo pipefail
@@ -21,6 +22,7 @@ PY="${PYTHON:-$ROOT/.venv/bin/python}"
 [ -x "$PY" ] || PY=python3
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 export ICL_LAB_THREADS="${ICL_LAB_THREADS:-1}"
+export ICL_LAB_REFERENCE_TOOL=1  # the one writer of the shipped folder (the store refuses anyone else)
 RESULTS="${RESULTS:-$ROOT/results/reference}"
 # one seed per task: CI recomputes the cheapest record of every reference (tools/check_references.py)
 SEEDS_PER_TASK="${SEEDS_PER_TASK:-1}"
