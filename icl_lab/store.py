@@ -184,7 +184,7 @@ class ResultsStore:
 
     def _get(self, experiment: str, cfg, *, exp, warn: bool, stale: bool) -> dict | None:
         path = self.path_for(experiment, cfg)
-        if not os.path.lexists(path):
+        if not os.path.lexists(path) or os.path.isdir(path):  # a folder in its place: check_writable says so
             return None
         try:
             rec = self.read(path, {experiment: exp} if exp is not None else None)
