@@ -38,7 +38,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": None, "book": None, "paper": None})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.1, "book": 0.18, "paper": None})
 
 # %%
 import math
@@ -329,15 +329,15 @@ plotting.finish(CF.draw_training(res, cfg))
 # attention weights $a_i$ of one query over a prompt, coloured by each demonstration's feature. At
 # $\alpha = 0$ attention is uniform; as $\alpha$ grows it concentrates on the tokens that share the
 # query's feature. In the built book the slider works without a kernel (the frames are
-# pre-rendered); in a live notebook the `ipywidgets` version below it recomputes.
+# pre-rendered); in a live notebook an `ipywidgets` version under it recomputes for any $\alpha$.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "The attention weights $a_i$ of one query over a prompt of 24 demonstrations (4 orthonormal features in $d = 8$), coloured by each demonstration's feature, for $Q = \\alpha I$: at $\\alpha = 0$ they are uniform; as $\\alpha$ grows they concentrate on the demonstrations that share the query's feature.", "name": "fig-common-alpha-slider"}}
 demo_sampler = PromptSampler.from_features(standard_basis(4, 8), LinearTask(8), N=24)
 demo = demo_sampler.sample(1, icl_lab.make_generator(5))
-widgets.static_slider(lambda alpha: CF.draw_attention(demo, alpha), [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0], name="alpha", fmt="{:.1f}",
+widgets.static_slider(lambda alpha: CF.draw_attention(demo, alpha), [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0], name="$\\alpha$", fmt="{:.1f}",
                       alt="the attention weights of one query over a prompt of 24 demonstrations, coloured by feature, for Q = alpha I")
 
-# %% tags=["remove-output"]
+# %% tags=["remove-cell"]
 import ipywidgets
 
 
@@ -421,5 +421,5 @@ display(ledger["S7"])
 # reached.
 
 # %% tags=["remove-input"]
-ledger.show()
+ledger.show();
 ledger.export();

@@ -31,22 +31,25 @@ WHAT = {
 }
 
 
-def _fmt_minutes(m) -> str:
+def _fmt_minutes(m, scale: str | None = None) -> str:
     if m is None:
-        return "not measured"
+        return f"not measured yet at {scale} scale" if scale else "not measured yet"
     m = float(m)
     if m < 1:
-        return "under a minute"
+        return f"about {max(5, 5 * round(m * 12)):.0f} s"  # to the nearest 5 s
     if m < 90:
         return f"about {m:.0f} min"
     return f"about {m / 60:.1f} h"
 
 
 def table(scale: str, minutes: dict | None = None) -> str:
-    """The scale table as plain text (``*`` marks the active scale)."""
+    """The scale table as plain text (``*`` marks the active scale). ``minutes``: the measured run
+    time of the notebook at each scale (``None`` where it was not measured)."""
     minutes = minutes or {}
-    rows = [f"{'*' if s == scale else ' '} {s:<6} {_fmt_minutes(minutes.get(s)):<23} {WHAT[s]}" for s in SCALES]
-    return "\n".join([f"  {'scale':<6} {'run time (2 CPU cores)':<23} what it is", *rows])
+    cells = {s: _fmt_minutes(minutes.get(s), s) for s in SCALES}
+    width = max(23, *(len(c) for c in cells.values()))
+    rows = [f"{'*' if s == scale else ' '} {s:<6} {cells[s]:<{width}} {WHAT[s]}" for s in SCALES]
+    return "\n".join([f"  {'scale':<6} {'run time (2 CPU cores)':<{width}} what it is", *rows])
 
 
 def setup(scale: str | None = None, minutes: dict | None = None, *, quiet: bool = False) -> str:

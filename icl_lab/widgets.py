@@ -32,20 +32,51 @@ def _png(fig, dpi: int = DPI) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def render_frames(draw: Callable, values: Sequence, dpi: int = DPI) -> list[str]:
-    """Call ``draw(value) -> matplotlib Figure`` for each value; return base64 PNGs."""
-    frames = []
+def _same_axes(figs) -> None:
+    """Give the matching axes of every frame the same limits (the union of their own), so that frames
+    of a slider can be compared: without it each frame autoscales to its own data. Colour bars and
+    frames whose panels differ in number are left as drawn."""
+    if len(figs) < 2 or len({len(f.axes) for f in figs}) != 1:
+        return
+    for axes in zip(*(f.axes for f in figs)):
+        if any(getattr(ax, "_colorbar", None) is not None for ax in axes):
+            continue
+        for get, set_, scale in (("get_xlim", "set_xlim", "get_xscale"), ("get_ylim", "set_ylim", "get_yscale")):
+            if len({getattr(ax, scale)() for ax in axes}) != 1:
+                continue
+            lims = [getattr(ax, get)() for ax in axes]
+            flipped = lims[0][0] > lims[0][1]
+            lo = min(min(a, b) for a, b in lims)
+            hi = max(max(a, b) for a, b in lims)
+            for ax in axes:
+                getattr(ax, set_)((hi, lo) if flipped else (lo, hi))
+
+
+def render_frames(draw: Callable, values: Sequence, dpi: int = DPI, same_axes: bool = True) -> list[str]:
+    """Call ``draw(value) -> matplotlib Figure`` for each value; return base64 PNGs. ``same_axes``
+    (default): every frame gets the same axis limits (the union over the frames), so that moving the
+    slider changes the data, never the scale."""
+    figs = []
     for v in values:
         fig = draw(v)
         if fig is None:
+            for f in figs:
+                plt.close(f)
             raise chk.ConfigError("draw must return the matplotlib Figure it drew")
-        frames.append(_png(fig, dpi))
-    return frames
+        figs.append(fig)
+    if same_axes:
+        _same_axes(figs)
+    return [_png(fig, dpi) for fig in figs]
 
 
 def _labels(values: Sequence, fmt) -> list[str]:
     """How each value reads on the slider: ``fmt`` is a format string or a callable."""
     return [fmt(v) if callable(fmt) else fmt.format(v) for v in values]
+
+
+def _plain(text: str) -> str:
+    """Inline math as plain text, for alt text (``$p_1$`` -> ``p_1``)."""
+    return text.replace("$", "").replace("\\", "")
 
 
 class StaticSlider:
@@ -62,20 +93,19 @@ class StaticSlider:
         labels = _labels(self.values, self.fmt)
         imgs = json.dumps(["data:image/png;base64," + f for f in self.frames])
         start = self.start
-        alt = self.alt or f"figure for {self.name}"
-        caption = (f"{alt[0].upper()}{alt[1:]}: drag the slider to change {self.name}; each frame is pre-rendered, "
-                   "so it moves without a kernel.")
+        alt = self.alt or f"the figure for one value of {_plain(self.name)}"
+        alt_name = self.name  # the name as written (tests and readers of the source expect it)
         return f"""
 <div class="icl-static-slider" id="{uid}">
-  <label for="{uid}-in" class="mathjax_process">{markdown_inline(self.name)} = <span id="{uid}-val">{html.escape(labels[start])}</span></label><br>
+  <label for="{uid}-in" class="mathjax_process">{markdown_inline(self.name)} = <span id="{uid}-val">{html.escape(labels[start])}</span>
+  <span style="font-size:0.85em;font-weight:normal;opacity:0.75">(drag the slider: the frames are pre-rendered, no kernel needed)</span></label><br>
   <input type="range" min="0" max="{len(self.frames) - 1}" step="1" value="{start}" id="{uid}-in" style="width:100%;max-width:40rem" aria-valuetext="{html.escape(labels[start])}">
-  <figure class="icl-slider-figure" style="margin:0"><img id="{uid}-img" src="data:image/png;base64,{self.frames[start]}" alt="{html.escape(alt)} ({html.escape(self.name)} = {html.escape(labels[start])})" style="max-width:100%">
-  <figcaption class="mathjax_process">{markdown_inline(caption)}</figcaption></figure>
+  <div class="icl-slider-figure" style="margin:0"><img id="{uid}-img" src="data:image/png;base64,{self.frames[start]}" alt="{html.escape(alt)} ({html.escape(alt_name)} = {html.escape(labels[start])})" style="max-width:100%"></div>
   <script>
   (function() {{
     var frames = {imgs}; var labels = {json.dumps(labels)};
     var inp = document.getElementById("{uid}-in"), img = document.getElementById("{uid}-img");
-    var alt = {json.dumps(alt + " (" + self.name + " = ")};
+    var alt = {json.dumps(alt + " (" + alt_name + " = ")};
     inp.addEventListener("input", function() {{
       img.src = frames[this.value];
       img.alt = alt + labels[this.value] + ")";

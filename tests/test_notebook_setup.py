@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from pathlib import Path
 
@@ -42,6 +43,39 @@ def test_first_cell_goes_before_the_first_code_cell_and_is_idempotent():
     assert tool.with_first_cell(once, {"book": 3.0}).count(tool.MARKER) == 1
 
 
+def test_first_cell_times_are_the_measured_wall_times(tmp_path):
+    tool = _tool()
+    report = tmp_path / "book.json"
+    report.write_text(json.dumps({"notebooks": [
+        {"notebook": "chapters/a.ipynb", "scale": "ci", "wall_seconds": 22.4, "cpu_seconds": 30.0},
+        {"notebook": "chapters/a.ipynb", "scale": "book", "wall_seconds": 150.0, "cpu_seconds": 200.0}]}))
+    assert tool.measured_minutes(report) == {"chapters/a.ipynb": {"ci": 0.37, "book": 2.5}}
+    cell = tool.with_first_cell(SOURCE, tool.measured_minutes(report)["chapters/a.ipynb"])
+    assert '"ci": 0.37, "book": 2.5, "paper": None' in cell
+
+
+def test_the_shipped_timings_cover_every_notebook_of_the_book_at_ci_and_book_scale():
+    import yaml
+
+    tool = _tool()
+    measured = tool.measured_minutes(ROOT / "benchmarks" / "results" / "book.json")
+
+    def files(node):
+        if isinstance(node, dict):
+            yield from ([node["file"]] if "file" in node else [])
+            for v in node.values():
+                yield from files(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from files(v)
+
+    notebooks = [f for f in files(yaml.safe_load((ROOT / "_toc.yml").read_text())) if f.endswith(".ipynb")]
+    assert notebooks
+    for nb in notebooks:
+        row = measured.get(nb, {})
+        assert row.get("ci") is not None and row.get("book") is not None, nb
+
+
 def test_check_first_cell_flags_missing_and_edited_cells(tmp_path, capsys):
     tool = _tool()
     py = tmp_path / "nb.py"
@@ -60,7 +94,8 @@ def test_setup_picks_the_scale_in_the_notebook(monkeypatch, capsys):
     monkeypatch.setenv("ICL_LAB_SCALE", "ci")
     assert notebook.setup(None, {"ci": 0.4, "book": 5}) == "ci"  # None keeps the environment's choice
     out = capsys.readouterr().out
-    assert "* ci" in out and "about 5 min" in out and "not measured" in out
+    assert "* ci" in out and "about 5 min" in out and "about 25 s" in out
+    assert "not measured yet at paper scale" in out  # only the scale with no measurement says so
     assert notebook.setup("paper", quiet=True) == "paper" and get_scale() == "paper"
     assert os.environ["ICL_LAB_SCALE"] == "paper"
     with pytest.raises(Exception, match="scale"):

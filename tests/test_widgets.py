@@ -48,3 +48,18 @@ def test_static_slider_validates():
         static_slider(_draw, [], "v")
     with pytest.raises(ConfigError, match="draw"):
         static_slider(lambda v: None, [1], "v")
+
+
+def test_frames_share_their_axis_limits_so_they_can_be_compared():
+    from icl_lab.widgets import _same_axes
+
+    figs = [_draw(v) for v in (0.5, 4.0)]
+    _same_axes(figs)
+    assert figs[0].axes[0].get_ylim() == figs[1].axes[0].get_ylim()
+    assert figs[0].axes[0].get_ylim()[1] >= 4.0  # the union of the frames' ranges
+
+
+def test_static_slider_has_no_caption_of_its_own():
+    # the numbered caption comes from the cell's mystnb metadata: a second one would repeat it
+    html = static_slider(_draw, [1.0, 2.0], "slope", alt="a line", dpi=30)._repr_html_()
+    assert "<figcaption" not in html and "<figure" not in html and 'alt="a line (slope = 2.0)"' in html

@@ -6,8 +6,10 @@ Run: python tools/check_notebooks.py           (or `make check-notebooks`)
      python tools/check_notebooks.py --strip   remove outputs from every chapters/**/*.ipynb
      python tools/check_notebooks.py --first-cell [--times benchmarks/out/book.json] [PY ...]
          insert or refresh the setup cell (Colab install from _config.yml's repository.url, scale
-         choice, expected run times) as the first code cell of every paired notebook (or of the
-         given .py sources), then update the .ipynb twins
+         choice, measured run times) as the first code cell of every paired notebook (or of the
+         given .py sources), then update the .ipynb twins; the times come from --times, else from
+         benchmarks/out/book.json (benchmarks/book.py's fresh output), else from the shipped
+         benchmarks/results/book.json; a scale with no measurement stays None ("not measured yet")
      python tools/check_notebooks.py --check-first-cell
          fail unless every paired notebook starts with the current setup cell
 """
@@ -144,12 +146,15 @@ def _minutes_in(block: str) -> dict:
 
 
 def measured_minutes(times: Path | None) -> dict[str, dict]:
-    """``{notebook path: {scale: minutes}}`` from a ``benchmarks/book.py`` report, if there is one."""
+    """``{notebook path: {scale: minutes}}`` from a ``benchmarks/book.py`` report, if there is one
+    (its rows give ``wall_seconds``; ``seconds`` in older reports)."""
     if times is None or not times.exists():
         return {}
     out: dict[str, dict] = {}
     for row in json.loads(times.read_text()).get("notebooks", []):
-        out.setdefault(row["notebook"], {})[row["scale"]] = round(row["seconds"] / 60, 1)
+        seconds = row.get("wall_seconds", row.get("seconds"))
+        if seconds is not None:
+            out.setdefault(row["notebook"], {})[row["scale"]] = round(float(seconds) / 60, 2)
     return out
 
 
@@ -189,8 +194,11 @@ def insert_first_cell(args: list[str]) -> int:
     if "--times" in args:
         i = args.index("--times")
         times, args = Path(args[i + 1]), args[:i] + args[i + 2:]
-    elif (ROOT / "benchmarks" / "out" / "book.json").exists():
-        times = ROOT / "benchmarks" / "out" / "book.json"
+    else:  # a fresh local measurement, else the shipped one (the reproduction page's)
+        for candidate in (ROOT / "benchmarks" / "out" / "book.json", ROOT / "benchmarks" / "results" / "book.json"):
+            if candidate.exists():
+                times = candidate
+                break
     measured = measured_minutes(times)
     for py in paired_sources(args):
         rel_nb = _rel(py.with_suffix(".ipynb"))

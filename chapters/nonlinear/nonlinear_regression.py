@@ -45,7 +45,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": None, "book": None, "paper": None})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.44, "book": 0.53, "paper": None})
 
 # %%
 import math
@@ -57,6 +57,7 @@ from IPython.display import Markdown, display
 
 import icl_lab
 from icl_lab import metrics, plotting, reports, widgets
+from icl_lab.render import md_table
 from icl_lab.data import PromptBatch
 from icl_lab.papers.nonlinear import experiments as nl
 from icl_lab.papers.nonlinear import figures as nlfig
@@ -455,8 +456,9 @@ for emp, pap in zip(conc.empirical, conc.paper):
     margins.append(float((emp + 3 * se - pap).min()))
 emp_at_min = [float(th.concentration_probability(torch.full((4,), 0.25), N, [dm], conc.config.n_mc, icl_lab.make_generator(9))[0])
               for N, dm in zip(conc.config.N_values, conc.delta_min)]
-print("P(E*) at delta_min:", [f"{e:.4f}" for e in emp_at_min], " paper's bound there:",
-      f"{1 - 3 * math.exp(-0.8 * 4):.3f}")
+display(Markdown("$P(\\mathcal E^*)$ at $\\delta_{\\min}$: "
+                 + ", ".join(f"{e:.3f} ($N = {N}$)" for e, N in zip(emp_at_min, conc.config.N_values))
+                 + f"; the paper's bound there is {1 - 3 * math.exp(-0.8 * 4):.3f}."))
 ledger["C1"].check(
     measured=f"min over delta of (MC + 3 s.e. - bound) = {min(margins):.3f}; P at delta_min = {min(emp_at_min):.4f} vs bound 0.878",
     how=f"Monte Carlo multinomial counts, K = 4, N in {list(conc.config.N_values)}, {conc.config.n_mc} prompts each",
@@ -482,7 +484,6 @@ tcfg = nl.TheoryConfig.for_scale(SCALE)
 theory = nl.run_theory(tcfg)
 # the sharp set at a 100x smaller step resolves its phases (by R1: the curves of L/10 at eta = 10)
 theory_sharp = nl.run_theory(tcfg.replace(lr=tcfg.lr / 100, L_values=nl.SHARP))
-print(f"{len(tcfg.L_values)} L values x {tcfg.seeds} seeds, {tcfg.steps} GD steps: {theory.seconds + theory_sharp.seconds:.1f} s")
 
 # %% [markdown]
 # ### Figure 1 for the theory model
@@ -617,12 +618,18 @@ top_rate = metrics.loglog_slope(Kg[top], sweep.phase1_rate_K[top])
 Dg = torch.tensor(scfg.delta_grid, dtype=F64)
 slope_D = metrics.loglog_slope(Dg, sweep.T1_delta)
 slope_D_raw = metrics.loglog_slope(Dg, sweep.T1_delta * sweep.eta_delta / scfg.eta_ref)
-print("T^1 (rows: eta, cols: L):\n", sweep.T1_L_eta.numpy())
-print(f"slopes in L: {[f'{s:.2f}' for s in slopes_L]}, in eta: {slope_eta:.2f}, first-step rate g_k(0) in L: {slope_rate:.2f}")
-print(f"T^1 against K: {sweep.T1_K.tolist()} (slope {slope_K:.2f}; (K-1) log K: {slope_ref:.2f}; K log K: {slope_KlogK:.2f});"
-      f" top octave: T^1 ~ K^{top_T1:.2f} vs (K-1) log K ~ K^{top_ref:.2f}")
-print(f"mean Phase-I rate against K: slope {slope_rate_K:.2f}, top octave {top_rate:.2f} (paper: -1)")
-print(f"cross/own ratio |q_(k,k')| / q_k at the end of Phase I: {[f'{v:.3f}' for v in sweep.cross_ratio.tolist()]} (1/K = {1 / scfg.K})")
+display(Markdown(md_table(["$\\eta$ \\ $L$", *[f"{v:g}" for v in scfg.L_grid]],
+                          [[f"{e:g}", *[f"{t:.0f}" for t in row]] for e, row in zip(scfg.eta_grid, sweep.T1_L_eta.tolist())])
+                 + "\n\nPhase-I duration $T^1$ in GD steps (rows: $\\eta$, columns: $L$)."))
+display(Markdown(
+    "Log-log slopes of $T^1$ against $L$: " + ", ".join(f"{v:.2f}" for v in slopes_L)
+    + f" (one per $\\eta$); against $\\eta$: {slope_eta:.2f}; first-step rate $g_k(0)$ against $L$: {slope_rate:.2f}.\n\n"
+    + "$T^1$ against $K$ = " + ", ".join(f"{k:g}" for k in scfg.K_grid) + ": " + ", ".join(f"{t:.0f}" for t in sweep.T1_K.tolist())
+    + f" steps (slope {slope_K:.2f}; $(K-1)\\log K$: {slope_ref:.2f}; $K\\log K$: {slope_KlogK:.2f}); on the top octave "
+    f"$T^1 \\sim K^{{{top_T1:.2f}}}$ against $(K-1)\\log K \\sim K^{{{top_ref:.2f}}}$. The mean Phase-I rate falls with "
+    f"$K$ at slope {slope_rate_K:.2f} (top octave {top_rate:.2f}; paper: $-1$).\n\n"
+    "Cross/own ratio $|q_{k,k'}|/q_k$ at the end of Phase I: " + ", ".join(f"{v:.2f}" for v in sweep.cross_ratio.tolist())
+    + f" ($1/K$ = {1 / scfg.K:.2f})."))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Phase-I duration $T^1$ of the theory model (a) against $L$ for three $\\eta$, (b) against $K$ with the references $(K-1)\\log K$ and $K\\log K$, (c) against $\\Delta$. Not a figure of the paper.", "name": "fig-nl-sweeps"}, "image": {"alt": "Log-log plots: T1 falls like L^-2 and Delta^-2; against K it grows faster than both references."}}
 nlfig.show(nlfig.sweep_figure(sweep, dict(L=slopes_L, K=slope_K, KlogK=slope_KlogK, Kref=slope_ref, D=slope_D, D_raw=slope_D_raw)))
@@ -730,10 +737,11 @@ okl = torch.isfinite(finl).nonzero().flatten()
 exp_eps_loss = metrics.loglog_slope(1 / eps[okl[-2:]], finl[okl[-2:]])
 ratio_L = late.T_eps_attn[:, 0] / late.T_eps_attn[:, 2]
 print(f"local exponents at L = 1 between t = {t1} and {t2}: loss t^{exp_loss:.2f}, 1 - Attn t^{exp_gap:.2f}")
-print(f"late constants C (L = {list(lcfg.L_values)}): {[f'{v:.2f}' for v in C_each.tolist()]} (K - 1 = {lcfg.K - 1});"
-      f" final loss / ((K-1)/(4 eta s^4 t)) = {ratio_R2:.2f};  final losses for L = {lcfg.L_values}: {late.loss[-1].tolist()}")
+print(f"late constants C: " + ", ".join(f"{v:.2f} (L = {Lv:g})" for v, Lv in zip(C_each.tolist(), lcfg.L_values))
+      + f" against K - 1 = {lcfg.K - 1}; final loss / ((K-1)/(4 eta s^4 t)) = {ratio_R2:.2f}; final losses "
+      + ", ".join(f"{v:.1e}" for v in late.loss[-1].tolist()))
 print(f"time to 1 - Attn <= eps grows like eps^-{exp_eps:.2f}; to loss/loss0 <= eps^2 like eps^-{exp_eps_loss:.2f}")
-print(f"T(L={lcfg.L_values[0]}) / T(L={lcfg.L_values[2]}) at each eps: {[f'{v:.2f}' for v in ratio_L.tolist()]} "
+print(f"T(L={lcfg.L_values[0]}) / T(L={lcfg.L_values[2]}) at each eps: {', '.join(f'{v:.2f}' for v in ratio_L.tolist())} "
       f"(R1 predicts {(lcfg.L_values[2] / lcfg.L_values[0]) ** 2:.0f})")
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Long GD of the theory model ($\\eta = 0.1$): (a) the loss approaches $(K-1)/(4\\eta s^4 t)$ for every $L$, (b) the attention gap falls like $t^{-1/2}$, (c) the time to accuracy $\\epsilon$ against the paper's rates. Not a figure of the paper.", "name": "fig-nl-late"}, "image": {"alt": "Three log-log panels showing power-law tails, and times to accuracy growing like eps^-2 rather than logarithmically."}}
@@ -810,7 +818,8 @@ sl_T1 = [metrics.loglog_slope(Ng, dres.T1[:, j]) for j in range(len(dcfg.L_value
 sl_Ts = [metrics.loglog_slope(Ng, dres.T_star[:, j]) for j in range(len(dcfg.L_values))]
 sl_r2 = [metrics.loglog_slope(Ng, dres.rate2[:, j]) for j in range(len(dcfg.L_values))]
 for j, Lv in enumerate(dcfg.L_values):
-    print(f"L = {Lv:g}: T^1 = {dres.T1[:, j].tolist()}, T* = {dres.T_star[:, j].tolist()}; slopes in N: T^1 {sl_T1[j]:.2f}, "
+    print(f"L = {Lv:g}: T^1 = {', '.join(f'{t:.0f}' for t in dres.T1[:, j].tolist())}, "
+          f"T* = {', '.join(f'{t:.0f}' for t in dres.T_star[:, j].tolist())} steps; slopes in N: T^1 {sl_T1[j]:.2f}, "
           f"T* {sl_Ts[j]:.2f}, Phase-II rate {sl_r2[j]:.2f} (paper: 0, 1, -1)")
 hyp_N = {"N > 20 K^3": min(dcfg.N_grid) > 20 * dcfg.K**3}
 ledger["C14"].check(
@@ -894,8 +903,9 @@ assert row_sum_err < 1e-12 and late_gap < 0.1
 ucfg = nl.NonUniformConfig.for_scale(SCALE)
 nu = nl.run_nonuniform(ucfg)
 slope_p = metrics.loglog_slope(torch.tensor(ucfg.p, dtype=F64), nu.T_level)
-print(f"first step with Attn_k >= {ucfg.level}: {nu.T_level.tolist()} for p = {list(ucfg.p)} (slope in p_k {slope_p:.2f}); "
-      f"final Attn_k {[round(v, 3) for v in nu.own_k[-1].tolist()]}")
+display(Markdown(md_table(["$p_k$", f"first step with $\\mathrm{{Attn}}_k \\ge {ucfg.level:g}$", "final $\\mathrm{Attn}_k$"],
+                          [[f"{p_:g}", f"{t:.0f}", f"{a:.3f}"] for p_, t, a in zip(ucfg.p, nu.T_level.tolist(), nu.own_k[-1].tolist())])
+                 + f"\n\nLog-log slope of the time against $p_k$: {slope_p:.2f}."))
 ledger["X1"].check(
     measured=f"every feature reaches Attn_k >= {ucfg.level} (final min {float(nu.own_k[-1].min()):.3f}); time ~ p_k^{slope_p:.2f}",
     how=f"exact GD, K = {ucfg.K}, N = {ucfg.N}, M = {ucfg.M}, {ucfg.steps} steps; pass: all features reach the level and "
@@ -931,7 +941,6 @@ nlfig.show(nlfig.nonuniform_figure(nu))
 bcfg = nl.BlockConfig.for_scale(SCALE)
 block = nl.run_block(bcfg)
 block_adam = nl.run_block(bcfg.replace(optimizer="adam", lr=1e-3))
-print(f"{len(bcfg.L_values) * bcfg.seeds} runs x {bcfg.epochs} epochs, SGD and Adam, in {block.seconds + block_adam.seconds:.0f} s")
 
 # %% tags=["remove-cell"]
 bsteps = block.epochs
@@ -1091,7 +1100,6 @@ pcfg = nl.PolynomialConfig.for_scale(SCALE)
 poly = nl.run_polynomial(pcfg)
 poly_adam = nl.run_polynomial(pcfg.replace(optimizer="adam", lr=1e-3))
 poly_t = nl.run_polynomial_theory(pcfg)
-print(f"{len(pcfg.L_values) * pcfg.seeds} runs x {pcfg.epochs} epochs, SGD and Adam, in {poly.seconds + poly_adam.seconds:.0f} s")
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 4 tasks (random quadratics over Gaussian inputs): training (solid) and held-out (dashed) loss of the block under SGD and Adam, and of the theory model; dotted: predicting 0 (block) or uniform attention (theory model). Reproduces Fig. 4 of Li, Duan and Liang (book scale: see the reproduction page).", "name": "fig-nl-fig4"}, "image": {"alt": "Three rows of loss curves: training losses fall, held-out losses stay at or above the dotted baselines."}}
 nlfig.show(nlfig.fig4([(poly, f"block, SGD {pcfg.lr:g}", "epoch", "predict 0", "zero_baseline"),
@@ -1164,16 +1172,19 @@ assert float(train_over_zero_a.max()) < 0.5
 if poly_ref is None:
     display(Markdown("```{note}\nNo paper-scale reference record of Fig. 4 is shipped with this copy of the book: "
                      "`tools/reference_runs.sh nonlinear.polynomial` computes it (about an hour of one core).\n```"))
-else:
-    T_ref_txt = ", ".join(f"L = {Lv:g}: {float(t):.0f}" for Lv, t in zip(pcfg.L_values, T_ref))
-    display(nlfig.captioned(
-        nlfig.fig4([(poly_ref, f"block, SGD {ref4.config.lr:g}", "epoch", "predict 0", "zero_baseline")]),
-        f"Fig. 4 at the paper's size: training (solid) and held-out (dashed) loss of the block under SGD, "
-        f"{len(ref4.seeds)} of the paper's {ref4.wanted} runs per $L$ (mean and spread over runs), {ref4.config.epochs} epochs, "
-        f"$N = {ref4.config.N}$, $M = {ref4.config.M}$; dotted: predicting 0. Epochs to a training loss of half the "
-        f"predict-0 loss: {T_ref_txt}. Reference record: {ref4.provenance()}."
-        + ("" if ref4.complete else " The run is incomplete: the remaining runs are computed by the same command, which resumes."),
-        "Two panels of loss curves at the paper's full size, flat and sharp L-sets."))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 4 at the paper's size: training (solid) and held-out (dashed) loss of the block under SGD on the flat and sharp $L$-sets, mean and spread over the reference runs; dotted: predicting 0. The training losses fall below the predict-0 line while the held-out losses stay at or above it, as at book scale. Reproduces Fig. 4 of Li, Duan and Liang at full size (the runs, epochs, $N$ and $M$ are given below the figure).", "name": "fig-nl-fig4-paper"}, "image": {"alt": "Two panels of loss curves at the paper's full size, flat and sharp L-sets: training losses fall, held-out losses stay near or above the dotted predict-0 line."}}
+if poly_ref is not None:
+    plotting.finish(nlfig.fig4([(poly_ref, f"block, SGD {ref4.config.lr:g}", "epoch", "predict 0", "zero_baseline")]))
+
+# %% tags=["remove-input"]
+if poly_ref is not None:
+    T_ref_txt = ", ".join(f"{float(t):.0f} at $L = {Lv:g}$" for Lv, t in zip(pcfg.L_values, T_ref))
+    display(Markdown(
+        f"The reference runs: {len(ref4.seeds)} of the paper's {ref4.wanted} runs per $L$, {ref4.config.epochs} epochs, "
+        f"$N = {ref4.config.N}$, $M = {ref4.config.M}$ (their record, with where and when it was computed, is listed on "
+        f"the reproduction page). Epochs to a training loss of half the predict-0 loss: {T_ref_txt}."
+        + ("" if ref4.complete else " The run is incomplete: the remaining runs are computed by the same command, which resumes.")))
     display(Markdown(f"At full size the ordering of the convergence times is **{v4_ref[0]}** within the flat set and "
                      f"**{v4_ref[1]}** within the sharp set (book scale: {v4['SGD'][0]} and {v4['SGD'][1]}): the two scales "
                      + ("agree." if agree4 else "**disagree**; the ledger entry of Fig. 4 notes it." if clash4
@@ -1199,8 +1210,9 @@ else:
 rel_t = poly_t.train_loss / poly_t.train_loss[0]
 final_rel_t = rel_t[-1].mean(-1)
 test_over_unif_t = (poly_t.test_loss[-1] / poly_t.baseline).mean(-1)
-print("final train loss / initial, per L:", [f"{v:.3f}" for v in final_rel_t.tolist()])
-print("final held-out loss / uniform attention, per L:", [f"{v:.3f}" for v in test_over_unif_t.tolist()])
+display(Markdown(md_table(["$L$", "final / initial train loss", "final held-out loss / uniform attention"],
+                          [[f"{Lv:g}", f"{a:.3f}", f"{b:.3f}"] for Lv, a, b in
+                           zip(pcfg.L_values, final_rel_t.tolist(), test_over_unif_t.tolist())])))
 ledger["F4t"].check(
     measured=f"final train loss / initial: flat {[round(v, 3) for v in final_rel_t[iFp].tolist()]}, sharp {[round(v, 3) for v in final_rel_t[iSp].tolist()]}; "
              f"held-out / uniform attention >= {float(test_over_unif_t.min()):.2f}",
@@ -1251,7 +1263,7 @@ assert r3_gap < 1e-10
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The six $L$ of the theory model at $\\eta = 10$ (seed 0): loss among the others (grey), the attention map at step 25, and the place of the run in the data collapse. Kernel-free slider; not a figure of the paper.", "name": "fig-nl-theory-slider"}}
 nlfig.theory_slider(theory)
 
-# %% tags=["remove-output"]
+# %% tags=["remove-cell"]
 nlfig.live_explorer()
 
 # %% [markdown]
@@ -1265,8 +1277,9 @@ nlfig.live_explorer()
 # $(\eta, L)$ and once with $(\eta L^2, 1)$ and compare the matrices $Q$.
 # ````
 #
-# ````{solution} ex-nl-rescaling
+# ```{solution-start} ex-nl-rescaling
 # :class: dropdown
+# ```
 #
 # The softmax weights $\mathrm{attn}_i(Q)$ do not involve the labels, and $\hat y = \sum_i\mathrm{attn}_i y_i$
 # is linear in them; with $y_i = L g(x_i)$ the per-prompt loss is
@@ -1274,7 +1287,6 @@ nlfig.live_explorer()
 # $\mathcal L_L = L^2\mathcal L_1$ as functions of $Q$ and $\nabla\mathcal L_L = L^2\nabla\mathcal L_1$.
 # One GD step is $Q - \eta L^2\nabla\mathcal L_1(Q)$: the step of the $L = 1$ problem with step
 # $\eta L^2$. Both start at $Q = 0$, so by induction they agree at every $t$. The code below checks it.
-# ````
 
 # %%
 Lx, etax = 0.3, 4.0
@@ -1284,7 +1296,14 @@ mA, mB = icl_lab.QOnlyAttention(15, runs=1), icl_lab.QOnlyAttention(15, runs=1)
 icl_lab.train(mA, bL, steps=30, optimizer="gd", lr=etax, dtype=F64)
 icl_lab.train(mB, bx, steps=30, optimizer="gd", lr=etax * Lx**2, dtype=F64)
 ex1_gap = float((mA.Q - mB.Q).detach().abs().max())
-print(f"max |Q(eta, L) - Q(eta L^2, 1)| after 30 steps of the full model: {ex1_gap:.1e} (|Q| ~ {float(mA.Q.detach().abs().max()):.2f})")
+display(Markdown(f"After 30 steps of the full model the two runs' $Q$ differ by at most {ex1_gap:.0e} "
+                 f"(entries of $Q$ up to {float(mA.Q.detach().abs().max()):.2f}): the same matrix, to rounding."))
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["remove-cell"]
 assert ex1_gap < 1e-10
 
 # %% [markdown]
@@ -1295,13 +1314,13 @@ assert ex1_gap < 1e-10
 # for $L = 0.3$ at the same step size, then check against a run.
 # ````
 #
-# ````{solution} ex-nl-predict-T1
+# ```{solution-start} ex-nl-predict-T1
 # :class: dropdown
+# ```
 #
 # By {prf:ref}`prop-nl-rescaling`, $T^1(\eta, L) = T^1(\eta L^2, 1)$, and in the continuous-time regime
 # $T^1\propto 1/(\eta L^2)$, so $T^1(0.3)\approx T^1(0.1)\cdot(0.1/0.3)^2 = T^1(0.1)/9$, up to one step of
 # rounding (the prediction is good while $T^1$ is many steps). The cell measures both.
-# ````
 
 # %%
 i01t = list(tcfg.L_values).index(0.1)
@@ -1310,7 +1329,14 @@ own_theory = torch.diagonal(theory.maps[0], dim1=-2, dim2=-1).mean(-1)  # (T, nL
 T1_01 = float(th.first_time(own_theory[:, i01t : i01t + 1], lvl)[0])
 tr03 = th.feature_gd(theory.prompts[0], theory.V @ theory.V.T, steps=tcfg.steps, lr=tcfg.lr, scale=0.3)
 T1_03 = float(th.first_time(torch.diagonal(tr03.maps, dim1=-2, dim2=-1).mean(-1), lvl)[0])
-print(f"T^1(L=0.1) = {T1_01:.0f};  predicted T^1(L=0.3) = {T1_01 / 9:.1f};  measured {T1_03:.0f}")
+display(Markdown(f"Measured $T^1 = {T1_01:.0f}$ steps at $L = 0.1$, so the prediction for $L = 0.3$ is "
+                 f"${T1_01:.0f}/9 \\approx {T1_01 / 9:.0f}$ steps; the run at $L = 0.3$ takes {T1_03:.0f}."))
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["remove-cell"]
 assert abs(T1_03 - T1_01 / 9) <= 0.15 * T1_01 / 9 + 1
 
 # %% [markdown]
@@ -1322,8 +1348,9 @@ assert abs(T1_03 - T1_01 / 9) <= 0.15 * T1_01 / 9 + 1
 # this imply for the paper's time bounds?
 # ````
 #
-# ````{solution} ex-nl-late
+# ```{solution-start} ex-nl-late
 # :class: dropdown
+# ```
 #
 # $\mathcal L(t)\approx (K-1)/(4\eta s^4 t)$. The loss on queries of feature $k$ obeys
 # $\dot{\mathcal L}_k = -\frac{4K}{K-1}\eta s^4 p_k\mathcal L_k^2$ whatever its prefactor (the factor
@@ -1333,11 +1360,15 @@ assert abs(T1_03 - T1_01 / 9) <= 0.15 * T1_01 / 9 + 1
 # With $\mathcal L\propto L^2 e^{-2q}$ early and $\propto 1/t$ late, the time to reach a loss $\epsilon^2$
 # is $\Theta(1/(\eta\epsilon^2))$ once $\epsilon^2\ll L^2$: polynomial in $1/\epsilon$, in both regimes,
 # unlike the $\log(1/\epsilon)$ of Thm 1. The long run of Sec. 5 measured the ratio below.
-# ````
 
 # %%
-print(f"late constant C = 4 eta s^4 dt / d(1/L) over the second half of the long run: "
-      f"{[f'{v:.2f}' for v in C_each.tolist()]} for L = {list(lcfg.L_values)} (K - 1 = {lcfg.K - 1}, K = {lcfg.K})")
+display(Markdown(md_table(["$L$", "late constant $C = 4\\eta s^4\\,dt/d(1/\\mathcal L)$"],
+                          [[f"{Lv:g}", f"{v:.2f}"] for Lv, v in zip(lcfg.L_values, C_each.tolist())])
+                 + f"\n\nover the second half of the long run; the prediction is $K - 1 = {lcfg.K - 1}$ for every $L$."))
+
+# %% [markdown]
+# ```{solution-end}
+# ```
 
 # %% [markdown]
 # ## Claims ledger

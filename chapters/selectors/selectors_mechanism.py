@@ -48,7 +48,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": None, "book": None, "paper": None})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.19, "book": 0.54, "paper": None})
 
 # %% tags=["hide-input"]
 import math
@@ -59,6 +59,8 @@ import torch
 
 import icl_lab
 from icl_lab import metrics, plotting, widgets
+from icl_lab.render import md_table
+from IPython.display import Markdown, display
 from icl_lab.data import PairClassificationSampler, cyclic_pair_tasks
 from icl_lab.papers import selectors as sel
 from icl_lab.papers.selectors import experiments as X
@@ -583,7 +585,9 @@ ledger.cards("M10")
 
 # %% tags=["hide-input"]
 t50_by_alpha = {a: sel.collapse_times(sel.collapse_recursion(a, 2000, eta=0.1, M1=cfg.M1))[1] for a in (0.45, 0.6, 0.8)}
-print("recursion (46): t50 for alpha =", {a: round(v, 1) for a, v in t50_by_alpha.items()})
+display(Markdown("Half-life $t_{50}$ of the recursion (46): "
+                 + ", ".join(f"{v:.0f} steps at $\\alpha = {a:g}$" for a, v in t50_by_alpha.items())
+                 + " — the larger $\\alpha$, the later the collapse."))
 assert t50_by_alpha[0.8] > t50_by_alpha[0.45]
 
 # %% [markdown]
@@ -892,13 +896,15 @@ ledger.cards("O7")
 # demonstrations in $\mathcal N_*$. Under the conditions Theorem 2 covers, the attention lands on the
 # green bars; under the fresh-pattern control it is uniform.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "The attention of one test prompt over its demonstrations under a chosen test condition of §4 (a cyclic-trained seed with the full solution); green bars: the demonstrations in $\\mathcal N_*$, which share the query's pattern. The title gives the label, the prediction and the attention mass on $\\mathcal N_*$.", "name": "fig-sel-condition-slider"}}
 full_seed = int(np.argmax(full)) if full.any() else 0
 viz_model = sweep.model.select_runs([G["cyclic"] * sweep.S + full_seed])
 viz = X.condition_examples(ocfg, viz_model, ood.conditions, seed=77)
 names = [c.name for c, _, _ in viz]
-widgets.static_slider(lambda name: SF.draw_condition(viz[names.index(name)]), names, name="test condition", fmt="{}",
-                      alt="Attention weights of one test prompt over its demonstrations under this test condition")
+widgets.static_slider(lambda name: SF.draw_condition(viz[names.index(name)]), names, name="test condition",
+                      fmt=lambda c: SF.condition_label(c, math=False),
+                      alt="bars of the attention weight of one test prompt on each of its demonstrations, green for those in N_*: "
+                          "under the covered conditions the weight sits on the green bars")
 
 # %% [markdown]
 # In a live notebook, the widget below retrains a small model (one seed, a few hundred steps) for the
@@ -920,8 +926,9 @@ SF.live_mechanism()
 # How long must the prompt be for error $\epsilon$?
 # ````
 #
-# ````{solution} ex-sel-oracle
+# ```{solution-start} ex-sel-oracle
 # :class: dropdown
+# ```
 #
 # $\mathcal N_*$ is empty with probability $(1-\alpha/2)^l$. On such a prompt the context carries no
 # information about the query's label (the other demonstrations are either the partner pattern —
@@ -931,7 +938,6 @@ SF.live_mechanism()
 # $1 - \frac12(1-\alpha/2)^l$. Error $\le\epsilon$ needs $(1-\alpha/2)^l\le 2\epsilon$, i.e.
 # $l \ge \ln(1/(2\epsilon))/(-\ln(1-\alpha/2)) \approx 2\ln(1/(2\epsilon))/\alpha$: the $2\ln(\cdot)/\alpha$
 # of eq. (5), with $\epsilon = 1/M$. The cell below checks the formula by simulation.
-# ````
 
 # %% tags=["hide-input"]
 g_ex = icl_lab.make_generator(123)
@@ -941,7 +947,14 @@ for a_ex, l_ex in ((0.3, 4), (0.6, 3), (0.6, 14)):
     empty = ~hits.any(1)
     coin = torch.rand(200_000, generator=g_ex) < 0.5
     sim[(a_ex, l_ex)] = (float((~empty | coin).double().mean()), float(sel.oracle_accuracy(a_ex, l_ex)))
-print({k: (round(v[0], 4), round(v[1], 4)) for k, v in sim.items()})
+display(Markdown(md_table(["$\\alpha$", "$l$", "simulated accuracy (200 000 prompts)", "$1-\\frac12(1-\\alpha/2)^l$"],
+                          [[f"{a:g}", str(l_), f"{v[0]:.3f}", f"{v[1]:.3f}"] for (a, l_), v in sim.items()])))
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["remove-cell"]
 assert all(abs(s - o) < 0.005 for s, o in sim.values())
 
 # %% [markdown]
@@ -953,8 +966,9 @@ assert all(abs(s - o) < 0.005 for s, o in sim.values())
 # true of the extra rows of $W_V$?
 # ````
 #
-# ````{solution} ex-sel-rows
+# ```{solution-start} ex-sel-rows
 # :class: dropdown
+# ```
 #
 # By {prf:ref}`lem-sel-gradients`, row $i$ of $\partial F/\partial W_Q$ is
 # $\sum_s\sigma_s w_s (W_K(p_s-\bar p))_i\,p_{l+1}^\top$, and $(W_K p)_i = 0$ for every $p$ when row $i$
@@ -964,13 +978,20 @@ assert all(abs(s - o) < 0.005 for s, o in sim.values())
 # random $W_O$ has a non-zero column $j$. The extra value coordinates do learn (slowly, since they start
 # at zero), which is why we keep $m_b > d_\mathcal X + d_\mathcal Y$. The cell below checks both on the
 # trained models.
-# ````
 
 # %% tags=["hide-input"]
 dxy = cfg.d_x + cfg.d_y
 WQ_T, WK_T, WV_T = (w.detach() for w in (sweep.model.W_Q, sweep.model.W_K, sweep.model.W_V))
-print("max |W_Q|, |W_K| on rows >= d_x after training:", float(WQ_T[:, dx:].abs().max()), float(WK_T[:, dx:].abs().max()))
-print("max |W_V| on rows >= d_x + d_y after training:", float(WV_T[:, dxy:].abs().max()))
+qk_extra = max(float(WQ_T[:, dx:].abs().max()), float(WK_T[:, dx:].abs().max()))
+display(Markdown(f"After training, the rows of $W_Q$ and $W_K$ beyond $d_\\mathcal X$ are "
+                 f"{'exactly zero' if qk_extra == 0 else f'at most {qk_extra:.1e}'}; the extra rows of $W_V$ reach "
+                 f"{float(WV_T[:, dxy:].abs().max()):.2g} in absolute value: they learn."))
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["remove-cell"]
 assert float(WQ_T[:, dx:].abs().max()) == 0.0 and float(WK_T[:, dx:].abs().max()) == 0.0
 assert float(WV_T[:, dxy:].abs().max()) > 0
 
@@ -981,7 +1002,7 @@ assert float(WV_T[:, dxy:].abs().max()) > 0
 # ledger for the sample-complexity claims; the synthesis chapter joins both.
 
 # %% tags=["remove-input"]
-ledger.show()
+ledger.show();
 
 # %% tags=["remove-cell"]
 ledger.export();

@@ -57,7 +57,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": None, "book": None, "paper": None})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.43, "book": 1.24, "paper": None})
 
 # %% tags=["hide-input"]
 import math
@@ -68,6 +68,8 @@ import torch
 
 import icl_lab
 from icl_lab import metrics, plotting, widgets
+from icl_lab.render import md_table
+from IPython.display import Markdown, display
 from icl_lab.data import PairClassificationSampler, cyclic_pair_tasks
 from icl_lab.papers import selectors as sel
 from icl_lab.papers.selectors import experiments as X
@@ -103,7 +105,8 @@ for alpha in (0.2, 0.4, 0.6, 0.8, 1.0):
             exact = sel.binomial_lower_tail(alpha, l, c)
             worst["printed (37)"] = max(worst["printed (37)"], exact / sel.chernoff_tail(alpha, l, c))
             worst["from (14)"] = max(worst["from (14)"], exact / math.exp(-l * c * c * alpha / 4))
-print("largest exact / bound over alpha, l <= 80, c in [0.05, 0.95]:", {k: round(v, 3) for k, v in worst.items()})
+display(Markdown("Largest ratio of the exact binomial tail to each bound over $\\alpha$, $l \\le 80$, $c \\in [0.05, 0.95]$: "
+                 + "; ".join(f"{k} {v:.2f}" for k, v in worst.items()) + " (a valid bound keeps it at most 1)."))
 ledger["S11"].check(
     measured=f"max exact/bound = {worst['printed (37)']:.3f} (the bound from Lemma 2's (14), exp(-l c^2 alpha/4): {worst['from (14)']:.3f})",
     how="exact binomial lower tail on a grid alpha in {0.2..1}, l < 80, c in [0.05, 0.95]",
@@ -195,7 +198,8 @@ ncfg = X.NoiseSweepConfig.for_scale(SCALE)
 n_sweep = sel.HitSweep.of(X.run_noise_sweep(ncfg))
 n_acc = n_sweep.res.final("acc").median(1).values.numpy()
 print(n_sweep.report("tau"))
-print("final accuracy (median):", n_acc.round(3).tolist())
+display(Markdown("Final held-out accuracy (median over seeds) at each noise level: "
+                 + ", ".join(f"{v:.2f}" for v in n_acc.tolist()) + "."))
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy (left axis) and final accuracy (right axis) against the norm of noise inside span$\\{\\mu\\}$, with the $\\tau = \\beta/M_1$ mark. Book scale: 600 steps instead of 1000.", "name": "fig-sel-noise"}, "image": {"alt": "Iterations stay flat, then grow, and accuracy drops at the largest noise."}}
 plotting.finish(SC.draw_noise_sweep(n_sweep, ncfg, n_acc))
@@ -243,8 +247,9 @@ ecfg = X.EtaSweepConfig.for_scale(SCALE)
 e_sweep = sel.HitSweep.of(X.run_eta_sweep(ecfg))
 slope_e = e_sweep.slope(inverse=True)
 print(e_sweep.report("eta"))
-print(f"eta * T_hit (median): {(e_sweep.values * e_sweep.median).round(0).tolist()}; "
-      f"log-log slope of T_hit vs 1/eta: {slope_e:.2f} (Theorem 1: 1)")
+display(Markdown("$\\eta\\, T_\\text{hit}$ (median over seeds): "
+                 + ", ".join(f"{v:.0f}" for v in (e_sweep.values * e_sweep.median).tolist())
+                 + f"; log-log slope of $T_\\text{{hit}}$ against $1/\\eta$: {slope_e:.2f} (Theorem 1: 1)."))
 
 # %% [markdown]
 # ## Iterations against the number of patterns $M$
@@ -327,7 +332,8 @@ ledger.cards("S3", "S4", "S5")
 # %% tags=["hide-input", "remove-output"]
 split = sel.output_layer_split(lcfg, l_sweep.res)  # (G, S, 2): feature, label
 ratio = (split[..., 0] / split[..., 1]).nanmedian(1).values.numpy()
-print("lambda*:", lcfg.lambdas, " ||dW_O feature|| / ||dW_O label|| (lucky neurons, median):", ratio.round(3).tolist())
+display(Markdown(md_table(["$\\lambda_*$", "$\\|\\Delta W_O\\|$ feature / label (lucky neurons, median)"],
+                          [[f"{lam:g}", f"{r:.2f}"] for lam, r in zip(lcfg.lambdas, ratio.tolist())])))
 slope_ratio = metrics.loglog_slope(l_sweep.values, ratio)
 print(f"log-log slope of the ratio against lambda*: {slope_ratio:.2f} (Lemma 3: 1)")
 ledger["S10"].check(
@@ -364,8 +370,9 @@ needed = []
 for i, a in enumerate(pcfg.alphas):
     ok = np.nonzero(acc_med[:, i] >= 0.9)[0]
     needed.append(int(Ls[ok[0]]) if len(ok) else None)
-print("shortest l_tr with median accuracy >= 0.9 per alpha:", dict(zip(pcfg.alphas, needed)),
-      " 2 ln M / alpha:", {a: round(2 * math.log(pcfg.M) / a, 1) for a in pcfg.alphas})
+display(Markdown(md_table(["$\\alpha$", "shortest $l_{tr}$ with median accuracy $\\ge 0.9$", "$2\\ln M/\\alpha$"],
+                          [[f"{a:g}", "none tried" if n_ is None else str(n_), f"{2 * math.log(pcfg.M) / a:.0f}"]
+                           for a, n_ in zip(pcfg.alphas, needed)])))
 print(f"largest excess of the median over the oracle: {excess:+.3f}")
 shrinks = all(n is not None for n in needed[1:]) and (needed[0] is None or needed[0] >= needed[-1]) and needed[-1] < (needed[0] or np.inf)
 ledger["S6"].check(
@@ -452,9 +459,9 @@ ledger.cards("S8", "S9")
 # The kernel-free slider moves through the values of $\alpha$ of §2 and shows the held-out accuracy and
 # the attention mass on $\mathcal N_*$ of every seed during training: larger $\alpha$, earlier collapse.
 
-# %% tags=["hide-input"]
-widgets.static_slider(lambda a: SC.draw_alpha_seeds(a_sweep, acfg, a), list(acfg.alphas), name="alpha", fmt="{:g}",
-                      alt="Accuracy and attention mass of every seed during training at this alpha")
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Held-out accuracy (solid) and attention mass on $\\mathcal N_*$ (dashed) of every seed during training at a chosen $\\alpha$ of the sweep of §2, with the oracle accuracy (dotted): the larger $\\alpha$, the earlier the attention collapses onto $\\mathcal N_*$ and the accuracy rises.", "name": "fig-sel-alpha-slider"}}
+widgets.static_slider(lambda a: SC.draw_alpha_seeds(a_sweep, acfg, a), list(acfg.alphas), name="$\\alpha$", fmt="{:g}",
+                      alt="accuracy and attention mass of every seed against the SGD iteration at this alpha, rising from chance to near the oracle line")
 
 # %% [markdown]
 # In a live notebook, the widget below retrains one model for the $\alpha$, noise $\tau$ (isotropic),
@@ -505,20 +512,27 @@ assert sel.shortcut_accuracy(cyclic_pair_tasks(8), 8) == 0.5
 # measured $\eta T_\text{hit}$ of §5 to estimate $K$ for our setting.
 # ````
 #
-# ````{solution} ex-sel-iterations
+# ```{solution-start} ex-sel-iterations
 # :class: dropdown
+# ```
 #
 # $T \ge \big(\sqrt K\,\eta\lambda_*(1-\alpha^{-1}/C)\big)^{-1} = \frac{C}{\sqrt K\,\eta\lambda_*(C-\alpha^{-1})}$:
 # the factors $\eta^{-1}$, $\lambda_*^{-1}$, $C/(C-\alpha^{-1})$ and, through
 # $K\propto 1-\epsilon_m-\tau M_1$, the $(1-\epsilon_m-\tau M_1)^{-1/2}$. No $\sqrt M$: that factor is
 # imposed by the choice $T = \Theta(M^{1/2})$. With $\lambda_*\approx 0.6$ (our lower end of $\lambda$)
 # and $C\to\infty$, $\sqrt K \approx 1/(\eta T_\text{hit}\lambda_*)$; the cell evaluates it.
-# ````
 
 # %% tags=["hide-input"]
 eta_T = float(np.median(e_sweep.values * e_sweep.median))
 K_est = 1 / (eta_T * ecfg.lambda_min) ** 2
-print(f"median eta * T_hit = {eta_T:.0f}  ->  K ~ {K_est:.1e} (for lambda_* = {ecfg.lambda_min})")
+display(Markdown(f"The median of $\\eta T_\\text{{hit}}$ over the step sizes of §5 is {eta_T:.0f}, so "
+                 f"$K \\approx 1/(\\eta T_\\text{{hit}}\\lambda_*)^2 \\approx {K_est:.0e}$ at $\\lambda_* = {ecfg.lambda_min:g}$."))
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["remove-cell"]
 assert np.isfinite(K_est) and K_est > 0
 
 # %% [markdown]
@@ -564,7 +578,7 @@ ledger["S14"].check(
 # the mechanism and out-of-domain claims; the synthesis chapter joins both.
 
 # %% tags=["remove-input"]
-ledger.show()
+ledger.show();
 
 # %% tags=["remove-cell"]
 ledger.export();

@@ -46,7 +46,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": None, "book": None, "paper": None})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.37, "book": 0.36, "paper": None})
 
 # %%
 import math
@@ -57,6 +57,8 @@ import torch
 
 import icl_lab
 from icl_lab import plotting, widgets
+from icl_lab.render import md_table
+from IPython.display import Markdown, display
 from icl_lab.data import HillsTask
 from icl_lab.papers.window import data as wdata, lowrank, trained as wtrained, training as wtraining
 from icl_lab.papers.window import figures as WF
@@ -88,8 +90,6 @@ F64 = torch.float64
 h_cfg = wtrained.HillsConfig.for_scale(SCALE)
 hills = wtrained.run_hills(h_cfg)
 lit = wtrained.run_hills(h_cfg.replace(hills_mode="amp"))
-print(f"two readings x {2 * len(h_cfg.n_values)} batched models ({len(h_cfg.nus)} nu x {h_cfg.seeds} trials each): "
-      f"{hills.seconds + lit.seconds:.0f} s")
 
 # %% [markdown]
 # The hill reading:
@@ -162,8 +162,10 @@ assert all(np.diff(c_last) > 0)
 freq_cfg = wtrained.HillsConfig.for_scale(SCALE, hills_mode="freq", nus=(6.0,), n_values=(64,), seeds=2,
                                    steps=h_cfg.steps, test_tasks=500, population_tasks=500, linear_prompts=500)
 freq = wtrained.run_hills(freq_cfg)
-print(f"freq reading, nu = 6, n = 64: trained softmax c = {freq.c_trained[6.0][0].tolist()}, error "
-      f"{freq.trained[('softmax', 6.0)][0].tolist()}; optimum c = {float(freq.c_opt[6.0][0]):.0f}, error {float(freq.optimum[('softmax', 6.0)][0]):.3f}")
+display(Markdown("Frequency reading, $\\nu = 6$, $n = 64$: the trained softmax scales $c$ are "
+                 + ", ".join(f"{v:.2f}" for v in freq.c_trained[6.0][0].tolist()) + " (errors "
+                 + ", ".join(f"{v:.3f}" for v in freq.trained[('softmax', 6.0)][0].tolist())
+                 + f"), against the optimum $c$ = {float(freq.c_opt[6.0][0]):.0f} (error {float(freq.optimum[('softmax', 6.0)][0]):.3f})."))
 assert float(freq.c_trained[6.0][0].max()) < 0.1 * float(freq.c_opt[6.0][0])
 
 # %% [markdown]
@@ -193,8 +195,9 @@ for cls, inp in f3_cfg.panel_pairs():
     mono_visible[(cls, inp)] = wtraining.final_norms(f3, kv)
     fp = wtraining.final_norms(f3, kp)
     spread_paper[(cls, inp)] = (max(fp) - min(fp)) / np.mean(fp)
-    print(f"{cls:>4} {inp:>5}: small-L grid {[k[3] for k in kv]} -> ||M|| {[round(v, 2) for v in mono_visible[(cls, inp)]]};"
-          f"  L near 1 {[k[3] for k in kp]} -> {[round(v, 2) for v in fp]} (relative spread {spread_paper[(cls, inp)]:.2f})")
+    print(f"{cls:>4} {inp:>5}: final ||M|| on the small-L grid (L = {', '.join(f'{k[3]:g}' for k in kv)}): "
+          f"{', '.join(f'{v:.2f}' for v in mono_visible[(cls, inp)])}; near L = 1 (L = {', '.join(f'{k[3]:g}' for k in kp)}): "
+          f"{', '.join(f'{v:.2f}' for v in fp)} (relative spread {spread_paper[(cls, inp)]:.2f})")
 inc = {k: bool(np.all(np.diff(v) > 0)) for k, v in mono_visible.items()}
 unresolved3 = {}
 for cls, inp in f3_cfg.panel_pairs():
@@ -294,7 +297,7 @@ plotting.finish(WF.isotropy(iso))
 # %% tags=["hide-input"]
 an = {k: (float(v[0].mean()), float(v[-1].mean())) for k, v in iso.anisotropy.items()}
 for k, (a0, a1) in an.items():
-    print(f"{k}: anisotropy {a0:.2f} -> {a1:.2f}")
+    print(f"{' '.join(map(str, k))}: anisotropy {a0:.2f} -> {a1:.2f}")
 iso_pass = all(an[k][1] < 0.35 * an[k][0] for k in an if k[1] == "iso") and all(
     an[(p, "iso")][1] < 0.6 * an[(p, "aniso")][1] for p in ("tied", "untied"))
 ledger["E-B5"].check(
@@ -365,10 +368,11 @@ plotting.finish(WF.lowrank_training(f9))
 # %% tags=["hide-input"]
 rho_end = {k: float(v[-1].mean()) for k, v in f9.rho.items()}
 err_end = {k: float(v[-1].mean()) for k, v in f9.error.items()}
-print("final (rho, test error) for every learning rate:")
-for (act, kind, lr), (r_, e_) in sorted(f9.final_by_lr.items()):
-    mark = "  <- selected" if f9.lr[(act, kind)] == lr else ""
-    print(f"  {act:>8} {kind:>10} lr {lr:g}: rho {r_:8.3f}, error {e_:.4f}{mark}")
+display(Markdown(md_table(["attention", "tasks", "selected learning rate", "final $\\rho$", "final test error"],
+                          [[act, kind, f"{lr:g}", f"{r_:.2f}", f"{e_:.4f}"]
+                           for (act, kind, lr), (r_, e_) in sorted(f9.final_by_lr.items()) if f9.lr[(act, kind)] == lr])
+                 + "\n\nEach row is the learning rate with the lowest final test error among "
+                 + ", ".join(f"{v:g}" for v in sorted({k[2] for k in f9.final_by_lr})) + "."))
 for kind in f9_cfg.kinds:
     rs, rl = rho_end[("softmax", kind)], rho_end[("linear", kind)]
     es, el = err_end[("softmax", kind)], err_end[("linear", kind)]
@@ -401,8 +405,8 @@ assert rho_end[("softmax", "affine")] < 0.6 and err_end[("softmax", "affine")] <
 
 # %% tags=["hide-input"]
 rho_min = {k: float(v.mean(-1).min()) for k, v in f9.rho.items()}
-print("softmax rho of this run: minimum over training / final:",
-      {k[1]: (round(rho_min[k], 2), round(rho_end[k], 2)) for k in f9.rho if k[0] == "softmax"})
+display(Markdown("Softmax $\\rho$ of this run, minimum over training and final: "
+                 + "; ".join(f"{k[1]} tasks {rho_min[k]:.2f} and {rho_end[k]:.2f}" for k in f9.rho if k[0] == "softmax") + "."))
 cfg_ = lowrank.LowRankTrainingConfig.for_scale(SCALE, kinds=("quadratic", "cosine"), lrs=(1e-2,), steps=5000, records=26)
 cov = lowrank.run_covariate_laws(cfg_, laws=("J", "J-gaussian", "sphere"))
 
@@ -459,10 +463,10 @@ assert rho44 < 0.6
 # grid): for each $L$ it shows the learned window on the circle through a query and its attention
 # profile, next to the population optimum. (Part I has the live widget for $L$, $\sigma$, $n$ and $d$.)
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "The window trained on 2-ReLU tasks (isotropic, small-$L$ grid of Figure 3) for a chosen $L$: on the circle through a query and as an attention profile against the angle, next to the population optimum $c^\\star$. The trained window narrows with $L$ as the optimum does.", "name": "fig-winexp-L-slider"}}
 relu_keys = [k for k in f3.keys if k[0] == "visible" and k[1] == "relu" and k[2] == "iso"]
 trained_c = {k[3]: (float(f3.mean_eig[k][-1].mean()), f3.c_star[k]) for k in relu_keys}  # L -> (trained tr(M)/d, c*)
-widgets.static_slider(lambda L: WF.trained_window(*trained_c[L], L), [k[3] for k in relu_keys], name="L", fmt="{:g}",
+widgets.static_slider(lambda L: WF.trained_window(*trained_c[L], L), [k[3] for k in relu_keys], name="$L$", fmt="{:g}",
                       alt="the trained window on the circle around a query and its attention profile against the angle, next to the population optimum, for this L")
 
 # %% [markdown]
@@ -509,7 +513,7 @@ for shape in ("freq", "bump"):
 # ledger for the population-level claims; the synthesis chapter joins both.
 
 # %% tags=["remove-input"]
-ledger.show()
+ledger.show();
 
 # %% tags=["remove-cell"]
 ledger.export();

@@ -49,7 +49,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": None, "book": None, "paper": None})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.19, "book": 0.19, "paper": None})
 
 # %%
 import math
@@ -755,7 +755,7 @@ assert all(on_axis[:2]) and all(s < 0 for s in lrl.slope_at_zero)
 # $\sigma=0.1$, $n=100$, $d=2$; in a live notebook the widget below it recomputes for any
 # $(L,\sigma,n,d)$.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "The optimal window of softmax attention for a chosen Lipschitz constant $L$ ($\\sigma = 0.1$, $n = 100$, $d = 2$): the window on the circle around the query and the attention profile against the angle from the query, beside linear attention's, which does not change with $L$. Larger $L$, narrower window.", "name": "fig-win-L-slider"}}
 TASKS = 1000 if SCALE == "paper" else 400
 
 
@@ -763,10 +763,10 @@ def draw_window(L=1.0, sigma=0.1, n=100, d=2):
     return WF.draw_window(L, sigma, n, d, tasks=TASKS)
 
 
-widgets.static_slider(lambda L: draw_window(L=L), [0.03, 0.1, 0.3, 1.0, 3.0, 10.0], name="L (sigma = 0.1, n = 100, d = 2)", fmt="{:g}",
+widgets.static_slider(lambda L: draw_window(L=L), [0.03, 0.1, 0.3, 1.0, 3.0, 10.0], name="$L$ ($\\sigma = 0.1$, $n = 100$, $d = 2$)", fmt="{:g}",
                       alt="the optimal attention window on the sphere and its attention profile against the angle from the query, next to linear attention's, for this L")
 
-# %% tags=["remove-output"]
+# %% tags=["remove-cell"]
 import ipywidgets
 
 
@@ -784,8 +784,8 @@ widgets.live(_live, L=ipywidgets.FloatLogSlider(value=1.0, base=10, min=-2, max=
 # A second kernel-free slider moves $n$ at fixed $L=1$, $\sigma=0.1$: more demonstrations, a
 # narrower window.
 
-# %% tags=["hide-input"]
-widgets.static_slider(lambda n_: draw_window(L=1.0, sigma=0.1, n=n_), [10, 30, 100, 300, 1000], name="n (L = 1, sigma = 0.1, d = 2)",
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "The optimal window for a chosen number of demonstrations $n$ ($L = 1$, $\\sigma = 0.1$, $d = 2$), drawn as in the previous figure: more demonstrations, a narrower window.", "name": "fig-win-n-slider"}}
+widgets.static_slider(lambda n_: draw_window(L=1.0, sigma=0.1, n=n_), [10, 30, 100, 300, 1000], name="$n$ ($L = 1$, $\\sigma = 0.1$, $d = 2$)",
                       alt="the optimal attention window on the sphere and its attention profile against the angle from the query, next to linear attention's, for this n")
 
 # %% [markdown]
@@ -880,7 +880,7 @@ assert abs(floor_ratio / limit - 1) < 0.25
 # has its own ledger for the training experiments; the synthesis chapter joins both.
 
 # %% tags=["remove-input"]
-ledger.show()
+ledger.show();
 
 # %% tags=["remove-cell"]
 ledger.export();

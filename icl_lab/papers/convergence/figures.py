@@ -344,14 +344,14 @@ def draw_p1_portrait(K: int, p1: float):
     tr = col.flow(1e11, stop_gap=0.999e-2)
     dom = SymmetricColumn.dominant(K, p1).flow(tr.tau[-1])
     return draw_portrait(tr, phase_times(tr, 1e-2), 1e-2, dominant=dom,
-                         title=f"K = {K}, p1 = {p1}: mean-field flow of an under-represented column")
+                         title=f"$K$ = {K}, $p_1$ = {p1}: mean-field flow of an under-represented column")
 
 
 def draw_population_heat(pr, p1: float, steps=(1, 10, 30, 100, 300, 1000)):
     """Population attention maps of one :func:`~.theory.population_columns` run (recorded every step)
     after ``steps`` GD steps: a frame of the kernel-free heat-map slider."""
     steps = list(steps)
-    return draw_heatmaps(pr.attn[steps], steps, unit="step", title=f"p1 = {p1}")
+    return draw_heatmaps(pr.attn[steps], steps, unit="step", title=f"$p_1$ = {p1}")
 
 
 def explore(K=20, p1=0.5, eta=5.0, N=0):

@@ -119,7 +119,10 @@ def block_maps_slider(block, L_pair=(0.1, 1.0), n_frames: int = 6):
             ax.set_title(f"L = {Lv:g}, epoch {epoch:.0f}")
         return fig
 
-    return widgets.static_slider(draw, [ep_list[j] for j in frame_idx], name="epoch", fmt="{:.0f}", dpi=110)
+    return widgets.static_slider(draw, [ep_list[j] for j in frame_idx], name="epoch", fmt="{:.0f}", dpi=110,
+                                 alt=f"two {K} by {K} heat maps of the block's attention (key feature against query "
+                                     f"feature) at L = {L_pair[0]:g} and L = {L_pair[1]:g}; the diagonal brightens "
+                                     "as training goes on, faster at the larger L")
 
 
 # ============================================================================ Lemma 1 (C3)
@@ -316,7 +319,10 @@ def theory_slider(theory, t_map: int = 25):
         plotting.label(axes[2], r"$\eta L^2 t$", r"$\mathcal{L}/L^2$", "collapse")
         return fig
 
-    return widgets.static_slider(draw, list(cfg.L_values), name="L", fmt="{:g}", dpi=110)
+    return widgets.static_slider(draw, list(cfg.L_values), name="$L$", fmt="{:g}", dpi=110,
+                                 alt="three panels: the loss curve of this L highlighted among the grey curves of the "
+                                     f"others, its {cfg.K} by {cfg.K} attention map at step {t_map}, and its rescaled loss "
+                                     "lying on the common collapse curve")
 
 
 def explore(L=0.4, Delta=3.0, eta=10.0, K=4, geometry="orth", steps=200):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from ... import plotting
@@ -15,29 +14,29 @@ from .theory import oracle_accuracy
 def draw_alpha_sweep(a_sweep, acfg, A: float, Cfit: float):
     """Left: held-out accuracy during training per alpha (mean +- std over seeds); right: iterations
     to ``acfg.hit_acc`` against 1/alpha per seed, their median and the fit A/(C - 1/alpha) of eq. (6)."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    fig, axes = plotting.figure(2, height=4.4)
     steps = np.asarray(a_sweep.res.steps)
     for i, a in enumerate(acfg.alphas):
-        plotting.band(axes[0], steps, a_sweep.res.grid(a_sweep.res.curves["acc"].T)[i], label=f"alpha = {a}", color=plotting.COLORS[i])
+        plotting.band(axes[0], steps, a_sweep.res.grid(a_sweep.res.curves["acc"].T)[i], label=f"$\\alpha$ = {a}", color=plotting.COLORS[i])
     axes[0].axhline(acfg.hit_acc, color="k", lw=0.8, ls=":")
-    plotting.label(axes[0], "SGD iteration t", "held-out accuracy", "Learning curves (mean ± std over seeds)")
-    axes[0].legend(fontsize=7)
+    plotting.label(axes[0], "SGD iteration t", "held-out accuracy", "learning curves")
+    axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=2, fontsize=9)
     h = a_sweep.res.hits().numpy()
     for i in range(len(a_sweep.values)):
         axes[1].scatter(np.full(h.shape[1], 1 / a_sweep.values[i]), h[i], color=plotting.COLORS[i], alpha=0.7)
     axes[1].plot(1 / a_sweep.values, a_sweep.median, "ko-", label="median over seeds")
     if np.isfinite(Cfit):
         xs = np.linspace((1 / a_sweep.values).min(), (1 / a_sweep.values).max(), 50)
-        axes[1].plot(xs, A / (Cfit - xs), "k--", lw=1, label=f"fit A/(C - 1/alpha), C = {Cfit:.2f}")
-    plotting.label(axes[1], r"$1/\alpha$", r"$T_\mathrm{hit}$ (iterations to 95%)", "Thm 1: iterations vs alpha")
-    axes[1].legend(fontsize=7)
+        axes[1].plot(xs, A / (Cfit - xs), "k--", lw=1, label=f"fit $A/(C - 1/\\alpha)$, $C$ = {Cfit:.2f}")
+    plotting.label(axes[1], r"$1/\alpha$", r"$T_\mathrm{hit}$ (iterations to 95%)", r"Thm 1: iterations vs $\alpha$")
+    axes[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=9)
     return fig
 
 
 def draw_noise_sweep(n_sweep, ncfg, n_acc):
     """Median iterations to the hit level (left axis) and final accuracy ``n_acc`` (right axis)
     against the norm of the noise inside span{mu}, with the tau = beta / M1 mark."""
-    fig, ax = plt.subplots(figsize=(6.6, 3.6))
+    fig, ax = plotting.figure(1, height=4.0)
     ax2 = ax.twinx()
     ax.plot(n_sweep.values / ncfg.beta, np.where(np.isfinite(n_sweep.median), n_sweep.median, np.nan), "o-", color=plotting.COLORS[0], label=r"median $T_\mathrm{hit}$")
     ax2.plot(n_sweep.values / ncfg.beta, n_acc, "s--", color=plotting.COLORS[1], label="final accuracy")
@@ -46,7 +45,7 @@ def draw_noise_sweep(n_sweep, ncfg, n_acc):
     ax2.set_ylabel("final held-out accuracy")
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
-    ax2.legend(h1 + h2, l1 + l2, loc="upper left", bbox_to_anchor=(1.15, 1.0), borderaxespad=0.0, fontsize=7)
+    ax.legend(h1 + h2, l1 + l2, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=3, fontsize=9)
     return fig
 
 
@@ -70,7 +69,7 @@ def draw_rates(l_sweep, e_sweep, m_sweep):
         ax.set_xscale("log")
         ax.set_yscale("log")
         plotting.label(ax, name, r"$T_\mathrm{hit}$", f"against {name}")
-    plotting.legend_outside(fig, "below", ncols=3, fontsize=8)
+    plotting.legend_outside(fig, "below", ncols=3, fontsize=9)
     return fig
 
 
@@ -78,29 +77,29 @@ def draw_prompt_length(pres, pcfg):
     """Final accuracy against the training prompt length per alpha (mean +- std over seeds), the exact
     oracle (dashed) and eq. (5)'s 2 ln M / alpha (dotted)."""
     Ls = np.asarray(pcfg.lengths)
-    fig, ax = plt.subplots(figsize=(6.8, 3.8))
+    fig, ax = plotting.figure(1, height=3.8)
     for i, a in enumerate(pcfg.alphas):
-        plotting.band(ax, Ls, pres.acc[:, i, :].T, label=f"trained, alpha = {a}", color=plotting.COLORS[i], marker="o")
+        plotting.band(ax, Ls, pres.acc[:, i, :].T, label=f"trained, $\\alpha$ = {a}", color=plotting.COLORS[i], marker="o")
         ax.plot(Ls, pres.oracle[:, i], "--", color=plotting.COLORS[i], lw=1)
         ax.axvline(2 * math.log(pcfg.M) / a, color=plotting.COLORS[i], ls=":", lw=0.8)
     ax.set_xscale("log", base=2)
-    plotting.label(ax, r"training prompt length $l_{tr}$", "final held-out accuracy", "Eq. (5): the prompt length needed shrinks with alpha")
-    plotting.legend_outside(ax, fontsize=7)
+    plotting.label(ax, r"training prompt length $l_{tr}$", "final held-out accuracy", r"Eq. (5): the prompt length needed shrinks with $\alpha$")
+    plotting.legend_outside(ax, fontsize=9)
     return fig
 
 
 def draw_task_sets(tres):
     """Median accuracy on the training tasks and on all ordered pairs per task set, with the accuracy
     of the shortcut 'query pattern -> label' on the training tasks (Lemma 1)."""
-    fig, ax = plt.subplots(figsize=(7.4, 3.6))
+    fig, ax = plotting.figure(1, height=4.2)
     xs = np.arange(len(tres.train.labels))
     ax.bar(xs - 0.2, tres.train_acc.median(1).values, width=0.4, label="accuracy on the training tasks")
     ax.bar(xs + 0.2, tres.all_pairs_acc.median(1).values, width=0.4, label="accuracy on all ordered pairs")
     ax.scatter(xs - 0.2, tres.shortcut_acc, color="k", marker="_", s=300, label="shortcut 'pattern -> label' on training tasks", zorder=3)
-    ax.set_xticks(xs, [f"{n}\n({'balanced' if b else 'not balanced'})" for n, b in zip(tres.train.labels, tres.balanced)], fontsize=7)
+    ax.set_xticks(xs, [f"{n}\n({'balanced' if b else 'not balanced'})" for n, b in zip(tres.train.labels, tres.balanced)], fontsize=9)
     ax.set_ylim(0.4, 1.02)
     plotting.label(ax, "training task set", "median held-out accuracy", "Lemma 1: tasks must cover every pattern evenly")
-    plotting.legend_outside(ax, fontsize=7)
+    plotting.legend_outside(ax, "below", ncols=2, fontsize=9)
     return fig
 
 
@@ -109,7 +108,7 @@ def draw_alpha_seeds(a_sweep, acfg, alpha: float):
     sweep, with the oracle accuracy: a frame of the kernel-free alpha slider."""
     i = list(acfg.alphas).index(alpha)
     steps = np.asarray(a_sweep.res.steps)
-    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    fig, ax = plotting.figure(1, height=3.4)
     acc_i = a_sweep.res.grid(a_sweep.res.curves["acc"].T)[i]
     mass_i = a_sweep.res.grid(a_sweep.res.curves["mass"].T)[i]
     for s in range(acc_i.shape[0]):
@@ -117,7 +116,6 @@ def draw_alpha_seeds(a_sweep, acfg, alpha: float):
         ax.plot(steps, mass_i[s], color=plotting.COLORS[1], lw=1.2, ls="--", label=r"mass on $\mathcal{N}_*$" if s == 0 else None)
     ax.axhline(float(oracle_accuracy(acfg.alphas[i], acfg.l)), color="k", lw=0.8, ls=":", label="oracle accuracy")
     ax.set_ylim(0, 1.02)
-    plotting.label(ax, "SGD iteration t", "held-out value", f"alpha = {alpha:g}, training prompt length {acfg.l} (every seed)")
-    plotting.legend_outside(ax, fontsize=7)
-    fig.tight_layout()
+    plotting.label(ax, "SGD iteration t", "held-out value", f"$\\alpha$ = {alpha:g}, training prompt length {acfg.l} (every seed)")
+    plotting.legend_outside(ax, fontsize=9)
     return fig

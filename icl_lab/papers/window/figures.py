@@ -219,7 +219,7 @@ def hills(res, seed=123):
     cfg = res.config
     nus, ns = cfg.nus, res.n
     n_show = ns[-1]
-    fig, axes = plt.subplots(3, len(nus), figsize=(7.5, 8.4))
+    fig, axes = plt.subplots(3, len(nus), figsize=(7.5, 9.0), layout="constrained")
     th = torch.linspace(-math.pi, math.pi, 500, dtype=F64)
     circ = torch.stack([th.cos(), th.sin()], -1)
     g = make_generator(seed)
@@ -240,11 +240,9 @@ def hills(res, seed=123):
         ax.scatter([0.0], [float(task.evaluate({"b": b0}, torch.tensor([[[1.0, 0.0]]], dtype=F64))[0, 0])], s=60,
                    facecolor="white", edgecolor="k", zorder=5, label="query")
         lo, hi = float(min(f.min(), yc.min())), float(max(f.max(), yc.max()))
-        ax.set_ylim(lo - 0.1 * (hi - lo + 0.2), hi + 0.6 * (hi - lo + 0.2))  # room above the data for the legend
+        ax.set_ylim(lo - 0.1 * (hi - lo + 0.2), hi + 0.1 * (hi - lo + 0.2))
         plotting.label(ax, r"angle $\theta$", "$f$" if j == 0 else "", rf"$\nu$ = {nu:g}: $c^\star$ = {c_op:.1f}, trained {c_tr:.1f}")
         ax.title.set_fontsize(9)
-        if j == 0:
-            ax.legend(fontsize=6, loc="upper center", ncol=2)
         ax = axes[1, j]
         wt = torch.exp(c_tr * (th.cos() - 1))
         ax.plot(th, wt / wt.max(), color=C[0], label="softmax (trained)")
@@ -252,16 +250,13 @@ def hills(res, seed=123):
         lw = circ @ Ml @ torch.tensor([1.0, 0.0], dtype=Ml.dtype)
         ax.plot(th, lw / lw.abs().max(), color=C[1], label="linear (trained)")
         plotting.label(ax, "angle from the query (rad)", "weight / max" if j == 0 else "", f"n = {n_show}")
-        if j == 0:
-            ax.legend(fontsize=6, loc="lower center")
         ax = axes[2, j]
         for act, col in (("softmax", C[0]), ("linear", C[1])):
             bands(ax, ns, res.trained[(act, nu)], color=col, label=f"{act}, trained", marker="o", log=True)
             ax.plot(ns, res.optimum[(act, nu)], "--", color=col, lw=1, label=f"{act}, population optimum")
         ax.set_xscale("log", base=2)
         plotting.label(ax, "context length n", "ICL error" if j == 0 else "", None)
-    axes[2, 0].legend(fontsize=6, loc="center right")
-    fig.tight_layout()
+    plotting.legend_outside(fig, "below", ncols=3, fontsize=9)  # one legend for all panels, off the data
     return fig
 
 
