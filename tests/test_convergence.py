@@ -182,8 +182,10 @@ def test_too_few_prompts_for_every_feature_are_refused_before_training():
     from icl_lab.papers.convergence.experiments import ReplicaConfig, run_replica
 
     for field in ("train_prompts", "test_prompts"):
-        with pytest.raises(ConfigError, match=f"^{field}=1 leaves feature"):
-            run_replica(ReplicaConfig.for_scale("ci", **{field: 1}))
+        with pytest.raises(ConfigError, match=f"^{field} must be >= K=3: each prompt queries one feature"):
+            ReplicaConfig.for_scale("ci", **{field: 1})  # fewer prompts than features: refused when built
+        with pytest.raises(ConfigError, match=f"^{field}=3 leaves feature"):  # a draw that misses one
+            run_replica(ReplicaConfig.for_scale("ci", **{field: 3}))
 
 
 def test_first_epoch_below_and_the_adam_box_optimum():

@@ -57,7 +57,15 @@ SEEDS = Int(1, 100)
 
 
 def _k_le_d(cfg):
+    """K orthonormal features fit in dimension d, and every prompt set can query each of them: a prompt
+    has one query, so fewer than K prompts leave a feature unqueried (refused here, for every grid
+    point of a sweep before any runs; a random draw that misses one is refused when its task starts)."""
     chk.features_fit(cfg.K, cfg.d)
+    for name in ("prompts", "train_prompts", "test_prompts"):
+        n = getattr(cfg, name, None)
+        if n is not None and n < cfg.K:
+            raise chk.ConfigError(f"{name} must be >= K={cfg.K}: each prompt queries one feature, so fewer "
+                                  f"prompts leave a feature with no query (got {n})")
 
 
 def _snapshots_le_epochs(cfg):
