@@ -38,5 +38,18 @@
       var w = document.createElement("div"); w.className = "icl-scroll"; p.insertBefore(w, t); w.appendChild(t);
     });
   }
+  /* a link to a claim's row inside a folded ledger (<details>) opens the fold and scrolls to the row */
+  function reveal() {
+    var id = decodeURIComponent((location.hash || "").slice(1));
+    var el = id && document.getElementById(id);
+    if (!el) return;
+    var opened = false;
+    for (var d = el.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) {
+      if (!d.open) { d.open = true; opened = true; }
+    }
+    if (opened) el.scrollIntoView();
+  }
+  window.addEventListener("hashchange", reveal);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+  if (document.readyState === "complete") reveal(); else window.addEventListener("load", reveal);
 })();

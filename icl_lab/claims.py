@@ -295,15 +295,15 @@ class Ledger:
     def _repr_html_(self) -> str:
         return ledger_html(self)
 
-    def show(self):
-        """Display the ledger as a table in a notebook (returns the ledger for chaining)."""
+    def show(self) -> None:
+        """Display the ledger in a notebook. Returns None, so that a cell ending with
+        ``ledger.show()`` (no ``;``) shows it once, not a second time as the cell's value."""
         try:
             from IPython.display import display
 
             display(self)
         except ImportError:  # pragma: no cover
             print(self.to_markdown())
-        return self
 
     def cards(self, *ids: str) -> None:
         """Display the cards of the claims ``ids`` (those just checked) in a notebook."""

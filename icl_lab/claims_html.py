@@ -5,10 +5,13 @@ filterable ledger of every chapter for the synthesis.
   its math rendered, the measured value, a status badge and the claim's kind. The card carries the
   anchor ``claim-<paper>-<id>`` that the full ledger links to.
 * :func:`ledger_html` — what ``ledger.show()`` displays: a one-line summary of statuses by kind
-  (a small stacked bar each), then a table whose status column comes first, so that it stays
-  visible on a phone (below 640 px wide every row becomes a block).
+  (a small stacked bar each), the chapter's hypotheses stated once (cards and rows name them), then
+  the full table folded under a bar of counts (``<details>``). The table has a fixed layout (status,
+  claim, measured: the measured column keeps over a third of the width) and its status column comes
+  first; below 640 px wide every row becomes a stacked card.
 * :class:`FilterableLedger` — every exported claim with controls to filter by paper, kind and
-  status (plain local JavaScript, no network), each row linking to the card where it is checked.
+  status (plain local JavaScript, no network), one folded table per paper, each row linking to the
+  row of its chapter's ledger.
 
 Everything is plain HTML with inline styles (plus one scoped ``<style>`` block for the responsive
 rules), so it reads the same in JupyterLab, Colab and the built book. Statements are MyST
@@ -68,9 +71,11 @@ def claim_card(claim) -> str:
     the caveat if any."""
     color = STATUS_COLORS.get(claim.status, "#6e7781")
     _SHOWN_CARDS.add(anchor(claim))
-    meta = " · ".join(html.escape(x) for x in (KIND_LABELS.get(claim.kind, claim.kind), claim.location, claim.id) if x)
+    # the location is MyST too ("Lemma 4.2 at $p_1 = 0.3$"): its math is typeset like the statement's
+    meta = " · ".join(x for x in (html.escape(KIND_LABELS.get(claim.kind, claim.kind)), markdown_inline(claim.location),
+                                  html.escape(claim.id)) if x)
     rows = [f'<div style="display:flex;flex-wrap:wrap;gap:.2em .6em;align-items:center">{badge(claim.status)}'
-            f'<span style="font-size:.85em;color:{_MUTED}">{meta}</span></div>',
+            f'<span class="mathjax_process" style="font-size:.85em;color:{_MUTED}">{meta}</span></div>',
             f'<div class="icl-claim-statement mathjax_process" style="margin:.35em 0 .2em">{markdown_inline(claim.statement)}</div>']
     if claim.measured or claim.how:
         how = f' <span style="color:{_MUTED}">({markdown_inline(claim.how)})</span>' if claim.how else ""
@@ -78,7 +83,7 @@ def claim_card(claim) -> str:
                     f"{markdown_inline(claim.measured) or '—'}{how}</div>")
     if claim.caveat:
         rows.append(f'<div class="mathjax_process" style="font-size:.92em"><strong>Caveat:</strong> '
-                    f"{markdown_inline(claim.caveat)}</div>")
+                    f"{caveat_html(claim)}</div>")
     if claim.elsewhere:
         rows.append(f'<div style="font-size:.92em"><strong>Other scales:</strong> {html.escape(_elsewhere(claim))}</div>')
     return (f'<div class="icl-claim-card" id="{anchor(claim)}" data-claim-id="{html.escape(claim.id)}" '
@@ -87,23 +92,140 @@ def claim_card(claim) -> str:
             f'padding:.45em .8em;margin:.6em 0;max-width:100%;box-sizing:border-box">{"".join(rows)}</div>')
 
 
+# -- hypotheses: stated once per chapter, named in cards and rows ---------------------------------
+
+_GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "lambda", "mu", "nu", "rho", "sigma",
+          "tau", "phi", "psi", "omega", "Theta", "Omega", "Lambda", "Delta")
+_FUNCS = {"log": r"\log", "exp": r"\exp", "poly": r"\mathrm{poly}", "polylog": r"\mathrm{polylog}"}
+_RELATION = re.compile(r">=|<=|!=|[<>=]|\bin\b")
+
+
+def _split_top(text: str, sep: str = ", ") -> list[str]:
+    """``text`` split at ``sep`` outside parentheses (``delta in (0, 0.1)`` stays whole)."""
+    out, depth, cur, i = [], 0, "", 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if depth == 0 and text.startswith(sep, i):
+            out.append(cur)
+            cur, i = "", i + len(sep)
+            continue
+        cur += ch
+        i += 1
+    return [*out, cur]
+
+
+def _tex(expr: str) -> str:
+    """A condition written in ASCII (``m >= eps_m^-2 M1^2 log N``) as TeX."""
+    t = expr.strip()
+    t = re.sub(r"\^(-?[0-9.]+|\{[^}]*\})", lambda m: "^{" + m.group(1).strip("{}") + "}", t)
+    t = re.sub(r"(?<!\\)\b(" + "|".join(_GREEK) + r")(?=\b|_)", r"\\\1", t)
+    t = re.sub(r"(?<!\\)\beps(?=\b|_)", r"\\epsilon", t)
+    t = re.sub(r"\b(" + "|".join(_FUNCS) + r")\b", lambda m: _FUNCS[m.group(1)], t)
+    t = re.sub(r"\b([A-Za-z])([0-9]+)\b", r"\1_\2", t)  # M1 -> M_1
+    t = t.replace(">=", r"\ge ").replace("<=", r"\le ").replace("!=", r"\ne ")
+    t = re.sub(r"(?<=\s)in(?=\s)", r"\\in", t)
+    return re.sub(r"\s+", " ", t)
+
+
+def condition_html(cond: str) -> str:
+    """A condition in ASCII as math where it is a formula and as prose where it is words: each
+    comma-separated part with a relation becomes ``\\(...\\)``; a trailing ``(words)`` stays text."""
+    parts = []
+    for part in _split_top(cond):
+        m = re.match(r"^(.*?)(\s*\([A-Za-z][A-Za-z ,.-]*\))?$", part)
+        formula, note = (m.group(1), m.group(2) or "") if m else (part, "")
+        if _RELATION.search(formula) and not re.search(r"\b[a-z]{5,}\b", re.sub(r"\b(" + "|".join(
+                _GREEK + tuple(_FUNCS)) + r")\b", "", formula)):
+            parts.append(r"\(" + html.escape(_tex(formula)) + r"\)" + html.escape(note))
+        else:
+            parts.append(html.escape(part))
+    return ", ".join(parts)
+
+
+def hypothesis_name(h: str) -> str:
+    """The name a condition goes by (``"width (35)"`` for ``"width (35): m >= ..."``); a condition
+    without a name is its own name."""
+    name, sep, _ = h.partition(": ")
+    return name if sep else h
+
+
+def _hyp_anchor(paper: str, prefix: str = "hypotheses") -> str:
+    return prefix + "-" + re.sub(r"[^A-Za-z0-9_-]+", "-", paper).strip("-").lower()
+
+
+def _hypotheses(claims) -> list[str]:
+    """The conditions of every claim (declared or recorded at the measurement), in order, once."""
+    out: dict[str, None] = {}
+    for c in claims:
+        for h in (*getattr(c, "hypotheses_declared", ()), *(c.hypotheses or {})):
+            out.setdefault(h, None)
+    return list(out)
+
+
+def hypotheses_html(claims, paper: str, prefix: str = "hypotheses") -> str:
+    """The chapter's hypotheses stated once: a named list, math rendered; empty without any."""
+    hyps = _hypotheses(claims)
+    named = [h for h in hyps if hypothesis_name(h) != h]
+    if not named:
+        return ""
+    items = "".join(f'<li><strong>{html.escape(hypothesis_name(h))}</strong>: '
+                    f'{condition_html(h.partition(": ")[2])}</li>' for h in named)
+    bare = [h for h in hyps if hypothesis_name(h) == h]
+    more = (f'<li>{"; ".join(condition_html(h) for h in bare)}</li>') if bare else ""
+    return (f'<div class="icl-hypotheses mathjax_process" id="{_hyp_anchor(paper, prefix)}">'
+            f"<strong>Hypotheses</strong> (the conditions of the theorems, named in the cards and rows):"
+            f"<ul>{items}{more}</ul></div>")
+
+
+def caveat_html(claim, prefix: str = "hypotheses") -> str:
+    """The caveat, with each condition of the claim that it lists by name (linking to the chapter's
+    hypotheses where they are stated) and the others rendered as math."""
+    text = claim.caveat or ""
+    hyps = sorted(_hypotheses([claim]), key=len, reverse=True)
+    subs: dict[str, str] = {}
+    for i, h in enumerate(hyps):
+        if h in text:
+            key = f"iclhyp{i}x"
+            text = text.replace(h, key)
+            name = hypothesis_name(h)
+            subs[key] = (f'<a href="#{_hyp_anchor(claim.paper, prefix)}">{html.escape(name)}</a>' if name != h
+                         else condition_html(h))
+    out = markdown_inline(text)
+    for key, rep in subs.items():
+        out = out.replace(key, rep)
+    return out
+
+
 # -- ledgers -----------------------------------------------------------------------------------
 
+# Inline styles and the scoped block below beat the theme's ``.bd-content div.output table
+# {table-layout:auto}``: the table's own style="table-layout:fixed" and its <colgroup> widths hold
+# wherever the ledger is shown (the book, JupyterLab, Colab)
 _STYLE = """<style>
 .icl-ledger .icl-scroll{overflow-x:auto;max-width:100%}
-.icl-ledger table{border-collapse:collapse;width:100%;font-size:.9em;table-layout:auto}
-.icl-ledger th,.icl-ledger td{border-bottom:1px solid #d0d7de;padding:.3em .45em;vertical-align:top;text-align:left}
-.icl-ledger td.icl-status{white-space:nowrap}
+.icl-ledger table.icl-ledger-table{border-collapse:collapse;width:100%;font-size:.9em;table-layout:fixed}
+.icl-ledger th,.icl-ledger td{border-bottom:1px solid #d0d7de;padding:.3em .45em;vertical-align:top;text-align:left;overflow-wrap:anywhere}
+.icl-ledger td.icl-status .icl-badge{white-space:normal}
 .icl-ledger .icl-muted{color:#57606a;font-size:.88em}
 .icl-ledger .icl-bar{display:flex;height:.7em;width:9em;border-radius:.35em;overflow:hidden;background:#eaeef2;flex:none}
 .icl-ledger .icl-summary{display:flex;flex-wrap:wrap;align-items:center;gap:.2em .6em;margin:.15em 0;font-size:.9em}
 .icl-ledger .icl-filters{display:flex;flex-wrap:wrap;gap:.4em .8em;margin:.4em 0;font-size:.9em}
 .icl-ledger .icl-filters select,.icl-ledger .icl-filters input{font-size:1em;max-width:100%}
+.icl-ledger details.icl-fold{border:1px solid #d0d7de;border-radius:6px;margin:.4em 0;padding:0 .5em}
+.icl-ledger details.icl-fold>summary{cursor:pointer;padding:.35em 0;font-size:.92em;font-weight:600}
+.icl-ledger details.icl-fold[open]>summary{border-bottom:1px solid #d0d7de;margin-bottom:.3em}
+.icl-ledger .icl-hypotheses{font-size:.9em;margin:.4em 0}
+.icl-ledger .icl-hypotheses ul{margin:.2em 0 .2em 1.2em;padding:0}
 @media (max-width:640px){
- .icl-ledger thead{display:none}
- .icl-ledger table,.icl-ledger tbody,.icl-ledger tr,.icl-ledger td{display:block;width:100%;box-sizing:border-box}
- .icl-ledger tr{border-bottom:1px solid #d0d7de;padding:.3em 0}
- .icl-ledger td{border:none;padding:.1em .2em}
+ .icl-ledger thead,.icl-ledger colgroup{display:none}
+ .icl-ledger table.icl-ledger-table,.icl-ledger tbody,.icl-ledger tr,.icl-ledger td{display:block;width:100%!important;box-sizing:border-box}
+ .icl-ledger tr{border:1px solid #d0d7de;border-radius:6px;padding:.35em .3em;margin:.5em 0}
+ .icl-ledger td{border:none;padding:.15em .2em}
+ .icl-ledger td.icl-measured::before{content:"measured: ";font-weight:600}
 }
 </style>"""
 
@@ -144,41 +266,61 @@ def rules_link(root: Path | None = None) -> str:
     return f'<a href="{html.escape(href)}">How claims are judged</a>'
 
 
-def _row(c, link: str | None = None, paper: bool = False, row_prefix: str = "ledger") -> str:
+def _row(c, link: str | None = None, paper: bool = False, row_prefix: str = "ledger",
+         hyp_prefix: str = "hypotheses") -> str:
     ident = html.escape(c.id)
     if link:
         ident = f'<a href="{html.escape(link)}">{ident}</a>'
-    where = f'<span class="icl-muted">{html.escape(c.paper) + " · " if paper else ""}{ident} · {html.escape(c.location)} · ' \
+    where = f'<span class="icl-muted">{html.escape(c.paper) + " · " if paper else ""}{ident} · {markdown_inline(c.location)} · ' \
             f"{html.escape(KIND_LABELS.get(c.kind, c.kind))}</span>"
     measured = markdown_inline(c.measured) or "—"
     if c.how:
         measured += f'<br><span class="icl-muted">{markdown_inline(c.how)}</span>'
     if c.caveat:
-        measured += f'<br><span class="icl-muted"><em>caveat:</em> {markdown_inline(c.caveat)}</span>'
+        measured += f'<br><span class="icl-muted"><em>caveat:</em> {caveat_html(c, hyp_prefix)}</span>'
     if c.elsewhere:
         measured += f'<br><span class="icl-muted"><em>other scales:</em> {html.escape(_elsewhere(c))}</span>'
     attrs = (f'data-claim-id="{html.escape(c.id)}" data-paper="{html.escape(c.paper)}" data-kind="{html.escape(c.kind)}" '
              f'data-status="{html.escape(c.status)}"')
     row_id = anchor(c, row_prefix)
     return (f'<tr id="{row_id}" {attrs}><td class="icl-status">{badge(c.status)}</td>'
-            f'<td class="mathjax_process">{markdown_inline(c.statement)}<br>{where}</td>'
-            f'<td class="mathjax_process">{measured}</td></tr>')
+            f'<td class="mathjax_process" data-label="claim">{markdown_inline(c.statement)}<br>{where}</td>'
+            f'<td class="mathjax_process icl-measured" data-label="measured">{measured}</td></tr>')
 
 
 def _table(rows: str, tbody_id: str = "") -> str:
     tid = f' id="{tbody_id}"' if tbody_id else ""
-    return ('<div class="icl-scroll"><table><thead><tr><th>status</th><th>claim</th><th>measured</th></tr></thead>'
+    return ('<div class="icl-scroll"><table class="icl-ledger-table" style="table-layout:fixed;width:100%">'
+            '<colgroup><col style="width:10.5em"><col><col style="width:38%"></colgroup>'
+            '<thead><tr><th>status</th><th>claim</th><th>measured</th></tr></thead>'
             f"<tbody{tid}>{rows}</tbody></table></div>")
 
 
+def counts_words(claims) -> str:
+    """``"37 claims: 20 reproduced, 9 reproduced with caveat, ..."`` (every kind)."""
+    counts: dict[str, int] = {}
+    for c in claims:
+        counts[c.status] = counts.get(c.status, 0) + 1
+    order = [s for s in (*STATUS_ORDER, "pending") if counts.get(s)] + sorted(
+        s for s in counts if s not in STATUS_COLORS)
+    n = len(list(claims))
+    return f"{n} claim{'s' if n != 1 else ''}: " + ", ".join(f"{counts[s]} {html.escape(s)}" for s in order)
+
+
+def _fold(summary: str, body: str, open_: bool = False, cls: str = "icl-fold") -> str:
+    return (f'<details class="{cls}"{" open" if open_ else ""}><summary>{summary}</summary>{body}</details>')
+
+
 def ledger_html(ledger) -> str:
-    """A chapter's ledger: summary of statuses by kind, link to the rules, responsive table."""
+    """A chapter's ledger: summary of statuses by kind, link to the rules, the chapter's hypotheses
+    stated once, then the full table folded under a bar of counts."""
     claims = list(ledger)
     rows = "".join(_row(c, link="#" + anchor(c) if anchor(c) in _SHOWN_CARDS else None) for c in claims)
     title = html.escape(ledger.paper) + (f" ({html.escape(ledger.part)})" if getattr(ledger, "part", None) else "")
     return (f'{_STYLE}<div class="icl-ledger" data-paper="{html.escape(ledger.paper)}">'
             f'<div style="font-size:.9em;margin-bottom:.2em">Claims ledger of the {title} chapter '
-            f"({rules_link()}).</div>{summary_html(claims)}{_table(rows)}</div>")
+            f"({rules_link()}).</div>{summary_html(claims)}{hypotheses_html(claims, ledger.paper)}"
+            f"{_fold('The full ledger (' + counts_words(claims) + ')', _table(rows))}</div>")
 
 
 # -- the synthesis: every claim, filterable ------------------------------------------------------
@@ -225,7 +367,6 @@ class FilterableLedger:
         uid = "icl" + uuid.uuid4().hex[:10]
         pages = evidence_pages(self.root) if self.root is not None else {}
         claims = [c for c, _ in self.items]
-        rows = "".join(_row(c, link=self._link(c, part, pages), paper=True, row_prefix="all") for c, part in self.items)
 
         def select(name, values, label):
             opts = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
@@ -238,18 +379,31 @@ class FilterableLedger:
                    f'{select("kind", kinds, "kind")}{select("status", statuses, "status")}'
                    f'<label>text <input type="search" data-filter="text" placeholder="words in the claim"></label>'
                    f'<span class="icl-muted" id="{uid}-n">{len(claims)} of {len(claims)} claims</span></div>')
+        # one folded table per paper; a filter opens the papers it leaves rows in
+        folds = []
+        for p in papers:
+            mine = [(c, part) for c, part in self.items if c.paper == p]
+            rows = "".join(_row(c, link=self._link(c, part, pages), paper=True, row_prefix="all",
+                                hyp_prefix="hypotheses-all") for c, part in mine)
+            body = hypotheses_html([c for c, _ in mine], p, "hypotheses-all") + _table(rows)
+            folds.append(_fold(f"{html.escape(p)} ({counts_words([c for c, _ in mine])})", body))
         script = f"""<script>
 (function() {{
-  var box = document.getElementById("{uid}-f"), body = document.getElementById("{uid}-b");
-  var count = document.getElementById("{uid}-n"), total = body.rows.length;
+  var box = document.getElementById("{uid}-f"), all = document.getElementById("{uid}-b");
+  var count = document.getElementById("{uid}-n"), rows = all.querySelectorAll("tbody tr"), total = rows.length;
   function apply() {{
-    var want = {{}};
-    box.querySelectorAll("[data-filter]").forEach(function(el) {{ want[el.getAttribute("data-filter")] = el.value.toLowerCase(); }});
+    var want = {{}}, any = false;
+    box.querySelectorAll("[data-filter]").forEach(function(el) {{
+      want[el.getAttribute("data-filter")] = el.value.toLowerCase(); any = any || !!el.value; }});
     var shown = 0;
-    Array.prototype.forEach.call(body.rows, function(tr) {{
+    Array.prototype.forEach.call(rows, function(tr) {{
       var ok = ["paper", "kind", "status"].every(function(k) {{ return !want[k] || tr.getAttribute("data-" + k) === want[k]; }})
                && (!want.text || tr.textContent.toLowerCase().indexOf(want.text) >= 0);
       tr.style.display = ok ? "" : "none"; if (ok) shown++;
+    }});
+    all.querySelectorAll("details.icl-fold").forEach(function(d) {{
+      var n = Array.prototype.filter.call(d.querySelectorAll("tbody tr"), function(tr) {{ return tr.style.display !== "none"; }}).length;
+      d.style.display = n ? "" : "none"; if (any) d.open = n > 0;
     }});
     count.textContent = shown + " of " + total + " claims";
   }}
@@ -259,5 +413,6 @@ class FilterableLedger:
         per_paper = "".join(f'<div style="margin:.3em 0"><strong>{html.escape(p)}</strong>'
                             f'{summary_html([c for c in claims if c.paper == p])}</div>' for p in papers)
         return (f'{_STYLE}<div class="icl-ledger icl-ledger-all">'
-                f'<div style="font-size:.9em">Every claim of every chapter ({rules_link(self.root)}).</div>'
-                f"{per_paper}{filters}{_table(rows, uid + '-b')}</div>{script}")
+                f'<div style="font-size:.9em">Every claim of every chapter ({rules_link(self.root)}), one folded '
+                f"table per paper; a filter opens the papers with matching claims.</div>"
+                f'{per_paper}{filters}<div id="{uid}-b">{"".join(folds)}</div></div>{script}')

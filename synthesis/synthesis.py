@@ -16,13 +16,14 @@
 # %% [markdown]
 # # Synthesis — four papers, one model family, one ledger
 #
-# The four paper chapters each reproduce one paper in its own notation and setting. This chapter puts
-# them side by side: what each proves and under which assumptions, where the results agree and where
-# the settings differ, one experiment that runs two papers' settings through the same code, the
-# complete claims ledger of the book, and the open problems the reproduction surfaced.
+# The four paper chapters each reproduce one paper in its own notation and setting. This chapter
+# starts with the verdicts of all four and the open problems the reproduction surfaced; then it puts
+# the papers side by side (what each proves and under which assumptions), runs one experiment that
+# sends two papers' settings through the same code, and ends with the complete claims ledger of the
+# book, one folded table per paper.
 #
-# The ledger below collects the claims that every chapter measured when the book was built at the
-# current scale, so this page always shows the verdicts of the chapters as they are now.
+# The counts and the ledger collect the claims that every chapter measured when the book was built
+# at the current scale, so this page always shows the verdicts of the chapters as they are now.
 
 # %% tags=["remove-cell"]
 # Setup cell, generated from _config.yml by tools/check_notebooks.py --first-cell.
@@ -54,6 +55,76 @@ from icl_lab.papers.synthesis.experiments import CrossPaperConfig, contrast_law_
 
 SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("synthesis")
+
+# %% [markdown]
+# ## The verdicts at a glance
+#
+# The papers' own claims, by status (how a status is decided: {ref}`claims-rules`). The complete
+# ledger, claim by claim, is at the end of this page.
+
+# %% tags=["remove-input"]
+loaded = ClaimsTable.load()
+chapters = [(c, part) for c, part in zip(loaded.claims, loaded.parts) if c.paper != "synthesis"]
+headline = ClaimsTable([c for c, _ in chapters], [part for _, part in chapters])
+missing = [p for p in headline.missing() if p != "synthesis"]
+if missing:
+    display(Markdown(f"Not yet run at this scale (run their notebooks, or build the book): {', '.join(missing)}."))
+display(Markdown(headline.counts_markdown("paper")))
+display(Markdown(f"Counted apart: consistency checks of the library's own code or of identities, "
+                 f"{SF.status_total(headline, 'consistency')}; findings of the book's own, "
+                 f"{SF.status_total(headline, 'finding')}."))
+
+# %% [markdown]
+# ## Open problems the reproduction surfaced
+#
+# An item is listed here only if it survives the rules of {ref}`claims-rules`: a measurement inside
+# the statement's hypotheses that the paper does not explain, or a question the measurements raise
+# and cannot settle. Bounds that hold but are not tight and successes outside sufficient conditions
+# are not open problems; they are recorded as caveats and findings in the chapters.
+#
+# 1. **Where do phase boundaries come from?** The convergence paper's literal thresholds
+#    ($-0.49\log K$, $1.01\log K$, $\log K$) mis-time the phases at moderate $K$: at $p_1 = 0.3$ the
+#    end of phase I, $B_{k,1} \le -0.49\log K$, is reached only at $K = 10$, and the lowest value of
+#    $B_{k,1}/\log K$ moves away from $-0.49$ as $K$ grows (claim U2-p03). In the nonlinear paper's
+#    theory model GD at $(\eta, L)$ is
+#    exactly GD at $(\eta L^2, 1)$, so $L$ only rescales time (finding R1): a flat/sharp transition
+#    at a threshold $L^\star$ must be stated in terms of $\eta L^2$ and the step size, not of $L$
+#    alone.
+# 2. **The flat regime's logarithmic rate.** The nonlinear paper's Theorem 1 predicts that the time
+#    to accuracy $\epsilon$ grows like $\log(K/\epsilon)$ in the flat regime; inside the theorem's
+#    hypotheses ($K \ge 1/\epsilon$, $N = 2K^3$) it grows like a power of $1/\epsilon$ (C8b), as the
+#    sharp regime's $1/\epsilon$ law (C9) and the convergence paper's phase IV (B3, F1) do. The late
+#    phase of both Q-only models is polynomial, $\mathcal L \approx (K-1)/(4\eta s^4 t)$ for the
+#    nonlinear one (R2) and $\mathcal L_k \approx 1/(4p_k\tau)$ for the convergence one (U5); a
+#    logarithmic rate would need an $\epsilon$-dependent step size.
+# 3. **The practical block's training setup is unstated.** The nonlinear paper names no optimizer
+#    for its practical block, and its ordering claims ("larger $L$ converges faster", Figs. 1 and 4)
+#    depend on that choice. Trained with plain SGD, the reading closest to the paper's
+#    gradient-descent analysis, the block follows the paper's ordering in the sharp set, and at the
+#    paper's full size (Fig. 4, 400 epochs) in the flat set too; under Adam, whose steps do not grow
+#    with the gradient, the order is absent or reversed (the nonlinear chapter shows both). What is
+#    open is the paper's training setup, not a property of its transformer. Separately, the
+#    convergence paper's optimiser settings cannot train the Q-only model it analyses (A'2).
+# 4. **Dimension in the window paper's rates.** The measured noise exponent is the intrinsic
+#    $(d-1)/2$, not $d/2$, and the window's scaling with $\Lambda$ saturates gradually rather than at
+#    a threshold; the theorem's admissible regime is empty for every $n$ we could simulate. In the
+#    low-rank experiment (Fig. 9) Adam's alignment $\rho$ with the task subspace falls and then rises
+#    back for the quadratic and cosine classes; the sphere's coupling of the directions outside the
+#    subspace does not explain it alone (E-F9-sphere), and the paper gives no iteration count to
+#    compare with.
+# 5. **How the selectors paper's iteration count depends on $\lambda_*$.** Outside Theorem 1's
+#    width condition the iterations to zero error grow like $\lambda_*^{-2.2}$, beyond the bound's
+#    $\lambda_*^{-1}$ (S3, inconclusive there). The proof's initial score gap carries two factors,
+#    $\lambda_s\lambda_{l+1}$, where Lemma 4 keeps one, which would explain a second power. Whether
+#    the bound holds inside the theorem's regime needs a $\lambda_*$ sweep at the width of the
+#    Theorem-1 configuration, which one machine did not afford here. (The other two "failures" an
+#    earlier reading listed are not open: the iteration count is flat in $M$ where eq. (6) grows
+#    like $\sqrt M$, a bound that is not tight (S5), and combinations with negative coefficients
+#    generalise out of domain, which Theorem 2's sufficient conditions allow (O6, a finding).)
+# 6. **A common clock for the first phase.** The contrast law (below) puts the convergence and
+#    nonlinear papers' first phases on one curve. Whether the same scalar governs the later phases,
+#    the selectors paper's attention collapse (whose recursion (46) predicts the wrong dependence on
+#    $\alpha$), or the window paper's growth of $\lVert M\rVert$ with $L$, is untested here.
 
 # %% [markdown]
 # ## The four papers side by side
@@ -235,75 +306,14 @@ widgets.explore(lambda i: SF.draw_law(res, cfg, i, level), cos_all, name="cosine
 # ## The complete claims ledger
 #
 # Every claim of every chapter, with its measured value and status, as exported when the chapters
-# last ran at this scale.
+# last ran at this scale: one folded table per paper (click a paper's bar to open it), with filters
+# that open the papers whose claims match.
 
 # %% tags=["remove-input"]
 ledger.export()  # this chapter's own claims (X0-X2) join the table
-table = ClaimsTable.load()
-missing = table.missing()
-if missing:
-    display(Markdown(f"Not yet run at this scale (run their notebooks, or build the book): {', '.join(missing)}."))
-display(Markdown("**The papers' own claims** by status:\n\n" + table.counts_markdown("paper")))
-
-
-display(Markdown(f"Counted apart: consistency checks of the library's own code or of identities, {SF.status_total(table, 'consistency')}; "
-                 f"findings of the book's own, {SF.status_total(table, 'finding')}."))
-
-# %% tags=["remove-input"]
-table
+ClaimsTable.load()
 
 # %% [markdown]
-# ## Open problems the reproduction surfaced
-#
-# An item is listed here only if it survives the rules of {ref}`claims-rules`: a measurement inside
-# the statement's hypotheses that the paper does not explain, or a question the measurements raise
-# and cannot settle. Bounds that hold but are not tight and successes outside sufficient conditions
-# are not open problems; they are recorded as caveats and findings in the chapters.
-#
-# 1. **Where do phase boundaries come from?** The convergence paper's literal thresholds
-#    ($-0.49\log K$, $1.01\log K$, $\log K$) mis-time the phases at moderate $K$: at $p_1 = 0.3$ the
-#    end of phase I, $B_{k,1} \le -0.49\log K$, is reached only at $K = 10$, and the lowest value of
-#    $B_{k,1}/\log K$ moves away from $-0.49$ as $K$ grows (claim U2-p03). In the nonlinear paper's
-#    theory model GD at $(\eta, L)$ is
-#    exactly GD at $(\eta L^2, 1)$, so $L$ only rescales time (finding R1): a flat/sharp transition
-#    at a threshold $L^\star$ must be stated in terms of $\eta L^2$ and the step size, not of $L$
-#    alone.
-# 2. **The flat regime's logarithmic rate.** The nonlinear paper's Theorem 1 predicts that the time
-#    to accuracy $\epsilon$ grows like $\log(K/\epsilon)$ in the flat regime; inside the theorem's
-#    hypotheses ($K \ge 1/\epsilon$, $N = 2K^3$) it grows like a power of $1/\epsilon$ (C8b), as the
-#    sharp regime's $1/\epsilon$ law (C9) and the convergence paper's phase IV (B3, F1) do. The late
-#    phase of both Q-only models is polynomial, $\mathcal L \approx (K-1)/(4\eta s^4 t)$ for the
-#    nonlinear one (R2) and $\mathcal L_k \approx 1/(4p_k\tau)$ for the convergence one (U5); a
-#    logarithmic rate would need an $\epsilon$-dependent step size.
-# 3. **The practical block's training setup is unstated.** The nonlinear paper names no optimizer
-#    for its practical block, and its ordering claims ("larger $L$ converges faster", Figs. 1 and 4)
-#    depend on that choice. Trained with plain SGD, the reading closest to the paper's
-#    gradient-descent analysis, the block follows the paper's ordering in the sharp set, and at the
-#    paper's full size (Fig. 4, 400 epochs) in the flat set too; under Adam, whose steps do not grow
-#    with the gradient, the order is absent or reversed (the nonlinear chapter shows both). What is
-#    open is the paper's training setup, not a property of its transformer. Separately, the
-#    convergence paper's optimiser settings cannot train the Q-only model it analyses (A'2).
-# 4. **Dimension in the window paper's rates.** The measured noise exponent is the intrinsic
-#    $(d-1)/2$, not $d/2$, and the window's scaling with $\Lambda$ saturates gradually rather than at
-#    a threshold; the theorem's admissible regime is empty for every $n$ we could simulate. In the
-#    low-rank experiment (Fig. 9) Adam's alignment $\rho$ with the task subspace falls and then rises
-#    back for the quadratic and cosine classes; the sphere's coupling of the directions outside the
-#    subspace does not explain it alone (E-F9-sphere), and the paper gives no iteration count to
-#    compare with.
-# 5. **How the selectors paper's iteration count depends on $\lambda_*$.** Outside Theorem 1's
-#    width condition the iterations to zero error grow like $\lambda_*^{-2.2}$, beyond the bound's
-#    $\lambda_*^{-1}$ (S3, inconclusive there). The proof's initial score gap carries two factors,
-#    $\lambda_s\lambda_{l+1}$, where Lemma 4 keeps one, which would explain a second power. Whether
-#    the bound holds inside the theorem's regime needs a $\lambda_*$ sweep at the width of the
-#    Theorem-1 configuration, which one machine did not afford here. (The other two "failures" an
-#    earlier reading listed are not open: the iteration count is flat in $M$ where eq. (6) grows
-#    like $\sqrt M$, a bound that is not tight (S5), and combinations with negative coefficients
-#    generalise out of domain, which Theorem 2's sufficient conditions allow (O6, a finding).)
-# 6. **A common clock for the first phase.** The contrast law above puts the convergence and
-#    nonlinear papers' first phases on one curve. Whether the same scalar governs the later phases,
-#    the selectors paper's attention collapse (whose recursion (46) predicts the wrong dependence on
-#    $\alpha$), or the window paper's growth of $\lVert M\rVert$ with $L$, is untested here.
-#
 # ## Claims of this chapter
 
 # %% tags=["remove-input"]

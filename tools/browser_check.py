@@ -31,7 +31,22 @@ from a local HTTP server with all other network access blocked, and the check fa
   navigation (its links on screen, on top) or tapping outside does not close it again; on a page
   with a table of contents, the contents button does not open (and close) it; at desktop width
   (1280 px) ☰ does not collapse the sidebar and a second click does not bring it back;
-* more or fewer than one search box (field or button) is visible, at either width.
+* more or fewer than one search box (field or button) is visible, at either width;
+* legibility, at desktop width (1280 px) unless said otherwise:
+  - a page is taller than 25,000 px as it opens (folded ledgers folded);
+  - a ledger is shown twice (the same claim rows or card ids twice on a page: a cell ending with
+    ``ledger.show()`` whose value Jupyter printed a second time);
+  - the "measured" column of a ledger table (every fold opened) is narrower than 120 px;
+  - a ``$`` (or an untypeset ``\\(``, ``\\[``) in the visible text outside math and code: math that
+    MathJax did not typeset (a card header, a caption, an output);
+  - a number in an output with more than 6 significant digits (an unformatted float repr);
+  - a text output (printed or a cell's value) that starts like a Python repr (``[``, ``(``, ``{``,
+    ``True``, ``False``, ``None``, ``array(``, ``tensor(``, ``<Figure``): a reader should see prose,
+    a table or a figure;
+  - a figure's legend font smaller than 8 px on screen, where it can be measured (inline SVG
+    figures; PNG figures are counted as not measurable and skipped);
+  - a kernel-free slider without a caption;
+  - at phone width (390 px) a ledger table that is not stacked into cards (every fold opened).
 
 It saves full-page screenshots of every page at desktop width (``<page>.png``) and at phone width
 (``<page>.phone.png``), and screen-sized ones of the opened phone menu (``<page>.phone-menu.png``),
@@ -94,6 +109,10 @@ _BROKEN_IMAGES_JS = """() => Array.from(document.images)
   .map(im => (im.getAttribute('src') || '').slice(0, 80))"""
 
 
+MAX_PAGE_HEIGHT = 25_000  # px at 1280 px wide, as a page opens: taller pages are scrolled past, not read
+MIN_MEASURED_COLUMN = 120  # px: the "measured" column of a ledger table at 1280 px
+MAX_SIGNIFICANT = 6  # digits of a number shown in an output
+MIN_LEGEND_PX = 8  # a legend's font on screen, where measurable
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 MIN_SCALE = 0.5  # a figure shown smaller than this is unreadable: fail
@@ -190,6 +209,140 @@ _PHONE_JS = """() => {
   return {ledgers: ledgers, rows: rows, hidden: hidden, overflowing: overflowing,
           pageOverflow: document.documentElement.scrollWidth > vw + 1};
 }"""
+
+
+# legibility, read with every ledger fold (<details>) opened: duplicated ledgers and cards, the
+# measured column's width, raw math delimiters in visible text, the text of every output, legends
+_OPEN_FOLDS_JS = """() => {
+  const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const closed = Array.from(art.querySelectorAll('details:not([open])'));
+  closed.forEach(d => { d.open = true; d.setAttribute('data-icl-check-opened', ''); });
+  return closed.length;
+}"""
+_CLOSE_FOLDS_JS = """() => document.querySelectorAll('details[data-icl-check-opened]').forEach(d => {
+  d.open = false; d.removeAttribute('data-icl-check-opened'); })"""
+
+_LEGIBILITY_JS = r"""() => {
+  const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  // ids of claim cards and ledger rows: twice on a page = a ledger (or card) shown twice
+  const seen = new Map();
+  for (const e of art.querySelectorAll('[id^="ledger-"], [id^="claim-"], [id^="all-"]'))
+    seen.set(e.id, (seen.get(e.id) || 0) + 1);
+  const dupIds = Array.from(seen).filter(([, n]) => n > 1).map(([id, n]) => id + ' x' + n);
+  const tables = Array.from(art.querySelectorAll('.icl-ledger table, table.claims-ledger'));
+  const sigs = new Map();
+  const columns = [];
+  for (const t of tables) {
+    const rows = Array.from(t.querySelectorAll('tbody tr'));
+    const sig = rows.map(r => (r.getAttribute('data-paper') || '') + ':' + (r.getAttribute('data-claim-id') || r.innerText.slice(0, 30))).join('|');
+    if (sig) sigs.set(sig, (sigs.get(sig) || 0) + 1);
+    const heads = Array.from(t.querySelectorAll('thead th'));
+    const widths = heads.map(h => h.getBoundingClientRect().width).filter(w => w > 0);
+    let measured = null;
+    const mh = heads.find(h => /measured/i.test(h.innerText));
+    if (mh && mh.getBoundingClientRect().width > 0) measured = mh.getBoundingClientRect().width;
+    else {
+      const td = t.querySelector('tbody tr td.icl-measured') || t.querySelector('tbody tr td:last-child');
+      if (td && td.getBoundingClientRect().width > 0) measured = td.getBoundingClientRect().width;
+    }
+    const ledger = t.closest('.icl-ledger');
+    columns.push({measured: measured, narrowest: widths.length ? Math.min(...widths) : null,
+                  what: (ledger && ledger.getAttribute('data-paper')) || (rows[0] && rows[0].getAttribute('data-paper')) || 'all',
+                  rows: rows.length});
+  }
+  const twice = Array.from(sigs).filter(([, n]) => n > 1).map(([k, n]) => n + ' x ' + k.slice(0, 60));
+  // raw math delimiters in visible text, outside math, code and scripts
+  const SKIP = 'pre, code, kbd, samp, script, style, textarea, mjx-container, .highlight, .MathJax, mjx-assistive-mml';
+  const raw = [];
+  const walker = document.createTreeWalker(art, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const n = walker.currentNode, v = n.nodeValue;
+    if (!/\$|\\\(|\\\[/.test(v)) continue;
+    const el = n.parentElement;
+    if (!el || el.closest(SKIP) || el.getClientRects().length === 0) continue;
+    const where = el.closest('.icl-claim-card') ? 'a claim card' : el.closest('.icl-ledger') ? 'a ledger' :
+                  el.closest('figcaption') ? 'a caption' : el.closest('.cell_output') ? 'an output' :
+                  /^H[1-6]$/.test(el.tagName) ? 'a heading' : 'the text';
+    const i = v.search(/\$|\\\(|\\\[/);
+    raw.push(where + ': ' + v.slice(Math.max(0, i - 40), i + 50).replace(/\s+/g, ' '));
+  }
+  // outputs: all their text, and the plain-text ones (printed, or a cell's value) one by one
+  const outputs = Array.from(art.querySelectorAll('.cell_output')).map(o => o.innerText);
+  const plain = Array.from(art.querySelectorAll(
+      '.cell_output .output.text_plain, .cell_output .output.stream, .cell_output .output.traceback'))
+    .filter(o => o.getClientRects().length > 0).map(o => o.innerText);
+  // legends: measurable in inline SVG figures only (matplotlib's <g id="legend_1">)
+  const legends = [];
+  let unmeasurable = 0;
+  for (const im of art.querySelectorAll('img')) if (im.naturalWidth >= 60 && !im.closest('.icl-zoom')) unmeasurable++;
+  for (const t of art.querySelectorAll('svg g[id^="legend"] text')) {
+    const r = t.getBoundingClientRect();
+    if (r.height > 0) legends.push(r.height);
+  }
+  const sliders = Array.from(art.querySelectorAll('.icl-static-slider')).map(sl => {
+    const fig = sl.closest('figure');
+    const cap = (fig && fig.querySelector('figcaption')) || sl.querySelector('figcaption, .caption, [class*="caption"]');
+    const label = sl.querySelector('label');
+    return {caption: cap ? cap.innerText.trim() : '', label: label ? label.innerText.trim().slice(0, 40) : ''};
+  });
+  return {dupIds: dupIds, twice: twice, columns: columns, raw: raw, outputs: outputs, plain: plain,
+          legends: legends, unmeasurable: unmeasurable, sliders: sliders};
+}"""
+
+# at phone width, every fold opened: is each ledger table stacked into cards?
+_PHONE_CARDS_JS = """() => {
+  const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const bad = [];
+  for (const t of art.querySelectorAll('.icl-ledger table')) {
+    const tr = t.querySelector('tbody tr');
+    if (!tr || tr.getClientRects().length === 0) continue;
+    const d = getComputedStyle(tr).display;
+    if (d === 'table-row') bad.push((t.closest('.icl-ledger').getAttribute('data-paper') || 'all') + ': rows are table rows');
+  }
+  return bad;
+}"""
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(\d+\.\d+)(?:[eE][-+]?\d+)?(?!\d|\.\d)")
+_REPR_START = re.compile(r"^\s*(?:[\[({]|True\b|False\b|None\b|array\(|tensor\(|<Figure|<matplotlib|<Axes|'[^']*'$)")
+
+
+def significant_digits(number: str) -> int:
+    """Significant digits of a decimal number as written (``0.0012345`` has 5, ``123.4500`` 7)."""
+    mantissa = re.split(r"[eE]", number.lstrip("+-"))[0].replace(".", "")
+    return len(mantissa.lstrip("0")) or 1
+
+
+def legibility_checks(rel: str, height: int, leg: dict) -> list[tuple[str, str]]:
+    """(kind, message) for what makes a page hard to read (see the module docstring)."""
+    bad: list[tuple[str, str]] = []
+    if height > MAX_PAGE_HEIGHT:
+        bad.append(("page too tall", f"{rel}: the page is {height:,} px tall at 1280 px (at most {MAX_PAGE_HEIGHT:,})"))
+    if leg["dupIds"]:
+        bad.append(("ledger shown twice", f"{rel}: {len(leg['dupIds'])} claim card or ledger row ids appear more than "
+                    f"once (a ledger or card displayed twice), e.g. {', '.join(leg['dupIds'][:4])}"))
+    for t in leg["twice"]:
+        bad.append(("ledger shown twice", f"{rel}: the same ledger table is shown {t}"))
+    for c in leg["columns"]:
+        if c["measured"] is not None and c["measured"] < MIN_MEASURED_COLUMN:
+            bad.append(("ledger column too narrow", f"{rel}: the measured column of the {c['what']} ledger table is "
+                        f"{c['measured']:.0f} px wide at 1280 px (at least {MIN_MEASURED_COLUMN})"))
+    for r in leg["raw"]:
+        bad.append(("raw math", f"{rel}: a $ or an untypeset math delimiter in {r!r}"))
+    for out in leg["outputs"]:
+        for m in _NUMBER.finditer(out):
+            if significant_digits(m.group(0)) > MAX_SIGNIFICANT:
+                bad.append(("unformatted number", f"{rel}: {m.group(0)} in an output ({significant_digits(m.group(0))} "
+                            f"significant digits, at most {MAX_SIGNIFICANT}): ...{_around(out, m, 40)}..."))
+    for out in leg["plain"]:
+        if _REPR_START.search(out):
+            bad.append(("python repr", f"{rel}: a text output starts like a Python repr: {out.strip()[:90]!r}"))
+    for px in leg["legends"]:
+        if px < MIN_LEGEND_PX:
+            bad.append(("legend too small", f"{rel}: a legend entry is {px:.1f} px tall on screen (at least {MIN_LEGEND_PX})"))
+    for i, sl in enumerate(leg["sliders"]):
+        if not sl["caption"]:
+            bad.append(("no caption", f"{rel}: slider {i} ({sl['label'] or 'unlabelled'}) has no caption"))
+    return bad
 
 
 # navigation: how many links of a sidebar ("primary": the site navigation, "secondary": the page's
@@ -441,6 +594,8 @@ def main() -> int:
             "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"])
         ids_cache: dict = {}
         all_scales: list[tuple[float, str]] = []
+        heights: list[tuple[int, str]] = []
+        unmeasured_legends = 0
         kinds: collections.Counter = collections.Counter()
         for page_path in pages(html):
             rel = page_path.relative_to(html).as_posix()
@@ -483,8 +638,28 @@ def main() -> int:
                 if before == after:
                     failures.append(f"{rel}: slider {i} did not change its figure when moved to {target}")
             # sliders back to their first frame is fine: read what a reader sees
+            shots.mkdir(parents=True, exist_ok=True)
+            page.evaluate("window.scrollTo(0, 0)")
+            height = page.evaluate("() => Math.max(document.documentElement.scrollHeight, document.body.scrollHeight)")
+            heights.append((height, rel))
             info = page.evaluate(_PAGE_JS)
             found = reader_checks(rel, info)
+            folds = page.evaluate(_OPEN_FOLDS_JS)
+            if folds:
+                page.wait_for_timeout(300)
+            leg = page.evaluate(_LEGIBILITY_JS)
+            if folds:  # a screenshot of the first opened ledger, then everything folded again as it was
+                first = page.locator("article .icl-ledger details[data-icl-check-opened]").first
+                if first.count():
+                    first.screenshot(path=str(shots / shot_name(rel, ".ledger")), timeout=SHOT_TIMEOUT_MS)
+                page.evaluate(_CLOSE_FOLDS_JS)
+            found += legibility_checks(rel, height, leg)
+            unmeasured_legends += leg["unmeasurable"]
+            cols = [c["measured"] for c in leg["columns"] if c["measured"]]
+            print(f"  height {height:,} px; {folds} folds; ledger tables: {len(leg['columns'])}"
+                  + (f", measured column {min(cols):.0f}-{max(cols):.0f} px" if cols else "")
+                  + (f", narrowest column {min(c['narrowest'] for c in leg['columns'] if c['narrowest']):.0f} px"
+                     if any(c["narrowest"] for c in leg["columns"]) else ""))
             figs_here = [f for f in info["figs"] if f["visible"]]
             if figs_here and info["zoomable"] == 0:
                 found.append(("figure not enlargeable", f"{rel}: figures cannot be enlarged (no _static/icl-figures.js)"))
@@ -501,7 +676,6 @@ def main() -> int:
                   f"{len(external)} external requests, {len(js_errors)} JS errors")
             if scales:
                 print(f"  figure display scales: {' '.join(f'{x:.2f}' for x in scales)}")
-            shots.mkdir(parents=True, exist_ok=True)
             # from the top (a figure click scrolled): sticky bars and the sidebar are drawn where a reader
             # arrives, not half-way down the page
             page.evaluate("window.scrollTo(0, 0)")
@@ -513,6 +687,12 @@ def main() -> int:
             phone = browser.new_page(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1)
             phone.goto(f"{base}/{rel}", wait_until="load")
             phone.wait_for_timeout(1200)
+            phone.screenshot(path=str(shots / shot_name(rel, ".phone")), full_page=True, timeout=SHOT_TIMEOUT_MS)
+            if phone.evaluate(_OPEN_FOLDS_JS):  # the ledgers' rows, read as a reader who opened them
+                phone.wait_for_timeout(300)
+                for msg in phone.evaluate(_PHONE_CARDS_JS):
+                    found.append(("ledger not stacked on a phone", f"{rel}: at 390 px a ledger table is not stacked "
+                                  f"into cards ({msg})"))
             ph = phone.evaluate(_PHONE_JS)
             if ph["hidden"]:
                 found.append(("ledger status hidden on a phone",
@@ -522,7 +702,7 @@ def main() -> int:
                 found.append(("table overflows on a phone",
                               f"{rel}: at 390 px {len(ph['overflowing'])} table(s) overflow the column with no "
                               f"scroll container (widths {ph['overflowing'][:5]} px)"))
-            phone.screenshot(path=str(shots / shot_name(rel, ".phone")), full_page=True, timeout=SHOT_TIMEOUT_MS)
+            phone.evaluate(_CLOSE_FOLDS_JS)
             navigation += phone_navigation(phone, rel, shots, nav_done)
             phone.close()
             print(f"  navigation: {', '.join(nav_done)}")
@@ -548,6 +728,10 @@ def main() -> int:
         print(f"browser check: {len(xs)} figures at 1280 px: display scale median {xs[len(xs) // 2]:.2f}, "
               f"{sum(x <= 0.63 for x in xs)} at <= 0.63x, {sum(x < MIN_SCALE for x in xs)} below {MIN_SCALE}x, "
               f"worst {worst[0]:.2f}x ({worst[1]})")
+    if heights:
+        print("browser check: page heights at 1280 px: " + ", ".join(f"{r} {h:,}" for h, r in heights))
+    if unmeasured_legends:
+        print(f"browser check: legend font size not measurable in {unmeasured_legends} raster figures (PNG): skipped")
     other = len(failures) - sum(kinds.values())
     if other:
         kinds["links, images, math, sliders, JS, network"] = other

@@ -12,13 +12,20 @@ reproduction page) are left to the build. Each kernel inherits the environment (
 of the table of contents). A notebook that fails (its kernel died or stopped answering, seen once
 under load) is executed once more, alone, with a warning in the log; a second failure exits non-zero
 naming the notebook and showing the end of its traceback.
+
+It prints one line when a notebook starts and one when it ends (with its seconds), so a long build is
+never silent. Each kernel's log line "Kernel is running over TCP without encryption" (ipykernel's
+kernelapp warns at every start when the transport is TCP: the kernels here are local, started by
+jupyter_client on 127.0.0.1) is dropped from the kernels' stderr; every other line passes through.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import multiprocessing as mp
+import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -34,11 +41,43 @@ def forced(path: Path) -> bool:
     return nb.metadata.get("mystnb", {}).get("execution_mode") == "force"
 
 
+# the one known-harmless line a kernel logs at every start (ipykernel.kernelapp.IPKernelApp.init_sockets)
+HARMLESS = (b"Kernel is running over TCP without encryption.",)
+
+
+def filter_stderr(harmless=HARMLESS):
+    """Route this process's stderr (file descriptor 2, which the kernels started from here inherit)
+    through a pipe that drops the lines containing one of ``harmless`` and passes every other line
+    on. Returns a function that restores stderr and forwards what is left."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    read, write = os.pipe()
+    os.dup2(write, 2)
+    os.close(write)
+
+    def pump():
+        with os.fdopen(read, "rb") as src:
+            for line in src:
+                if not any(h in line for h in harmless):
+                    os.write(saved, line)
+
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+
+    def restore():
+        sys.stderr.flush()
+        os.dup2(saved, 2)  # the pipe closes once no process of ours holds its write end any more
+        thread.join(timeout=5)
+
+    return restore
+
+
 def _execute(args):
     cache_path, pk, uri, timeout = args
     from jupyter_cache import get_cache
     from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
 
+    print(f"  {_name(uri)}: started", flush=True)
     t = time.perf_counter()
     code, _ = ExecutionWorkerLocalMProc()(ProcessData(pk, uri, get_cache(cache_path), timeout, False))
     return uri, code, time.perf_counter() - t
@@ -78,13 +117,21 @@ def main(argv=None) -> int:
         for r in json.loads(timings.read_text()).get("notebooks", []):
             last[str(ROOT / r["notebook"])] = max(last.get(str(ROOT / r["notebook"]), 0), r.get("wall_seconds", 0))
     todo.sort(key=lambda t: -last.get(t[1], 0))
-    pk_of = {uri: pk for pk, uri in todo}
     print(f"execute_parallel: {len(todo)} notebook(s), {args.jobs} at a time", flush=True)
+    restore = filter_stderr()
+    try:
+        return _run(args, cache, todo)
+    finally:
+        restore()
+
+
+def _run(args, cache, todo) -> int:
+    pk_of = {uri: pk for pk, uri in todo}
     failed = []
     with mp.get_context("spawn").Pool(args.jobs) as pool:
         for uri, code, secs in pool.imap_unordered(_execute, [(args.cache, pk, uri, args.timeout) for pk, uri in todo],
                                                     chunksize=1):
-            print(f"  {_name(uri)}: {'ok' if code == 0 else 'FAILED'} in {secs:.0f} s", flush=True)
+            print(f"  {_name(uri)}: {'finished' if code == 0 else 'FAILED'} in {secs:.0f} s", flush=True)
             if code != 0:
                 failed.append((pk_of[uri], uri))
     still = []
@@ -92,7 +139,7 @@ def main(argv=None) -> int:
         print(f"execute_parallel: WARNING: {_name(uri)} failed (an error, or its kernel died or stopped "
               "answering); executing it once more, alone", flush=True)
         _, code, secs = _execute((args.cache, pk, uri, args.timeout))
-        print(f"  {_name(uri)}: {'ok' if code == 0 else 'FAILED again'} in {secs:.0f} s", flush=True)
+        print(f"  {_name(uri)}: {'finished' if code == 0 else 'FAILED again'} in {secs:.0f} s", flush=True)
         if code != 0:
             still.append((pk, uri))
     for pk, uri in still:
