@@ -81,11 +81,13 @@ K, d, N = 3, 4, 6
 V = standard_basis(K, d)  # v_k = e_k: orthonormal features
 sampler = PromptSampler.from_features(V, LinearTask(d), N=N, p=[0.5, 0.25, 0.25])
 prompt = sampler.sample(1, icl_lab.make_generator(0))
-torch.set_printoptions(precision=2, sci_mode=False)
-print("feature id of each demonstration:", prompt.ids[0].tolist(), "  query feature:", prompt.query_ids[0].tolist())
-print("counts |V_k|:", prompt.counts[0].tolist())
-print("E (columns are tokens, last column the query):")
-print(prompt.embedding()[0].T)
+E = prompt.embedding()[0].T  # (d + 1) x (N + 1): columns are tokens, the last one the query
+ids = ", ".join(str(k + 1) for k in prompt.ids[0].tolist())
+counts = ", ".join(f"$|V_{k + 1}| = {c}$" for k, c in enumerate(prompt.counts[0].tolist()))
+E_tex = r" \\ ".join(" & ".join(f"{round(v, 2) + 0.0:g}" for v in row) for row in E.tolist())
+display(Markdown(f"The demonstrations use features {ids} (in prompt order) and the query uses feature "
+                 f"{int(prompt.query_ids[0, 0]) + 1}; the counts are {counts}. The embedding, one column "
+                 f"per token and the query last:\n\n$$\nE = \\begin{{pmatrix}} {E_tex} \\end{{pmatrix}}\n$$"))
 
 # %% [markdown]
 # Rows $1..d$ of $E$ hold the inputs, the last row the labels. The query's label slot is zero —

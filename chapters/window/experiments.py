@@ -122,9 +122,11 @@ plotting.finish(WF.hills(lit))
 # %% tags=["hide-input"]
 soft_drop, ratio_lin, beats = wtraining.error_drops(hills)
 soft_lit, lin_lit, beats_lit = wtraining.error_drops(lit)
-for name, (a, b, c_) in (("hill", (soft_drop, ratio_lin, beats)), ("printed", (soft_lit, lin_lit, beats_lit))):
-    print(f"{name} reading, error at the largest n / at the smallest n, for nu = {list(a)}: softmax "
-          + ", ".join(f"{v:.3f}" for v in a.values()) + "; linear " + ", ".join(f"{v:.3f}" for v in b.values()))
+display(Markdown("ICL error at the largest $n$ divided by the error at the smallest $n$:\n\n" + md_table(
+    ["reading", "attention", *[f"$\\nu = {nu:g}$" for nu in soft_drop]],
+    [[name, act, *[f"{v:.3f}" for v in r.values()]]
+     for name, pair in (("hill", (soft_drop, ratio_lin)), ("printed", (soft_lit, lin_lit)))
+     for act, r in zip(("softmax", "linear"), pair)])))
 ledger["E-F1a"].check(
     measured="softmax last/first n: " + ", ".join(f"nu={k:g}: {v:.3f}" for k, v in soft_drop.items())
              + "; linear: " + ", ".join(f"{v:.2f}" for v in ratio_lin.values())
@@ -188,16 +190,18 @@ f3 = wtrained.run_norm_vs_L(f3_cfg)
 plotting.finish(WF.norm_vs_L(f3))
 
 # %% tags=["hide-input"]
-mono_visible, spread_paper = {}, {}
+mono_visible, spread_paper, f3_rows = {}, {}, []
 for cls, inp in f3_cfg.panel_pairs():
     kv = [k for k in f3.keys if k[0] == "visible" and k[1] == cls and k[2] == inp]
     kp = [k for k in f3.keys if k[0] == "paper" and k[1] == cls and k[2] == inp]
     mono_visible[(cls, inp)] = wtraining.final_norms(f3, kv)
     fp = wtraining.final_norms(f3, kp)
     spread_paper[(cls, inp)] = (max(fp) - min(fp)) / np.mean(fp)
-    print(f"{cls:>4} {inp:>5}: final ||M|| on the small-L grid (L = {', '.join(f'{k[3]:g}' for k in kv)}): "
-          f"{', '.join(f'{v:.2f}' for v in mono_visible[(cls, inp)])}; near L = 1 (L = {', '.join(f'{k[3]:g}' for k in kp)}): "
-          f"{', '.join(f'{v:.2f}' for v in fp)} (relative spread {spread_paper[(cls, inp)]:.2f})")
+    f3_rows.append([WF.NAMES.get(cls, cls), "isotropic" if inp == "iso" else "non-isotropic",
+                    ", ".join(f"{v:.2f} ($L = {k[3]:g}$)" for k, v in zip(kv, mono_visible[(cls, inp)])),
+                    ", ".join(f"{v:.2f} ($L = {k[3]:g}$)" for k, v in zip(kp, fp)), f"{spread_paper[(cls, inp)]:.2f}"])
+display(Markdown("Final $\\|M\\|_2$ (mean over trials):\n\n" + md_table(
+    ["tasks", "inputs", "small-$L$ grid", "near $L = 1$", "relative spread near $L = 1$"], f3_rows)))
 inc = {k: bool(np.all(np.diff(v) > 0)) for k, v in mono_visible.items()}
 unresolved3 = {}
 for cls, inp in f3_cfg.panel_pairs():
@@ -230,9 +234,8 @@ rows = []
 for k in f3.keys:
     if k[2] == "iso" and k[1] == "relu" and k[0] == "visible":
         rows.append((k[3], float(f3.mean_eig[k][-1].mean()), float(f3.norm[k][-1].mean()), f3.c_star[k]))
-print(f"{'L':>6} {'tr(M)/d':>8} {'||M||_2':>8} {'c*':>6}")
-for L_, me, nm, cs in rows:
-    print(f"{L_:>6g} {me:8.2f} {nm:8.2f} {cs:6.2f}")
+display(Markdown(md_table(["$L$", "$\\mathrm{tr}(M)/d$", "$\\lVert M\\rVert_2$", "$c^\\star$"],
+                          [[f"{L_:g}", f"{me:.2f}", f"{nm:.2f}", f"{cs:.2f}"] for L_, me, nm, cs in rows])))
 ratios = [me / cs for _, me, _, cs in rows if cs > 0.3]
 ledger["E-34-trained"].check(
     measured="tr(M)/d / c* = " + ", ".join(f"{r:.2f}" for r in ratios) + f" (2-ReLU, isotropic, L in {[r[0] for r in rows]})",
@@ -262,9 +265,9 @@ for cls in f4_cfg.classes:
     dec_sigma[cls] = wtraining.final_norms(f4, ks)
     kn = [k for k in f4.keys if k[0] == "n" and k[1] == cls]
     inc_n[cls] = wtraining.final_norms(f4, kn)
-for c_, vs in dec_sigma.items():
-    print(f"{c_}: final ||M|| at sigma = {list(f4_cfg.sigmas)}: " + ", ".join(f"{v:.2f}" for v in vs)
-          + f"; at n = {list(f4_cfg.n_values)}: " + ", ".join(f"{v:.2f}" for v in inc_n[c_]))
+display(Markdown("Final $\\|M\\|_2$ (mean over trials) against $\\sigma$ and against $n$:\n\n" + md_table(
+    ["tasks", *[f"$\\sigma = {s:g}$" for s in f4_cfg.sigmas], *[f"$n = {v:g}$" for v in f4_cfg.n_values]],
+    [[WF.NAMES.get(c_, c_), *[f"{v:.2f}" for v in vs], *[f"{v:.2f}" for v in inc_n[c_]]] for c_, vs in dec_sigma.items()])))
 s_ok = {c: bool(np.all(np.diff(v) < 0)) for c, v in dec_sigma.items()}
 n_ok = {c: bool(np.all(np.diff(v) > 0)) for c, v in inc_n.items()}
 ledger["E-F4-sigma"].check(
@@ -296,8 +299,9 @@ plotting.finish(WF.isotropy(iso))
 
 # %% tags=["hide-input"]
 an = {k: (float(v[0].mean()), float(v[-1].mean())) for k, v in iso.anisotropy.items()}
-for k, (a0, a1) in an.items():
-    print(f"{' '.join(map(str, k))}: anisotropy {a0:.2f} -> {a1:.2f}")
+display(Markdown(md_table(["$M$", "inputs", "anisotropy at the start", "at the end"],
+                          [[k[0], "isotropic" if k[1] == "iso" else "non-isotropic", f"{a0:.2f}", f"{a1:.2f}"]
+                           for k, (a0, a1) in an.items()])))
 iso_pass = all(an[k][1] < 0.35 * an[k][0] for k in an if k[1] == "iso") and all(
     an[(p, "iso")][1] < 0.6 * an[(p, "aniso")][1] for p in ("tied", "untied"))
 ledger["E-B5"].check(
@@ -330,8 +334,11 @@ spread = {t: max(final[(c, L, t)] for c, L in same_L) / min(final[(c, L, t)] for
 matched = final[("cos", 1.0, "cos")]
 mism = {L: final[("cos", L, "cos")] / matched for (c, L) in f5_cfg.pretrain if c == "cos" and L != 1.0}
 aff_on_cos = final[("affine", 1.0, "cos")] / matched
-print("max/min final error across the L = 1 pretraining classes, per test class: " + ", ".join(f"{k} {v:.2f}" for k, v in spread.items()))
-print(f"cosine test: affine-pretrained / cos-pretrained = {aff_on_cos:.2f}; mismatched L: " + ", ".join(f"L={k:g}: {v:.1f}x" for k, v in mism.items()))
+display(Markdown("Largest over smallest final error across the $L = 1$ pretraining classes: "
+                 + ", ".join(f"{v:.2f} on {WF.NAMES.get(k, k)} tasks" for k, v in spread.items())
+                 + f". On cosine tasks the affine-pretrained window's error is {aff_on_cos:.2f} times the matched one; "
+                 "pretrained on cosine tasks at another $L$ it is " + ", ".join(f"{v:.1f} times ($L = {k:g}$)" for k, v in mism.items())
+                 + "."))
 ledger["E-F5-same"].check(
     measured="max/min final error over pretraining classes: " + ", ".join(f"{k}: {v:.2f}" for k, v in spread.items()),
     how=f"mean over {f5_cfg.seeds} trials after {f5_cfg.steps} steps, {f5_cfg.test_tasks} test tasks x {wdata.queries_for(f5_cfg.n)} queries; similar = within a factor 1.5",
@@ -415,8 +422,9 @@ plotting.finish(WF.covariate_laws(cov))
 
 # %% tags=["hide-input"]
 summary = {k: (float(v.mean(-1).min()), float(v[-1].mean())) for k, v in cov.rho.items()}
-for (law, kind), (mn, fin) in summary.items():
-    print(f"{law:>10} {kind:>9}: rho min {mn:.3f}, final {fin:.3f}")
+display(Markdown(md_table(["covariate law", "tasks", "smallest $\\rho(M, B)$", "final $\\rho(M, B)$"],
+                          [[WF.LAW_NAMES.get(law, law), kind, f"{mn:.3f}", f"{fin:.3f}"]
+                           for (law, kind), (mn, fin) in summary.items()])))
 ledger["E-F9-sphere"].check(
     measured="; ".join(f"{law} {kind}: min {mn:.2f}, final {fin:.2f}" for (law, kind), (mn, fin) in summary.items()),
     how=f"softmax, 5000 Adam steps at LR 1e-2, mean rho over {cfg_.seeds} trials; the finding holds if the final rho "
@@ -449,7 +457,9 @@ cond = float((ev[:, -1] / ev[:, 0]).mean())
 plotting.finish(WF.t44_training(t44))
 
 # %% tags=["hide-input"]
-print(f"final rho {rho44:.3f}, cross block {cross44:.3f}, condition number of B^T M B {cond:.2f}")
+display(Markdown(f"At the end of training $\\rho(M, B) = {rho44:.3f}$, the cross block "
+                 f"$\\|B^\\top M B_\\perp\\|_2 / \\|M\\|_2 = {cross44:.3f}$ and the condition number of $B^\\top M B$ "
+                 f"is {cond:.2f}."))
 ledger["E-T44"].check(
     measured=f"rho {rho44:.3f}, ||B^T M B_perp|| / ||M|| = {cross44:.3f}, cond(B^T M B) = {cond:.2f}",
     how=f"tied W from 0.001 I, {t44_cfg.steps} Adam steps (LR {t44_cfg.lrs[0]:g}), {t44_cfg.seeds} trials, d = {t44_cfg.d}, k = {t44_cfg.k}, n = {t44_cfg.n}",
@@ -497,14 +507,16 @@ widgets.static_slider(lambda L: WF.trained_window(*trained_c[L], L), [k[3] for k
 # %% tags=["hide-input"]
 delta = torch.linspace(-math.pi, math.pi, 20001, dtype=F64)[:-1]
 xs = torch.stack([torch.cos(delta), torch.sin(delta)], -1)[None]
+fourier = {}
 for shape in ("freq", "bump"):
     f = HillsTask(6.0, shape).evaluate({"b": torch.zeros(1, dtype=F64)}, xs)[0]
-    a1 = float((f * torch.cos(delta)).mean() * 2)
-    print(f"{shape:>5}: first Fourier coefficient {a1:+.4f}")
+    a1 = fourier[shape] = float((f * torch.cos(delta)).mean() * 2)
     if shape == "freq":
         assert abs(a1) < 1e-6
     else:
         assert a1 > 0.05
+display(Markdown(f"First Fourier coefficient: {round(fourier['freq'], 4) + 0.0:+.4f} for the frequency reading, "
+                 f"{fourier['bump']:+.4f} for the bump reading."))
 
 # %% [markdown]
 # ## Claims ledger (Part II)

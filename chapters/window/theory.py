@@ -67,6 +67,8 @@ from icl_lab.papers.window import data as wdata, population
 from icl_lab.papers.window import figures as WF
 from icl_lab.papers.window import theory as WT
 from icl_lab.papers.window import hard_window_loss, optimal_window, window_curves
+from icl_lab.render import md_table
+from IPython.display import Markdown, display
 
 SCALE, ledger = icl_lab.notebook.chapter("window", part="theory")
 F64 = torch.float64
@@ -154,8 +156,9 @@ head_gap = float((head - lib).abs().max())
 
 
 leak = {s: WT.value_leak_loss(Z, WK, WQ, WV, s * torch.ones(d) / math.sqrt(d), batch.y_query[:, 0]) for s in (0.0, 0.3, 0.6)}
-print(f"max |ATTN with eq. (4) weights - KernelAttention| = {head_gap:.1e}")
-print("loss with a value leak of size |v| = 0, 0.3, 0.6: " + ", ".join(f"{v:.4f}" for v in leak.values()))
+display(Markdown(f"The head with the weights of eq. (4) and the library's `KernelAttention` agree to {head_gap:.0e} "
+                 "(largest difference over 4000 contexts). A value leak $v$ only raises the loss: "
+                 + ", ".join(f"{v:.3f} at $|v| = {s:g}$" for s, v in leak.items()) + "."))
 ledger["T-EQ4"].check(
     measured=f"{head_gap:.1e}", how="max abs difference over 4000 random 2-ReLU contexts, d = 3, n = 12, random M_K, M_Q, float64",
     passed=head_gap < 1e-12)
@@ -220,11 +223,11 @@ direct = torch.stack([((torch.softmax(c * noisy.x_query @ noisy.x.transpose(-1, 
 split = cur1.loss(1.0, sig)
 se = (cur1.signal_se**2 + (sig**2 * cur1.noise_se) ** 2).sqrt() + direct / math.sqrt(20_000)
 z_split = ((direct - split) / se).abs()
-print("c:", c_chk.tolist())
-print("direct simulation with noise :", [f"{v:.4f}" for v in direct.tolist()])
-print("S_n(c) + sigma^2 N_n(c)      :", [f"{v:.4f}" for v in split.tolist()])
-print(f"largest deviation {float(z_split.max()):.1f} standard errors; homogeneity S(L=2) = 4 S(L=1) to {homog_gap:.1e}")
-print(f"N_n(0) = {float(cur1.noise[0]):.5f} vs 1/n = {1 / n:.5f}")
+display(Markdown(md_table(["$c$", "direct simulation with noise", "$S_n(c) + \\sigma^2 N_n(c)$"],
+                          [[f"{c:g}", f"{a:.4f}", f"{b:.4f}"] for c, a, b in zip(c_chk.tolist(), direct.tolist(), split.tolist())])))
+display(Markdown(f"The two columns differ by at most {float(z_split.max()):.1f} standard errors; "
+                 f"$S(L{{=}}2) = 4\\,S(L{{=}}1)$ holds " + ("exactly" if homog_gap == 0 else f"to {homog_gap:.0e} (relative)") + "; "
+                 f"$N_n(0) = {float(cur1.noise[0]):.4f}$ and $1/n = {1 / n:.4f}$."))
 ledger["T-DEC"].check(
     measured=f"largest deviation {float(z_split.max()):.1f} SE over c in {c_chk.tolist()}",
     how="direct simulation with noise (20k contexts) vs the two curves (3000 tasks), 2-ReLU, d = 3, n = 12; "
@@ -303,9 +306,10 @@ for cls, cur in hard.items():
             lam.append(hw_n / s**2)
             ws.append(wst)
     hw_fit[cls] = loglog_slope(lam, ws)
-print(f"hard window, d = 3, n = {hw_n}: fitted exponent of w* in Lambda:")
-print(f"  affine {hw_fit['affine']:.2f}  (heuristic 2/(d+4) = {2 / 7:.2f}, with d-1: 2/(d+3) = {2 / 6:.2f})")
-print(f"  2-ReLU {hw_fit['relu']:.2f}  (heuristic 2/(d+2) = {2 / 5:.2f}, with d-1: 2/(d+1) = {2 / 4:.2f})")
+display(Markdown(f"Hard window, $d = 3$, $n = {hw_n}$: fitted exponent of $w^\\star$ in $\\Lambda$.\n\n" + md_table(
+    ["tasks", "fitted exponent", "heuristic with $d$", "heuristic with $d - 1$"],
+    [["affine", f"{hw_fit['affine']:.2f}", f"$2/(d+4) = {2 / 7:.2f}$", f"$2/(d+3) = {2 / 6:.2f}$"],
+     ["2-ReLU", f"{hw_fit['relu']:.2f}", f"$2/(d+2) = {2 / 5:.2f}$", f"$2/(d+1) = {2 / 4:.2f}$"]])))
 
 # %% [markdown]
 # The fitted exponents are positive and of the heuristic's size: the hard window shrinks as a power of
@@ -344,7 +348,8 @@ for e in eps_grid:
     cur = window_curves(TwoReLUTask(iso_d, 1.0), wdata.sphere_inputs(iso_d), iso_n, [c_star_iso], tasks=3000, generator=gen(8),
                         metric=torch.eye(iso_d, dtype=F64) + e * Dm)
     pert.append(float(cur.loss(1.0, iso_sig)[0]))
-print(f"c* = {c_star_iso:.2f}; loss of M = c*(I + eps D) at eps = {eps_grid}: " + ", ".join(f"{v:.5f}" for v in pert))
+display(Markdown(f"At $c^\\star = {c_star_iso:.2f}$, the loss of $M = c^\\star(I + \\varepsilon D)$:\n\n"
+                 + md_table(["$\\varepsilon$", *[f"{e:g}" for e in eps_grid]], [["loss", *[f"{v:.5f}" for v in pert]]])))
 i0 = eps_grid.index(0.0)
 iso_ok = all(pert[i] > pert[i0] for i in range(len(eps_grid)) if i != i0)
 ledger["T-B5"].check(
@@ -415,8 +420,9 @@ r0, r1 = pl.noise_fit_range
 plotting.finish(WF.power_laws(pl))
 
 # %% tags=["hide-input"]
-print(f"fitted slopes on c in [{lo:g}, {hi:g}]: affine signal {pl.slope_affine:.2f} (radial part {slope_radial:.2f}), "
-      f"2-ReLU signal {pl.slope_relu:.2f}; noise {pl.slope_noise:.2f} on c in [{r0:.0f}, {r1:.0f}]")
+display(Markdown(f"Fitted log-log slopes on $c \\in [{lo:g}, {hi:g}]$: affine signal {pl.slope_affine:.2f} "
+                 f"(its radial part {slope_radial:.2f}), 2-ReLU signal {pl.slope_relu:.2f}; "
+                 f"noise {pl.slope_noise:.2f} on $c \\in [{r0:.0f}, {r1:.0f}]$."))
 
 # %% [markdown]
 # What the curves show. The **affine signal** is a sum of two parts, exactly as eq. (10) says: the
@@ -521,34 +527,39 @@ plotting.finish(WF.scaling(sc))
 # slower for larger $n$ (the noise-free optimum grows with $n$): at $\sigma=10^{-3}$ the local slope
 # for $d=2$, $n=1000$ is still about half the admissible one. That saturation is our own prediction,
 # not the theorem's (which says nothing below its regime); the check below therefore extends the
-# $\sigma$ grid to $10^{-6}$, prints the local slope between consecutive $\sigma$, and asks for a
+# $\sigma$ grid to $10^{-6}$, lists the local slope between consecutive $\sigma$, and asks for a
 # local slope under a quarter of the admissible one at the two smallest $\sigma$. The table lists the fitted exponents with both dimension
 # conventions; the ReLU exponents sit at the upper edge of the Case-2 bracket, and the affine ones
 # match the heuristic $2/(d+3)$ of the intrinsic dimension.
 
 # %% tags=["hide-input"]
-print(f"{'d':>2} {'n':>5} {'class':>7} {'slope':>6}   bracket (paper, d)   bracket (d-1)   points")
-within, within_m1 = {}, {}
+within, within_m1, slope_rows = {}, {}, []
 for (d_s, n_s, cls), s in sc.slopes.items():
     b, bm = population.brackets(d_s)[cls], population.brackets(d_s, d_s - 1)[cls]
     npts = sum(r["admissible"] for r in sc.rows if r["d"] == d_s and r["n"] == n_s and r["cls"] == cls)
     within[(d_s, n_s, cls)] = b[0] <= s <= b[1]
     within_m1[(d_s, n_s, cls)] = bm[0] <= s <= bm[1]
-    print(f"{d_s:>2} {n_s:>5} {cls:>7} {s:6.3f}   [{b[0]:.3f}, {b[1]:.3f}]       [{bm[0]:.3f}, {bm[1]:.3f}]    {npts}")
+    slope_rows.append([d_s, n_s, WF.NAMES.get(cls, cls), f"{s:.3f}", f"[{b[0]:.3f}, {b[1]:.3f}]", f"[{bm[0]:.3f}, {bm[1]:.3f}]", npts])
+display(Markdown(md_table(["$d$", "$n$", "tasks", "fitted slope", "bracket (paper, $d$)", "bracket ($d - 1$)",
+                           "admissible points"], slope_rows)))
 # monotonicity: c* decreases with sigma (so grows with L at fixed sigma), grows with n at fixed L/sigma
 mono_sigma = all(
     all(np.diff([r["c_star"] for r in sc.rows if r["d"] == d_s and r["n"] == n_s and r["cls"] == cls and r["interior"]]) < 0)
     for (d_s, n_s, cls) in sc.slopes)
 n_edge = sum(not r["interior"] for r in sc.rows)
-print(f"optima at the end of the c grid (excluded): {n_edge} of {len(sc.rows)}")
 sat = sc.sat_slopes
+local_rows = []
 for key in sc.slopes:
     rows = sorted([r for r in sc.rows + sc.sat_rows if (r["d"], r["n"], r["cls"]) == key and r["interior"]],
                   key=lambda r: r["sigma"])
     local = [loglog_slope([a["Lambda"], b["Lambda"]], [a["c_star"], b["c_star"]]) for a, b in zip(rows, rows[1:])]
-    print(f"{key[2]}, d = {key[0]}, n = {key[1]}: local slope from sigma = {rows[0]['sigma']:.0e} up:", " ".join(f"{v:.2f}" for v in local))
-print("slopes with the strict floor c* >= 2(d + sqrt d) of Lemma D.1: "
-      + ", ".join(f"{k[2]} d={k[0]} n={k[1]}: {v:.3f}" for k, v in sc.slopes_strict.items()))
+    local_rows.append([WF.NAMES.get(key[2], key[2]), key[0], key[1], f"{rows[0]['sigma']:.0e}", ", ".join(f"{v:.2f}" for v in local),
+                       f"{sc.slopes_strict[key]:.3f}"])
+display(Markdown(f"{n_edge} of {len(sc.rows)} optima lie at the end of the $c$ grid and are excluded. Local slopes between "
+                 "consecutive $\\sigma$, from the smallest $\\sigma$ up, and the slope fitted with the strict floor "
+                 "$c^\\star \\ge 2(d + \\sqrt d)$ of Lemma D.1 (nan: fewer than 3 points):\n\n"
+                 + md_table(["tasks", "$d$", "$n$", "smallest $\\sigma$", "local slopes", "slope with the strict floor"],
+                            local_rows)))
 for cls, case in (("affine", "Case 1"), ("relu", "Case 2")):
     keys = [k for k in sc.slopes if k[2] == cls]
     vals = ", ".join(f"d={k[0]}, n={k[1]}: {sc.slopes[k]:.3f}" for k in keys)
@@ -591,8 +602,8 @@ fig7, b7 = WF.fig7(sc.curves[key7], L=1.0, sigma=0.3)
 plotting.finish(fig7)
 
 # %% tags=["hide-input"]
-print(f"d = {key7[0]}, n = {key7[1]}, L = 1, sigma = 0.3: optimum w* = {b7['w_star']:.1f} in the bracket "
-      f"[{b7['bracket'][0]:.1f}, {b7['bracket'][1]:.1f}]")
+display(Markdown(f"At $d = {key7[0]}$, $n = {key7[1]}$, $L = 1$, $\\sigma = 0.3$ the optimum $w^\\star = {b7['w_star']:.1f}$ "
+                 f"lies in the bracket $[{b7['bracket'][0]:.1f}, {b7['bracket'][1]:.1f}]$."))
 assert b7["bracket"][0] <= b7["w_star"] <= b7["bracket"][1]
 
 # %% [markdown]
@@ -622,11 +633,12 @@ top = slice(-4, None)
 slope_pre = loglog_slope(Lp[top], tr.pretrained_loss[top])
 slope_match = loglog_slope(Lp[top], tr.matched_loss[top])
 floor_ratio = float(tr.pretrained_loss[0] / tr.matched_loss[0])
-print(f"slope for L' >> L: pretrained {slope_pre:.2f}, matched {slope_match:.2f} (2d/(d+2) = {2 * tr_cfg.d / (tr_cfg.d + 2):.2f}); "
-      f"at L' = {float(Lp[0]):g}: pretrained / matched = {floor_ratio:.1f}")
-for cls, (at_pre, best, cbest) in tr.other_classes.items():
-    print(f"{cls:>6} tasks (L = {tr_cfg.L:g}): loss with the ReLU-pretrained window {at_pre:.2e}, with its own optimum "
-          f"(c = {cbest:.1f}) {best:.2e}, ratio {at_pre / best:.2f}")
+display(Markdown(f"Log-log slope for $L' \\gg L$: pretrained {slope_pre:.2f}, matched {slope_match:.2f} "
+                 f"($2d/(d+2) = {2 * tr_cfg.d / (tr_cfg.d + 2):.2f}$); at $L' = {float(Lp[0]):g}$ the pretrained window's "
+                 f"loss is {floor_ratio:.1f} times the matched one. On other task classes ($L = {tr_cfg.L:g}$):\n\n"
+                 + md_table(["tasks", "loss, ReLU-pretrained window", "own optimal $c$", "loss at own optimum", "ratio"],
+                            [[WF.NAMES.get(cls, cls), f"{at_pre:.2e}", f"{cbest:.1f}", f"{best:.2e}", f"{at_pre / best:.2f}"]
+                             for cls, (at_pre, best, cbest) in tr.other_classes.items()])))
 ratios = {k: v[0] / v[1] for k, v in tr.other_classes.items()}
 ledger["T-35-up"].check(
     measured=", ".join(f"{k}: {v:.2f} x its optimum" for k, v in ratios.items()),
@@ -661,11 +673,14 @@ assert slope_pre > 1.7 and floor_ratio > 2
 la_cfg = population.LinearAttentionConfig.for_scale(SCALE)
 la = population.run_linear_attention(la_cfg)
 bound = la_cfg.L**2 / 3
-print(f"{'n':>5} {'class':>7} {'linear (in-sample)':>19} {'linear (held-out)':>18} {'softmax opt':>12} {'diag(M*) n/d':>13}")
+la_rows = []
 for cls in ("affine", "relu"):
     for i, nn_ in enumerate(la.n):
         ins, held, se_ = la.linear[cls][i]
-        print(f"{nn_:>5} {cls:>7} {ins:19.4f} {held:12.4f} ± {se_:.4f} {la.softmax[cls][i]:12.4f} {la.diag_scaled[cls][i]:13.2f}")
+        la_rows.append([nn_, WF.NAMES.get(cls, cls), f"{ins:.4f}", f"{held:.4f} ± {se_:.4f}", f"{la.softmax[cls][i]:.4f}",
+                        f"{la.diag_scaled[cls][i]:.2f}"])
+display(Markdown(md_table(["$n$", "tasks", "linear attention (in-sample)", "linear attention (held-out)",
+                           "softmax optimum", "$\\mathrm{diag}(M^\\star)\\, n/d$"], la_rows)))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Exact optimum of linear attention against $n$ (affine and 2-ReLU tasks), the bound $L^2/3$, and the softmax optimum. Illustrates Theorem 3.6; not a figure of the paper.", "name": "fig-win-linear"}, "image": {"alt": "Linear attention stays above L^2/3 for every n while softmax attention's optimum falls."}}
 plotting.finish(WF.linear_attention(la))
@@ -723,8 +738,9 @@ titles = population.case_titles(lr_cfg)
 plotting.finish(WF.lowrank_landscape(lrl, titles))
 
 # %% tags=["hide-input"]
-for case, am, s0 in zip(titles, lrl.argmin, lrl.slope_at_zero):
-    print(f"{case:>32}: argmin (c1, c2) = ({am[0]:.2f}, {am[1]:.2f}); dJ/dc1 at c1 = 0: {s0:.3f}")
+display(Markdown(md_table(["case", "argmin $(c_1, c_2)$", "$\\partial J/\\partial c_1$ at $c_1 = 0$"],
+                          [[case, f"({am[0]:.2f}, {am[1]:.2f})", f"{s0:.3f}"]
+                           for case, am, s0 in zip(titles, lrl.argmin, lrl.slope_at_zero)])))
 step = float(lrl.c2[1] - lrl.c2[0])
 on_axis = [abs(am[1]) < step / 2 and am[0] > 0 for am in lrl.argmin]
 ledger["T-44"].check(
@@ -813,11 +829,13 @@ widgets.static_slider(lambda n_: draw_window(L=1.0, sigma=0.1, n=n_), [10, 30, 1
 
 # %% tags=["hide-input"]
 ws_ = np.logspace(-2, 6, 200001)
+hw_rows = []
 for (L_, s_, n_, m_) in [(1.0, 0.1, 100, 2), (2.0, 0.3, 1000, 3)]:
     num = ws_[np.argmin(L_**2 / ws_ + s_**2 * ws_ ** (m_ / 2) / n_)]
     closed = WT.hard_window_optimum(L_, s_, n_, m_)
-    print(f"L={L_}, sigma={s_}, n={n_}, m={m_}: numerical {num:.3f}, closed form {closed:.3f}")
+    hw_rows.append([f"{L_:g}", f"{s_:g}", n_, m_, f"{num:.3f}", f"{closed:.3f}"])
     assert abs(num / closed - 1) < 1e-3
+display(Markdown(md_table(["$L$", "$\\sigma$", "$n$", "$m$", "$w^\\star$ (numerical)", "$w^\\star$ (closed form)"], hw_rows)))
 
 # %% [markdown]
 # ````{exercise}
@@ -843,8 +861,8 @@ from icl_lab.papers.window import linear_attention_loss  # noqa: E402
 
 const = PromptSampler.from_inputs(wdata.sphere_inputs(3), wdata.ConstantTask(3, 1.0), N=10, num_queries=4)
 M_c, ins_c, held_c, se_c = linear_attention_loss(const, 4000, gen(30), gen(31))
-print(f"constant tasks: linear-attention optimum {ins_c:.4f} (held-out {held_c:.4f} ± {se_c:.4f}); L^2/3 = {1 / 3:.4f}; "
-      f"||M*|| = {float(torch.linalg.matrix_norm(M_c, ord=2)):.3f}")
+display(Markdown(f"Constant tasks: the linear-attention optimum has loss {ins_c:.3f} (held-out {held_c:.3f} ± {se_c:.3f}), "
+                 f"against $L^2/3 = {1 / 3:.3f}$, with $\\|M^\\star\\| = {float(torch.linalg.matrix_norm(M_c, ord=2)):.3f}$."))
 assert ins_c > 1 / 3 - 0.01 and float(torch.linalg.matrix_norm(M_c, ord=2)) < 0.05
 
 # %% [markdown]
@@ -870,7 +888,8 @@ assert ins_c > 1 / 3 - 0.01 and float(torch.linalg.matrix_norm(M_c, ord=2)) < 0.
 
 # %% tags=["hide-input"]
 limit = tr_cfg.n * tr.noise_at_pre
-print(f"n N_n(c_pre) = {limit:.2f}; measured pretrained/matched at L' = {float(Lp[0]):g}: {floor_ratio:.2f}")
+display(Markdown(f"$n N_n(c_\\text{{pre}}) = {limit:.2f}$; the measured ratio pretrained / matched at "
+                 f"$L' = {float(Lp[0]):g}$ is {floor_ratio:.2f}."))
 assert abs(floor_ratio / limit - 1) < 0.25
 
 # %% [markdown]

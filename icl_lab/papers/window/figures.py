@@ -34,7 +34,7 @@ def bias_variance(bv):
     variance against c."""
     cfg = bv.config
     k3 = len(cfg.c_values)
-    fig, axes = plt.subplots(2, 2, figsize=(7.5, 5.8))
+    fig, axes = plt.subplots(2, 2, figsize=(7.0, 6.6), layout="constrained")
     axes = axes.ravel()
     th = torch.linspace(-math.pi, math.pi, 400, dtype=F64)
     xs_c = torch.stack([th.cos(), th.sin()], -1)
@@ -50,15 +50,13 @@ def bias_variance(bv):
                     label="estimate: mean ± std")
         ax.scatter([cfg.theta_query], [bv.target], s=60, facecolor="white", edgecolor="k", zorder=5, label="true label")
         plotting.label(ax, r"angle $\theta$", "label", f"c = {c:g}: bias² {float(bv.bias2[j]):.3f}, var {float(bv.var[j]):.3f}")
-    axes[0].legend(fontsize=7, loc="lower left")
     g = bv.c_grid[k3:]
     ax = axes[3]
     ax.loglog(g, bv.bias2[k3:], label="bias²")
     ax.loglog(g, bv.var[k3:], label="variance")
     ax.loglog(g, bv.bias2[k3:] + bv.var[k3:], "k--", label="MSE")
     plotting.label(ax, r"window scale $c = \|M\|$", "at the query", "bias and variance against c")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    plotting.legend_outside(fig, "below", ncols=3, fontsize=9)  # one legend for all panels, off the data
     return fig
 
 
@@ -69,7 +67,7 @@ def power_laws(pl):
     pos = c > 0
     lo, hi = cfg.fit_signal
     sel = (c >= lo) & (c <= hi)
-    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 4.4), layout="constrained")
     ax = axes[0]
     ax.loglog(c[pos], pl.affine.signal[pos], label="affine signal $S_n(c)$")
     ax.loglog(c[pos], pl.affine.radial[pos] / (3 * cfg.d), "--", label="affine, radial part / 3d")
@@ -80,7 +78,6 @@ def power_laws(pl):
     ax.loglog(cc, 0.5 * pl.affine.radial[sel][0] / (3 * cfg.d) * (cc / cc[0]) ** -2, "k:", lw=1, label="slope −2")
     ax.axvspan(lo, hi, color="0.9", zorder=0)
     plotting.label(ax, "window scale c", "signal term at L = 1", f"signal, d = {cfg.d}, n = {cfg.n}")
-    ax.legend(fontsize=7)
     ax = axes[1]
     ax.loglog(c[pos], pl.affine.noise[pos], label=r"$N_n(c)=\mathbb{E}\sum_i a_i^2$")
     ax.axhline(1 / cfg.n, color="0.6", lw=0.8)
@@ -91,14 +88,13 @@ def power_laws(pl):
     ax.loglog(cc, n0 * (cc / cc[0]) ** ((cfg.d - 1) / 2), "k--", lw=1, label=f"slope (d−1)/2 = {(cfg.d - 1) / 2:g}")
     ax.loglog(cc, n0 * (cc / cc[0]) ** (cfg.d / 2), "k:", lw=1, label=f"slope d/2 = {cfg.d / 2:g}")
     plotting.label(ax, "window scale c", "noise term / σ²", f"noise: fitted slope {pl.slope_noise:.2f}")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    plotting.legend_outside(fig, "below", ncols=3, fontsize=9)
     return fig
 
 
 def scaling(sc):
     """c*(Lambda) for the affine and 2-ReLU classes, admissible points circled, bracket slopes."""
-    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 4.6), layout="constrained")
     for ax, cls in zip(axes, ("affine", "relu")):
         for (d_s, n_s, cl) in sc.curves:
             if cl != cls:
@@ -118,48 +114,44 @@ def scaling(sc):
                     ax.loglog(lam_line, c0 * (lam_line / l0) ** e, sty, color=line.get_color(), lw=0.8)
         plotting.label(ax, r"$\Lambda = nL^2/\sigma^2$", r"optimal window $c^\star = \|M^\star\|$",
                        "Case 1: affine" if cls == "affine" else "Case 2: 2-ReLU")
-        ax.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
+        plotting.legend_below(ax)
     return fig
 
 
 def transfer(tr):
     cfg = tr.config
-    fig, ax = plt.subplots(figsize=(6.0, 3.8))
+    fig, ax = plt.subplots(figsize=(6.5, 4.2), layout="constrained")
     ax.loglog(tr.test_L, tr.pretrained_loss, "o-", ms=3, label=f"pretrained at L = {cfg.L:g} (c = {tr.c_pre:.1f})")
     ax.loglog(tr.test_L, tr.matched_loss, "s-", ms=3, label="matched: pretrained at L' (min over c)")
     ax.axvline(cfg.L, color="0.6", lw=0.8)
     plotting.label(ax, "test Lipschitz constant L'", "ICL loss", f"2-ReLU, d = {cfg.d}, n = {cfg.n}, σ = {cfg.sigma}")
-    ax.legend()
-    fig.tight_layout()
+    plotting.legend_below(ax, ncols=2)
     return fig
 
 
 def linear_attention(la):
     cfg = la.config
-    fig, ax = plt.subplots(figsize=(6.0, 3.8))
+    fig, ax = plt.subplots(figsize=(6.5, 4.4), layout="constrained")
     for j, cls in enumerate(("affine", "relu")):
         ax.loglog(la.n, [v[0] for v in la.linear[cls]], "o-", color=C[1 + j], label=f"linear attention optimum, {cls}")
         ax.loglog(la.n, la.softmax[cls], "s--", color=C[1 + j], label=f"softmax optimum, {cls}")
     ax.axhline(cfg.L**2 / 3, color="k", lw=1, label="$L^2/3$")
     plotting.label(ax, "context length n", "ICL loss", f"d = {cfg.d}, L = {cfg.L:g}, σ = {cfg.sigma}")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    plotting.legend_below(ax, ncols=2)
     return fig
 
 
 def lowrank_landscape(lrl, titles):
     """log10 loss on the (c2, c1) plane per case, the grid minimum starred."""
     k = len(titles)
-    fig, axes = plt.subplots(k, 1, figsize=(5.0, 3.3 * k), squeeze=False)
+    fig, axes = plt.subplots(k, 1, figsize=(6.5, 3.7 * k), squeeze=False, layout="constrained")
     for ax, title, c1, loss, am in zip(axes[:, 0], titles, lrl.c1, lrl.loss, lrl.argmin):
         im = ax.contourf(lrl.c2.numpy(), c1.numpy(), np.log10(loss.numpy()), levels=20, cmap="viridis")
         ax.plot([am[1]], [am[0]], "r*", ms=14, label=f"min: c1 = {am[0]:.2f}, c2 = {am[1]:.2f}")
         ax.axvline(0, color="w", lw=0.8, ls="--")
         fig.colorbar(im, ax=ax, label="log10 loss")
         plotting.label(ax, "$c_2$ (spurious directions)", "$c_1$ (col B)", title)
-        ax.legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
+        plotting.legend_below(ax)
     return fig
 
 
@@ -180,7 +172,7 @@ def draw_window(L=1.0, sigma=0.1, n=100, d=2, tasks=1000):
     attention profile of c* next to linear attention's."""
     cur = relu_curves(n, d, tasks)
     cst, lmin, _ = optimal_window(cur, L, sigma)
-    fig, axes = plt.subplots(1, 3, figsize=(7.5, 2.8))
+    fig, axes = plt.subplots(1, 3, figsize=(7.0, 3.9), layout="constrained")
     pos_ = cur.c > 0
     ax = axes[0]
     ax.loglog(cur.c[pos_], cur.loss(L, sigma)[pos_], "k", label="loss")
@@ -189,7 +181,7 @@ def draw_window(L=1.0, sigma=0.1, n=100, d=2, tasks=1000):
     ax.plot([cst], [lmin], "r*", ms=12, label=f"c* = {cst:.1f}")
     ax.set_ylim(max(1e-7, lmin / 30), None)
     plotting.label(ax, "window scale c", "ICL loss", f"L = {L:g}, σ = {sigma:g}, n = {n}, d = {d}")
-    ax.legend(fontsize=7)
+    plotting.legend_below(ax)
     ax = axes[1]
     t = np.linspace(-np.pi, np.pi, 400)
     half = _half_angle(cst)
@@ -201,14 +193,13 @@ def draw_window(L=1.0, sigma=0.1, n=100, d=2, tasks=1000):
     ax.set_xlim(-1.2, 1.2)
     ax.set_ylim(-1.2, 1.2)
     ax.set_title(f"window half-angle {math.degrees(half):.0f}°")
-    ax.legend(fontsize=7, loc="lower left")
+    plotting.legend_below(ax)
     ax = axes[2]
     wts = np.exp(cst * (np.cos(t) - 1))
     ax.plot(t, wts / wts.max(), label="softmax, M = c* I")
     ax.plot(t, np.cos(t), label="linear, M = m I (any m)")
     plotting.label(ax, r"angle $\theta$ from the query", "weight / max", "attention profile")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    plotting.legend_below(ax)
     return fig
 
 
@@ -219,7 +210,7 @@ def hills(res, seed=123):
     cfg = res.config
     nus, ns = cfg.nus, res.n
     n_show = ns[-1]
-    fig, axes = plt.subplots(3, len(nus), figsize=(7.5, 9.0), layout="constrained")
+    fig, axes = plt.subplots(3, len(nus), figsize=(7.0, 9.0), layout="constrained")
     th = torch.linspace(-math.pi, math.pi, 500, dtype=F64)
     circ = torch.stack([th.cos(), th.sin()], -1)
     g = make_generator(seed)
@@ -265,7 +256,7 @@ def norm_vs_L(f3):
     titles = {("relu", "iso"): "ReLU, isotropic", ("relu", "aniso"): "ReLU, non-isotropic",
               ("cos", "iso"): "cosine, isotropic", ("cos", "aniso"): "cosine, non-isotropic"}
     panels = cfg.panel_pairs()
-    fig, axes = plt.subplots(2, len(panels), figsize=(7.5 if len(panels) > 2 else 6.4, 5.8), squeeze=False)
+    fig, axes = plt.subplots(2, len(panels), figsize=(7.0, 5.8), squeeze=False, layout="constrained")
     for row, grid_name in enumerate(("paper", "visible")):
         for col, (cls, inp) in enumerate(panels):
             ax = axes[row, col]
@@ -276,13 +267,12 @@ def norm_vs_L(f3):
                     ax.axhline(f3.c_star[k], color=line.get_color(), ls=":", lw=1)
             plotting.label(ax, "pretraining iteration", r"$\|M\|_2$" if col == 0 else "",
                            titles[(cls, inp)] + (" (L near 1)" if grid_name == "paper" else " (small L)"))
-            ax.legend(fontsize=7)
-    fig.tight_layout()
+        plotting.legend_outside(axes[row, -1], "right", fontsize=9)  # the row's L grid, shared by its panels
     return fig
 
 
 def norm_vs_sigma_n(f4):
-    fig, axes = plt.subplots(2, 2, figsize=(7.5, 5.8))
+    fig, axes = plt.subplots(2, 2, figsize=(7.0, 5.8), layout="constrained")
     for ax, (kind, cls) in zip(axes.ravel(), (("sigma", "relu"), ("sigma", "cos"), ("n", "relu"), ("n", "cos"))):
         keys = [k for k in f4.keys if k[0] == kind and k[1] == cls]
         for i, k in enumerate(keys):
@@ -290,13 +280,13 @@ def norm_vs_sigma_n(f4):
             ax.axhline(f4.c_star[k], color=line.get_color(), ls=":", lw=1)
         plotting.label(ax, "pretraining iteration", r"$\|M\|_2$", f"{'ReLU' if cls == 'relu' else 'cosine'}: "
                        f"{'σ' if kind == 'sigma' else 'n'} varies")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+    for row in range(2):  # each row varies one quantity over the same values: one legend beside the row
+        plotting.legend_outside(axes[row, -1], "right", fontsize=9)
     return fig
 
 
 def isotropy(iso):
-    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.3))
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 4.0), layout="constrained")
     for i, (k, v) in enumerate(iso.anisotropy.items()):
         bands(axes[0], iso.steps, v, label=f"{k[0]} M, {'isotropic' if k[1] == 'iso' else 'non-isotropic'} inputs",
               color=C[i], ls="-" if k[1] == "iso" else "--")
@@ -304,9 +294,7 @@ def isotropy(iso):
     axes[1].axhline(iso.c_star, color="k", ls=":", lw=1, label="population c*")
     plotting.label(axes[0], "pretraining iteration", r"$\|M - \frac{\mathrm{tr} M}{d} I\|_F / \|M\|_F$", "anisotropy of M")
     plotting.label(axes[1], "pretraining iteration", r"$\|M\|_2$", "scale")
-    axes[0].legend(fontsize=7)
-    axes[1].legend(fontsize=7)
-    fig.tight_layout()
+    plotting.legend_outside(fig, "below", ncols=2, fontsize=9)
     return fig
 
 
@@ -315,20 +303,22 @@ NAMES = {"affine": "affine", "relu": "ReLU", "cos": "cosine"}
 
 def transfer_training(f5):
     cfg = f5.config
-    fig, axes = plt.subplots(2, 2, figsize=(7.5, 5.8))
+    fig, axes = plt.subplots(2, 2, figsize=(7.0, 6.8), layout="constrained")
     axes = axes.ravel()
+    same_L = [p for p in cfg.pretrain if p[1] == 1.0]
     for col, test in enumerate(cfg.test_classes[:3]):
         ax = axes[col]
-        for i, (cls, L) in enumerate([p for p in cfg.pretrain if p[1] == 1.0]):
+        for i, (cls, L) in enumerate(same_L):
             bands(ax, f5.steps, f5.error[(cls, L, test)], label=f"pretrained on {NAMES[cls]}", color=C[i], log=True)
         plotting.label(ax, "pretraining iteration", "test ICL error", f"test: {NAMES[test]} (L = 1)")
-        ax.legend(fontsize=7)
+    plotting.legend_below(axes[2])  # the three panels with L = 1 share this legend
     ax = axes[3]
-    for i, (cls, L) in enumerate([("affine", 1.0), ("cos", 1.0)] + [p for p in cfg.pretrain if p[1] != 1.0]):
+    others = [p for p in cfg.pretrain if p[1] != 1.0]
+    for cls, L in [("affine", 1.0), ("cos", 1.0)] + others:  # the L = 1 runs keep their colours of the other panels
+        i = same_L.index((cls, L)) if (cls, L) in same_L else len(same_L) + others.index((cls, L))
         bands(ax, f5.steps, f5.error[(cls, L, "cos")], label=f"pretrained on {NAMES[cls]}, L = {L:g}", color=C[i], log=True)
     plotting.label(ax, "pretraining iteration", "test ICL error", "test: cosine (L = 1), mismatched L")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    plotting.legend_below(ax)
     return fig
 
 
@@ -338,31 +328,29 @@ LOWRANK_LABELS = {"affine": r"$a^\top B^\top x + 2$", "quadratic": r"$(a^\top B^
 
 def lowrank_training(f9):
     kinds = f9.config.kinds
-    fig, axes = plt.subplots(2, len(kinds), figsize=(7.5, 5.4), squeeze=False)
+    fig, axes = plt.subplots(2, len(kinds), figsize=(7.0, 5.8), squeeze=False, layout="constrained")
     for col, kind in enumerate(kinds):
         for act, colr in (("softmax", C[0]), ("linear", C[1])):
             bands(axes[0, col], f9.steps, f9.rho[(act, kind)], color=colr, label=act, log=True)
             bands(axes[1, col], f9.steps, f9.error[(act, kind)], color=colr, label=act, log=True)
         plotting.label(axes[0, col], "", r"$\rho(M, B)$" if col == 0 else "", LOWRANK_LABELS[kind])
         plotting.label(axes[1, col], "pretraining iteration", "test ICL error (MSE)" if col == 0 else "", None)
-        axes[0, col].legend(fontsize=7)
-    fig.tight_layout()
+    plotting.legend_outside(fig, "below", ncols=2, fontsize=9)
     return fig
 
 
 def t44_training(t44):
-    fig, ax = plt.subplots(figsize=(6.0, 3.4))
+    fig, ax = plt.subplots(figsize=(6.5, 4.0), layout="constrained")
     bands(ax, t44.steps, t44.rho[("softmax", "linear")], label=r"$\rho(M,B)$", log=True)
     bands(ax, t44.steps, t44.cross[("softmax", "linear")], label=r"$\|B^\top M B_\perp\|_2 / \|M\|_2$", log=True)
     plotting.label(ax, "pretraining iteration", "", r"linear low-rank tasks, Assumption 4.3, $\sigma = 0$")
-    ax.legend()
-    fig.tight_layout()
+    plotting.legend_below(ax, ncols=2)
     return fig
 
 
 def trained_window(c_tr: float, c_op: float, L: float):
     """The trained (tr(M)/d) and optimal windows on the circle and their attention profiles."""
-    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.2))
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.9), layout="constrained")
     t = np.linspace(-np.pi, np.pi, 400)
     axes[0].plot(np.cos(t), np.sin(t), color="0.6")
     for cc, col, lab in ((c_op, C[0], "optimal"), (c_tr, C[2], "trained")):
@@ -370,14 +358,12 @@ def trained_window(c_tr: float, c_op: float, L: float):
         tt = np.linspace(-half, half, 100)
         axes[0].fill(np.r_[0, np.cos(tt), 0], np.r_[0, np.sin(tt), 0], color=col, alpha=0.25, label=f"{lab}: c = {cc:.1f}")
         wts = np.exp(cc * (np.cos(t) - 1))
-        axes[1].plot(t, wts / wts.max(), color=col, label=lab)
+        axes[1].plot(t, wts / wts.max(), color=col)
     axes[0].scatter([1], [0], s=50, facecolor="white", edgecolor="k", zorder=5)
     axes[0].set_aspect("equal")
-    axes[0].legend(fontsize=7, loc="lower left")
     axes[0].set_title(f"L = {L:g}: window (tr(M)/d)")
     plotting.label(axes[1], r"angle from the query $\theta$", "weight / max", "attention profile")
-    axes[1].legend(fontsize=7)
-    fig.tight_layout()
+    plotting.legend_outside(fig, "below", ncols=2, fontsize=9)
     return fig
 
 
@@ -408,7 +394,7 @@ def fig7(cur, L: float = 1.0, sigma: float = 0.3):
     """Fig. 7 of the paper, drawn from the measured curves (see :func:`bound_bracket`)."""
     b = bound_bracket(cur, L, sigma)
     w = b["w"]
-    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 4.6), layout="constrained")
     ax = axes[0]
     ax.fill_between(w, b["bias_lo"], b["bias_up"], color=C[0], alpha=0.2, label="bias bounds")
     ax.loglog(w, b["bias_up"], color=C[0], lw=1, label=r"bias upper $\propto L^2(1/w + 1/n)$")
@@ -416,7 +402,6 @@ def fig7(cur, L: float = 1.0, sigma: float = 0.3):
     ax.loglog(w, b["loss"] - b["noise"], "k", lw=1, label="measured bias (signal term)")
     ax.loglog(w, b["noise"], color="0.5", lw=2, label=r"noise $\sigma^2 N_n$")
     plotting.label(ax, r"$w_{KQ} = c/2$", "loss term", "bias and noise")
-    ax.legend(fontsize=7, loc="lower left")
     ax = axes[1]
     ax.loglog(w, b["U"], color=C[1], label="overall upper bound")
     ax.loglog(w, b["Lo"], color=C[1], ls="--", label="overall lower bound")
@@ -427,22 +412,23 @@ def fig7(cur, L: float = 1.0, sigma: float = 0.3):
     ax.plot([b["w_star"]], [b["loss"].min()], "r*", ms=12, label=f"optimum w* = {b['w_star']:.1f}")
     ax.set_ylim(b["loss"].min() / 5, None)
     plotting.label(ax, r"$w_{KQ} = c/2$", "ICL loss", f"bracket for w*: [{b['bracket'][0]:.1f}, {b['bracket'][1]:.1f}]")
-    ax.legend(fontsize=7, loc="upper center")
-    fig.tight_layout()
+    plotting.legend_outside(fig, "below", ncols=3, fontsize=9)
     return fig, b
+
+
+LAW_NAMES = {"J": r"$\tilde J$ law on the sphere (paper)", "J-gaussian": r"$\tilde J z$, not projected",
+             "sphere": "isotropic, on the sphere", "gaussian": "isotropic Gaussian", "assumption43": "Assumption 4.3"}
 
 
 def covariate_laws(res):
     """rho(M, B) of softmax attention during training under each covariate law (a
     :class:`~.trained.CovariateLawsResult`), one panel per task class."""
     kinds = res.config.kinds
-    names = {"J": r"$\tilde J$ law on the sphere (paper)", "J-gaussian": r"$\tilde J z$, not projected",
-             "sphere": "isotropic, on the sphere", "gaussian": "isotropic Gaussian", "assumption43": "Assumption 4.3"}
-    fig, axes = plt.subplots(1, len(kinds), figsize=(7.5, 3.3), squeeze=False)
+    names = LAW_NAMES
+    fig, axes = plt.subplots(1, len(kinds), figsize=(7.0, 4.0), squeeze=False, layout="constrained")
     for ax, kind in zip(axes[0], kinds):
         for i, law in enumerate(res.laws):
             bands(ax, res.steps, res.rho[(law, kind)], color=C[i], label=names.get(law, law), log=True)
         plotting.label(ax, "pretraining iteration", r"$\rho(M, B)$", LOWRANK_LABELS[kind])
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+    plotting.legend_outside(fig, "below", ncols=3, fontsize=9)
     return fig
