@@ -168,7 +168,8 @@ eq10_gap = float((out_full.pred[0, :, 0] - yhat_red[0]).abs().max())
 A_full = metrics.attention_by_feature(out_full.attn, chk_batch.ids, 4)[0, :, 0]
 eq10_gap = max(eq10_gap, float((A_full - A_red[0]).abs().max()))
 init_gap = float((metrics.attention_by_feature(out_zero.attn, chk_batch.ids, 4)[0, :, 0] - chk_fp.counts / 100).abs().max())
-print(f"Eq. (10) at a random Q: max |difference| = {eq10_gap:.1e};  Attn_k(0) - |V_k|/N: {init_gap:.1e}")
+display(Markdown(f"At a random $Q$ the full model and eq. (10) agree to {eq10_gap:.0e}; at $Q = 0$, "
+                 f"$\\mathrm{{Attn}}_k$ equals $|V_k|/N$ to {init_gap:.0e}."))
 ledger["C2"].check(
     measured=f"{max(eq10_gap, init_gap):.1e}", how="full d x d model vs feature-grouped formula, 200 prompts, float64",
     passed=max(eq10_gap, init_gap) < 1e-12)
@@ -259,9 +260,10 @@ assert eq10_gap < 1e-12 and init_gap < 1e-12
 
 # %% tags=["hide-input"]
 lemma2 = {kind: th.lemma2_errors(kind) for kind in ("unit", "orth", "gaussian")}
-print(f"{'features':>9} {'Gram formula':>13} {'App. C':>10} {'s^4 x App. C':>13} {'s^4':>7}   (relative max error vs autograd)")
-for kind, (gram, paper, paper_s4, s4) in lemma2.items():
-    print(f"{kind:>9} {gram:>13.1e} {paper:>10.1e} {paper_s4:>13.1e} {s4:>7.2f}")
+display(Markdown("Largest relative error of each gradient formula against automatic differentiation:\n\n" + md_table(
+    ["features", "Gram formula", "App. C", "$s^4 \\times$ App. C", "$s^4$"],
+    [[{"unit": "unit norm", "orth": "orthogonal, norm $s$", "gaussian": "Gaussian"}.get(kind, kind), f"{gram:.1e}", f"{paper:.1e}",
+      f"{paper_s4:.1e}", f"{s4:.2f}"] for kind, (gram, paper, paper_s4, s4) in lemma2.items()])))
 gram_max = max(v[0] for v in lemma2.values())
 ledger["C4a"].check(
     measured=f"unit features: {lemma2['unit'][1]:.1e}; norm-s orthogonal features: {lemma2['orth'][2]:.1e} after the factor s^4",
@@ -282,9 +284,10 @@ q_path = th.feature_gd(fp_g, Gg, steps=200, lr=1.0, record_every=10, with_maps=F
 q_rand = torch.stack([th.q_from_Q(icl_lab.QOnlyAttention(15, runs=1, init="normal", init_std=0.1, seeds=[s]).Q.detach().to(F64), Vg)[0]
                       for s in range(10)])
 theta2 = th.lemma2_theta(torch.cat([q_path, q_rand]), fp_g, Gg)
-print(f"Gaussian features (off-diagonal Gram up to {gram_off:.2f} s^2), {len(q_path) + len(q_rand)} weight matrices: "
-      f"min true g_k = {theta2['min_gk']:.2e}; true / App. C g_k in [{theta2['ratio_lo']:.2f}, {theta2['ratio_hi']:.2f}]; "
-      f"off-diagonal signs agree {theta2['sign_agree']:.0%}")
+display(Markdown(f"Gaussian features (off-diagonal Gram entries up to ${gram_off:.2f}\\,s^2$), "
+                 f"{len(q_path) + len(q_rand)} weight matrices: the smallest true $g_k$ is {theta2['min_gk']:.1e}, the ratio "
+                 f"of the true $g_k$ to App. C's lies in $[{theta2['ratio_lo']:.2f}, {theta2['ratio_hi']:.2f}]$, and "
+                 f"{theta2['sign_agree']:.0%} of the off-diagonal signs agree."))
 ledger["C4b"].check(
     measured=f"g_k > 0 in every case (min {theta2['min_gk']:.1e}); true/App. C ratio of g_k in [{theta2['ratio_lo']:.2f}, {theta2['ratio_hi']:.2f}]; "
              f"{theta2['sign_agree']:.0%} of off-diagonal signs agree",
@@ -332,7 +335,8 @@ traj_L = th.feature_gd(fp_r1, V4 @ V4.T, steps=200, lr=1.0, scale=Ls, record_eve
 traj_1 = th.feature_gd(fp_r1, V4 @ V4.T, steps=200, lr=1.0 * Ls**2, scale=1.0, record_every=1, with_maps=False)
 r1_q = float((traj_L.q - traj_1.q).abs().max())
 r1_loss = float(((traj_L.loss / Ls**2 - traj_1.loss).abs() / traj_1.loss).max())
-print(f"max |q(eta, L) - q(eta L^2, 1)| = {r1_q:.1e};  max relative |loss/L^2 - loss_1| = {r1_loss:.1e}")
+display(Markdown(f"$q(\\eta, L)$ and $q(\\eta L^2, 1)$ agree to {r1_q:.0e}; $\\mathcal L/L^2$ and the loss at "
+                 f"$L = 1$ agree to a relative {r1_loss:.0e}."))
 ledger["R1"].check(
     measured=f"max |dq| = {r1_q:.1e}, rel. loss gap {r1_loss:.1e}", how="exact feature-space GD, 4 values of L, 200 steps, float64",
     passed=r1_q < 1e-10 and r1_loss < 1e-10)
@@ -552,8 +556,9 @@ for i, Lv in enumerate(tcfg.L_values):
     lip_ratio = max(lip_ratio, float((err / lip.clamp_min(1e-300)).max()))
     theta.append((err.mean(-1) / (Lv**2 * tcfg.delta**2 * (gap**2).mean(-1)))[1:])
 theta = torch.cat(theta)
-print(f"max err / exact envelope = {lem_ratio:.3f};  max err / Lipschitz envelope = {lip_ratio:.3f}")
-print(f"L / (L^2 Delta^2 E(1-Attn)^2) along training: {float(theta.min()):.3f} .. {float(theta.max()):.3f}")
+display(Markdown(f"The error stays within its envelopes: at most {lem_ratio:.3f} of the exact one and {lip_ratio:.3f} of "
+                 f"the Lipschitz one. Along training $\\mathcal L / (L^2\\Delta^2\\,\\mathbb E(1-\\mathrm{{Attn}})^2)$ "
+                 f"stays in $[{float(theta.min()):.3f}, {float(theta.max()):.3f}]$."))
 ledger["C3"].check(
     measured=f"max err/envelope = {lem_ratio:.3f} (<= 1); loss / (L^2 Delta^2 E(1-Attn)^2) in [{float(theta.min()):.3f}, {float(theta.max()):.3f}]",
     how="every training prompt at 40 snapshots, 6 values of L, theory model",
@@ -573,10 +578,10 @@ off = theory.q - torch.diag_embed(qd)
 off_final = float(off[:, -1].sum((-2, -1)).mean() / (tcfg.K * (tcfg.K - 1)))
 incr = off[:, 1:] - off[:, :-1]
 flips = float(((incr[:, 1:] * incr[:, :-1]) < 0).float().mean())
-print(f"min step increment of q_k = {dq_min:.2e};  mean final q_(k,k') = {off_final:.3f};  "
-      f"share of cross-weight increments that flip sign = {flips:.2%}")
 row_sums = float((theory.q.sum(-1)).abs().max())
-print(f"max |sum_m q_(k,m)| = {row_sums:.1e}: the cross weights carry exactly -q_k between them")
+display(Markdown(f"The smallest step increment of $q_k$ is {dq_min:.1e}; the mean final cross weight $q_{{k,k'}}$ is "
+                 f"{off_final:.3f}, and {flips:.1%} of the cross-weight increments flip sign. "
+                 f"$\\max_k |\\sum_m q_{{k,m}}| = {row_sums:.0e}$: the cross weights carry exactly $-q_k$ between them."))
 ledger["C5a"].check(
     measured=f"min step increment of q_k = {dq_min:.1e}",
     how="every GD step, all seeds and L, orthogonal features", passed=dq_min >= -1e-12)
@@ -687,8 +692,8 @@ for (Lv, e), (x, y) in sweep.collapse.items():
         curves.append(torch.from_numpy(np.interp(grid_x.numpy(), x.numpy(), y.numpy())))
 curves = torch.stack(curves)
 spread = float(((curves.max(0).values - curves.min(0).values) / curves.mean(0)).max())
-print(f"L* = 1/(Delta delta_min) = {info['L_star']:.3f};  collapse spread over {len(curves)} runs "
-      f"(eta L^2 s^4 <= 20): max relative range = {spread:.1%}")
+display(Markdown(f"$L^* = 1/(\\Delta\\,\\delta_{{\\min}}) = {info['L_star']:.2f}$. Over the {len(curves)} runs with "
+                 f"$\\eta L^2 s^4 \\le 20$ the rescaled curves stay within {spread:.1%} of each other (largest relative range)."))
 ledger["C10"].check(
     measured=f"loss/L^2 against eta L^2 t collapses for all L (spread {spread:.1%} over {len(curves)} runs); "
              f"Q(eta, L) = Q(eta L^2, 1) to {r1_q:.0e}",
@@ -736,13 +741,16 @@ finl = late.T_eps_loss[:, 1]
 okl = torch.isfinite(finl).nonzero().flatten()
 exp_eps_loss = metrics.loglog_slope(1 / eps[okl[-2:]], finl[okl[-2:]])
 ratio_L = late.T_eps_attn[:, 0] / late.T_eps_attn[:, 2]
-print(f"local exponents at L = 1 between t = {t1} and {t2}: loss t^{exp_loss:.2f}, 1 - Attn t^{exp_gap:.2f}")
-print(f"late constants C: " + ", ".join(f"{v:.2f} (L = {Lv:g})" for v, Lv in zip(C_each.tolist(), lcfg.L_values))
-      + f" against K - 1 = {lcfg.K - 1}; final loss / ((K-1)/(4 eta s^4 t)) = {ratio_R2:.2f}; final losses "
-      + ", ".join(f"{v:.1e}" for v in late.loss[-1].tolist()))
-print(f"time to 1 - Attn <= eps grows like eps^-{exp_eps:.2f}; to loss/loss0 <= eps^2 like eps^-{exp_eps_loss:.2f}")
-print(f"T(L={lcfg.L_values[0]}) / T(L={lcfg.L_values[2]}) at each eps: {', '.join(f'{v:.2f}' for v in ratio_L.tolist())} "
-      f"(R1 predicts {(lcfg.L_values[2] / lcfg.L_values[0]) ** 2:.0f})")
+display(Markdown(
+    f"At $L = 1$, between $t = {t1}$ and ${t2}$, the loss falls like $t^{{{exp_loss:.2f}}}$ and $1 - \\mathrm{{Attn}}$ like "
+    f"$t^{{{exp_gap:.2f}}}$. The time to $1 - \\mathrm{{Attn}} \\le \\varepsilon$ grows like $\\varepsilon^{{-{exp_eps:.2f}}}$, "
+    f"the time to $\\mathcal L/\\mathcal L_0 \\le \\varepsilon^2$ like $\\varepsilon^{{-{exp_eps_loss:.2f}}}$; the times at "
+    f"$L = {lcfg.L_values[0]:g}$ are {', '.join(f'{v:.2f}' for v in ratio_L.tolist())} times those at $L = {lcfg.L_values[2]:g}$ "
+    f"(one ratio per $\\varepsilon$; R1 predicts {(lcfg.L_values[2] / lcfg.L_values[0]) ** 2:.0f}). The final loss is "
+    f"{ratio_R2:.2f} times $(K-1)/(4\\eta s^4 t)$. Late constants $C$ against $K - 1 = {lcfg.K - 1}$:\n\n"
+    + md_table(["$L$", *[f"{Lv:g}" for Lv in lcfg.L_values]],
+               [["$C$", *[f"{v:.2f}" for v in C_each.tolist()]],
+                ["final loss", *[f"{v:.1e}" for v in late.loss[-1].tolist()]]])))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Long GD of the theory model ($\\eta = 0.1$): (a) the loss approaches $(K-1)/(4\\eta s^4 t)$ for every $L$, (b) the attention gap falls like $t^{-1/2}$, (c) the time to accuracy $\\epsilon$ against the paper's rates. Not a figure of the paper.", "name": "fig-nl-late"}, "image": {"alt": "Three log-log panels showing power-law tails, and times to accuracy growing like eps^-2 rather than logarithmically."}}
 nlfig.show(nlfig.late_figure(late))
@@ -771,8 +779,10 @@ exp_loss_k = metrics.loglog_slope(1 / eps_k[ok_l], late_k.T_eps_loss[ok_l, 1])
 e_mid = float(eps_k[ok_l].log().mean().exp())
 exp_thm2_k = 1 + 1 / math.log(kcfg.K * kcfg.L_values[1] * kcfg.delta / e_mid)
 exp_log_k = 1 / math.log(kcfg.K / float(eps_k[ok_a].log().mean().exp()))
-print(f"K = {kcfg.K}, N = {kcfg.N} (L* = {Lstar_k:.2f}): time to 1 - Attn <= eps ~ eps^-{exp_eps_k:.2f} at L = {kcfg.L_values[0]:g} "
-      f"(log(K/eps): {exp_log_k:.2f}); to loss/loss0 <= eps^2 ~ eps^-{exp_loss_k:.2f} at L = {kcfg.L_values[1]:g} (Thm 2: {exp_thm2_k:.2f})")
+display(Markdown(f"With $K = {kcfg.K}$, $N = {kcfg.N}$ ($L^* = {Lstar_k:.2f}$): the time to $1 - \\mathrm{{Attn}} \\le \\varepsilon$ "
+                 f"grows like $\\varepsilon^{{-{exp_eps_k:.2f}}}$ at $L = {kcfg.L_values[0]:g}$ (a $\\log(K/\\varepsilon)$ law "
+                 f"would give {exp_log_k:.2f}), and the time to $\\mathcal L/\\mathcal L_0 \\le \\varepsilon^2$ like "
+                 f"$\\varepsilon^{{-{exp_loss_k:.2f}}}$ at $L = {kcfg.L_values[1]:g}$ (Theorem 2: {exp_thm2_k:.2f})."))
 hyp_k = {"K >= 1/eps": kcfg.K >= 1 / float(eps_k.min()) - 1e-9, "N >= K^3": kcfg.N >= kcfg.K**3}
 ledger["C8b"].check(
     measured=f"K = {kcfg.K}: time to 1 - Attn <= eps ~ eps^-{exp_eps_k:.2f} over eps = {kcfg.eps_grid[0]:g}..{kcfg.eps_grid[-1]:g} "
@@ -817,10 +827,11 @@ Ng = torch.tensor(dcfg.N_grid, dtype=F64)
 sl_T1 = [metrics.loglog_slope(Ng, dres.T1[:, j]) for j in range(len(dcfg.L_values))]
 sl_Ts = [metrics.loglog_slope(Ng, dres.T_star[:, j]) for j in range(len(dcfg.L_values))]
 sl_r2 = [metrics.loglog_slope(Ng, dres.rate2[:, j]) for j in range(len(dcfg.L_values))]
-for j, Lv in enumerate(dcfg.L_values):
-    print(f"L = {Lv:g}: T^1 = {', '.join(f'{t:.0f}' for t in dres.T1[:, j].tolist())}, "
-          f"T* = {', '.join(f'{t:.0f}' for t in dres.T_star[:, j].tolist())} steps; slopes in N: T^1 {sl_T1[j]:.2f}, "
-          f"T* {sl_Ts[j]:.2f}, Phase-II rate {sl_r2[j]:.2f} (paper: 0, 1, -1)")
+display(Markdown(f"Steps to $T^1$ and $T^*$ at $N = {', '.join(f'{v:g}' for v in dcfg.N_grid)}$, and the log-log slopes "
+                 "in $N$ (the paper: 0 for $T^1$, 1 for $T^*$, $-1$ for the Phase-II rate):\n\n" + md_table(
+    ["$L$", "$T^1$", "$T^*$", "slope of $T^1$", "slope of $T^*$", "slope of the Phase-II rate"],
+    [[f"{Lv:g}", ", ".join(f"{t:.0f}" for t in dres.T1[:, j].tolist()), ", ".join(f"{t:.0f}" for t in dres.T_star[:, j].tolist()),
+      f"{sl_T1[j]:.2f}", f"{sl_Ts[j]:.2f}", f"{sl_r2[j]:.2f}"] for j, Lv in enumerate(dcfg.L_values)])))
 hyp_N = {"N > 20 K^3": min(dcfg.N_grid) > 20 * dcfg.K**3}
 ledger["C14"].check(
     measured=f"Phase-II rate ~ N^{max(sl_r2, key=abs):.2f} (per L: {', '.join(f'{v:.2f}' for v in sl_r2)}) over N = {list(dcfg.N_grid)}; paper N^-1",
@@ -854,9 +865,9 @@ nlfig.show(nlfig.delta_figure(dres))
 # %% tags=["hide-input"]
 gcfg = nl.GeneralizationConfig.for_scale(SCALE)
 gen = nl.run_generalization(gcfg)
-for fam in gen.families:
-    print(f"{fam:>22}: error {float(gen.err[fam][0]):.2e} (Q = 0) -> {float(gen.err[fam][-1]):.2e} (trained); "
-          f"max per-prompt err / envelope = {gen.max_ratio[fam]:.3f}")
+display(Markdown(md_table(["test family", "error at $Q = 0$", "error trained", "largest per-prompt error / envelope"],
+                          [[fam, f"{float(gen.err[fam][0]):.2e}", f"{float(gen.err[fam][-1]):.2e}", f"{gen.max_ratio[fam]:.3f}"]
+                           for fam in gen.families])))
 gen_gain = max(float(gen.err[f][-1] / gen.err[f][0]) for f in gen.families)
 ledger["C11"].check(
     measured=f"per-prompt error <= envelope (max ratio {max(gen.max_ratio.values()):.3f}); error reduced to <= {gen_gain:.1e} of Q = 0 for all 3 families",
@@ -880,8 +891,9 @@ row_sum_err = float((theory.maps.sum(-1) - 1).abs().max())
 diag_final = torch.diagonal(theory.maps[:, -1], dim1=-2, dim2=-1)  # (seeds, nL, K)
 off_final_max = float((theory.maps[:, -1] - torch.diag_embed(diag_final)).max())
 late_gap = float((1 - late.own[-1]).max())
-print(f"row-sum error {row_sum_err:.1e}; final diagonal (theory, {tcfg.steps} steps) min {float(diag_final.min()):.3f}; "
-      f"max off-diagonal {off_final_max:.3f}; long run: 1 - Attn = {late_gap:.4f}")
+display(Markdown(f"The rows of the attention maps sum to 1 within {row_sum_err:.0e}. After {tcfg.steps} steps of the "
+                 f"theory model the diagonal is at least {float(diag_final.min()):.3f} and the off-diagonal at most "
+                 f"{off_final_max:.3f}; in the long run $1 - \\mathrm{{Attn}} = {late_gap:.4f}$."))
 ledger["C12"].check(
     measured=f"row sums exact ({row_sum_err:.0e}); after {tcfg.steps} steps diag >= {float(diag_final.min()):.2f}; long run 1 - Attn = {late_gap:.3f}",
     how="theory model, all seeds and L; long run of Sec. 5",
@@ -964,11 +976,12 @@ nlfig.show(nlfig.fig1(bsteps, to_runs(block_adam.train_loss), to_runs(block_adam
 
 # %% tags=["hide-input"]
 bt = {"SGD": nl.block_times(block), "Adam": nl.block_times(block_adam)}
-for opt, m in bt.items():
-    for Lv, t, tl, ow, nfl in zip(bcfg.L_values, m["own"].tolist(), m["loss"].tolist(), m["final_own"].tolist(),
-                                 m["final_norm_loss"].tolist()):
-        print(f"{opt:>4} L = {Lv:>3g}: own attention 0.9 at epoch {t:>5.0f}, 5% loss at {tl:>5.0f}; final own attention "
-              f"{ow:.3f}, final loss / uniform {nfl:.3f}")
+display(Markdown("Epochs to own attention 0.9 and to 5% of the initial loss (inf: not reached):\n\n" + md_table(
+    ["optimizer", "$L$", "own attention 0.9 at epoch", "5% loss at epoch", "final own attention", "final loss / uniform"],
+    [[opt, f"{Lv:g}", f"{t:.0f}", f"{tl:.0f}", f"{ow:.3f}", f"{nfl:.3f}"]
+     for opt, m in bt.items()
+     for Lv, t, tl, ow, nfl in zip(bcfg.L_values, m["own"].tolist(), m["loss"].tolist(), m["final_own"].tolist(),
+                                   m["final_norm_loss"].tolist())])))
 
 iF = [list(bcfg.L_values).index(L) for L in nl.FLAT]
 iS = [list(bcfg.L_values).index(L) for L in nl.SHARP]
@@ -1063,7 +1076,9 @@ for opt, res in (("SGD", block), ("Adam", block_adam)):
     rise = cross.max(0).values - cross[0]
     k = int(rise.argmax())
     bump[opt] = (k + 2, float(cross[0, k]), float(cross.max(0).values[k]), float(cross[-1, k]))
-    print(f"{opt}: Attn_({k + 2},1) at L = 1 goes {bump[opt][1]:.2f} -> {bump[opt][2]:.2f} (max) -> {bump[opt][3]:.2f} (end)")
+display(Markdown("At $L = 1$: " + "; ".join(
+    f"under {opt}, $\\mathrm{{Attn}}_{{{b[0]},1}}$ goes from {b[1]:.2f} up to {b[2]:.2f} and ends at {b[3]:.2f}"
+    for opt, b in bump.items()) + "."))
 ledger["C5b"].check(
     measured=f"theory model: mean final q_(k,k') = {off_final:.2f}, increments that change sign: {flips:.1%}; block (L = 1): "
              + "; ".join(f"{o} Attn_({b[0]},1) {b[1]:.2f} -> {b[2]:.2f} -> {b[3]:.2f}" for o, b in bump.items()),
@@ -1111,10 +1126,11 @@ T_half = {"SGD": nl.half_zero_times(poly), "Adam": nl.half_zero_times(poly_adam)
 init_over_zero = (poly.train_loss[0] / poly.zero_baseline).mean(-1)
 test_over_zero = (poly.test_loss[-1] / poly.zero_baseline).mean(-1)
 train_over_zero = (poly.train_loss[-1] / poly.zero_baseline).mean(-1)
-for j, Lv in enumerate(pcfg.L_values):
-    print(f"L = {Lv:>3g}: initial train / zero {float(init_over_zero[j]):6.2f}; train <= zero / 2 from epoch "
-          f"{float(T_half['SGD'][j]):>4.0f} (SGD), {float(T_half['Adam'][j]):>4.0f} (Adam); final SGD train / zero "
-          f"{float(train_over_zero[j]):.3f}, held-out / zero {float(test_over_zero[j]):.2f}")
+display(Markdown("Losses relative to the predict-0 loss (inf: not reached within the run):\n\n" + md_table(
+    ["$L$", "initial training loss", "training loss $\\le 1/2$ from epoch (SGD)", "from epoch (Adam)",
+     "final training loss (SGD)", "final held-out loss (SGD)"],
+    [[f"{Lv:g}", f"{float(init_over_zero[j]):.2f}", f"{float(T_half['SGD'][j]):.0f}", f"{float(T_half['Adam'][j]):.0f}",
+      f"{float(train_over_zero[j]):.3f}", f"{float(test_over_zero[j]):.2f}"] for j, Lv in enumerate(pcfg.L_values)])))
 iFp = [list(pcfg.L_values).index(L) for L in nl.FLAT]
 iSp = [list(pcfg.L_values).index(L) for L in nl.SHARP]
 v4 = {opt: [nl.ordering(T[iFp]), nl.ordering(T[iSp])] for opt, T in T_half.items()}
@@ -1186,10 +1202,10 @@ if poly_ref is not None:
         f"the reproduction page). Epochs to a training loss of half the predict-0 loss: {T_ref_txt}."
         + ("" if ref4.complete else " The run is incomplete: the remaining runs are computed by the same command, which resumes.")))
     display(Markdown(f"At full size the ordering of the convergence times is **{v4_ref[0]}** within the flat set and "
-                     f"**{v4_ref[1]}** within the sharp set (book scale: {v4['SGD'][0]} and {v4['SGD'][1]}): the two scales "
-                     + ("agree." if agree4 else "**disagree**; the ledger entry of Fig. 4 notes it." if clash4
-                        else "the full-size run decides what the book's 40 epochs leave undecided; the ledger entry of "
-                             "Fig. 4 notes it.")))
+                     f"**{v4_ref[1]}** within the sharp set (this page's run: {v4['SGD'][0]} and {v4['SGD'][1]}): "
+                     + ("the two scales agree." if agree4 else "the two scales **disagree**; the ledger entry of Fig. 4 notes it."
+                        if clash4 else f"the full-size run decides what this page's {pcfg.epochs} epochs leave undecided; "
+                                       "the ledger entry of Fig. 4 notes it.")))
 
 # %% [markdown]
 # Fig. 4 is reproducible as **training** dynamics only: the block drives the loss on its $M = 500$
@@ -1243,7 +1259,8 @@ fp_u = th.FeaturePrompts.from_batch(nl.cosine_sampler(Vu, 100, 0.5).sample(200, 
 ta = th.feature_gd(fp_u, Vs @ Vs.T, steps=100, lr=0.2, record_every=1, with_maps=False)
 tb = th.feature_gd(fp_u, Vu @ Vu.T, steps=100, lr=0.2 * s_norm**4, record_every=1, with_maps=False)
 r3_gap = float((ta.own - tb.own).abs().max())
-print(f"s^4 = {s_norm ** 4:.2f}; max |Attn(norm s, eta) - Attn(unit, eta s^4)| over 100 steps = {r3_gap:.1e}")
+display(Markdown(f"With $s^4 = {s_norm ** 4:.2f}$, the attention of features of norm $s$ at step size $\\eta$ and that of "
+                 f"unit features at $\\eta s^4$ agree to {r3_gap:.0e} over 100 steps."))
 ledger["R3"].check(
     measured=f"max attention gap {r3_gap:.1e} with s^4 = {s_norm ** 4:.2f}", how="exact GD, same labels, 100 steps, float64",
     passed=r3_gap < 1e-10)
