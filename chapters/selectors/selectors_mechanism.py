@@ -121,13 +121,16 @@ SCALE, ledger = icl_lab.notebook.chapter("selectors", part="mechanism")
 
 # %% tags=["hide-input"]
 cfg0 = X.SelectorsConfig.for_scale(SCALE)
-print(f"d_x = {cfg0.d_x}, d_y = {cfg0.d_y}, M = {cfg0.M}, l_tr = {cfg0.l}, m = {cfg0.m}")
 demo_sampler = cfg0.sampler(tasks=cyclic_pair_tasks(cfg0.M1))
 demo = demo_sampler.sample(1, icl_lab.make_generator(0))
 task = demo_sampler.tasks[int(demo.task_ids[0])]
-print(f"task (a, b) = ({task.a}, {task.b});  query pattern mu_{int(demo.query_ids[0, 0])}, label {int(demo.y_query[0, 0]):+d}")
-print("demonstration patterns:", demo.ids[0].tolist())
-print("demonstration labels:  ", [f"{int(v):+d}" for v in demo.y[0].tolist()])
+display(Markdown(
+    f"Dimensions: $d_\\mathcal X = {cfg0.d_x}$, $d_\\mathcal Y = {cfg0.d_y}$, $M = {cfg0.M}$ patterns, $l_\\text{{tr}} = {cfg0.l}$ "
+    f"demonstrations, $m = {cfg0.m}$ neurons. One prompt of task $(a, b) = ({task.a}, {task.b})$: the query carries "
+    f"$\\mu_{{{int(demo.query_ids[0, 0])}}}$ and its label is ${int(demo.y_query[0, 0]):+d}$.\n\n"
+    + md_table(["demonstration", *[str(s + 1) for s in range(demo.ids.shape[-1])]],
+               [["pattern", *[f"$\\mu_{{{int(k)}}}$" for k in demo.ids[0].tolist()]],
+                ["label", *[f"${int(v):+d}$" for v in demo.y[0].tolist()]]])))
 
 # %% [markdown]
 # Demonstrations whose pattern is neither $a$ nor $b$ carry coin-flip labels: a fraction $1-\alpha$ of
@@ -171,9 +174,10 @@ corr_uniform = float((chk_batch.y_query[:, 0] * lab.mean(-1)).mean())
 sel_att = same / same.sum(-1, keepdim=True).clamp_min(1)
 corr_sel = float((chk_batch.y_query[:, 0] * (sel_att * lab).sum(-1)).mean())
 mass0 = float((att0 * same).sum(-1).mean())
-print(f"E[y <ybar, q>]/beta^2: uniform attention {corr_uniform:+.4f}, at initialisation {corr_init:+.4f}, "
-      f"attention on N_* {corr_sel:+.4f}")
-print(f"attention mass on N_* at initialisation: {mass0:.3f}  (alpha/2 = {chk_cfg.alpha / 2:.2f} for uniform attention)")
+display(Markdown(f"$\\mathbb E[y\\,\\langle \\bar y, q\\rangle]/\\beta^2$ is {corr_uniform:+.3f} under uniform attention, "
+                 f"{corr_init:+.3f} at initialisation and {corr_sel:+.3f} with the attention on $\\mathcal N_*$. "
+                 f"At initialisation the attention puts a mass {mass0:.3f} on $\\mathcal N_*$ "
+                 f"(uniform attention: $\\alpha/2 = {chk_cfg.alpha / 2:.2f}$)."))
 assert abs(corr_uniform) < 0.03 and corr_init > corr_uniform and corr_sel > 0.9
 
 # %% [markdown]
