@@ -222,7 +222,7 @@ assert abs(corr_uniform) < 0.03 and corr_init > corr_uniform and corr_sel > 0.9
 #   $m_a = d_\mathcal X + d_\mathcal Y$);
 # * the label-column gradient of $W_K$ "averages out" by the $\pm q$ symmetry (109)–(110), so that
 #   "along further iterations, only feature space embeddings matter" for the attention (text after
-#   eq. 121). This one is an approximation: we print the gradient ratio at initialisation below and
+#   eq. 121). This one is an approximation: we measure the gradient ratio at initialisation below and
 #   measure the label part's share of the trained attention scores in §3.3.
 #
 # We check the lemma against autograd in float64 on a perturbed model, and the three consequences.
@@ -543,7 +543,7 @@ ledger.cards("M15")
 # demonstration in $\mathcal N_*$ has the query's label, so the label part shifts their scores
 # together. In a partial ("partner", §3.5) solution they matter — the attention there selects
 # demonstrations *by their label*, and removing the label columns changes both its attention and its
-# accuracy (printed above when such a run exists).
+# accuracy.
 
 # %% [markdown]
 # The learned scores are large and diagonal on $\mathrm{span}\{\mu\}$ (a query attends to its own
@@ -581,7 +581,7 @@ ledger.cards("M10")
 
 # %% [markdown]
 # The recursion reproduces the qualitative shape — a plateau at $\gamma_0$, then a collapse — and its
-# scale-free width can be compared with the measurement directly (printed above). Two caveats: the
+# scale-free width can be compared with the measurement directly (the card above gives both). Two caveats: the
 # measured $\gamma_0 \approx 1 - \alpha/2$ (near-uniform attention) while (46) starts at
 # $(1-\alpha)/\alpha$; and as printed the recursion drives its own growth by $\gamma_b$, so a *larger*
 # $\alpha$ (smaller $\gamma_0$) makes it collapse *later* — the opposite of Theorem 1's $\alpha$-trend,

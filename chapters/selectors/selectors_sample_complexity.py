@@ -133,8 +133,9 @@ ledger.cards("S11")
 
 # %% tags=["hide-input"]
 M1 = 8
-for B in (16, 17, 32, 64):
-    print(f"B = {B:3d}: P(some query pattern missing) <= {M1 * (1 - 1 / M1) ** B:.3f}")
+display(Markdown(f"With $M_1 = {M1}$ query patterns, the union bound on the probability that some pattern is missing "
+                 "from $B$ queries:\n\n" + md_table(["$B$", "$P(\\text{some query pattern missing}) \\le$"],
+                                                    [[B, f"{M1 * (1 - 1 / M1) ** B:.3f}"] for B in (16, 17, 32, 64)])))
 
 # %% [markdown]
 # ### The iteration count (eqs. 48–53)
@@ -495,12 +496,15 @@ SF.live_mechanism()
 # ````
 
 # %% tags=["hide-input"]
-for name, tasks in (("cyclic[:2]", cyclic_pair_tasks(8)[:2]), ("cyclic[:4]", cyclic_pair_tasks(8)[:4]),
-                    ("cyclic[:8]", cyclic_pair_tasks(8)), ("unbalanced", sel.unbalanced_tasks(8))):
+shortcut_rows = []
+for name, tasks in (("first 2 cyclic pairs", cyclic_pair_tasks(8)[:2]), ("first 4 cyclic pairs", cyclic_pair_tasks(8)[:4]),
+                    ("all 8 cyclic pairs", cyclic_pair_tasks(8)), ("unbalanced", sel.unbalanced_tasks(8))):
     on_train = sel.shortcut_accuracy(tasks, 8)
     on_all = sel.shortcut_accuracy(tasks, 8, sel.all_pair_tasks(8))
-    print(f"{name:>11}: shortcut accuracy on training tasks {on_train:.3f}, on all pairs {on_all:.3f}, balanced: {sel.is_balanced(tasks, 8)}")
+    shortcut_rows.append([name, "yes" if sel.is_balanced(tasks, 8) else "no", f"{on_train:.3f}", f"{on_all:.3f}"])
     assert abs(on_all - 0.5) < 1e-12
+display(Markdown(md_table(["training tasks", "balanced", "shortcut accuracy on the training tasks",
+                           "shortcut accuracy on all pairs"], shortcut_rows)))
 assert sel.shortcut_accuracy(cyclic_pair_tasks(8), 8) == 0.5
 
 # %% [markdown]
@@ -525,8 +529,10 @@ assert sel.shortcut_accuracy(cyclic_pair_tasks(8), 8) == 0.5
 # %% tags=["hide-input"]
 eta_T = float(np.median(e_sweep.values * e_sweep.median))
 K_est = 1 / (eta_T * ecfg.lambda_min) ** 2
+K_mant, K_exp = f"{K_est:.0e}".split("e")
 display(Markdown(f"The median of $\\eta T_\\text{{hit}}$ over the step sizes of §5 is {eta_T:.0f}, so "
-                 f"$K \\approx 1/(\\eta T_\\text{{hit}}\\lambda_*)^2 \\approx {K_est:.0e}$ at $\\lambda_* = {ecfg.lambda_min:g}$."))
+                 f"$K \\approx 1/(\\eta T_\\text{{hit}}\\lambda_*)^2 \\approx {K_mant} \\times 10^{{{int(K_exp)}}}$ "
+                 f"at $\\lambda_* = {ecfg.lambda_min:g}$."))
 
 # %% [markdown]
 # ```{solution-end}

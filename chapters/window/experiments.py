@@ -399,7 +399,7 @@ assert rho_end[("softmax", "affine")] < 0.6 and err_end[("softmax", "affine")] <
 # intercept 2 is exactly what linear attention cannot produce (Exercise in Part I). On the quadratic
 # and cosine classes $\rho$ is *not* monotone: it first falls (in the book's 5000-iteration runs, to
 # 0.3–0.4 around iteration 1000) and then rises back towards 1 (by iteration 5000), so whether these
-# classes "recover" $\mathrm{col}(B)$ depends on when one stops; the cell above prints the minimum and
+# classes "recover" $\mathrm{col}(B)$ depends on when one stops; the line above gives the minimum and
 # the final value of this run, and the ledger judges the final one. Softmax attention still beats
 # linear attention's test error on every class, and linear attention's $\rho$ wanders far above 1.
 #
@@ -434,7 +434,7 @@ ledger["E-F9-sphere"].check(
 # %% [markdown]
 # The isotropic sphere recovers $\mathrm{col}(B)$ almost perfectly, so the coupling of the sphere alone
 # does not explain the rise of $\rho$; with the paper's anisotropic $\tilde J$ law the rise is there, and
-# it is weaker without the projection onto the sphere (the printed minima and final values). Under
+# it is weaker without the projection onto the sphere (the table's minima and final values). Under
 # $\tilde J$, $B_\perp^\top x$ is correlated with $B^\top x$ even before the projection, so the spurious
 # directions predict the task in both cases: it is this anisotropy, amplified by the projection,
 # that the trained window exploits, not the sphere as such.
