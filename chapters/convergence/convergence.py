@@ -817,8 +817,8 @@ assert eres.max_rel_diff < 0.05
 # held-out set are our choices (the paper gives neither); the snapshot epochs are our choice too.
 #
 # **Timing differs from the paper's.** Our replica trains faster than the paper's network: its
-# attention maps have essentially finished changing by epoch 100 (the cell after the figures prints the
-# diagonal at epoch 100 and at the end), while the paper narrates changes at epochs 10, 100, 150 and 400.
+# attention maps have essentially finished changing by epoch 100 (compare the panels at epoch 100 and at
+# the end in the figures), while the paper narrates changes at epochs 10, 100, 150 and 400.
 # The order of events is what we compare (claims F2a–F3c), not the epochs at which they happen.
 
 # %% tags=["hide-input"]
