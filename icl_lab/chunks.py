@@ -1,15 +1,14 @@
 """Seed chunks: a configuration's seeds trained as several tasks, merged back into one summary.
 
-How each summary entry merges is declared with the summary function
-(:func:`icl_lab.registry.returns`): entries ``per_seed`` are concatenated along their declared seed
-axis, ``timings`` are summed, and every other entry must be the same in every chunk (a value
-derived from the config, e.g. the grid of N). Nothing is guessed from shapes or names.
+How each entry merges is declared with the summary function (:func:`icl_lab.registry.returns`):
+``per_seed`` entries are concatenated along their seed axis, ``timings`` are summed, and every other
+entry must be the same in every chunk. Nothing is guessed from shapes or names.
 """
 from __future__ import annotations
 
 import warnings
 
-from .records import StoreError, config_to_json, seeds_of
+from .records import StoreError, config_to_json, seeds_of, without_seeds
 from .store import is_current
 
 
@@ -39,10 +38,8 @@ def _merge_value(values: list, depth: int, counts: list[int], key: str):
 
 def merge_chunks(summaries: list[dict], seed_counts: list[int], per_seed: dict | None = None,
                  timings=("seconds",)) -> dict:
-    """Merge the summaries of seed chunks of one configuration, in seed order.
-
-    ``per_seed``: ``{key: depth}``, the nesting depth of each per-seed entry's seed axis (in a
-    dict-valued entry, of every value); ``timings``: keys that are summed. Every other key must be
+    """Merge the summaries of seed chunks of one configuration, in seed order. ``per_seed``:
+    ``{key: depth of its seed axis}``; ``timings``: keys that are summed; every other key must be
     equal in all chunks. Raises :class:`StoreError` when the chunks do not fit the declaration."""
     if len(summaries) != len(seed_counts) or not summaries:
         raise StoreError("summaries and seed_counts must be non-empty and of equal length")
@@ -51,13 +48,12 @@ def merge_chunks(summaries: list[dict], seed_counts: list[int], per_seed: dict |
     keys = list(summaries[0])
     if any(list(s) != keys for s in summaries):
         raise StoreError("chunk summaries have different keys")
-    per_seed = per_seed or {}
     out = {}
     for k in keys:
         vals = [s[k] for s in summaries]
         if k in timings and all(isinstance(v, (int, float)) for v in vals):
             out[k] = float(sum(vals))
-        elif k in per_seed:
+        elif k in (per_seed or {}):
             out[k] = _merge_value(vals, per_seed[k], list(seed_counts), k)
         elif all(v == vals[0] for v in vals[1:]):
             out[k] = vals[0]
@@ -79,12 +75,10 @@ def from_chunks(store, experiment: str, exp, cfg) -> dict | None:
     seeds = seeds_of(cfg)
     if seeds is None:
         return None
-    want = {k: v for k, v in config_to_json(cfg).items() if k not in ("seed", "seeds")}
-    found = {}
-    for _, rec, _ in store.records(experiment, {experiment: exp}):
-        if rec is not None and is_current(rec, exp) and exp.summary_problem(rec["summary"]) is None and {k: v for k, v in rec["config"].items()
-                                                    if k not in ("seed", "seeds")} == want:
-            found[int(rec["config"]["seed"])] = rec
+    want = without_seeds(config_to_json(cfg))
+    found = {int(rec["config"]["seed"]): rec for _, rec, _ in store.records(experiment, {experiment: exp})
+             if rec is not None and is_current(rec, exp) and exp.summary_problem(rec["summary"]) is None
+             and without_seeds(rec["config"]) == want}
     order, s = [], seeds[0]
     while s in found and s <= seeds[-1] and int(found[s]["config"]["seeds"]) >= 1:
         order.append(found[s])

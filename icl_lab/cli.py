@@ -1,15 +1,14 @@
 """``icl-lab``: list the experiments and claims, run experiments and sweeps, report results.
 
-Installed with the package (``pip install -e .`` / ``make install`` puts it in ``.venv/bin``);
-``python -m icl_lab.cli`` works too.  Every bad input exits with status 2 and one line
-``icl-lab: error: <field> must be ... (got ...)``; a sweep in which some task failed exits with 1.
+Installed with the package (``python -m icl_lab.cli`` works too). Every bad input exits with status 2
+and one line ``icl-lab: error: <field> must be ... (got ...)``; a sweep in which a task failed exits with 1.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -48,6 +47,7 @@ examples:
   icl-lab run common.context_length --executor dask --address tcp://10.0.0.5:8786
           (a running scheduler, e.g. started by dask-jobqueue on Slurm/PBS; see the README)
 """
+SCALE_HELP = "ci: small and fast; book: the book's laptop setting; paper: the paper's settings "
 
 
 def _count(text: str, most: int = 10**6) -> int:
@@ -58,10 +58,6 @@ def _count(text: str, most: int = 10**6) -> int:
     if not 1 <= value <= most:
         raise argparse.ArgumentTypeError(f"must be an integer in [1, {most}] (got {text!r})")
     return value
-
-
-def _workers(text: str) -> int:  # more worker processes than this would only exhaust the machine's memory
-    return _count(text, 4 * (os.cpu_count() or 1))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -76,27 +72,31 @@ def build_parser() -> argparse.ArgumentParser:
                 description="Run the experiments of the icl-lab book (in-context learning in one-layer transformers) "
                             "from a terminal: one configuration, a sweep over a grid, on one core or a Dask cluster.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
-    ls = sub.add_parser("list", help="every experiment (paper, location) and every claim (statement, status)",
-                        formatter_class=fmt, description="Every registered experiment with its paper and location, "
-                        "and every claim: the ids the experiments measure plus, where the book has been built "
-                        "(make book / make book-ci), each claim's statement and status at each scale.")
-    ls.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format (default markdown)")
-    ls.add_argument("--claims", metavar="DIR", help="folder holding <scale>/<paper>.json ledgers "
-                    "(default: _build/claims of the book)")
-
+    ledgers = argparse.ArgumentParser(add_help=False)  # options shared by list and report
+    ledgers.add_argument("--format", choices=("markdown", "json"), default="markdown",
+                         help="output format (default markdown)")
+    ledgers.add_argument("--claims", metavar="DIR",
+                         help="folder holding <scale>/<paper>.json ledgers (default: _build/claims of the book)")
+    sub.add_parser("list", parents=[ledgers], formatter_class=fmt,
+                   help="every experiment (paper, location) and every claim (statement, status)",
+                   description="Every registered experiment with its paper and location, and every claim: the ids "
+                   "the experiments measure plus, where the book has been built (make book / make book-ci), each "
+                   "claim's statement and status at each scale.")
     sh = sub.add_parser("show", help="an experiment's parameters, their types and ci/paper values",
                         description="The parameters of an experiment's config (what --set and --grid accept).")
-    sh.add_argument("experiment", metavar="EXPERIMENT", help="e.g. common.context_length (see icl-lab list)")
-
-    r = sub.add_parser("run", help="run an experiment, or a sweep over a grid of parameters and seeds",
-                       formatter_class=fmt, epilog=EPILOG_RUN,
+    r = sub.add_parser("run", formatter_class=fmt, epilog=EPILOG_RUN,
+                       help="run an experiment, or a sweep over a grid of parameters and seeds",
                        description="Run EXPERIMENT at a scale, with parameters set or swept over a grid, and store "
                                    "every completed task in the results folder.")
-    r.add_argument("experiment", metavar="EXPERIMENT", help="e.g. common.context_length (see icl-lab list)")
-    r.add_argument("--scale", choices=SCALES, default=None,
-                   help=f"ci: small and fast; book: the book's laptop setting; paper: the paper's settings "
-                        f"(default: $ICL_LAB_SCALE, else {DEFAULT_SCALE})")
+    rep = sub.add_parser("report", parents=[ledgers], help="the claims ledger and a summary of the stored results",
+                         description="Print the claims ledger exported by the book at a scale, and a summary of "
+                                     "every result stored in the results folder (corrupt files are listed).")
+    for cmd in (sh, r):
+        cmd.add_argument("experiment", metavar="EXPERIMENT", help="e.g. common.context_length (see icl-lab list)")
+    for cmd, what in ((r, SCALE_HELP), (rep, "whose ledger ")):
+        cmd.add_argument("--scale", choices=SCALES, help=f"{what}(default: $ICL_LAB_SCALE, else {DEFAULT_SCALE})")
+        cmd.add_argument("--results", metavar="DIR",
+                         help="results folder (default: $ICL_LAB_RESULTS, else results/ at the book's root)")
     r.add_argument("--seeds", type=_count, metavar="N", help="seeds per grid point (default: the scale's)")
     r.add_argument("--seeds-per-task", type=_count, metavar="K",
                    help="at most K seeds trained together in one task (default: all of a grid point's seeds)")
@@ -104,46 +104,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fix a parameter, e.g. --set steps=200 lr=3 (see icl-lab show EXPERIMENT)")
     r.add_argument("--grid", action="extend", nargs="+", default=[], metavar="KEY=V1,V2",
                    help="sweep a parameter over values, e.g. --grid lr=1,3,10; several --grid form a product")
-    r.add_argument("--executor", choices=("local", "dask"), default="local",
+    r.add_argument("--executor", choices=sweep.EXECUTORS, default="local",
                    help="local: tasks one after another in this process; dask: on Dask distributed (default local)")
-    r.add_argument("--address", metavar="SCHEDULER",
-                   help="with --executor dask: connect to this running scheduler (tcp://host:8786) instead of "
-                        "starting a LocalCluster")
-    r.add_argument("--workers", type=_workers, metavar="N",
+    r.add_argument("--address", metavar="SCHEDULER", help="with --executor dask: connect to this running scheduler "
+                   "(tcp://host:8786) instead of starting a LocalCluster")
+    r.add_argument("--workers", type=functools.partial(_count, most=4 * (os.cpu_count() or 1)), metavar="N",
                    help="with --executor dask and no --address: worker processes of the LocalCluster "
-                        "(one thread each; default: one per core)")
-    r.add_argument("--results", metavar="DIR", help="results folder (default: $ICL_LAB_RESULTS, else results/ "
-                                                     "at the book's root)")
-    r.add_argument("--max-memory", metavar="SIZE",
-                   help="refuse a task whose estimated memory exceeds SIZE (e.g. 8G; none: no check; default: "
-                        "$ICL_LAB_MAX_MEMORY, else the machine's memory)")
+                        "(one thread each; default: one per core; at most 4 per core)")
+    r.add_argument("--max-memory", metavar="SIZE", help="refuse a task whose estimated memory exceeds SIZE (e.g. 8G; "
+                   "none: no check; default: $ICL_LAB_MAX_MEMORY, else the machine's memory)")
     r.add_argument("--device", metavar="DEVICE", help="torch device, e.g. cpu or cuda (default: CUDA when available)")
     r.add_argument("--dry-run", action="store_true", help="check everything and show the tasks, run nothing")
     r.add_argument("--recompute", action="store_true",
                    help="ignore stored results of these tasks and overwrite them (e.g. after changing the code)")
     r.add_argument("--json", action="store_true", help="print the grid points' merged summaries as JSON")
-    prog = r.add_mutually_exclusive_group()
-    prog.add_argument("--progress", dest="progress", action="store_true", default=None,
-                      help="always show a progress bar")
-    prog.add_argument("--no-progress", dest="progress", action="store_false",
-                      help="never show one (default: only on a terminal, and not when $CI is set)")
-
-    rep = sub.add_parser("report", help="the claims ledger and a summary of the stored results",
-                         description="Print the claims ledger exported by the book at a scale, and a summary of "
-                                     "every result stored in the results folder (corrupt files are listed).")
-    rep.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format (default markdown)")
-    rep.add_argument("--scale", choices=SCALES, default=None,
-                     help=f"whose ledger (default: $ICL_LAB_SCALE, else {DEFAULT_SCALE})")
-    rep.add_argument("--claims", metavar="DIR", help="folder holding <scale>/<paper>.json ledgers "
-                     "(default: _build/claims of the book)")
-    rep.add_argument("--results", metavar="DIR", help="results folder (default: $ICL_LAB_RESULTS, else results/)")
+    r.add_argument("--progress", action=argparse.BooleanOptionalAction,
+                   help="show a progress bar (default: only on a terminal, and not when $CI is set)")
     rep.add_argument("--compare", nargs=2, metavar=("A", "B"),
                      help="list the claims whose status differs between two exported ledger folders "
                           "(two builds, scales or machines); exit status 1 if any does")
     return p
 
 
-# ----------------------------------------------------------------------------- helpers
 def _claims_dir(scale: str, base: str | None) -> Path:
     return Path(base) / scale if base is not None else paths.claims_dir(scale)
 
@@ -158,56 +140,53 @@ def _ledgers(directory) -> ClaimsTable:
 
 
 def _ranges(seeds) -> str:
-    if not seeds:
-        return "—"
-    seeds = sorted(set(seeds))
-    parts, start, prev = [], seeds[0], seeds[0]
-    for s in seeds[1:] + [None]:
-        if s is not None and s == prev + 1:
-            prev = s
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if s is not None:
-            start = prev = s
-    return ",".join(parts)
+    """``[0, 1, 2, 5]`` -> ``"0-2,5"``."""
+    runs = []
+    for s in sorted(set(seeds or [])):
+        if runs and runs[-1][1] == s - 1:
+            runs[-1][1] = s
+        else:
+            runs.append([s, s])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs) or "—"
 
 
-# ----------------------------------------------------------------------------- commands
+def _point(point) -> str:
+    return ", ".join(f"{k}={v}" for k, v in dict(point).items()) or "—"
+
+
 def cmd_list(args) -> int:
-    exps = experiments()
-    rows = {}
+    exps, rows = experiments(), {}
+
+    def row(paper, cid, kind="", location="", statement=""):
+        return rows.setdefault((paper, cid), {"paper": paper, "id": cid, "kind": kind, "location": location,
+                                              "statement": statement, "experiments": [], "status": {}})
     for paper in PAPERS:  # every claim's statement, from the library's declarations
         for d in claims.declared(paper).values():
-            rows[(paper, d.id)] = {"paper": paper, "id": d.id, "kind": d.kind, "location": d.location,
-                                   "statement": d.statement, "experiments": [], "status": {}}
+            row(paper, d.id, d.kind, d.location, d.statement)
     for scale in SCALES:
         d = _claims_dir(scale, args.claims)
         for c in (_ledgers(d).claims if d.is_dir() else []):
-            entry = rows.setdefault((c.paper, c.id), {"paper": c.paper, "id": c.id, "kind": c.kind,
-                                                        "location": c.location, "statement": c.statement,
-                                                        "experiments": [], "status": {}})
-            entry["status"][scale] = c.status + (f" ({c.caveat})" if c.caveat else "")
+            row(c.paper, c.id, c.kind, c.location, c.statement)["status"][scale] = (
+                c.status + (f" ({c.caveat})" if c.caveat else ""))
     for name, e in exps.items():
         for cid in e.claims:
-            entry = rows.setdefault((e.paper, cid), {"paper": e.paper, "id": cid, "kind": "", "location": "",
-                                                       "statement": "", "experiments": [], "status": {}})
-            entry["experiments"].append(name)
+            row(e.paper, cid)["experiments"].append(name)
     if args.format == "json":
-        out = {"experiments": [{"name": n, "paper": e.paper, "location": e.location, "description": e.description,
-                                "claims": list(e.claims), "config": e.config.__name__, "seeds": e.seed_splittable}
-                               for n, e in exps.items()],
-               "claims": list(rows.values())}
-        print(json.dumps(out, indent=2))
+        print(json.dumps({"experiments": [{"name": n, "paper": e.paper, "location": e.location,
+                                           "description": e.description, "claims": list(e.claims),
+                                           "config": e.config.__name__, "seeds": e.seed_splittable}
+                                          for n, e in exps.items()],
+                          "claims": list(rows.values())}, indent=2))
         return 0
     print(f"## Experiments ({len(exps)})\n")
     print(md_table(["experiment", "paper", "location", "claims", "seeds", "description"],
-                 [[n, e.paper, e.location, ", ".join(e.claims) or "—", "yes" if e.seed_splittable else "no",
-                   e.description] for n, e in exps.items()]))
+                   [[n, e.paper, e.location, ", ".join(e.claims) or "—", "yes" if e.seed_splittable else "no",
+                     e.description] for n, e in exps.items()]))
     print(f"\n## Claims ({len(rows)})\n")
     print(md_table(["paper", "id", "kind", "location", "statement", "measured by", *[f"status ({s})" for s in SCALES]],
-                 [[c["paper"], c["id"], c["kind"] or "—", c["location"] or "—", c["statement"] or "(not declared)",
-                   ", ".join(c["experiments"]) or "—", *[c["status"].get(s, "—") for s in SCALES]]
-                  for c in rows.values()]))
+                   [[c["paper"], c["id"], c["kind"] or "—", c["location"] or "—", c["statement"] or "(not declared)",
+                     ", ".join(c["experiments"]) or "—", *[c["status"].get(s, "—") for s in SCALES]]
+                    for c in rows.values()]))
     missing = [s for s in SCALES if not _claims_dir(s, args.claims).is_dir()]
     if missing:
         print(f"\nNo exported ledger at scale {', '.join(missing)}: build the book (make book / make book-ci) "
@@ -217,12 +196,10 @@ def cmd_list(args) -> int:
 
 def cmd_show(args) -> int:
     e = resolve_experiment(args.experiment)
-    kinds = describe(e.config)
-    ci, book, paper = (e.config.for_scale(s) for s in ("ci", "book", "paper"))
+    kinds, cfgs = describe(e.config), [e.config.for_scale(s) for s in ("ci", "book", "paper")]
     print(f"{args.experiment}: {e.description}\npaper: {e.paper}, {e.location}; claims: {', '.join(e.claims) or '—'}\n")
     print(md_table(["parameter", "allowed values", "ci", "book", "paper"],
-                 [[f.name, kinds[f.name], getattr(ci, f.name), getattr(book, f.name), getattr(paper, f.name)]
-                  for f in dataclasses.fields(e.config)]))
+                   [[f.name, kinds[f.name], *(getattr(c, f.name) for c in cfgs)] for f in dataclasses.fields(e.config)]))
     if e.config.__doc__:
         print("\n" + " ".join(e.config.__doc__.split()))
     return 0
@@ -246,15 +223,15 @@ def cmd_run(args) -> int:
                       seeds_per_task=args.seeds_per_task, max_memory=args.max_memory)
     done = sweep.load_plan_records(plan, args.results)
     print(f"{plan.describe()}; {len(done)} already stored in {store.root}", file=sys.stderr)
-    if args.executor == "dask" and args.address is None:
-        n_workers = args.workers or os.cpu_count() or 1
-        if len(plan.tasks) - len(done) < n_workers and plan.exp.seed_splittable and args.seeds_per_task is None:
-            print(f"note: {len(plan.tasks) - len(done)} task(s) for {n_workers} workers; --seeds-per-task K splits "
-                  "each grid point's seeds into more tasks", file=sys.stderr)
+    n_todo, n_workers = len(plan.tasks) - len(done), args.workers or os.cpu_count() or 1
+    if (args.executor == "dask" and args.address is None and n_todo < n_workers and plan.exp.seed_splittable
+            and args.seeds_per_task is None):
+        print(f"note: {n_todo} task(s) for {n_workers} workers; --seeds-per-task K splits "
+              "each grid point's seeds into more tasks", file=sys.stderr)
     if args.dry_run:
-        rows = [[i, ", ".join(f"{k}={v}" for k, v in t.point) or "—", _ranges(t.seeds), t.key,
-                 "stored" if t.key in done else "to run"] for i, t in enumerate(plan.tasks)]
-        print(md_table(["task", "grid point", "seeds", "key", "state"], rows))
+        print(md_table(["task", "grid point", "seeds", "key", "state"],
+                       [[i, _point(t.point), _ranges(t.seeds), t.key, "stored" if t.key in done else "to run"]
+                        for i, t in enumerate(plan.tasks)]))
         return 0
     try:
         res = sweep.run(plan, executor=args.executor, address=args.address, workers=args.workers,
@@ -267,36 +244,26 @@ def cmd_run(args) -> int:
         return 130
     points = res.point_summaries()
     if args.json:  # strict JSON: an undefined value (NaN, inf) is written as null, and said so
-        out, n = _finite({"experiment": plan.experiment, "scale": plan.scale, "results": str(res.root),
-                          "points": points, "failed": res.failed})
+        nonfinite = []
+        out = json.loads(json.dumps({"experiment": plan.experiment, "scale": plan.scale, "results": str(res.root),
+                                     "points": points, "failed": res.failed}), parse_constant=nonfinite.append)
         print(json.dumps(out, indent=1, allow_nan=False))
-        if n:
-            print(f"note: {n} non-finite value(s) (NaN or infinity) written as null", file=sys.stderr)
+        if nonfinite:
+            print(f"note: {len(nonfinite)} non-finite value(s) (NaN or infinity) written as null", file=sys.stderr)
     else:
         rows = []
         for pt in points:
             tasks = [t for t in plan.tasks if dict(t.point) == pt["point"]]
             wall = sum(res.records[t.key]["meta"]["wall_seconds"] for t in tasks if t.key in res.records)
-            rows.append([", ".join(f"{k}={v}" for k, v in pt["point"].items()) or "—", _ranges(pt["seeds"]),
-                         len(tasks), sum(t.key in res.computed for t in tasks), f"{wall:.1f}",
-                         "ok" if pt.get("summary") is not None else ("chunks" if "chunks" in pt else "missing")])
+            rows.append([_point(pt["point"]), _ranges(pt["seeds"]), len(tasks), sum(t.key in res.computed for t in tasks),
+                         f"{wall:.1f}", "ok" if pt.get("summary") is not None else
+                         ("chunks" if "chunks" in pt else "missing")])
         print(md_table(["grid point", "seeds", "tasks", "computed now", "compute s", "summary"], rows))
     print(f"{len(res.computed)} task(s) computed, {len(res.skipped)} from the store, {len(res.failed)} failed "
           f"in {res.seconds:.1f} s; results in {res.root}", file=sys.stderr)
     for key, err in res.failed.items():
         print(f"failed {key}: {err}", file=sys.stderr)
     return 1 if res.failed else 0
-
-
-def _finite(value) -> tuple:
-    """``value`` with every non-finite float replaced by None, and how many were."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None, 1
-    if isinstance(value, (list, tuple, dict)):
-        items = [_finite(v) for v in (value.values() if isinstance(value, dict) else value)]
-        out = [v for v, _ in items]
-        return (dict(zip(value, out)) if isinstance(value, dict) else out), sum(n for _, n in items)
-    return value, 0
 
 
 def _compare(a: str, b: str) -> int:
@@ -311,18 +278,17 @@ def _compare(a: str, b: str) -> int:
         print(f"All {len(tb.claims)} claims have the same status in {a} and {b}.")
         return 0
     print(md_table(["paper", "id", "kind", f"status in {a}", f"status in {b}", "measured (A)", "measured (B)"],
-                 [[d["paper"], d["id"], d["kind"], d["a"], d["b"], d["measured_a"], d["measured_b"]] for d in diff]))
+                   [[d["paper"], d["id"], d["kind"], d["a"], d["b"], d["measured_a"], d["measured_b"]] for d in diff]))
     print(f"\n{len(diff)} claims differ.")
     return 1
 
 
 def cmd_report(args) -> int:
-    if getattr(args, "compare", None):
+    if args.compare:
         return _compare(*args.compare)
-    scale = get_scale(args.scale) if args.scale else get_scale()
+    scale = get_scale(args.scale)
     cdir = _claims_dir(scale, args.claims)
     table = _ledgers(cdir) if cdir.is_dir() else ClaimsTable([])
-    claims = table.claims
     groups, corrupt = stored_results_summary(args.results)
     root = ResultsStore(args.results).root
     if args.format == "json":
@@ -331,7 +297,7 @@ def cmd_report(args) -> int:
                           "corrupt": corrupt}, indent=2))
         return 0
     print(f"# Claims ledger, {scale} scale\n")
-    if claims:
+    if table.claims:
         print(f"From {cdir}.\n\n{table.counts_markdown()}\n\n{table.to_markdown()}")
         if table.missing():
             print(f"\nNot exported at this scale: {', '.join(table.missing())}.")
@@ -341,10 +307,9 @@ def cmd_report(args) -> int:
     print(f"\n# Stored results ({root})\n")
     if groups:
         print(md_table(["experiment", "scale", "overrides", "seeds", "tasks", "compute s (wall / cpu)", "code", "device"],
-                     [[g["experiment"], g["scale"] or "—",
-                       ", ".join(f"{k}={v}" for k, v in g["overrides"].items()) or "—", _ranges(g["seeds"]),
-                       g["tasks"], f"{g['wall_seconds']:.1f} / {g['cpu_seconds']:.1f}", ", ".join(g["commits"]),
-                       ", ".join(g["devices"])] for g in groups]))
+                       [[g["experiment"], g["scale"] or "—", _point(g["overrides"]), _ranges(g["seeds"]), g["tasks"],
+                         f"{g['wall_seconds']:.1f} / {g['cpu_seconds']:.1f}", ", ".join(g["commits"]),
+                         ", ".join(g["devices"])] for g in groups]))
     else:
         print("Nothing stored yet (icl-lab run EXPERIMENT stores its results here).")
     if corrupt:

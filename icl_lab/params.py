@@ -1,30 +1,14 @@
 """Declared parameter constraints: every config field says once what values it accepts.
 
-In the style of scikit-learn's ``_parameter_constraints``: a config class lists, for each field,
-one :class:`Constraint`::
+As scikit-learn's ``_parameter_constraints``, a config class maps each field to a :class:`Constraint`::
 
-    @dataclass(frozen=True)
-    class Fig1(ScaledConfig):
-        d: int = 16
-        lr: float = 30.0
-        N_values: tuple = (2, 4, 8)
-        PARAMS = dict(d=Int(1, 4096), lr=Real(0, 1e6, closed="right"),
-                      N_values=TupleOf(Int(1, 100_000)))
+    PARAMS = dict(d=Int(1, 4096), lr=Real(0, 1e6, closed="right"), N_values=TupleOf(Int(1, 100_000)))
 
-From that one declaration come
-
-* validation with one error format (``<name> must be <description> (got <value>)``), run on every
-  construction before any computation;
-* parsing of command-line text (``icl-lab run --set lr=3``) and the allowed range that
-  ``icl-lab show`` prints;
-* generated invalid values for the invalid-configuration tests of every config.
-
-Every bound is finite: the upper bound of a size protects the machine (a batch of 10^9 prompts
-would ask for terabytes). ``validate()`` on the config keeps only the rules that span fields
-(``K <= d``).
-
-Below the declarations, the checks of single arguments that library functions (samplers, models,
-metrics) run before computing: ``positive_int``, ``probabilities``, ``shape``...
+That one declaration gives validation on every construction (``<name> must be <description> (got <value>)``),
+the parsing of command-line text (``icl-lab run --set lr=3``), the ranges ``icl-lab show`` prints, and the
+invalid values of the invalid-configuration tests. Every bound is finite (a batch of 10^9 prompts would ask
+for terabytes); a config's ``validate()`` keeps only the rules that span fields (``K <= d``). Below: the
+checks of single arguments that samplers, models and metrics run before computing.
 """
 from __future__ import annotations
 
@@ -68,9 +52,8 @@ def literal(text: str):
 
 
 class Constraint:
-    """What a field accepts. Subclasses implement ``check`` (validate and normalise a Python value),
-    ``describe`` (the allowed values in words), ``parse`` (command-line text to a value) and
-    ``invalid`` (values that must be rejected)."""
+    """What a field accepts: ``check`` (validate and normalise a value), ``describe`` (in words),
+    ``parse`` (command-line text to a value) and ``invalid`` (values that must be rejected)."""
 
     def check(self, name: str, value):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -91,7 +74,7 @@ class Constraint:
 
 
 class _Interval(Constraint):
-    """Shared by :class:`Int` and :class:`Real`: the bounds ``lo``, ``hi`` and which ends belong."""
+    """The bounds ``lo``, ``hi`` of :class:`Int` and :class:`Real` and which ends belong."""
 
     what = "a number"
 
@@ -146,8 +129,7 @@ class Int(_Interval):
 
 @dataclass(frozen=True, repr=False)
 class Real(_Interval):
-    """A finite real number in the interval between lo and hi (``closed`` says which ends
-    belong to it)."""
+    """A finite real number between lo and hi (``closed`` says which ends belong to it)."""
 
     lo: float
     hi: float
@@ -334,8 +316,7 @@ def constraints_of(cls) -> dict:
 
 
 def check_fields(obj) -> dict:
-    """Check every field of the dataclass ``obj`` against its declaration; return the normalised
-    values. A field without a declaration is a programming error and fails loudly."""
+    """Every field of ``obj`` checked against its declaration (normalised); an undeclared field is a TypeError."""
     from dataclasses import fields
 
     cons = constraints_of(type(obj))
@@ -356,8 +337,7 @@ def is_declared(cls) -> bool:
 
 
 def coerce_value(cls, name: str, value):
-    """``value`` (command-line text, or a Python/JSON value) parsed and checked by field ``name``'s
-    declared constraint; a ConfigError naming the field and what it accepts."""
+    """``value`` (command-line text or a Python/JSON value) parsed and checked by field ``name``'s constraint."""
     cons = constraints_of(cls)
     if name not in cons:
         raise ConfigError(f"{name} is not a parameter of {cls.__name__} (known: {sorted(cons)})")
@@ -453,16 +433,14 @@ def shape(name: str, t: torch.Tensor, expected: Sequence[int | None]) -> torch.T
 
 
 def features_fit(K: int, d: int, what: str = "orthonormal features") -> None:
-    """K orthonormal (or orthogonal) features exist in dimension d only if K <= d: the cross-field rule
-    of every config that draws them, refused before anything is built."""
+    """K orthonormal (or orthogonal) features exist in dimension d only if K <= d (a cross-field rule)."""
     if K > d:
         raise ConfigError(f"K must be <= d for {what} (got K={K}, d={d})")
 
 
 def every_feature_queried(query_ids: torch.Tensor, K: int, name: str, value: int) -> None:
-    """Per-feature losses and attention maps average over the prompts whose query has that feature:
-    a feature that no prompt queries would leave them undefined (NaN). ``query_ids`` (..., B, m) holds
-    the drawn prompts' query features, one set per leading index (run) when it has one."""
+    """Refuse prompts where a feature is never queried: its per-feature loss would be NaN. ``query_ids``
+    (..., B, m): the query features of the drawn prompts, one set per leading index (run)."""
     flat = query_ids.reshape(-1, query_ids.shape[-2] * query_ids.shape[-1]) if query_ids.ndim > 2 else query_ids.reshape(1, -1)
     for row in flat:
         missing = sorted(set(range(K)) - set(row.tolist()))

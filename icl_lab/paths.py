@@ -1,8 +1,5 @@
-"""Where things are: the book's root, the results folder, the exported and shipped ledgers.
-
-A leaf module (it imports nothing of the library), so that every module that needs a path asks
-here instead of searching for ``_config.yml`` itself.
-"""
+"""Where things are: the book's root, the results folder, the exported and shipped ledgers (a leaf
+module: it imports nothing of the library)."""
 from __future__ import annotations
 
 import os
@@ -15,8 +12,7 @@ REFERENCE = Path(os.environ.get("ICL_LAB_REFERENCE") or REPOSITORY / "results" /
 
 
 def book_root(start: Path | None = None) -> Path | None:
-    """The nearest folder at or above ``start`` (default: the working directory) that holds the
-    book's ``_config.yml``, or None outside a book."""
+    """The nearest folder at or above ``start`` (default: the working directory) with the book's ``_config.yml``."""
     here = (start or Path.cwd()).resolve()
     return next((p for p in [here, *here.parents] if (p / "_config.yml").exists()), None)
 
@@ -27,9 +23,6 @@ def results_dir() -> Path:
 
 
 def claims_dir(scale: str) -> Path:
-    """Where the chapters export their ledgers at ``scale``: ``$ICL_LAB_CLAIMS_DIR``, else
-    ``_build/claims/<scale>`` at the book's root (so that scales never mix)."""
+    """Where the chapters export their ledgers: ``$ICL_LAB_CLAIMS_DIR``, else ``_build/claims/<scale>``."""
     env = os.environ.get("ICL_LAB_CLAIMS_DIR")
-    if env:
-        return Path(env)
-    return (book_root() or Path.cwd().resolve()) / "_build" / "claims" / scale
+    return Path(env) if env else (book_root() or Path.cwd().resolve()) / "_build" / "claims" / scale

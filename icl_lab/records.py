@@ -1,10 +1,10 @@
-"""The record format of the results store: configs as JSON, keys, checksums, metadata and the
-schema every record is checked against on write and on read (see :mod:`icl_lab.store`)."""
+"""The record format of the results store (:mod:`icl_lab.store`): configs as JSON, keys, checksums,
+metadata, the schema every record is checked against, and the code fingerprint that makes a record current."""
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
-import ast
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -25,6 +25,15 @@ import torch
 from .params import ConfigError, coerce_value
 
 FORMAT = "icl-lab-result/1"
+EXPERIMENT_NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
+KEY = re.compile(r"^[0-9a-f]{24}$")
+LOSS_WORDS = ("loss", "losses")
+FIELDS = dict(experiment=str, key=str, config=dict, summary=dict, meta=dict, checksum=str)
+PACKAGE = Path(__file__).resolve().parent
+#: modules that present, store or schedule results: not part of any experiment's fingerprint
+#: (nor is a paper's figures*.py), so editing them never makes a record stale
+NOT_COMPUTING = frozenset({"plotting", "widgets", "claims", "claims_html", "render", "cli", "reports", "notebook",
+                           "paths", "store", "tasks", "chunks", "sweep", "registry", "records", "resources"})
 
 
 class StoreError(ConfigError):
@@ -35,16 +44,14 @@ class TaskError(RuntimeError):
     """A task that ran but produced nothing storable (e.g. a diverged, non-finite loss)."""
 
 
-EXPERIMENT_NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
-KEY = re.compile(r"^[0-9a-f]{24}$")
-LOSS_WORDS = ("loss", "losses")
+def without_seeds(config: dict) -> dict:
+    """A stored config without its seed split (a task may hold a chunk of the seeds)."""
+    return {k: v for k, v in config.items() if k not in ("seed", "seeds")}
 
 
 def _numbers(value, path=""):
     """Every number leaf of a JSON value as ``(path, number)``."""
-    if isinstance(value, bool):
-        return
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         yield path, value
     elif isinstance(value, dict):
         for k, v in value.items():
@@ -55,49 +62,45 @@ def _numbers(value, path=""):
 
 
 def summary_problem(summary) -> str | None:
-    """Why a summary must not be stored or served, or None. A summary is a dict with string keys;
-    NaN/inf may mark an undefined quantity (a threshold never reached), but not a loss, and not
-    every number of the summary at once (that is a diverged run, e.g. a learning rate far too large).
-    A loss is an entry whose name has the word ``loss``/``losses``, except a time: a name that starts
-    with ``T_`` or ``t_`` (``T_eps_loss``, the first step at which the loss is below a level) is NaN
-    when the level is never reached."""
+    """Why a summary (a dict with string keys) must not be stored or served, or None. NaN/inf may mark
+    an undefined quantity, but not a loss (an entry named with the word loss/losses, except a time
+    ``T_*``/``t_*``, NaN when a level is never reached), nor every number at once: a diverged run."""
     if not isinstance(summary, dict) or not all(isinstance(k, str) for k in summary):
         return f"the summary must be a dict with string keys (got {type(summary).__name__})"
     nums = list(_numbers(summary))
     for path, v in nums:
         names = [n for n in re.split(r"[.\[\]]", path) if n and not n.isdigit() and not n.startswith(("T_", "t_"))]
-        word = [w for n in names for w in n.split("_")]
-        if isinstance(v, float) and not math.isfinite(v) and any(w.lower() in LOSS_WORDS for w in word):
+        words = [w.lower() for n in names for w in n.split("_")]
+        if isinstance(v, float) and not math.isfinite(v) and any(w in LOSS_WORDS for w in words):
             return f"the summary has a non-finite loss ({path} = {v}): the run diverged"
     if nums and not any(isinstance(v, int) or math.isfinite(v) for _, v in nums):
         return f"every number of the summary is non-finite ({len(nums)} values): the run diverged"
     return None
 
 
-def _is_real(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def record_problem(rec) -> str | None:
-    """Why a parsed record does not match the record schema (see the module docstring), or None."""
+    """Why a parsed record does not match the record schema, or None."""
     if not isinstance(rec, dict) or rec.get("format") != FORMAT:
         return f"has no format {FORMAT!r}"
-    missing = [k for k in ("experiment", "key", "config", "summary", "meta", "checksum") if k not in rec]
+    missing = [k for k in FIELDS if k not in rec]
     if missing:
         return f"lacks the fields {missing}"
-    types = dict(experiment=str, key=str, config=dict, summary=dict, meta=dict, checksum=str)
-    bad = [k for k, t in types.items() if not isinstance(rec[k], t)]
-    if not isinstance(rec.get("seeds"), (list, type(None))) or not all(
-            isinstance(x, int) and not isinstance(x, bool) for x in rec.get("seeds") or []):
-        bad.append("seeds")
-    bad += [k for k in ("scale",) if not isinstance(rec.get(k), (str, type(None)))]
-    bad += [k for k in ("overrides",) if not isinstance(rec.get(k, {}), dict)]
+    seeds = rec.get("seeds")
+    bad = [k for k, t in FIELDS.items() if not isinstance(rec[k], t)]
+    bad += [] if seeds is None or isinstance(seeds, list) and all(map(_is_int, seeds)) else ["seeds"]
+    bad += [] if isinstance(rec.get("scale"), (str, type(None))) else ["scale"]
+    bad += [] if isinstance(rec.get("overrides", {}), dict) else ["overrides"]
     if bad:
         return f"has fields of the wrong type: {bad}"
     if not EXPERIMENT_NAME.match(rec["experiment"]) or not KEY.match(rec["key"]):
         return "has an invalid experiment name or key"
     meta = rec["meta"]
-    bad = [k for k in ("wall_seconds", "cpu_seconds") if k in meta and not (_is_real(meta[k]) and meta[k] >= 0)]
+    bad = [k for k in ("wall_seconds", "cpu_seconds") if k in meta and not (
+        isinstance(meta[k], (int, float)) and not isinstance(meta[k], bool) and math.isfinite(meta[k]) and meta[k] >= 0)]
     bad += [k for k in ("code", "versions") if not isinstance(meta.get(k, {}), dict)]
     bad += [k for k in ("device", "host", "started", "finished") if not isinstance(meta.get(k, ""), (str, type(None)))]
     if bad:
@@ -108,20 +111,17 @@ def record_problem(rec) -> str | None:
 
 # ----------------------------------------------------------------------------- configs <-> JSON
 def jsonable(value, where: str):
-    """``value`` as JSON types (tuples -> lists); a ConfigError naming ``where`` otherwise."""
+    """``value`` as JSON types (tuples -> lists, number keys -> strings); a ConfigError naming ``where`` otherwise."""
     if value is None or isinstance(value, (bool, str)):
         return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
+    if isinstance(value, (int, float)):
+        return int(value) if isinstance(value, int) else float(value)
     if isinstance(value, (list, tuple)):
         return [jsonable(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            if isinstance(k, (int, float)) and not isinstance(k, bool):
-                k = str(k)  # as JSON would: {2: ...} is stored (and returned) as {"2": ...}
+            k = str(k) if isinstance(k, (int, float)) and not isinstance(k, bool) else k  # as JSON would
             if not isinstance(k, str):
                 raise ConfigError(f"{where} must have string or number keys to be stored (got {k!r})")
             out[k] = jsonable(v, f"{where}[{k!r}]")
@@ -148,65 +148,30 @@ def config_from_json(cls, data: dict):
     unknown = sorted(set(data) - set(names))
     if unknown:
         raise StoreError(f"config has fields {unknown} that {cls.__name__} does not know (known: {names})")
-    values = {k: coerce_value(cls, k, v) for k, v in data.items()}
-    return cls(**values)
+    return cls(**{k: coerce_value(cls, k, v) for k, v in data.items()})
 
 
-def _canonical(obj) -> bytes:  # NaN/inf allowed: they may mark undefined values (summary_problem)
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()
+def _sha256(obj) -> str:  # NaN/inf allowed: they may mark undefined values (summary_problem)
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True).encode()).hexdigest()
 
 
 def config_key(experiment: str, cfg) -> str:
     """The file name (without ``.json``) of a configuration's record."""
-    payload = {"experiment": experiment, "config": config_to_json(cfg)}
-    return hashlib.sha256(_canonical(payload)).hexdigest()[:24]
+    return _sha256({"experiment": experiment, "config": config_to_json(cfg)})[:24]
 
 
 def checksum(record: dict) -> str:
-    body = {k: v for k, v in record.items() if k != "checksum"}
-    return "sha256:" + hashlib.sha256(_canonical(body)).hexdigest()
+    return "sha256:" + _sha256({k: v for k, v in record.items() if k != "checksum"})
 
 
 def seeds_of(cfg) -> list | None:
     """The seeds a config trains (``seed .. seed + seeds - 1``), or None if it has no seed fields."""
-    names = {f.name for f in dataclasses.fields(cfg)}
-    if {"seed", "seeds"} <= names:
+    if {"seed", "seeds"} <= {f.name for f in dataclasses.fields(cfg)}:
         return list(range(int(cfg.seed), int(cfg.seed) + int(cfg.seeds)))
     return None
 
 
-# ----------------------------------------------------------------------------- metadata
-@functools.lru_cache(maxsize=1)
-def code_version() -> dict:
-    """icl_lab's version and, when the package lives in a git checkout, its commit and whether the
-    working tree had uncommitted changes."""
-    try:
-        version = importlib.metadata.version("icl_lab")
-    except importlib.metadata.PackageNotFoundError:  # run from a checkout without installing
-        version = None
-    here = PACKAGE
-    out = {"icl_lab": version, "git_commit": None, "git_dirty": None}
-    try:
-        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=10)
-        if commit.returncode == 0:
-            out["git_commit"] = commit.stdout.strip()
-            dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", "."],
-                                   capture_output=True, text=True, timeout=20)
-            if dirty.returncode == 0:
-                out["git_dirty"] = bool(dirty.stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return out
-
-
-#: modules that present, store or schedule results: editing them never changes what an experiment
-#: computes, so they are not part of any experiment's fingerprint (nor is a paper's figures*.py)
-NOT_COMPUTING = frozenset({"plotting", "widgets", "claims", "claims_html", "render", "cli", "reports", "notebook",
-                           "paths", "store", "tasks", "chunks", "sweep", "registry", "records", "resources"})
-PACKAGE = Path(__file__).resolve().parent
-
-
+# ----------------------------------------------------------------------------- code fingerprint
 def _source_of(module: str) -> Path | None:
     """The file of an importable module (a package's ``__init__.py``), without importing it."""
     if module == "icl_lab" or module.startswith("icl_lab."):
@@ -237,33 +202,9 @@ def _imports_of(module: str, text: str) -> set[str]:
     return out
 
 
-def fingerprint(module: str, sources: dict | None = None) -> str:
-    """What makes a stored result current: SHA-256 (16 hex digits) of the code that computes an
-    experiment (its syntax trees: comments, docstrings and layout do not count), i.e. the module holding its run function and every library module it imports,
-    directly or not, except the modules that only present, store or schedule results
-    (``NOT_COMPUTING``, and a paper's ``figures*.py``). Editing the training loop, a sampler or the
-    paper's own modules makes the experiment's records stale; editing a plot, a widget, the claims
-    ledger, the command line or the store does not. ``sources``: file texts to use instead of the
-    files on disk (``{Path: bytes}``, for tests)."""
-    sources = sources or {}
-    seen, todo, h = set(), [module], hashlib.sha256()
-    while todo:
-        name = todo.pop()
-        path = _source_of(name)
-        if name in seen or path is None or (name != module and not _computing(name)):
-            continue
-        seen.add(name)
-        data = sources.get(path) if path in sources else path.read_bytes()
-        todo.extend(_imports_of(name, data.decode()))
-    for name in sorted(seen):
-        path = _source_of(name)
-        h.update(name.encode() + b"\0" + _code_of(sources.get(path) if path in sources else path.read_bytes()))
-    return h.hexdigest()[:16]
-
-
 def _code_of(source: bytes) -> bytes:
-    """A module's code without its comments, docstrings and layout (its syntax tree, as Python 3.11
-    prints it): rewording a comment or a docstring or re-wrapping a line leaves records current."""
+    """A module's syntax tree without docstrings: rewording a comment or a docstring or re-wrapping a
+    line leaves records current."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
@@ -274,11 +215,50 @@ def _code_of(source: bytes) -> bytes:
     return ast.dump(tree, include_attributes=False).encode()
 
 
+def fingerprint(module: str, sources: dict | None = None) -> str:
+    """What makes a stored result current: SHA-256 (16 hex digits) of the syntax trees of ``module``
+    (an experiment's run function's) and every library module it imports, directly or not, except
+    ``NOT_COMPUTING`` and a paper's ``figures*.py``. ``sources``: ``{Path: bytes}`` to use instead of
+    the files (tests)."""
+    sources = sources or {}
+    seen, todo, h = {}, [module], hashlib.sha256()
+    while todo:
+        name = todo.pop()
+        path = _source_of(name)
+        if name in seen or path is None or (name != module and not _computing(name)):
+            continue
+        seen[name] = sources[path] if path in sources else path.read_bytes()
+        todo.extend(_imports_of(name, seen[name].decode()))
+    for name in sorted(seen):
+        h.update(name.encode() + b"\0" + _code_of(seen[name]))
+    return h.hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------- metadata
+@functools.lru_cache(maxsize=1)
+def code_version() -> dict:
+    """icl_lab's version and, in a git checkout, its commit and whether the tree had uncommitted changes."""
+    try:
+        version = importlib.metadata.version("icl_lab")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout without installing
+        version = None
+    out, git = {"icl_lab": version, "git_commit": None, "git_dirty": None}, ["git", "-C", str(PACKAGE)]
+    try:
+        commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        if commit.returncode == 0:
+            out["git_commit"] = commit.stdout.strip()
+            dirty = subprocess.run([*git, "status", "--porcelain", "--", "."], capture_output=True, text=True,
+                                   timeout=20)
+            if dirty.returncode == 0:
+                out["git_dirty"] = bool(dirty.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return out
+
+
 def library_versions() -> dict:
     out = {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__}
-    for mod in ("dask", "distributed"):
-        if mod in sys.modules:
-            out[mod] = getattr(sys.modules[mod], "__version__", None)
+    out.update({m: getattr(sys.modules[m], "__version__", None) for m in ("dask", "distributed") if m in sys.modules})
     return out
 
 
@@ -290,25 +270,9 @@ def make_record(experiment: str, cfg, summary: dict, *, scale: str | None = None
                 started: str, wall: float, cpu: float, device: str, threads: int | None = None,
                 fingerprint: str | None = None) -> dict:
     """A record (without checksum) for a completed task; ``fingerprint``: its experiment's code."""
-    return {
-        "format": FORMAT,
-        "experiment": experiment,
-        "key": config_key(experiment, cfg),
-        "config": config_to_json(cfg),
-        "seeds": seeds_of(cfg),
-        "scale": scale,
-        "overrides": jsonable(overrides or {}, "overrides"),
-        "summary": jsonable(summary, f"{experiment} summary"),
-        "meta": {
-            "code": {**code_version(), "fingerprint": fingerprint},
-            "versions": library_versions(),
-            "device": device,
-            "threads": threads,
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "started": started,
-            "finished": now(),
-            "wall_seconds": wall,
-            "cpu_seconds": cpu,
-        },
-    }
+    meta = dict(code={**code_version(), "fingerprint": fingerprint}, versions=library_versions(), device=device,
+                threads=threads, host=socket.gethostname(), pid=os.getpid(), started=started, finished=now(),
+                wall_seconds=wall, cpu_seconds=cpu)
+    return dict(format=FORMAT, experiment=experiment, key=config_key(experiment, cfg), config=config_to_json(cfg),
+                seeds=seeds_of(cfg), scale=scale, overrides=jsonable(overrides or {}, "overrides"),
+                summary=jsonable(summary, f"{experiment} summary"), meta=meta)

@@ -1,23 +1,11 @@
 """The registry of runnable experiments: one :class:`Experiment` per figure or claim group.
 
-Each paper's module ``icl_lab/papers/<key>/experiments.py`` has a :class:`Registry` ``EXPERIMENTS``
-(a dict mapping a short name to an :class:`Experiment`), filled by the decorator
-``@EXPERIMENTS.register(name, config=..., summary=..., location=..., description=..., claims=...)``
-placed above each run function, so an experiment's metadata sits with its code (a module that
-keeps some run functions elsewhere gathers those modules' registries into its own);
-:func:`all_experiments` collects them as ``"<key>.<name>"``. The
-benchmark, the command line and the results store use this registry, so an experiment registered
-here runs the same from a notebook, a benchmark, a terminal or a cluster.
-
-Conventions an experiment follows so that sweeps can split and merge its seeds:
-
-* ``config`` is a :class:`~icl_lab.config.ScaledConfig` subclass (``config.for_scale(scale, **set)``
-  builds it and validates every field before any computation).
-* If the config has fields ``seeds`` (how many) and ``seed`` (the first), run ``r`` uses seed
-  ``seed + r``; running seeds ``[s, s+k)`` as a separate config with ``seed=s, seeds=k`` gives the
-  same per-seed numbers (runs are independent; the batched trainer keeps their gradients apart).
-* ``run(cfg)`` returns a result object; ``summary(result)`` turns it into JSON-serialisable values
-  (numbers, strings, nested lists/dicts of them) — per-seed values as lists in seed order.
+Each paper's ``icl_lab/papers/<key>/experiments.py`` fills a :class:`Registry` ``EXPERIMENTS`` with
+``@EXPERIMENTS.register(name, config=..., summary=..., ...)`` above each run function;
+:func:`all_experiments` collects them as ``"<key>.<name>"`` for the notebooks, the benchmarks, the command
+line and the store. So that sweeps can split seeds: a config with fields ``seed`` and ``seeds`` runs seed
+``seed + r`` as run ``r``, and running seeds ``[s, s+k)`` as a config ``seed=s, seeds=k`` gives the same
+per-seed numbers; ``summary(result)`` returns JSON values, per-seed values as lists in seed order.
 """
 from __future__ import annotations
 
@@ -32,6 +20,7 @@ from .params import ConfigError
 from .records import fingerprint
 
 _fingerprint = functools.lru_cache(maxsize=None)(fingerprint)
+PLUGINS_ENV = "ICL_LAB_EXPERIMENTS"
 
 
 @dataclass(frozen=True)
@@ -45,8 +34,7 @@ class Experiment:
     run: Callable[[Any], Any]  # cfg -> result
     summary: Callable[[Any], dict]  # result -> JSON-serialisable dict
     claims: tuple = field(default=())  # ledger ids the experiment measures
-    #: optional ``cfg -> bytes``: a conservative estimate of the task's peak memory, checked before
-    #: it runs (default: :func:`icl_lab.resources.estimate_bytes` from the declared size fields)
+    #: optional ``cfg -> bytes``, a conservative peak-memory estimate (default: :mod:`icl_lab.resources`'s)
     estimate_bytes: Callable[[Any], int] | None = None
 
     @property
@@ -82,7 +70,7 @@ class Experiment:
 
 
 def _non_number(value, path: str) -> str | None:
-    """The first leaf of a JSON value that is not a number, a bool or null (undefined), as ``path = value``."""
+    """The first leaf of a JSON value that is not a number, a bool or null, as ``path = value``."""
     if isinstance(value, dict):
         return next((w for k, v in value.items() if (w := _non_number(v, f"{path}.{k}"))), None)
     if isinstance(value, list):
@@ -101,15 +89,12 @@ class Returns:
 
 
 def returns(*keys: str, per_seed: dict | tuple = (), timings: tuple = (), text: tuple = ()):
-    """Declare the dict a summary function returns, its shape in the results store: a stored
-    summary with other keys is unusable and recomputed, and a computed one with other keys (a
-    declaration out of date) fails its task. ``per_seed``: the entries that hold one value per seed
-    (a tuple: seed axis first; a dict: ``{key: depth}``), concatenated when seed chunks merge;
-    ``timings``: entries that hold run times; ``text``: entries that may hold text (labels, names),
-    where every other entry holds numbers (bools and nulls allowed), checked on write and on read::
+    """Declare the keys a summary function returns; a stored or computed summary with other keys is
+    unusable. ``per_seed``: entries with one value per seed (a tuple: seed axis first; a dict:
+    ``{key: depth}``), concatenated when seed chunks merge; ``timings``: run times, summed; ``text``:
+    entries that may hold text (every other entry holds numbers)::
 
         @returns("losses", "N_grid", "seconds", per_seed={"losses": 1}, timings=("seconds",))
-        def summarize_x(res): return {"losses": ..., "N_grid": ..., "seconds": ...}
     """
     if not keys or not all(isinstance(k, str) and k for k in keys) or len(set(keys)) != len(keys):
         raise ValueError(f"returns() takes distinct non-empty key names (got {keys!r})")
@@ -125,16 +110,8 @@ def returns(*keys: str, per_seed: dict | tuple = (), timings: tuple = (), text: 
 
 
 class Registry(dict):
-    """One paper's experiments, ``{name: Experiment}``, filled by :meth:`register`::
-
-        EXPERIMENTS = Registry("selectors")
-
-        @EXPERIMENTS.register("alpha", config=AlphaSweepConfig, summary=summarize_train,
-                              location="Thm 1 eq. (6)", description="...", claims=("S1",))
-        def run_alpha_sweep(cfg): ...
-
-    ``Registry(paper, *parts)`` starts with the experiments of other registries of the same paper
-    (those of a paper's other modules). A name registered twice is an error."""
+    """One paper's experiments, ``{name: Experiment}``, filled by :meth:`register`.
+    ``Registry(paper, *parts)`` starts with the experiments of the paper's other registries."""
 
     def __init__(self, paper: str, *parts: "Registry"):
         super().__init__()
@@ -153,8 +130,7 @@ class Registry(dict):
 
     def register(self, name: str, *, config: type, summary: Callable[[Any], dict], location: str,
                  description: str, claims: tuple = (), estimate_bytes: Callable[[Any], int] | None = None):
-        """A decorator registering the decorated run function as experiment ``name``; it returns the
-        function unchanged."""
+        """A decorator registering the run function below it as experiment ``name`` (returned unchanged)."""
         def decorate(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
             self._add(name, Experiment(paper=self.paper, location=location, description=description, config=config,
                                        run=run, summary=summary, claims=tuple(claims), estimate_bytes=estimate_bytes))
@@ -179,9 +155,6 @@ def all_experiments() -> dict[str, Experiment]:
     return out
 
 
-PLUGINS_ENV = "ICL_LAB_EXPERIMENTS"
-
-
 def plugin_names() -> list[str]:
     names = [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]
     for m in names:
@@ -191,9 +164,8 @@ def plugin_names() -> list[str]:
 
 
 def experiments() -> dict[str, Experiment]:
-    """Every runnable experiment: the registry's, plus those of the modules named (comma-separated)
-    in ``$ICL_LAB_EXPERIMENTS`` -- your own experiments, registered as ``<module>.<name>`` from the
-    module's ``EXPERIMENTS`` dict. Importing a module runs its code: list trusted modules only."""
+    """The registry's experiments plus those of the (trusted: importing runs them) modules named in
+    ``$ICL_LAB_EXPERIMENTS``, as ``<module>.<name>`` from each module's ``EXPERIMENTS`` dict."""
     out = dict(all_experiments())
     for mod_name in plugin_names():
         try:

@@ -1,6 +1,6 @@
-"""What the book and the command line report: the book's deviations from the papers' settings,
-the measured time of every notebook, the stored and the shipped reference results, and the claims
-whose status differs between scales."""
+"""What the book and the command line report: the book's deviations from the papers' settings, the
+measured time of every notebook, the stored and the shipped reference results, and the claims whose
+status differs between scales."""
 from __future__ import annotations
 
 import json
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import yaml
 
+from . import registry
 from .chunks import merge_records
 from .claims import ClaimsTable, compare
 from .params import ConfigError
 from .paths import REFERENCE, REPOSITORY
-from .records import StoreError, config_to_json, seeds_of
-from . import registry
+from .records import StoreError, config_to_json, seeds_of, without_seeds
 from .render import md_table
 from .store import ResultsStore
 
@@ -32,8 +32,8 @@ def toc_notebooks() -> list[Path]:
                 yield from files(part.get("chapters"))
 
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    names = [toc.get("root", "")] + list(files(toc.get("chapters"))) + [
-        f for part in toc.get("parts", []) for f in files(part.get("chapters"))]
+    names = [toc.get("root", ""), *files(toc.get("chapters")),
+             *(f for part in toc.get("parts", []) for f in files(part.get("chapters")))]
     return [ROOT / f for f in names if f.endswith(".ipynb")]
 
 
@@ -41,9 +41,7 @@ def _short(v):
     """Numbers at 4 significant digits, so that a swept grid reads as its values."""
     if isinstance(v, float):
         return float(f"{v:.4g}")
-    if isinstance(v, (tuple, list)):
-        return [_short(x) for x in v]
-    return v
+    return [_short(x) for x in v] if isinstance(v, (tuple, list)) else v
 
 
 def _cell(v, width: int = 60) -> str:
@@ -51,30 +49,20 @@ def _cell(v, width: int = 60) -> str:
     return s if len(s) <= width else s[:width - 3] + "..."
 
 
-def deviation_rows() -> list[dict]:
-    """Every reduction of the paper's setting at ``book`` scale, as declared next to each config."""
-    rows, seen = [], set()
-    for name, exp in sorted(registry.all_experiments().items()):
-        cls = exp.config
-        for dev in cls.deviations():
-            key = (cls.__name__, dev["field"])
-            if key in seen:
-                continue
-            seen.add(key)
-            rows.append(dict(experiment=name, location=exp.location, **dev))
-    return rows
-
-
 def deviations_markdown() -> str:
-    rows = deviation_rows()
+    """Every reduction of the paper's setting at ``book`` scale, as declared next to each config."""
+    rows, seen, last = [], set(), None
+    for name, exp in sorted(registry.all_experiments().items()):
+        for dev in exp.config.deviations():
+            if (exp.config.__name__, dev["field"]) in seen:
+                continue
+            seen.add((exp.config.__name__, dev["field"]))
+            rows.append([f"`{name}` ({exp.location})" if name != last else "",  # named on its first row only
+                         f"`{dev['field']}`: {_cell(dev['paper'], 40)} → {_cell(dev['book'], 40)}", dev["why"]])
+            last = name
     if not rows:
         return "At `book` scale every experiment runs with the paper's parameters."
-    out, last = [], None
-    for r in rows:  # the experiment is named on its first row only
-        name = f"`{r['experiment']}` ({r['location']})" if r["experiment"] != last else ""
-        last = r["experiment"]
-        out.append([name, f"`{r['field']}`: {_cell(r['paper'], 40)} → {_cell(r['book'], 40)}", r["why"]])
-    return md_table(["experiment (paper location)", "parameter: paper → book", "why"], out)
+    return md_table(["experiment (paper location)", "parameter: paper → book", "why"], rows)
 
 
 def timings_markdown(path: Path | None = None) -> str:
@@ -82,23 +70,17 @@ def timings_markdown(path: Path | None = None) -> str:
     if not path.exists():
         return "No timings recorded yet: run `benchmarks/book.py`."
     data = json.loads(path.read_text())
-    m = data.get("machine", {})
+    runs, m = data.get("notebooks", []), data.get("machine", {})
+    scales = sorted({r["scale"] for r in runs}, key=["ci", "book", "paper"].index)
     rows = {}
-    for r in data.get("notebooks", []):
+    for r in runs:
         rows.setdefault(r["notebook"], {})[r["scale"]] = r
-    scales = sorted({r["scale"] for r in data.get("notebooks", [])}, key=["ci", "book", "paper"].index)
-    out, tot = [], {s: [0.0, 0.0] for s in scales}
-    for nb, per in rows.items():
-        cells = []
-        for s in scales:
-            r = per.get(s)
-            if r:
-                tot[s][0] += r["wall_seconds"]
-                tot[s][1] += r["cpu_seconds"]
-            cells.append(f"{r['wall_seconds']:.0f} / {r['cpu_seconds']:.0f}" if r else "—")
-        out.append([nb, *cells])
-    out.append(["**all, one after the other**", *(f"**{tot[s][0]:.0f} / {tot[s][1]:.0f}**" for s in scales)])
-    loads = [r["load_before"] for r in data.get("notebooks", [])]
+    out = [[nb, *(f"{per[s]['wall_seconds']:.0f} / {per[s]['cpu_seconds']:.0f}" if s in per else "—" for s in scales)]
+           for nb, per in rows.items()]
+    out.append(["**all, one after the other**",
+                *(f"**{sum(r['wall_seconds'] for r in runs if r['scale'] == s):.0f} / "
+                  f"{sum(r['cpu_seconds'] for r in runs if r['scale'] == s):.0f}**" for s in scales)])
+    loads = [r["load_before"] for r in runs]
     note = (f"\n\nMeasured on {m.get('cpus', '?')} cores ({m.get('cpu', '?')}), {m.get('threads', '?')} torch threads, "
             f"GPU: {m.get('gpu', 'none')}, commit {data.get('commit', '?')}, {data.get('date', '?')}; "
             f"load average before each notebook between {min(loads):.2f} and {max(loads):.2f}."
@@ -106,44 +88,29 @@ def timings_markdown(path: Path | None = None) -> str:
     return md_table(["notebook", *(f"`{s}` wall / CPU (s)" for s in scales)], out) + note
 
 
-def reference_store(root: Path | None = None):
-    """The results store of the shipped reference records (``results/reference``)."""
-    return ResultsStore(root or REFERENCE)
-
-
-def _without_seeds(config: dict) -> dict:
-    return {k: v for k, v in config.items() if k not in ("seed", "seeds")}
-
-
 def reference_check(rec: dict) -> str | None:
-    """Why a reference record is not a record of its experiment's current ``paper`` configuration
-    (None when it is): its config, seeds aside, must equal the paper config, and its seeds must lie
-    within the paper's (a record may be one seed chunk of the paper run)."""
+    """Why a reference record is not one of its experiment's current ``paper`` config (None when it is):
+    its config, seeds aside, must equal the paper config, its seeds lie within the paper's."""
     exp = registry.all_experiments().get(rec.get("experiment"))
     if exp is None:
         return f"{rec.get('experiment')!r} is not a registered experiment"
-    paper = config_to_json(exp.config.for_scale("paper"))
-    if _without_seeds(rec["config"]) != _without_seeds(paper):
-        diff = sorted(k for k in set(paper) | set(rec["config"])
-                      if k not in ("seed", "seeds") and paper.get(k) != rec["config"].get(k))
+    paper = without_seeds(config_to_json(exp.config.for_scale("paper")))
+    if without_seeds(rec["config"]) != paper:
+        diff = sorted(k for k in set(paper) | set(without_seeds(rec["config"])) if paper.get(k) != rec["config"].get(k))
         return f"config differs from the current paper config in {diff}"
-    want = seeds_of(exp.config.for_scale("paper"))
-    have = rec.get("seeds")
+    want, have = seeds_of(exp.config.for_scale("paper")), rec.get("seeds")
     if want is not None and (not have or not set(have) <= set(want)):
         return f"seeds {have} are not within the paper's {want[0]}..{want[-1]}"
     return None
 
 
 def reference_records(experiment: str | None = None, root: Path | None = None) -> list[tuple]:
-    """Every shipped reference record as ``(path, record or None, problem or None)``, read and
-    checked (format, checksum, key) by the results store, then against the current paper config."""
+    """Every shipped reference record as ``(path, record or None, problem or None)``, read and checked
+    by the results store, then against the current paper config."""
     exps = registry.all_experiments()
-    out = []
-    for path, rec, err in reference_store(root).records(experiment, experiments=exps):
-        if experiment is None and path.parent.name not in exps:
-            continue  # e.g. results/reference/claims: not a record folder
-        out.append((path, rec, err if rec is None else reference_check(rec)))
-    return out
+    return [(path, rec, err if rec is None else reference_check(rec))
+            for path, rec, err in ResultsStore(root or REFERENCE).records(experiment, experiments=exps)
+            if experiment is not None or path.parent.name in exps]  # e.g. results/reference/claims: no records
 
 
 @dataclass
@@ -162,82 +129,72 @@ class Reference:
     def complete(self) -> bool:
         return len(self.seeds) == self.wanted
 
+    def _total(self, field: str) -> float:
+        return float(sum(r["meta"].get(field) or 0.0 for r in self.records))
+
     @property
     def wall_seconds(self) -> float:
-        return float(sum(r["meta"].get("wall_seconds") or 0.0 for r in self.records))
+        return self._total("wall_seconds")
 
     @property
     def cpu_seconds(self) -> float:
-        return float(sum(r["meta"].get("cpu_seconds") or 0.0 for r in self.records))
+        return self._total("cpu_seconds")
+
+    @property
+    def commits(self) -> list[str]:
+        return sorted({str((r["meta"].get("code") or {}).get("git_commit") or "?")[:10] for r in self.records})
+
+    @property
+    def hosts(self) -> list[str]:
+        return sorted({str(r["meta"].get("host") or "?") for r in self.records})
 
     def provenance(self) -> str:
         """One line: runs, commit(s), date(s), host(s), wall and CPU time, versions."""
         if not self.records:
             return "no reference record"
-        meta = [r["meta"] for r in self.records]
-        commits = sorted({str((m.get("code") or {}).get("git_commit") or "?")[:10] for m in meta})
-        dates = sorted(str(m.get("finished") or m.get("started") or "?")[:10] for m in meta)
-        hosts = sorted({str(m.get("host", "?")) for m in meta})
-        v = meta[0].get("versions") or {}
+        dates = sorted(str(r["meta"].get("finished") or r["meta"].get("started") or "?")[:10] for r in self.records)
+        v = self.records[0]["meta"].get("versions") or {}
         runs = f"{len(self.seeds)} of {self.wanted} seeds" if self.wanted else f"{len(self.records)} record(s)"
-        return (f"{runs}; commit {', '.join(commits)}; {dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else "")
-                + f"; host {', '.join(hosts)}; {self.wall_seconds / 60:.0f} min wall, {self.cpu_seconds / 60:.0f} min CPU; "
-                + f"torch {v.get('torch', '?')}, Python {v.get('python', '?')}")
+        return (f"{runs}; commit {', '.join(self.commits)}; {dates[0]}"
+                + (f" to {dates[-1]}" if dates[-1] != dates[0] else "")
+                + f"; host {', '.join(self.hosts)}; {self.wall_seconds / 60:.0f} min wall, "
+                + f"{self.cpu_seconds / 60:.0f} min CPU; torch {v.get('torch', '?')}, Python {v.get('python', '?')}")
 
 
 def load_reference(experiment: str, root: Path | None = None) -> Reference:
-    """The shipped reference of ``experiment`` for its current ``paper`` config: the valid records
-    whose config matches (seed chunks merged in seed order); records of another config are ignored
-    (``tests/test_reference.py`` fails on them)."""
+    """The shipped reference of ``experiment`` for its current ``paper`` config: the valid records whose
+    config matches, seed chunks merged in seed order (records of another config are ignored)."""
     exp = registry.all_experiments()[experiment]
     cfg = exp.config.for_scale("paper")
     want = seeds_of(cfg)
-    good = [rec for _, rec, problem in reference_records(experiment, root) if rec is not None and problem is None]
-    good.sort(key=lambda r: (r.get("seeds") or [0])[0])
-    if want is None:  # no seed chunks: one record of the whole config
-        good = good[:1]
-    seeds = sorted({s for r in good for s in (r.get("seeds") or [])})
+    good = sorted((rec for _, rec, problem in reference_records(experiment, root) if rec is not None and not problem),
+                  key=lambda r: (r.get("seeds") or [0])[0])
+    good = good if want is not None else good[:1]  # no seed chunks: one record of the whole config
     summary, problem = None, ""
     if good:
         try:
             summary = merge_records(exp, good)
         except StoreError as e:  # e.g. a value computed from each chunk's own first seed
             problem = f"its seed chunks cannot be merged ({e})"
+    seeds = sorted({s for r in good for s in (r.get("seeds") or [])})
     return Reference(experiment, cfg, summary, seeds, len(want) if want else 0, good, problem)
 
 
-def reference_rows(root: Path | None = None) -> list[dict]:
+def reference_markdown(root: Path | None = None) -> str:
     """One row per experiment with shipped reference records: runs, wall and CPU time, commit, date, host."""
-    root = root or REFERENCE
     names = sorted({p.parent.name for p, _, _ in reference_records(root=root)} & set(registry.all_experiments()))
     rows = []
-    for name in names:
-        ref = load_reference(name, root)
-        meta = [r["meta"] for r in ref.records]
-        rows.append({"experiment": name, "records": len(ref.records),
-                     "runs": (f"{len(ref.seeds)} of {ref.wanted} seeds" if ref.wanted else "1 run")
-                     + (" (seed chunks not mergeable)" if ref.problem else ""),
-                     "complete": ref.complete, "wall_seconds": ref.wall_seconds, "cpu_seconds": ref.cpu_seconds,
-                     "commit": ", ".join(sorted({str((m.get("code") or {}).get("git_commit") or "")[:10] for m in meta})),
-                     "date": max((str(m.get("finished", ""))[:10] for m in meta), default=""),
-                     "host": ", ".join(sorted({str(m.get("host", "")) for m in meta}))})
-    return rows
-
-
-def _duration(wall: float, cpu: float) -> str:
-    """Wall / CPU time in seconds under two minutes, else in minutes."""
-    if max(wall, cpu) < 120:
-        return f"{wall:.0f} / {cpu:.0f} s"
-    return f"{wall / 60:.0f} / {cpu / 60:.0f} min"
-
-
-def reference_markdown(root: Path | None = None) -> str:
-    rows = reference_rows(root)
+    for ref in (load_reference(name, root) for name in names):
+        wall, cpu = ref.wall_seconds, ref.cpu_seconds
+        rows.append([f"`{ref.experiment}`", (f"{len(ref.seeds)} of {ref.wanted} seeds" if ref.wanted else "1 run")
+                     + (" (seed chunks not mergeable)" if ref.problem else "") + ("" if ref.complete else " (incomplete)"),
+                     len(ref.records), f"{wall:.0f} / {cpu:.0f} s" if max(wall, cpu) < 120 else
+                     f"{wall / 60:.0f} / {cpu / 60:.0f} min", ", ".join(ref.commits),
+                     max((str(r["meta"].get("finished", ""))[:10] for r in ref.records), default=""),
+                     ", ".join(ref.hosts)])
     if not rows:
         return "No reference records have been shipped yet."
-    return md_table(["experiment", "runs", "records", "wall / CPU time", "commit", "date", "host"],
-                    [[f"`{r['experiment']}`", r["runs"] + ("" if r["complete"] else " (incomplete)"), r["records"],
-                      _duration(r["wall_seconds"], r["cpu_seconds"]), r["commit"], r["date"], r["host"]] for r in rows])
+    return md_table(["experiment", "runs", "records", "wall / CPU time", "commit", "date", "host"], rows)
 
 
 def scale_differences_markdown(a: str = "ci", b: str = "book") -> str:
@@ -260,21 +217,19 @@ def scale_differences_markdown(a: str = "ci", b: str = "book") -> str:
 
 def stored_results_summary(results_dir=None) -> tuple[list[dict], list[dict]]:
     """Stored records grouped by experiment and configuration (seeds merged): ``(groups, corrupt)``."""
-    store = ResultsStore(results_dir)
     try:
         exps = registry.experiments()
     except ConfigError:
         exps = None
     groups: dict = {}
     corrupt = []
-    for path, rec, err in store.records(experiments=exps):
+    for path, rec, err in ResultsStore(results_dir).records(experiments=exps):
         if rec is None:
             corrupt.append({"path": str(path), "error": err})
             continue
-        cfg = {k: v for k, v in rec["config"].items() if k not in ("seed", "seeds")}
-        g = groups.setdefault((rec["experiment"], json.dumps(cfg, sort_keys=True)), {
+        g = groups.setdefault((rec["experiment"], json.dumps(without_seeds(rec["config"]), sort_keys=True)), {
             "experiment": rec["experiment"], "scale": rec.get("scale"), "seeds": [], "tasks": 0,
-            "overrides": {k: v for k, v in (rec.get("overrides") or {}).items() if k not in ("seed", "seeds")},
+            "overrides": without_seeds(rec.get("overrides") or {}),
             "wall_seconds": 0.0, "cpu_seconds": 0.0, "commits": set(), "devices": set(), "finished": ""})
         meta, code = rec["meta"], rec["meta"].get("code", {})
         g["seeds"] += rec.get("seeds") or []

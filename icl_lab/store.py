@@ -1,15 +1,15 @@
-"""The results store: one JSON record per completed task (:mod:`icl_lab.records` defines the format),
-at ``<root>/<experiment>/<key>.json`` where ``key`` hashes the experiment and its whole config.
+"""The results store: one JSON record per completed task (format: :mod:`icl_lab.records`) at
+``<root>/<experiment>/<key>.json``, where ``key`` hashes the experiment and its whole config.
 
-Writes are atomic (temporary file, fsync, :func:`os.replace`, fsync of the folder): a reader sees no
-file or a complete one. A file that is not a regular file in the store, is over 64 MB, does not
-parse, breaks the schema, fails its checksum (accidental damage; it does not authenticate) or whose
-key and config disagree is unusable, and so is a record computed by other library code: readers
-treat it as missing and the task is recomputed. A task's lock, ``.<key>.lock`` beside its record, is
-an OS file lock (``filelock``), released by the kernel when its holder ends however it ends.
+Writes are atomic (temporary file, fsync, :func:`os.replace`): a reader sees no file or a complete one.
+A file that is not a regular file, is over 64 MB, does not parse, breaks the schema, fails its checksum
+or whose key and config disagree is unusable, and so is a record computed by other code: readers treat it
+as missing and the task is recomputed. A task's lock, ``.<key>.lock`` beside its record, is an OS file
+lock, released by the kernel however its holder ends.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -21,21 +21,22 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from . import paths
+from . import paths, registry
 from .params import ConfigError
-from . import registry
 from .records import StoreError, checksum, config_from_json, config_key, config_to_json, record_problem
 
-#: Largest record file the reader opens (a stray multi-GB file is refused, not loaded).
-MAX_RECORD_BYTES = 64 * 1024 * 1024
+MAX_RECORD_BYTES = 64 * 1024 * 1024  # a stray multi-GB file is refused, not loaded
 RESULTS_ENV = "ICL_LAB_RESULTS"
-#: free space the results folder must have before a sweep or load_or_run computes anything
-MIN_FREE_BYTES = 16 * 1024 * 1024
+MIN_FREE_BYTES = 16 * 1024 * 1024  # free space needed before a sweep or load_or_run computes anything
+
+
+def _why(e: Exception) -> str:
+    return getattr(e, "strerror", None) or str(e)
 
 
 def check_root(root, name: str = "results") -> Path:
-    """A results folder path, checked without creating anything: not empty, every name at most
-    255 bytes, the path at most 4096, no symlink loop, and not an existing non-folder."""
+    """A results folder path, checked without creating anything: not empty, names of at most 255 bytes,
+    at most 4096 in all, no symlink loop, not an existing non-folder."""
     text = os.fspath(root) if isinstance(root, (str, os.PathLike)) else None
     if not isinstance(text, str) or not text.strip():
         raise ConfigError(f"{name} must name a folder (got {root!r})")
@@ -46,7 +47,7 @@ def check_root(root, name: str = "results") -> Path:
         path.resolve(strict=False)
         is_file = path.exists() and not path.is_dir()
     except (OSError, RuntimeError) as e:  # ELOOP; RuntimeError: symlink loop on older Pythons
-        raise ConfigError(f"{name}: {text!r} cannot be used ({getattr(e, 'strerror', None) or e})") from None
+        raise ConfigError(f"{name}: {text!r} cannot be used ({_why(e)})") from None
     if is_file:
         raise ConfigError(f"{name} must be a folder (got the file {text!r})")
     return path
@@ -59,17 +60,15 @@ def default_root() -> Path:
 
 
 def is_current(rec: dict, exp=None) -> bool:
-    """True when the record was computed by its experiment's current code (its fingerprint,
-    :func:`icl_lab.records.fingerprint`); ``exp``: the experiment (default: the registered one)."""
+    """True when the record was computed by its experiment's (default: the registered one's) current code."""
     exp = exp or registry.all_experiments().get(rec.get("experiment"))
     code = rec.get("meta", {}).get("code")
     return exp is not None and isinstance(code, dict) and code.get("fingerprint") == exp.fingerprint
 
 
 class ResultsStore:
-    """Records under ``root`` (see the module docstring for the layout), read-write, above the
-    shipped reference records (``results/reference``), read-only: :meth:`get` serves a current record
-    of either, the results folder first. ``reference=False``: the folder alone."""
+    """Records under ``root``, read-write, above the shipped reference records (``results/reference``),
+    read-only: :meth:`get` serves a current record of either, the results folder first."""
 
     def __init__(self, root: str | os.PathLike | None = None, reference: bool = True):
         self.root = default_root() if root is None else check_root(root)
@@ -93,61 +92,62 @@ class ResultsStore:
         return FileLock(folder / f".{key}.lock", thread_local=False)
 
     def write(self, record: dict) -> Path:
-        """Write a record atomically (tmp file + fsync + os.replace + fsync of the folder). The shipped
-        reference folder is written by the reference tool only (``tools/reference_runs.sh``)."""
-        if Path(self.root).resolve() == paths.REFERENCE.resolve() and not os.environ.get("ICL_LAB_REFERENCE_TOOL"):
+        """Write a record atomically. The shipped reference folder is written by ``tools/reference_runs.sh`` only."""
+        root = Path(self.root).resolve()
+        if root == paths.REFERENCE.resolve() and not os.environ.get("ICL_LAB_REFERENCE_TOOL"):
             raise StoreError(f"results: {str(self.root)!r} holds the shipped reference records, which only "
                              "tools/reference_runs.sh writes; store your results in another folder")
-        record = dict(record)
-        record["checksum"] = checksum(record)
+        record = {**record, "checksum": checksum(record)}
         problem = record_problem(record)
         if problem:  # also: an experiment name or key that would lead outside the results folder
             raise StoreError(f"record {record.get('experiment')!r}/{record.get('key')!r} {problem}; not written")
-        data = json.dumps(record, indent=1, sort_keys=True, allow_nan=True) + "\n"
         path = self.path(record["experiment"], record["key"])
         path.parent.mkdir(parents=True, exist_ok=True)
-        if Path(self.root).resolve() not in path.parent.resolve().parents:
+        if root not in path.parent.resolve().parents:
             raise StoreError(f"record path {str(path)!r} leads outside the results folder; not written")
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{record['key']}.", suffix=".tmp")
         try:
             os.fchmod(fd, 0o666 & ~_umask())  # as open() would create it: collaborators can read it
             with os.fdopen(fd, "w") as f:
-                f.write(data)
+                f.write(json.dumps(record, indent=1, sort_keys=True, allow_nan=True) + "\n")
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        _fsync_dir(path.parent)
+        with contextlib.suppress(OSError):  # fsync the folder, where the platform allows it
+            fd = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         return path
 
     def _read_bounded(self, path: Path) -> bytes:
-        """The bytes of a record file: a regular file only (no FIFO, device or directory), at most
-        MAX_RECORD_BYTES, and not a link leading out of the results folder."""
+        """The bytes of a record file: a regular file (no FIFO, device or folder) of at most
+        MAX_RECORD_BYTES, not a link leading out of the results folder."""
         try:
             real = path.resolve(strict=True)
             if path.is_symlink() and Path(self.root).resolve() not in real.parents:
                 raise StoreError(f"result file {str(path)!r} links out of the results folder")
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
             try:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode):
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
                     raise StoreError(f"result file {str(path)!r} is not a regular file")
                 with os.fdopen(fd, "rb", closefd=False) as f:
                     raw = f.read(MAX_RECORD_BYTES + 1)
             finally:
                 os.close(fd)
         except (OSError, RuntimeError) as e:  # RuntimeError: symlink loop on older Pythons
-            raise StoreError(f"result file {str(path)!r} cannot be read ({getattr(e, 'strerror', None) or e})") from None
+            raise StoreError(f"result file {str(path)!r} cannot be read ({_why(e)})") from None
         if len(raw) > MAX_RECORD_BYTES:
             raise StoreError(f"result file {str(path)!r} is larger than {MAX_RECORD_BYTES} bytes")
         return raw
 
     def read(self, path: str | os.PathLike, experiments: dict | None = None) -> dict:
-        """A record, checked: JSON parses, schema and checksum match, the file name is the key of
-        the stored experiment + config, and the config is valid for the experiment's config class
-        (when the experiment is in ``experiments``).  Raises :class:`StoreError` otherwise."""
+        """A record, checked (JSON, schema, checksum, file name = key, and the config valid for its
+        experiment when that is in ``experiments``); a :class:`StoreError` otherwise."""
         path = Path(path)
         raw = self._read_bounded(path)
         try:
@@ -173,14 +173,14 @@ class ResultsStore:
         return rec
 
     def get(self, experiment: str, cfg, *, exp=None, warn: bool = True, stale: bool = False) -> dict | None:
-        """The valid record of ``cfg`` in the results folder, else among the shipped references; None
-        when missing, unusable (reported with a warning; overwritten when the task is recomputed) or
-        stale (computed by other code; ``stale=True`` serves such records too).  ``exp``: the
+        """The valid record of ``cfg`` in the results folder, else among the shipped references; None when
+        missing, unusable (with a warning) or stale (other code; ``stale=True`` serves it). ``exp``: the
         registered experiment, whose declared summary the record must match."""
-        rec = self._get(experiment, cfg, exp=exp, warn=warn, stale=stale)
-        if rec is None and self.reference is not None:
-            rec = self.reference._get(experiment, cfg, exp=exp, warn=warn, stale=stale)
-        return rec
+        for layer in (self, self.reference):
+            rec = layer._get(experiment, cfg, exp=exp, warn=warn, stale=stale) if layer is not None else None
+            if rec is not None:
+                return rec
+        return None
 
     def _get(self, experiment: str, cfg, *, exp, warn: bool, stale: bool) -> dict | None:
         path = self.path_for(experiment, cfg)
@@ -200,41 +200,37 @@ class ResultsStore:
         return rec if stale or is_current(rec, exp) else None
 
     def check_writable(self, experiment: str | None = None, keys=(), min_free: int = MIN_FREE_BYTES) -> None:
-        """Fail (ConfigError) before anything is computed if the records could not be stored: the
-        results folder or the experiment's folder cannot be created or written, has less than
-        ``min_free`` bytes free, or a record's path (of ``keys``) is taken by something not a file.
-        A folder created for the check and found unusable is removed again."""
+        """Fail (ConfigError) before anything is computed if the records could not be stored: the folder
+        cannot be created or written, has under ``min_free`` bytes free, or a record's path is taken by
+        something not a file. Folders it created are removed again."""
         root = Path(self.root)
-        created = [p for p in (root, root / experiment if experiment else None) if p is not None and not p.exists()]
         folder = root / experiment if experiment else root
+        created = [p for p in dict.fromkeys((root, folder)) if not p.exists()]
+        problem = None
         try:
             folder.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
                 pass
             free = shutil.disk_usage(folder).free
-            taken = [self.path(experiment, k) for k in keys if os.path.lexists(self.path(experiment, k))
-                     and not self.path(experiment, k).is_file()]
+            taken = [p for p in (self.path(experiment, k) for k in keys) if os.path.lexists(p) and not p.is_file()]
+            if free < min_free:
+                problem = (f"only {free // 1024} KB free in {str(folder)!r} (at least {min_free // 1024} KB needed); "
+                           "free some space first")
+            elif taken:
+                problem = f"{str(taken[0])!r} is not a file; remove it so the record can be stored"
         except OSError as e:
-            free, taken, problem = None, [], f"cannot write to {str(folder)!r} ({e.strerror or e})"
-        else:
-            problem = (f"only {free // 1024} KB free in {str(folder)!r} (at least {min_free // 1024} KB needed); "
-                       "free some space first" if free < min_free else
-                       f"{str(taken[0])!r} is not a file; remove it so the record can be stored" if taken else None)
+            problem = f"cannot write to {str(folder)!r} ({e.strerror or e})"
         if problem:
             for p in reversed(created):  # leave nothing behind
-                try:
+                with contextlib.suppress(OSError):
                     p.rmdir()
-                except OSError:
-                    pass
             raise ConfigError(f"results: {problem}")
 
     def records(self, experiment: str | None = None, experiments: dict | None = None):
         """Every stored file as ``(path, record or None, error or None)``, sorted by path."""
         base = self.root / experiment if experiment else self.root
-        if not base.is_dir():
-            return []
         out = []
-        for p in sorted(base.glob("*.json" if experiment else "*/*.json")):
+        for p in sorted(base.glob("*.json" if experiment else "*/*.json")) if base.is_dir() else []:
             try:
                 out.append((p, self.read(p, experiments), None))
             except (StoreError, ConfigError) as e:
@@ -242,30 +238,14 @@ class ResultsStore:
         return out
 
     def clean_tmp(self, older_than: float = 0.0) -> int:
-        """Remove temporary files left by processes killed mid-write (those last modified more
-        than ``older_than`` seconds ago, so a write in progress elsewhere is left alone)."""
+        """Remove temporary files of writers killed mid-write, last modified over ``older_than`` s ago."""
         n, now = 0, time.time()
         for p in self.root.glob("*/.*.tmp") if self.root.is_dir() else ():
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 if now - p.stat().st_mtime >= older_than:
                     p.unlink()
                     n += 1
-            except FileNotFoundError:
-                pass
         return n
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
 
 
 def _umask() -> int:

@@ -1,11 +1,9 @@
 """Sweeps: an experiment over a grid of parameters and seeds, on one core or a Dask cluster.
 
-A sweep is planned first (every value parsed, every grid point's config built and validated), so
-bad input fails with one :class:`~icl_lab.ConfigError` before anything runs. A *task* is one grid
-point with a chunk of its seeds, trained together in the trainer's run dimension. Executors:
-``local`` (this process) or ``dask`` (a LocalCluster of one-thread workers, or the scheduler at
-``address``). Each finished task is stored at once (:func:`icl_lab.tasks.execute_task`) and stored
-tasks are skipped, so an interrupted sweep completes when the same command runs again::
+A sweep is planned first (every grid point's config built and validated), so bad input fails with one
+:class:`~icl_lab.ConfigError` before anything runs. A *task* is one grid point with a chunk of its seeds,
+trained together. Each finished task is stored at once and stored tasks are skipped, so an interrupted
+sweep completes when the same command runs again::
 
     plan = sweep.plan("common.context_length", scale="ci", grid=["lr=10,30"], seeds=6, seeds_per_task=3)
     result = sweep.run(plan, executor="dask", workers=2)
@@ -38,45 +36,38 @@ from .tasks import Busy, check_environment, execute_task, usable_device, worker_
 
 EXECUTORS = ("local", "dask")
 ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$|^[\w.-]+:\d{1,5}$")
+#: The most tasks one sweep may generate (grid points x seed chunks); planning refuses more.
+MAX_TASKS = 100_000
 
 
-def _split_top_level(text: str, sep: str = ",") -> list[str]:
-    """Split on ``sep`` outside brackets and quotes: ``"[1,2],[3,4]"`` -> ``["[1,2]", "[3,4]"]``."""
-    parts, depth, quote, cur = [], 0, None, []
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas outside brackets and quotes: ``"[1,2],[3,4]"`` -> ``["[1,2]", "[3,4]"]``."""
+    parts, depth, quote, cur = [], 0, None, ""
     for ch in text:
         if quote:
-            cur.append(ch)
-            if ch == quote:
-                quote = None
-            continue
-        if ch in "\"'":
+            quote = None if ch == quote else quote
+        elif ch in "\"'":
             quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == sep and depth == 0:
-            parts.append("".join(cur))
-            cur = []
         else:
-            cur.append(ch)
-    parts.append("".join(cur))
-    return [p.strip() for p in parts]
+            depth += (ch in "([{") - (ch in ")]}")
+            if ch == "," and depth == 0:
+                parts.append(cur)
+                cur = ""
+                continue
+        cur += ch
+    return [p.strip() for p in [*parts, cur]]
 
 
-def parse_assignment(text: str, option: str = "--set") -> tuple[str, str]:
-    if not isinstance(text, str) or "=" not in text or not text.split("=", 1)[0].strip():
-        raise ConfigError(f"{option} expects key=value, e.g. {option} steps=100 (got {text!r})")
-    key, value = text.split("=", 1)
-    return key.strip(), value
+def _assignments(items, option: str) -> list[tuple]:
+    """``["key=value", ...]`` (or a dict) as ``[(key, value)]``."""
+    if isinstance(items, dict):
+        return list(items.items())
+    for text in items:
+        if not isinstance(text, str) or "=" not in text or not text.split("=", 1)[0].strip():
+            raise ConfigError(f"{option} expects key=value, e.g. {option} steps=100 (got {text!r})")
+    return [(k.strip(), v) for k, v in (text.split("=", 1) for text in items)]
 
 
-def build_config(exp, scale: str, overrides: dict):
-    """The experiment's config at ``scale`` with ``overrides`` (values are type-checked first)."""
-    return exp.config.for_scale(scale, **{k: coerce_value(exp.config, k, v) for k, v in overrides.items()})
-
-
-# ============================================================================ the plan
 @dataclass(frozen=True)
 class Task:
     """One unit of work: a grid point's config restricted to a chunk of its seeds."""
@@ -109,35 +100,34 @@ class Plan:
         return f"{self.experiment} at scale {self.scale}: {len(self.points)} grid point(s), {len(self.tasks)} task(s){per}"
 
 
-#: The most tasks one sweep may generate (grid points x seed chunks); planning refuses more.
-MAX_TASKS = 100_000
+def _at(point: dict, e: ConfigError) -> ConfigError:
+    """``e`` naming the grid point it happened at."""
+    where = ", ".join(f"{k}={v!r}" for k, v in point.items())
+    return ConfigError(f"{e} [grid point {where}]" if point else str(e))
 
 
-def _chunks(total: int, per_task: int) -> list[int]:
-    """Balanced chunk sizes: 30 seeds, at most 8 per task -> [8, 8, 7, 7]."""
-    n = -(-total // per_task)
+def _seed_chunks(cfg, per_task: int | None) -> list:
+    """``cfg`` split into balanced seed chunks of at most ``per_task`` seeds (30 by 8: 8, 8, 7, 7)."""
+    total = int(cfg.seeds)
+    n = -(-total // (per_task or total))
     base, extra = divmod(total, n)
-    return [base + (i < extra) for i in range(n)]
+    sizes = [base + (i < extra) for i in range(n)]
+    starts = itertools.accumulate([int(cfg.seed)] + sizes[:-1])
+    return [cfg] if n == 1 else [cfg.replace(seed=s, seeds=k) for s, k in zip(starts, sizes)]
 
 
 def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: int | None = None,
          seeds_per_task: int | None = None, registry: dict | None = None, max_memory=None) -> Plan:
     """Parse and validate a whole sweep before anything runs.
 
-    ``sets``: ``["key=value", ...]`` or a dict; ``grid``: ``["key=v1,v2", ...]`` or a dict of lists
-    (the sweep is their Cartesian product); ``seeds``: how many seeds per grid point (the config's
-    ``seeds`` field); ``seeds_per_task``: at most this many seeds trained together in one task
-    (default: all of a grid point's seeds in one task); ``max_memory``: the memory limit of one
-    task (:func:`icl_lab.resources.check_memory`).  Raises ConfigError naming the field.
+    ``sets``: ``["key=value", ...]`` or a dict; ``grid``: ``["key=v1,v2", ...]`` or a dict of lists (the
+    sweep is their product); ``seeds``: seeds per grid point; ``seeds_per_task``: at most this many seeds
+    in one task (default: all); ``max_memory``: one task's memory limit. Raises ConfigError naming the field.
     """
     exp = resolve_experiment(experiment, registry)
-    scale = get_scale(scale) if scale is not None else get_scale()
-    limit = memory_limit(max_memory)
-    cls = exp.config
-    # fixed values
+    scale, limit, cls = get_scale(scale), memory_limit(max_memory), exp.config
     fixed: dict = {}
-    items = sets.items() if isinstance(sets, dict) else [parse_assignment(s, "--set") for s in sets]
-    for key, value in items:
+    for key, value in _assignments(sets, "--set"):
         if key in fixed:
             raise ConfigError(f"--set gives {key} twice")
         fixed[key] = coerce_value(cls, key, value)
@@ -151,13 +141,11 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
         if not exp.seed_splittable:
             raise ConfigError(f"seeds_per_task: {experiment} trains no seeds (its config has no seeds/seed fields)")
         seeds_per_task = params.positive_int("seeds_per_task", seeds_per_task)
-    # grid axes
-    axes = []
-    grid_items = grid.items() if isinstance(grid, dict) else [parse_assignment(g, "--grid") for g in grid]
-    for key, raw in grid_items:
+    axes: dict = {}
+    for key, raw in _assignments(grid, "--grid"):
         if key in fixed:
             raise ConfigError(f"{key} is both fixed (--set/--seeds) and swept (--grid); give it once")
-        if key in dict(axes):
+        if key in axes:
             raise ConfigError(f"--grid gives {key} twice")
         if exp.seed_splittable and key in ("seed", "seeds"):
             raise ConfigError(f"{key} cannot be swept with --grid: use --seeds N (N seeds for every grid point)"
@@ -169,50 +157,33 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
         dup = [v for i, v in enumerate(values) if v in values[:i]]
         if dup:
             raise ConfigError(f"--grid {key} lists {dup[0]!r} twice")
-        axes.append((key, values))
-    # every grid point, every chunk: built and validated before anything runs
+        axes[key] = values
     points, tasks = [], []
-    names = [k for k, _ in axes]
-    for combo in itertools.product(*[v for _, v in axes]):
-        point = dict(zip(names, combo))
+    for combo in itertools.product(*axes.values()):  # every grid point and chunk, validated before anything runs
+        point = dict(zip(axes, combo))
         overrides = {**fixed, **point}
         try:
             cfg = cls.for_scale(scale, **overrides)
         except ConfigError as e:
-            where = ", ".join(f"{k}={v!r}" for k, v in point.items())
-            raise ConfigError(f"{e} [grid point {where}]" if point else str(e)) from None
+            raise _at(point, e) from None
         points.append(point)
         if exp.seed_splittable and int(cfg.seed) + int(cfg.seeds) > params.SEED.hi + 1:
             raise ConfigError(f"seed + seeds must be at most 2**63 (the seeds a torch.Generator accepts; "
                               f"got seed={cfg.seed}, seeds={cfg.seeds})")
-        if exp.seed_splittable:
-            per = seeds_per_task or int(cfg.seeds)
-            if len(tasks) + -(-int(cfg.seeds) // per) > MAX_TASKS:
-                raise ConfigError(f"the sweep would generate more than {MAX_TASKS} tasks; "
-                                  "use fewer grid values, fewer seeds or a larger --seeds-per-task")
-            sizes = _chunks(int(cfg.seeds), per)
-            # linear: running sum of chunk sizes (was sum(sizes[:i]), quadratic in the task count)
-            starts = [int(cfg.seed) + s for s in itertools.accumulate([0] + sizes[:-1])]
-            chunk_cfgs = [cfg if len(sizes) == 1 else cfg.replace(seed=s, seeds=n) for s, n in zip(starts, sizes)]
-        else:
-            if len(tasks) + 1 > MAX_TASKS:
-                raise ConfigError(f"the sweep would generate more than {MAX_TASKS} tasks; use fewer grid values")
-            chunk_cfgs = [cfg]
+        n = -(-int(cfg.seeds) // (seeds_per_task or int(cfg.seeds))) if exp.seed_splittable else 1
+        if len(tasks) + n > MAX_TASKS:
+            raise ConfigError(f"the sweep would generate more than {MAX_TASKS} tasks; use fewer grid values"
+                              + (", fewer seeds or a larger --seeds-per-task" if exp.seed_splittable else ""))
+        chunk_cfgs = _seed_chunks(cfg, seeds_per_task) if exp.seed_splittable else [cfg]
         try:  # the first chunk is the largest
             check_memory(exp, chunk_cfgs[0], "none" if limit is None else limit)
         except ConfigError as e:
-            where = ", ".join(f"{k}={v!r}" for k, v in point.items())
-            raise ConfigError(f"{e} [grid point {where}]" if point else str(e)) from None
-        for c in chunk_cfgs:
-            tasks.append(Task(experiment, c, tuple(point.items()), scale, tuple(overrides.items()),
-                              config_key(experiment, c)))
-    keys = [t.key for t in tasks]
-    if len(set(keys)) != len(keys):  # pragma: no cover - distinct grid values give distinct configs
-        raise ConfigError("grid: two grid points give the same configuration")
-    return Plan(experiment, scale, axes, points, tasks, seeds_per_task, exp)
+            raise _at(point, e) from None
+        tasks += [Task(experiment, c, tuple(point.items()), scale, tuple(overrides.items()), config_key(experiment, c))
+                  for c in chunk_cfgs]
+    return Plan(experiment, scale, list(axes.items()), points, tasks, seeds_per_task, exp)
 
 
-# ============================================================================ running tasks
 @dataclass
 class SweepResult:
     plan: Plan
@@ -228,18 +199,16 @@ class SweepResult:
         return not self.failed and all(t.key in self.records for t in self.plan.tasks)
 
     def point_summaries(self) -> list[dict]:
-        """One entry per grid point: ``{"point", "seeds", "summary"}`` with the chunks' summaries
-        merged in seed order (:func:`icl_lab.store.merge_chunks`); where the chunks cannot be merged
-        unambiguously, ``summary`` is None and ``chunks`` lists the chunks' summaries in seed order."""
+        """Per grid point ``{"point", "seeds", "summary"}``, the chunks' summaries merged in seed order;
+        where they cannot be merged, ``summary`` is None and ``chunks`` lists them."""
         out = []
-        for i, point in enumerate(self.plan.points):
+        for point in self.plan.points:
             tasks = [t for t in self.plan.tasks if dict(t.point) == point]
             recs = [self.records.get(t.key) for t in tasks]
             if any(r is None for r in recs):
                 out.append({"point": point, "seeds": None, "summary": None})
                 continue
-            seeds = [s for t in tasks for s in (t.seeds or [])] or None
-            entry = {"point": point, "seeds": seeds}
+            entry = {"point": point, "seeds": [s for t in tasks for s in (t.seeds or [])] or None}
             try:
                 entry["summary"] = merge_records(self.plan.exp, recs)
             except StoreError as e:  # e.g. every chunk has as many seeds as another axis is long
@@ -255,11 +224,9 @@ def _bar(total, desc, progress):
 def run(plan: Plan, *, executor: str = "local", address: str | None = None, workers: int | None = None,
         results_dir=None, progress: bool | None = None, device: str | None = None,
         cluster_kwargs: dict | None = None, recompute: bool = False) -> SweepResult:
-    """Run every task of ``plan`` not yet in the store; returns the records of all tasks.
-
-    A task that raises is reported in ``failed`` (the others still run and are stored); completed
-    tasks are on disk as soon as they finish, so Ctrl-C or a killed process loses nothing done.
-    ``recompute=True`` ignores (and overwrites) stored records, e.g. after changing the code."""
+    """Run every task of ``plan`` not yet in the store (``recompute=True``: every task, overwriting);
+    returns the records of all tasks. A task that raises is reported in ``failed`` and the others go on;
+    finished tasks are stored at once, so Ctrl-C or a killed process loses nothing done."""
     params.one_of("executor", executor, EXECUTORS)
     check_environment()
     if device is not None:
@@ -269,18 +236,10 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     if workers is not None:
         workers = params.positive_int("workers", workers)
     store = ResultsStore(results_dir)
-    root = store.root.resolve()
-    t0 = time.perf_counter()
-    records, skipped, todo = {}, [], []
-    for t in plan.tasks:
-        rec = None if recompute else store.get(t.experiment, t.config, exp=plan.exp)
-        if rec is not None:
-            records[t.key] = rec
-            skipped.append(t.key)
-        else:
-            todo.append(t)
-    failed: dict = {}
-    computed: list = []
+    root, t0 = store.root.resolve(), time.perf_counter()
+    records = {} if recompute else load_plan_records(plan, store, warn=True)
+    out = SweepResult(plan, records, [], list(records), {}, root, 0.0)
+    todo = [t for t in plan.tasks if t.key not in records]
     if todo:
         created = [f for f in (root / plan.experiment, root) if not f.exists()]  # removed again if left empty
         store.check_writable(plan.experiment, [t.key for t in todo])
@@ -288,10 +247,11 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
         specs = [dict(experiment=t.experiment, exp=plan.exp, config=t.config, scale=t.scale, overrides=dict(t.overrides),
                       results=str(root), device=device, threads=None if executor == "local" else _worker_threads(),
                       quiet=executor != "local", key=t.key, recompute=recompute) for t in todo]
-        runner = _run_local if executor == "local" else _run_dask
         try:
-            runner(specs, records, computed, failed, skipped, store, progress=progress, address=address, workers=workers,
-                   desc=plan.experiment, cluster_kwargs=cluster_kwargs or {})
+            if executor == "local":
+                _run_local(specs, out, progress)
+            else:
+                _run_dask(specs, out, store, progress, address, workers, cluster_kwargs)
         finally:  # refused input, no scheduler at --address, every task failed: leave no empty folder behind
             ours = {f".{t.key}.lock" for t in todo}  # the lock files of this sweep's tasks, in a folder it made
             for folder in created:
@@ -299,84 +259,84 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
                     for p in folder.iterdir():
                         p.unlink(missing_ok=True)
                     folder.rmdir()
-    return SweepResult(plan, records, computed, skipped, failed, root, time.perf_counter() - t0)
+    out.seconds = time.perf_counter() - t0
+    return out
 
 
 def _worker_threads() -> int:
-    """Torch threads per Dask worker: 1 (many single-threaded processes beat a few multi-threaded
-    ones on these small matrices), or ``$ICL_LAB_WORKER_THREADS``."""
+    """Torch threads per Dask worker: 1 (many one-thread processes beat a few multi-threaded ones on
+    these small matrices), or ``$ICL_LAB_WORKER_THREADS``."""
     return threads_from_env("ICL_LAB_WORKER_THREADS") or 1
 
 
-def _record_outcome(spec, fn, records, computed, failed, skipped) -> None:
-    """Run ``fn()`` (a task); a failure, including a store write, is that task's failure only. A
-    record another process stored while this one waited for its lock counts as from the store."""
+def _outcome(spec, fn, out: SweepResult) -> None:
+    """Run ``fn()`` (a task); a failure, a store write's included, is that task's only. A record that
+    another process stored while this one waited for its lock counts as from the store."""
     try:
         rec = fn()
     except (ConfigError, Busy):
         raise
     except Exception as e:  # a failing task does not stop the sweep
-        failed[spec["key"]] = f"{type(e).__name__}: {e}"
+        out.failed[spec["key"]] = f"{type(e).__name__}: {e}"
     else:
-        records[spec["key"]] = rec
-        (skipped if rec.get("reused") else computed).append(spec["key"])
+        out.records[spec["key"]] = rec
+        (out.skipped if rec.get("reused") else out.computed).append(spec["key"])
 
 
-def _run_local(specs, records, computed, failed, skipped, store, *, progress, desc, **_):
+def _run_local(specs, out: SweepResult, progress) -> None:
     busy = []
-    with _bar(len(specs), desc, progress) as bar:
+    with _bar(len(specs), out.plan.experiment, progress) as bar:
         for spec in specs:  # first the tasks nobody else is computing ...
             try:
-                _record_outcome(spec, lambda: execute_task(spec, wait=False), records, computed, failed, skipped)
+                _outcome(spec, lambda: execute_task(spec, wait=False), out)
             except Busy:
                 busy.append(spec)
                 continue
             bar.update(1)
         for spec in busy:  # ... then wait for those another sweep is computing
-            _record_outcome(spec, lambda: execute_task(spec), records, computed, failed, skipped)
+            _outcome(spec, lambda: execute_task(spec), out)
             bar.update(1)
 
 
 def connect(address: str | None = None, workers: int | None = None, cluster_kwargs: dict | None = None,
             timeout: float = 20):
-    """A Dask client: to the scheduler at ``address``, or to a new LocalCluster of ``workers``
-    processes (default: one per core) with one thread each.  Returns ``(client, cluster or None)``."""
+    """A Dask client to the scheduler at ``address``, or to a new LocalCluster of ``workers`` one-thread
+    processes (default: one per core). Returns ``(client, cluster or None)``."""
     try:
         from distributed import Client, LocalCluster
     except ImportError:  # pragma: no cover
         raise ConfigError("executor 'dask' needs Dask distributed: pip install 'dask[distributed]'") from None
-    if address is not None:
-        import dask  # an optional dependency, like distributed above
+    if address is None:
+        kw = dict(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                  dashboard_address=None, silence_logs=logging.CRITICAL,
+                  env={"ICL_LAB_THREADS": str(_worker_threads()), "ICL_LAB_PROGRESS": "0"})
+        cluster = LocalCluster(**{**kw, **(cluster_kwargs or {})})
+        return Client(cluster), cluster
+    import dask  # an optional dependency, like distributed above
 
-        if not isinstance(address, str) or not ADDRESS.match(address.strip()):
-            raise ConfigError(f"address must be a scheduler address such as tcp://10.0.0.5:8786 (got {address!r})")
-        out: dict = {}
+    if not isinstance(address, str) or not ADDRESS.match(address.strip()):
+        raise ConfigError(f"address must be a scheduler address such as tcp://10.0.0.5:8786 (got {address!r})")
+    out: dict = {}
 
-        def _connect():
-            try:
-                with dask.config.set({"distributed.comm.timeouts.connect": f"{timeout}s"}):
-                    out["client"] = Client(address.strip(), timeout=f"{timeout}s")
-            except Exception as e:  # refused, timed out, or a service answering something else
-                out["error"] = e
+    def _connect():
+        try:
+            with dask.config.set({"distributed.comm.timeouts.connect": f"{timeout}s"}):
+                out["client"] = Client(address.strip(), timeout=f"{timeout}s")
+        except Exception as e:  # refused, timed out, or a service answering something else
+            out["error"] = e
 
-        # a port that accepts and never answers stalls Dask's handshake past its own timeout: bound it here
-        t = threading.Thread(target=_connect, name="icl-lab-connect", daemon=True)
-        t.start()
-        t.join(timeout + 5)
-        if "client" in out:
-            return out["client"], None
-        e = out.get("error")
-        why = f"{type(e).__name__}: {str(e)[:120]}" if e is not None else "no answer to the handshake"
-        raise ConfigError(f"address: no Dask scheduler answered at {address!r} within {timeout:g} s ({why})")
-    n = workers or os.cpu_count() or 1
-    kw = dict(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-              silence_logs=logging.CRITICAL, env={"ICL_LAB_THREADS": str(_worker_threads()), "ICL_LAB_PROGRESS": "0"})
-    kw.update(cluster_kwargs or {})
-    cluster = LocalCluster(**kw)
-    return Client(cluster), cluster
+    # a port that accepts and never answers stalls Dask's handshake past its own timeout: bound it here
+    t = threading.Thread(target=_connect, name="icl-lab-connect", daemon=True)
+    t.start()
+    t.join(timeout + 5)
+    if "client" in out:
+        return out["client"], None
+    e = out.get("error")
+    why = f"{type(e).__name__}: {str(e)[:120]}" if e is not None else "no answer to the handshake"
+    raise ConfigError(f"address: no Dask scheduler answered at {address!r} within {timeout:g} s ({why})")
 
 
-def _run_dask(specs, records, computed, failed, skipped, store, *, progress, address, workers, desc, cluster_kwargs):
+def _run_dask(specs, out: SweepResult, store, progress, address, workers, cluster_kwargs) -> None:
     from distributed import as_completed  # an optional dependency (connect checked it)
 
     client, cluster = connect(address, workers, cluster_kwargs)
@@ -391,13 +351,10 @@ def _run_dask(specs, records, computed, failed, skipped, store, *, progress, add
             except (TimeoutError, OSError) as e:
                 raise ConfigError(f"address: no worker joined the scheduler at {address} within {wait:g} s "
                                   "(set ICL_LAB_WORKER_WAIT to wait longer)") from e
-        for spec in specs:
-            fut = client.submit(execute_task, spec, key=f"icl-lab-{spec['key']}", pure=False, retries=0)
-            futures[fut] = spec
-        with _bar(len(specs), desc, progress) as bar:
+        futures = {client.submit(execute_task, s, key=f"icl-lab-{s['key']}", pure=False, retries=0): s for s in specs}
+        with _bar(len(specs), out.plan.experiment, progress) as bar:
             for fut in as_completed(list(futures)):
-                spec = futures[fut]
-                _record_outcome(spec, lambda: _collect(fut, spec, store), records, computed, failed, skipped)
+                _outcome(futures[fut], lambda: _collect(fut, futures[fut], store), out)
                 bar.update(1)
     finally:
         for fut in futures:
@@ -417,16 +374,11 @@ def _collect(fut, spec, store) -> dict:
     return rec
 
 
-def load_plan_records(plan: Plan, results_dir=None) -> dict:
-    """The stored records of a plan's tasks (valid ones only): ``{task key: record}``."""
-    store = ResultsStore(results_dir)
-    out = {}
-    for t in plan.tasks:
-        rec = store.get(t.experiment, t.config, exp=plan.exp, warn=False)
-        if rec is not None:
-            out[t.key] = rec
-    return out
+def load_plan_records(plan: Plan, results_dir=None, warn: bool = False) -> dict:
+    """The valid stored records of a plan's tasks, ``{task key: record}``; ``results_dir``: a folder or a store."""
+    store = results_dir if isinstance(results_dir, ResultsStore) else ResultsStore(results_dir)
+    recs = {t.key: store.get(t.experiment, t.config, exp=plan.exp, warn=warn) for t in plan.tasks}
+    return {k: r for k, r in recs.items() if r is not None}
 
 
-__all__ = ["EXECUTORS", "Plan", "SweepResult", "Task", "build_config", "connect", "load_plan_records",
-           "parse_assignment", "plan", "run"]
+__all__ = ["EXECUTORS", "Plan", "SweepResult", "Task", "connect", "load_plan_records", "plan", "run"]

@@ -1,11 +1,8 @@
 """Running one task: compute a configuration, check its summary, store its record.
 
-Every computation goes through here: a sweep's tasks (:func:`execute_task`, in this process or on
-a Dask worker) and the notebooks' :func:`load_or_run`, which returns the stored summary of a
-configuration (or of seed chunks that tile it) and otherwise computes and stores it. While a task
-is computed its lock is held, so a second process asking for it waits for the record instead of
-computing it again, for at most ``$ICL_LAB_LOCK_STALE`` seconds (default 120): then it computes the
-task itself, so no wait outlasts its cause.
+Every computation goes through here: a sweep's tasks (:func:`execute_task`) and the notebooks'
+:func:`load_or_run`. While a task is computed its lock is held, so a second process waits for the record
+instead of computing it again, for at most ``$ICL_LAB_LOCK_STALE`` seconds: then it computes it itself.
 """
 from __future__ import annotations
 
@@ -26,21 +23,17 @@ from .resources import check_memory, memory_limit
 from .store import ResultsStore, default_root
 
 LOCK_WAIT_SECONDS = 120
+WORKER_WAIT_SECONDS = 600
 
 
 class Busy(RuntimeError):
     """The task is being computed by another process (it holds the task's lock)."""
 
 
-WORKER_WAIT_SECONDS = 600
-
-
 def _seconds(name: str, default: float, minimum: float) -> float:
     text = os.environ.get(name, "").strip()
-    if not text:
-        return default
     try:
-        value = float(text)
+        value = float(text) if text else default
     except ValueError:
         value = -1.0
     if not minimum <= value < 1e9:
@@ -54,14 +47,13 @@ def lock_wait() -> float:
 
 
 def worker_wait() -> float:
-    """``$ICL_LAB_WORKER_WAIT``: how long a sweep waits for the first worker of a Dask scheduler that
-    has none yet (a cluster that scales up later), in seconds (default 600)."""
+    """``$ICL_LAB_WORKER_WAIT``: how long a sweep waits for the first worker of a Dask scheduler."""
     return _seconds("ICL_LAB_WORKER_WAIT", WORKER_WAIT_SECONDS, 1)
 
 
 def usable_device(device=None) -> torch.device:
     """``device`` (default ``$ICL_LAB_DEVICE``, else CUDA when available, else the CPU) if torch can
-    compute on it here: the CPU or an available CUDA device; a ConfigError otherwise."""
+    compute on it here; a ConfigError otherwise."""
     dev = default_device(device)
     name = "device" if device is not None else "ICL_LAB_DEVICE"
     if dev.type not in ("cpu", "cuda"):
@@ -100,20 +92,18 @@ def run_and_record(experiment: str, cfg, *, scale: str | None = None, overrides:
     if not isinstance(summary, dict):
         raise ConfigError(f"{experiment}'s summary must return a dict (got {type(summary).__name__})")
     summary = jsonable(summary, f"{experiment} summary")
-    problem = summary_problem(summary)
-    if problem:
-        raise TaskError(f"{experiment}: {problem}; nothing stored (a smaller learning rate or fewer steps may help)")
-    problem = exp.summary_problem(summary)
-    if problem:
-        raise TaskError(f"{experiment}: {problem}; nothing stored (its summary function's returns() is out of date)")
+    for problem, hint in ((summary_problem(summary), "a smaller learning rate or fewer steps may help"),
+                          (exp.summary_problem(summary), "its summary function's returns() is out of date")):
+        if problem:
+            raise TaskError(f"{experiment}: {problem}; nothing stored ({hint})")
     return make_record(experiment, cfg, summary, scale=scale, overrides=overrides, started=started,
                        wall=time.perf_counter() - t0, cpu=time.process_time() - c0, device=str(dev),
                        threads=torch.get_num_threads(), fingerprint=exp.fingerprint)
 
 
 def _locked(store: ResultsStore, experiment: str, key: str, wait: bool):
-    """The task's lock, acquired; None when it cannot be taken (a folder the process cannot write,
-    a lock path that is not a file) or was waited for ``lock_wait()`` seconds in vain."""
+    """The task's lock, acquired; None when it cannot be taken (an unwritable folder, a lock path that is
+    not a file) or was waited for ``lock_wait()`` seconds in vain; ``wait=False``: :class:`Busy` at once."""
     try:
         lock = store.lock(experiment, key)
         lock.acquire(timeout=lock_wait() if wait else 0)
@@ -128,46 +118,46 @@ def _locked(store: ResultsStore, experiment: str, key: str, wait: bool):
     return None
 
 
-def execute_task(spec: dict, wait: bool = True) -> dict:
-    """Run one task of a sweep and write its record to the store at ``spec['results']``; returns
-    the record (``reused=True`` when another process stored it while this one waited for its lock).
+def _compute_locked(store, experiment: str, key: str, stored, compute, wait: bool = True):
+    """Under the task's lock: ``stored()`` if another process stored the task meanwhile, else ``compute()``."""
+    lock = _locked(store, experiment, key, wait)
+    try:
+        done = stored()
+        return done if done is not None else compute()
+    finally:
+        if lock is not None:
+            lock.release()
 
-    Runs in the calling process (local executor) or on a Dask worker; the experiment object travels
-    with the task description, so plug-in experiments work on workers too. ``wait=False`` raises
-    :class:`Busy` at once when another process holds the task's lock."""
+
+def execute_task(spec: dict, wait: bool = True) -> dict:
+    """Run one task of a sweep (here or on a Dask worker: the experiment travels in ``spec``) and store its
+    record at ``spec['results']``; returns it (``reused=True``: stored by another process meanwhile)."""
     if spec.get("threads") is not None:
         os.environ["ICL_LAB_THREADS"] = str(spec["threads"])
     if spec.get("quiet"):
         os.environ["ICL_LAB_PROGRESS"] = "0"  # no trainer progress bars inside workers
-    store = ResultsStore(spec["results"])
-    lock = _locked(store, spec["experiment"], spec["key"], wait)
-    try:
-        done = None if spec.get("recompute") else store.get(spec["experiment"], spec["config"], exp=spec["exp"],
-                                                              warn=False)
-        if done is not None:  # stored meanwhile by the lock's last holder
-            return dict(done, reused=True)
-        rec = run_and_record(spec["experiment"], spec["config"], scale=spec["scale"], overrides=spec["overrides"],
-                             device=spec.get("device"), threads=spec.get("threads"),
-                             experiments={spec["experiment"]: spec["exp"]})
+    store, name = ResultsStore(spec["results"]), spec["experiment"]
+
+    def stored():
+        done = None if spec.get("recompute") else store.get(name, spec["config"], exp=spec["exp"], warn=False)
+        return None if done is None else dict(done, reused=True)
+
+    def compute():
+        rec = run_and_record(name, spec["config"], scale=spec["scale"], overrides=spec["overrides"],
+                             device=spec.get("device"), threads=spec.get("threads"), experiments={name: spec["exp"]})
         try:
             store.write(rec)
         except OSError:  # a worker that cannot reach the results folder: the client stores the record
             if not spec.get("quiet"):
                 raise
         return rec
-    finally:
-        if lock is not None:
-            lock.release()
+    return _compute_locked(store, name, spec["key"], stored, compute, wait)
 
 
 def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None = None, *, scale: str | None = None,
                 device=None, recompute: bool = False) -> dict:
-    """The summary of ``experiment`` at config ``cfg``: read from the results store when a current
-    record (or a set of seed chunks tiling its seeds) exists, else computed in this process under
-    the task's lock, stored atomically and returned.
-
-    ``cfg`` defaults to the experiment's config at ``scale`` (``$ICL_LAB_SCALE`` when None);
-    ``results_dir`` to ``$ICL_LAB_RESULTS`` or ``results/`` at the book's root."""
+    """The summary of ``experiment`` at ``cfg`` (default: its config at ``scale``): a current stored record
+    (or seed chunks tiling its seeds), else computed here under the task's lock and stored."""
     check_environment()
     usable_device(device)
     exp = resolve_experiment(experiment, experiments())
@@ -184,8 +174,13 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
         rec = store.get(experiment, cfg, exp=exp)
         if rec is not None:
             return rec["summary"]
-        return next((s for s in (from_chunks(layer, experiment, exp, cfg) for layer in (store, store.reference)
-                                 if layer is not None) if s is not None), None)
+        layers = [layer for layer in (store, store.reference) if layer is not None]
+        return next((s for s in (from_chunks(layer, experiment, exp, cfg) for layer in layers) if s is not None), None)
+
+    def compute():
+        rec = run_and_record(experiment, cfg, scale=s, device=device, experiments={experiment: exp})
+        store.write(rec)
+        return rec["summary"]
 
     summary = stored()
     if summary is not None:
@@ -193,14 +188,4 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
     check_memory(exp, cfg)
     key = store.path_for(experiment, cfg).stem
     store.check_writable(experiment, [key])  # a read-only or full folder fails now, not after the computation
-    lock = _locked(store, experiment, key, wait=True)
-    try:
-        summary = None if lock is None else stored()  # computed by another process meanwhile?
-        if summary is None:
-            rec = run_and_record(experiment, cfg, scale=s, device=device, experiments={experiment: exp})
-            store.write(rec)
-            summary = rec["summary"]
-        return summary
-    finally:
-        if lock is not None:
-            lock.release()
+    return _compute_locked(store, experiment, key, stored, compute)
