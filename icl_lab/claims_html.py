@@ -209,7 +209,8 @@ _STYLE = """<style>
 .icl-ledger .icl-scroll{overflow-x:auto;max-width:100%}
 .icl-ledger table.icl-ledger-table{border-collapse:collapse;width:100%;font-size:.9em;table-layout:fixed}
 .icl-ledger th,.icl-ledger td{border-bottom:1px solid #d0d7de;padding:.3em .45em;vertical-align:top;text-align:left;overflow-wrap:anywhere}
-.icl-ledger td.icl-status .icl-badge{white-space:normal}
+.icl-ledger td{overflow-x:auto}
+.icl-ledger td.icl-status .icl-badge{white-space:normal!important}
 .icl-ledger .icl-muted{color:#57606a;font-size:.88em}
 .icl-ledger .icl-bar{display:flex;height:.7em;width:9em;border-radius:.35em;overflow:hidden;background:#eaeef2;flex:none}
 .icl-ledger .icl-summary{display:flex;flex-wrap:wrap;align-items:center;gap:.2em .6em;margin:.15em 0;font-size:.9em}

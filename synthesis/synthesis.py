@@ -305,13 +305,14 @@ widgets.explore(lambda i: SF.draw_law(res, cfg, i, level), cos_all, name="cosine
 # %% [markdown]
 # ## The complete claims ledger
 #
-# Every claim of every chapter, with its measured value and status, as exported when the chapters
-# last ran at this scale: one folded table per paper (click a paper's bar to open it), with filters
+# Every claim of every paper chapter, with its measured value and status, as exported when the
+# chapters last ran at this scale (this chapter's own claims follow it): one folded table per paper (click a paper's bar to open it), with filters
 # that open the papers whose claims match.
 
 # %% tags=["remove-input"]
-ledger.export()  # this chapter's own claims (X0-X2) join the table
-ClaimsTable.load()
+ledger.export()  # this chapter's own claims (X0-X2) are exported, and shown once, in its ledger below
+complete = ClaimsTable.load()
+ClaimsTable(*map(list, zip(*[(c, part) for c, part in zip(complete.claims, complete.parts) if c.paper != "synthesis"])))
 
 # %% [markdown]
 # ## Claims of this chapter
