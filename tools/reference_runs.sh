@@ -30,10 +30,12 @@ SEEDS_PER_TASK="${SEEDS_PER_TASK:-1}"
 # record (absent ones are skipped with a note, e.g. before they are registered).
 EXTRA=(selectors.theorem1 synthesis.cross_paper)
 # Experiments run as one task although they have seeds: their summary holds a value computed from the
-# config's first seed (the population c* of the window paper's norm figures), so seed chunks would
-# each compute their own and could not be merged. So is every experiment whose summary declares no
+# config's first seed or from all seeds at once (the population c* of the window paper's norm figures,
+# Fig. 1's optimum, Fig. 9's learning-rate choice, the synthesis's contrast), so seed chunks would
+# each compute their own and could not be merged (tests/test_reference.py checks that every one merges). So is every experiment whose summary declares no
 # per-seed entries (its values are statistics over all its seeds).
-WHOLE=(window.fig3_norm_vs_L window.fig4_norm_vs_sigma_n window.isotropy)
+WHOLE=(window.fig3_norm_vs_L window.fig4_norm_vs_sigma_n window.isotropy window.fig1_hills window.fig9_lowrank
+       synthesis.cross_paper)
 
 list=0 dry=()
 names=() pass=()
