@@ -877,7 +877,7 @@ ledger["F2b"].check(
     how="same runs, balanced setting; pass: on the seed-mean curves the three crossings lie within a factor 1.5",
     passed=max(t_bal) <= 1.5 * min(t_bal) and max(bal[-1]) < thr)
 ledger["F3a"].check(
-    measured=f"diagonal of the final held-out map: {np.round(diag_final, 3).tolist()} (imbalanced, then balanced)",
+    measured=f"diagonal of the final held-out map: {[round(float(v), 3) for v in diag_final]} (imbalanced, then balanced)",
     how="mean attention map over seeds at the last epoch", passed=bool(diag_final.min() > 0.9))
 window_ok = bool(row2[1] < row2[0] and row2[3] > row2[2])
 ledger["F3b"].check(
@@ -986,7 +986,7 @@ ledger["A'2"].check(
     passed=float(A_slow.max()) <= 1.25 * move and all(m_ - 2 * se_ > 0.02 for m_, se_ in L_slow_ms.values()))
 ledger["A'3"].check(
     measured=f"first epoch with L_k - L_k^low <= 1/10 of its start (mean over {tm_cfg.seeds} seeds): {t_fast}; at 1/100: {t_fast100}; "
-             f"final diag attention {np.round(diag_fast, 3).tolist()}",
+             f"final diag attention {[round(float(v), 3) for v in diag_fast]}",
     how=f"QOnlyAttention, Adam lr 0.02 (our choice), {tm_cfg.epochs} epochs, held-out prompts; the threshold is relative to the "
         "initial loss (at Q = 0, L_1 = 0.033 already lies below any absolute threshold of 0.05)",
     passed=t_fast[0] < min(t_fast[1:]) and diag_fast.min() > 0.8,

@@ -1134,7 +1134,7 @@ display(Markdown("Losses relative to the predict-0 loss (inf: not reached within
 iFp = [list(pcfg.L_values).index(L) for L in nl.FLAT]
 iSp = [list(pcfg.L_values).index(L) for L in nl.SHARP]
 v4 = {opt: [nl.ordering(T[iFp]), nl.ordering(T[iSp])] for opt, T in T_half.items()}
-fmt4 = lambda T: f"flat {[float(v) for v in T[iFp].tolist()]}, sharp {[float(v) for v in T[iSp].tolist()]}"  # noqa: E731
+fmt4 = lambda T: f"flat {[round(float(v), 1) for v in T[iFp].tolist()]}, sharp {[round(float(v), 1) for v in T[iSp].tolist()]}"  # noqa: E731
 # the paper-scale reference (results/reference, icl-lab run nonlinear.polynomial --scale paper), when shipped
 ref4 = reports.load_reference("nonlinear.polynomial")
 poly_ref = nl.polynomial_from_summary(ref4.config, ref4.summary) if ref4.summary else None
