@@ -36,6 +36,9 @@ class Experiment:
     claims: tuple = field(default=())  # ledger ids the experiment measures
     #: optional ``cfg -> bytes``, a conservative peak-memory estimate (default: :mod:`icl_lab.resources`'s)
     estimate_bytes: Callable[[Any], int] | None = None
+    #: optional ``cfg -> None``: a cheap check of what a run would draw (e.g. that its prompts query every
+    #: feature), raising ConfigError; the sweep and load_or_run call it for every task before computing any
+    check: Callable[[Any], None] | None = None
 
     @property
     def seed_splittable(self) -> bool:
@@ -129,11 +132,13 @@ class Registry(dict):
         self[name] = exp
 
     def register(self, name: str, *, config: type, summary: Callable[[Any], dict], location: str,
-                 description: str, claims: tuple = (), estimate_bytes: Callable[[Any], int] | None = None):
+                 description: str, claims: tuple = (), estimate_bytes: Callable[[Any], int] | None = None,
+                 check: Callable[[Any], None] | None = None):
         """A decorator registering the run function below it as experiment ``name`` (returned unchanged)."""
         def decorate(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
             self._add(name, Experiment(paper=self.paper, location=location, description=description, config=config,
-                                       run=run, summary=summary, claims=tuple(claims), estimate_bytes=estimate_bytes))
+                                       run=run, summary=summary, claims=tuple(claims), estimate_bytes=estimate_bytes,
+                                       check=check))
             return run
         return decorate
 

@@ -241,6 +241,12 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     out = SweepResult(plan, records, [], list(records), {}, root, 0.0)
     todo = [t for t in plan.tasks if t.key not in records]
     if todo:
+        if plan.exp.check is not None:  # what each task would draw, checked before any computes (all grid points)
+            for t in todo:
+                try:
+                    plan.exp.check(t.config)
+                except ConfigError as e:
+                    raise _at(dict(t.point), e) from None
         created = [f for f in (root / plan.experiment, root) if not f.exists()]  # removed again if left empty
         store.check_writable(plan.experiment, [t.key for t in todo])
         store.clean_tmp(older_than=3600)  # debris of writers killed long ago

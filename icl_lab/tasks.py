@@ -186,6 +186,8 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
     if summary is not None:
         return summary
     check_memory(exp, cfg)
+    if exp.check is not None:
+        exp.check(cfg)  # what the run would draw (e.g. prompts that query every feature)
     key = store.path_for(experiment, cfg).stem
     store.check_writable(experiment, [key])  # a read-only or full folder fails now, not after the computation
     return _compute_locked(store, experiment, key, stored, compute)

@@ -16,6 +16,7 @@ import pytest
 import _sweep_toy
 from _sweep_toy import ToyConfig
 from icl_lab import ConfigError, cli, records, sweep, tasks
+from icl_lab.papers.convergence.experiments import ReplicaConfig
 from icl_lab.store import ResultsStore
 
 pytestmark = pytest.mark.timeout(120)
@@ -255,3 +256,18 @@ def test_a_scheduler_without_workers_is_waited_for_as_long_as_the_user_says(caps
     assert time.monotonic() - t0 < 30 and code == 2 and "has no workers yet; waiting up to 2 s" in err
     assert "no worker joined the scheduler" in err.splitlines()[-1] and "Traceback" not in err
     assert not (tmp_path / "r").exists() and not _sweep_toy.CALLS
+
+
+def test_a_later_grid_point_whose_prompts_miss_a_feature_is_refused_before_any_point_computes(capsys, tmp_path):
+    """The experiment's check draws each task's prompts before any task runs: a grid whose second point
+    (p1 = 1e-9) would leave feature 1 unqueried stops at once, and the first point is not computed."""
+    code, _, err = run_cli(capsys, "run", "convergence.replica", "--scale", "ci", "--set", "epochs=10", "snapshots=1,10",
+                           "--grid", "p1=0.8,1e-9", "--results", tmp_path / "r")
+    last = err.strip().splitlines()[-1]  # after the plan's one line, one error line naming the point
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 2
+    assert last.startswith("icl-lab: error:") and "leaves feature(s) 1 with no query" in last and "p1=1e-09" in last
+    assert not (tmp_path / "r").exists()
+    cfg = ReplicaConfig.for_scale("ci", p1=1e-9)
+    with pytest.raises(ConfigError, match="leaves feature"):
+        tasks.load_or_run("convergence.replica", cfg, tmp_path / "r")
+    assert not (tmp_path / "r").exists()

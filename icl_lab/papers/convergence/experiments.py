@@ -41,7 +41,7 @@ from .experiments_flow import (K3, NCTX, POS, PROB, PROMPTS, SEED,  # noqa: F401
                                EtaCheckConfig, FiniteNConfig, PortraitConfig, SweepConfig, run_eta_check,  # noqa: F401
                                run_finite_n, run_portrait, run_sweep, summarize_eta_check, summarize_finite_n,
                                summarize_portrait, summarize_sweep)
-from .training import TrainedRuns, select, train_on_settings  # noqa: F401  (select: for the chapter)
+from .training import TrainedRuns, draw_settings, select, train_on_settings  # noqa: F401  (select: for the chapter)
 from . import experiments_flow
 
 EXPERIMENTS = Registry("convergence", experiments_flow.EXPERIMENTS)
@@ -306,20 +306,31 @@ def summarize_theory_model(res: TheoryModelResult) -> dict:
             "final_S_diag": torch.diagonal(a.final_S, dim1=-2, dim2=-1).tolist(), "seconds": res.seconds}
 
 
+def _settings(cfg, lrs, seed_base: int):
+    """The run grid (setting x lr x seed) and prompt arguments that train_on_settings and draw_settings share."""
+    grid = RunGrid(setting=["imbalanced", "balanced"], lr=list(lrs), seed=range(cfg.seed, cfg.seed + cfg.seeds))
+    return grid, dict(K=cfg.K, d=cfg.d, N=cfg.N, train_prompts=cfg.train_prompts, test_prompts=cfg.test_prompts,
+                      seed_base=seed_base, p1=cfg.p1)
+
+
+def _theory_model_prompts(cfg: TheoryModelConfig) -> None:  # drawn and checked before a sweep computes
+    grid, kw = _settings(cfg, cfg.adam_lrs, 1000)
+    draw_settings(grid, **kw)
+
+
 @EXPERIMENTS.register("theory_model", config=TheoryModelConfig, summary=summarize_theory_model,
                       location="Figs. 2, 3 (theory model)",
                       description="Q-only model at K=3: population GD and Adam on 300 prompts",
-                      claims=("A'1", "A'2", "A'3"))
+                      claims=("A'1", "A'2", "A'3"), check=_theory_model_prompts)
 def run_theory_model(cfg: TheoryModelConfig) -> TheoryModelResult:
     t0 = time.perf_counter()
     pop = {s: population_columns(p_for(s, cfg.K, cfg.p1), cfg.N, cfg.eta, cfg.gd_steps,
                                  record_every=max(1, cfg.gd_steps // 2000))
            for s in ("imbalanced", "balanced")}
     record_at = sorted(set(range(0, cfg.epochs + 1, max(1, cfg.epochs // 80))) | set(cfg.snapshots) | {cfg.epochs})
-    grid = RunGrid(setting=["imbalanced", "balanced"], lr=list(cfg.adam_lrs), seed=range(cfg.seed, cfg.seed + cfg.seeds))
-    adam = train_on_settings(lambda seeds: QOnlyAttention(cfg.d, seeds=seeds), grid, K=cfg.K, d=cfg.d,
-                              N=cfg.N, train_prompts=cfg.train_prompts, test_prompts=cfg.test_prompts,
-                              epochs=cfg.epochs, record_at=record_at, seed_base=1000, p1=cfg.p1)
+    grid, kw = _settings(cfg, cfg.adam_lrs, 1000)
+    adam = train_on_settings(lambda seeds: QOnlyAttention(cfg.d, seeds=seeds), grid, epochs=cfg.epochs,
+                             record_at=record_at, **kw)
     return TheoryModelResult(config=cfg, population=pop, adam=adam, seconds=time.perf_counter() - t0)
 
 
@@ -376,18 +387,20 @@ def summarize_replica(res: ReplicaResult) -> dict:
             "seconds": res.seconds}
 
 
+def _replica_prompts(cfg: ReplicaConfig) -> None:  # drawn and checked before a sweep computes
+    grid, kw = _settings(cfg, [cfg.lr], 2000)
+    draw_settings(grid, **kw)
+
+
 @EXPERIMENTS.register("replica", config=ReplicaConfig, summary=summarize_replica, location="App. A, Figs. 2, 3",
                       description="one-block transformer, Adam lr 0.002, 400 epochs, 5 seeds",
-                      claims=("F2a", "F2b", "F3a", "F3b", "F3c"))
+                      claims=("F2a", "F2b", "F3a", "F3b", "F3c"), check=_replica_prompts)
 def run_replica(cfg: ReplicaConfig) -> ReplicaResult:
     t0 = time.perf_counter()
     record_at = sorted(set(range(0, cfg.epochs + 1, cfg.record_every)) | set(cfg.snapshots) | {cfg.epochs})
-    grid = RunGrid(setting=["imbalanced", "balanced"], lr=[cfg.lr], seed=range(cfg.seed, cfg.seed + cfg.seeds))
+    grid, kw = _settings(cfg, [cfg.lr], 2000)
     runs = train_on_settings(lambda seeds: OneBlockTransformer(cfg.d + 1, seeds=seeds, width=cfg.width, ffn=cfg.ffn),
-                             grid,
-                              K=cfg.K, d=cfg.d, N=cfg.N, train_prompts=cfg.train_prompts,
-                              test_prompts=cfg.test_prompts, epochs=cfg.epochs, record_at=record_at,
-                              seed_base=2000, p1=cfg.p1)
+                             grid, epochs=cfg.epochs, record_at=record_at, **kw)
     return ReplicaResult(config=cfg, runs=runs, seconds=time.perf_counter() - t0)
 
 

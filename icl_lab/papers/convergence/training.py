@@ -41,11 +41,9 @@ def _feature_metrics(model, batch: PromptBatch, K: int):
     return loss, amap
 
 
-def train_on_settings(make_model, grid: RunGrid, *, K, d, N, train_prompts, test_prompts, epochs, record_at,
-                      seed_base: int, p1: float, features=None) -> TrainedRuns:
-    """Full-batch Adam (one step per epoch) for every run of ``grid`` (axes ``setting``, ``lr``,
-    ``seed``) on fixed prompts. Run r sees its own ``train_prompts`` prompts (drawn with seed
-    ``seed_base + seed``); the held-out set is shared per setting. Metrics at ``record_at`` epochs."""
+def draw_settings(grid: RunGrid, *, K, d, N, train_prompts, test_prompts, seed_base: int, p1: float, features=None):
+    """The prompts of :func:`train_on_settings`: ``(tests per setting, every run's training prompts)``;
+    a ConfigError when a drawn set leaves a feature with no query (also called before a sweep runs)."""
     V = standard_basis(K, d) if features is None else features
     settings = grid.axes["setting"]
     samplers = {s: PromptSampler.from_features(V, LinearTask(d), N=N, p=p_for(s, K, p1)) for s in settings}
@@ -57,6 +55,19 @@ def train_on_settings(make_model, grid: RunGrid, *, K, d, N, train_prompts, test
     for s in settings:
         chk.every_feature_queried(tests[s].query_ids, K, "test_prompts", test_prompts)
     chk.every_feature_queried(data.query_ids, K, "train_prompts", train_prompts)  # each run's own prompts
+    return tests, data
+
+
+def train_on_settings(make_model, grid: RunGrid, *, K, d, N, train_prompts, test_prompts, epochs, record_at,
+                      seed_base: int, p1: float, features=None) -> TrainedRuns:
+    """Full-batch Adam (one step per epoch) for every run of ``grid`` (axes ``setting``, ``lr``,
+    ``seed``) on fixed prompts. Run r sees its own ``train_prompts`` prompts (drawn with seed
+    ``seed_base + seed``); the held-out set is shared per setting. Metrics at ``record_at`` epochs."""
+    V = standard_basis(K, d) if features is None else features
+    settings = grid.axes["setting"]
+    labels = grid.runs
+    tests, data = draw_settings(grid, K=K, d=d, N=N, train_prompts=train_prompts, test_prompts=test_prompts,
+                                seed_base=seed_base, p1=p1, features=V)
     model = make_model(grid["seed"])
     groups = {s: grid.index(setting=s) for s in settings}
 
