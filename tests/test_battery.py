@@ -271,3 +271,18 @@ def test_a_later_grid_point_whose_prompts_miss_a_feature_is_refused_before_any_p
     with pytest.raises(ConfigError, match="leaves feature"):
         tasks.load_or_run("convergence.replica", cfg, tmp_path / "r")
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("kind", ["garbage", "empty", "folder"])
+def test_a_lock_file_holding_garbage_nothing_or_a_folder_is_not_waited_for(tmp_path, monkeypatch, toy, kind):
+    """Only a lock another process holds is waited for: a lock path holding garbage (a pid too large for
+    the OS), nothing, or a folder lets the run go ahead at once, whatever ICL_LAB_LOCK_STALE says."""
+    monkeypatch.setenv("ICL_LAB_LOCK_STALE", "30")
+    key = records.config_key(toy, ToyConfig(seeds=1))
+    lock = tmp_path / toy / f".{key}.lock"
+    lock.parent.mkdir()
+    {"garbage": lambda: lock.write_text("99999999999999 host garbage"), "empty": lambda: lock.write_text(""),
+     "folder": lambda: lock.mkdir()}[kind]()
+    t0 = time.monotonic()
+    res = sweep.run(sweep.plan(toy, "paper", seeds=1), results_dir=tmp_path, progress=False)
+    assert time.monotonic() - t0 < 10 and len(res.computed) == 1 and not res.failed
