@@ -480,8 +480,8 @@ flat = dom_tab.max(0) / dom_tab.min(0)
 slope_dom = [loglog_slope(dom_eps, dom_tab[i]) for i in range(len(sw_cfg.dominant_K))]
 stage = np.array([sw.under[(p1m, K)]["times"]["tau_eps"] / sw.dominant[(p1m, K)]["times"]["tau_eps"] for K in Ks])
 table(["$K$"] + [f"$\\tau_\\epsilon$ at $\\epsilon$ = {e:g}" for e in dom_eps],
-      [(K, *(f"{v:.1f}" for v in row)) for K, row in zip(sw_cfg.dominant_K, np.asarray(dom_tab))]
-      + [("late-time law $1/(4p_1\\epsilon)$", *(f"{1 / (4 * p1m * e):.1f}" for e in dom_eps))])
+      [(K, *(f"{v:.6g}" for v in row)) for K, row in zip(sw_cfg.dominant_K, np.asarray(dom_tab))]
+      + [("late-time law $1/(4p_1\\epsilon)$", *(f"{1 / (4 * p1m * e):.6g}" for e in dom_eps))])
 ledger["D1"].check(
     measured=f"max beta_1n = {max(r[1] for r in d1_rows):.1e}; max K|beta|/alpha = {max(r[2] for r in d1_rows):.2f} (K = {Ks[0]}..{Ks[-1]})",
     how=f"mean-field flow of column 1, p1 = {p1m}", passed=max(r[1] for r in d1_rows) <= 0 and max(r[2] for r in d1_rows) < 3)
@@ -545,10 +545,10 @@ plotting.finish(cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.d
 pt = po.times
 tr = po.flow
 table(["", "$T_1$", "$T_2$", "$T_3$", "$T_4$"],
-      [("paper thresholds, mean field", *(f"{pt[k]:.1f}" for k in ("T1", "T2", "T3", "T4"))),
-       ("paper thresholds, GD at finite $N$", *(f"{po.finite_times[k]:.1f}" for k in ("T1", "T2", "T3", "T4"))),
+      [("paper thresholds, mean field", *(f"{pt[k]:.6g}" for k in ("T1", "T2", "T3", "T4"))),
+       ("paper thresholds, GD at finite $N$", *(f"{po.finite_times[k]:.6g}" for k in ("T1", "T2", "T3", "T4"))),
        ("mechanistic markers: " + r"$\tau_{\rm sw}, \tau_{AB}, \tau_{\log K}, \tau_\epsilon$",
-        *(f"{pt[k]:.1f}" for k in ("tau_sw", "tau_AB", "tau_logK", "tau_eps")))])
+        *(f"{pt[k]:.6g}" for k in ("tau_sw", "tau_AB", "tau_logK", "tau_eps")))])
 al, b1, bo = tr.series("alpha"), tr.series("beta1"), tr.series("betao")
 m0 = tr.tau > 0
 early = m0 & (tr.tau < pt["tau_sw"])
@@ -1122,7 +1122,7 @@ col_ex = SymmetricColumn.under_represented(100, 0.65)
 tr_ex = col_ex.flow(1e11, stop_gap=0.999e-3)
 t_ex = phase_times(tr_ex, 1e-3)
 table(["$T_1$", "$T_2$", "$T_3$", "$T_4$", r"$\tau_{\rm sw}$", r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$"],
-      [(*(f"{t_ex[k]:.1f}" for k in ("T1", "T2", "T3", "T4", "tau_sw")),
+      [(*(f"{t_ex[k]:.6g}" for k in ("T1", "T2", "T3", "T4", "tau_sw")),
         f"{value_at(tr_ex.tau, tr_ex.series('B1'), t_ex['tau_sw']) / math.log(100):+.3f}")])
 dom_ex = SymmetricColumn.dominant(100, 0.65).flow(1e11, stop_gap=0.999e-3)
 say(f"Dominant feature: $\\tau_\\epsilon$ = {phase_times(dom_ex, 1e-3, 'dominant')['tau_eps']:.1f} (late-time law: {1 / (4 * 0.65 * 1e-3):.1f}).")

@@ -124,7 +124,7 @@ soft_drop, ratio_lin, beats = wtraining.error_drops(hills)
 soft_lit, lin_lit, beats_lit = wtraining.error_drops(lit)
 display(Markdown("ICL error at the largest $n$ divided by the error at the smallest $n$:\n\n" + md_table(
     ["reading", "attention", *[f"$\\nu = {nu:g}$" for nu in soft_drop]],
-    [[name, act, *[f"{v:.3f}" for v in r.values()]]
+    [[name, act, *[f"{v:.4g}" for v in r.values()]]
      for name, pair in (("hill", (soft_drop, ratio_lin)), ("printed", (soft_lit, lin_lit)))
      for act, r in zip(("softmax", "linear"), pair)])))
 ledger["E-F1a"].check(
