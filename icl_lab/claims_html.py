@@ -1,22 +1,10 @@
-"""How claims look to a reader: a card per checked claim, a responsive ledger per chapter, and a
-filterable ledger of every chapter for the synthesis.
+"""How claims look to a reader: :func:`claim_card` (what ``ledger["C1"].check(...)`` shows, anchored
+``claim-<paper>-<id>``), :func:`ledger_html` (what ``ledger.show()`` shows: counts by kind, the chapter's
+hypotheses stated once, the table folded under its counts; below 640 px wide each row becomes a card) and
+:class:`FilterableLedger` (every chapter's claims for the synthesis, filtered by local JavaScript).
 
-* :func:`claim_card` — what ``ledger["C1"].check(...)`` displays in a notebook: the statement with
-  its math rendered, the measured value, a status badge and the claim's kind. The card carries the
-  anchor ``claim-<paper>-<id>`` that the full ledger links to.
-* :func:`ledger_html` — what ``ledger.show()`` displays: a one-line summary of statuses by kind
-  (a small stacked bar each), the chapter's hypotheses stated once (cards and rows name them), then
-  the full table folded under a bar of counts (``<details>``). The table has a fixed layout (status,
-  claim, measured: the measured column keeps over a third of the width) and its status column comes
-  first; below 640 px wide every row becomes a stacked card.
-* :class:`FilterableLedger` — every exported claim with controls to filter by paper, kind and
-  status (plain local JavaScript, no network), one folded table per paper, each row linking to the
-  row of its chapter's ledger.
-
-Everything is plain HTML with inline styles (plus one scoped ``<style>`` block for the responsive
-rules), so it reads the same in JupyterLab, Colab and the built book. Statements are MyST
-markdown, rendered by :func:`icl_lab.render.markdown_inline`. This module renders the claims it is
-given; reading ledgers is :mod:`icl_lab.claims`' job.
+Plain HTML with inline styles and one scoped ``<style>`` block (``ledger.css``), so it reads the same in
+JupyterLab, Colab and the book. Statements are MyST, rendered by :func:`icl_lab.render.markdown_inline`.
 """
 from __future__ import annotations
 
@@ -24,6 +12,8 @@ import html
 import os
 import re
 import uuid
+from collections import Counter
+from importlib.resources import files
 from pathlib import Path
 
 from .papers import PAPERS
@@ -40,9 +30,9 @@ STATUS_COLORS = {
 }
 KIND_LABELS = {"paper": "paper claim", "consistency": "consistency check", "finding": "the book's finding"}
 KIND_PLURAL = {"paper": "paper claims", "consistency": "consistency checks", "finding": "findings"}
-KIND_SINGULAR = {"paper": "paper claim", "consistency": "consistency check", "finding": "finding"}
 RULES_PAGE = "chapters/claims_rules"  # the page "How claims are judged" (relative to the book root)
 _MUTED = "#57606a"
+
 
 def badge(status: str) -> str:
     color = STATUS_COLORS.get(status, "#6e7781")
@@ -51,9 +41,13 @@ def badge(status: str) -> str:
             f'font-weight:600;white-space:nowrap;line-height:1.6">{html.escape(status)}</span>')
 
 
+def _slug(prefix: str, text: str) -> str:
+    return prefix + "-" + re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-").lower()
+
+
 def anchor(claim, prefix: str = "claim") -> str:
     """The id of a claim's card in its chapter page (``prefix="ledger"``: its row in the ledger)."""
-    return prefix + "-" + re.sub(r"[^A-Za-z0-9_-]+", "-", f"{claim.paper}-{claim.id}").strip("-").lower()
+    return _slug(prefix, f"{claim.paper}-{claim.id}")
 
 
 _SHOWN_CARDS: set[str] = set()  # cards displayed in this kernel: the ledger links only to those
@@ -67,16 +61,16 @@ def _elsewhere(claim) -> str:
 
 
 def claim_card(claim) -> str:
-    """One claim as a card: status badge, kind and location, statement, measured value and how,
-    the caveat if any."""
+    """One claim as a card: status, kind and location, statement, measured value and how, caveat."""
     color = STATUS_COLORS.get(claim.status, "#6e7781")
     _SHOWN_CARDS.add(anchor(claim))
     # the location is MyST too ("Lemma 4.2 at $p_1 = 0.3$"): its math is typeset like the statement's
-    meta = " · ".join(x for x in (html.escape(KIND_LABELS.get(claim.kind, claim.kind)), markdown_inline(claim.location),
-                                  html.escape(claim.id)) if x)
+    meta = " · ".join(x for x in (html.escape(KIND_LABELS.get(claim.kind, claim.kind)),
+                                  markdown_inline(claim.location), html.escape(claim.id)) if x)
     rows = [f'<div style="display:flex;flex-wrap:wrap;gap:.2em .6em;align-items:center">{badge(claim.status)}'
             f'<span class="mathjax_process" style="font-size:.85em;color:{_MUTED}">{meta}</span></div>',
-            f'<div class="icl-claim-statement mathjax_process" style="margin:.35em 0 .2em">{markdown_inline(claim.statement)}</div>']
+            f'<div class="icl-claim-statement mathjax_process" style="margin:.35em 0 .2em">'
+            f"{markdown_inline(claim.statement)}</div>"]
     if claim.measured or claim.how:
         how = f' <span style="color:{_MUTED}">({markdown_inline(claim.how)})</span>' if claim.how else ""
         rows.append(f'<div class="mathjax_process" style="font-size:.92em"><strong>Measured:</strong> '
@@ -85,7 +79,8 @@ def claim_card(claim) -> str:
         rows.append(f'<div class="mathjax_process" style="font-size:.92em"><strong>Caveat:</strong> '
                     f"{caveat_html(claim)}</div>")
     if claim.elsewhere:
-        rows.append(f'<div style="font-size:.92em"><strong>Other scales:</strong> {html.escape(_elsewhere(claim))}</div>')
+        rows.append(f'<div style="font-size:.92em"><strong>Other scales:</strong> '
+                    f"{html.escape(_elsewhere(claim))}</div>")
     return (f'<div class="icl-claim-card" id="{anchor(claim)}" data-claim-id="{html.escape(claim.id)}" '
             f'data-status="{html.escape(claim.status)}" '
             f'style="border:1px solid #d0d7de;border-left:6px solid {color};border-radius:6px;'
@@ -100,22 +95,14 @@ _FUNCS = {"log": r"\log", "exp": r"\exp", "poly": r"\mathrm{poly}", "polylog": r
 _RELATION = re.compile(r">=|<=|!=|[<>=]|\bin\b")
 
 
-def _split_top(text: str, sep: str = ", ") -> list[str]:
-    """``text`` split at ``sep`` outside parentheses (``delta in (0, 0.1)`` stays whole)."""
-    out, depth, cur, i = [], 0, "", 0
-    while i < len(text):
-        ch = text[i]
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if depth == 0 and text.startswith(sep, i):
-            out.append(cur)
-            cur, i = "", i + len(sep)
-            continue
-        cur += ch
-        i += 1
-    return [*out, cur]
+def _split_top(text: str) -> list[str]:
+    """``text`` split at ", " outside brackets (``delta in (0, 0.1)`` stays whole)."""
+    depth, cuts = 0, [-2]
+    for i, ch in enumerate(text):
+        depth += (ch in "([") - (ch in ")]")
+        if depth == 0 and text.startswith(", ", i):
+            cuts.append(i)
+    return [text[a + 2:b] for a, b in zip(cuts, [*cuts[1:], len(text)])]
 
 
 def _tex(expr: str) -> str:
@@ -153,10 +140,6 @@ def hypothesis_name(h: str) -> str:
     return name if sep else h
 
 
-def _hyp_anchor(paper: str, prefix: str = "hypotheses") -> str:
-    return prefix + "-" + re.sub(r"[^A-Za-z0-9_-]+", "-", paper).strip("-").lower()
-
-
 def _hypotheses(claims) -> list[str]:
     """The conditions of every claim (declared or recorded at the measurement), in order, once."""
     out: dict[str, None] = {}
@@ -176,7 +159,7 @@ def hypotheses_html(claims, paper: str, prefix: str = "hypotheses") -> str:
                     f'{condition_html(h.partition(": ")[2])}</li>' for h in named)
     bare = [h for h in hyps if hypothesis_name(h) == h]
     more = (f'<li>{"; ".join(condition_html(h) for h in bare)}</li>') if bare else ""
-    return (f'<div class="icl-hypotheses mathjax_process" id="{_hyp_anchor(paper, prefix)}">'
+    return (f'<div class="icl-hypotheses mathjax_process" id="{_slug(prefix, paper)}">'
             f"<strong>Hypotheses</strong> (the conditions of the theorems, named in the cards and rows):"
             f"<ul>{items}{more}</ul></div>")
 
@@ -192,7 +175,7 @@ def caveat_html(claim, prefix: str = "hypotheses") -> str:
             key = f"iclhyp{i}x"
             text = text.replace(h, key)
             name = hypothesis_name(h)
-            subs[key] = (f'<a href="#{_hyp_anchor(claim.paper, prefix)}">{html.escape(name)}</a>' if name != h
+            subs[key] = (f'<a href="#{_slug(prefix, claim.paper)}">{html.escape(name)}</a>' if name != h
                          else condition_html(h))
     out = markdown_inline(text)
     for key, rep in subs.items():
@@ -202,59 +185,31 @@ def caveat_html(claim, prefix: str = "hypotheses") -> str:
 
 # -- ledgers -----------------------------------------------------------------------------------
 
-# Inline styles and the scoped block below beat the theme's ``.bd-content div.output table
-# {table-layout:auto}``: the table's own style="table-layout:fixed" and its <colgroup> widths hold
-# wherever the ledger is shown (the book, JupyterLab, Colab)
-_STYLE = """<style>
-.icl-ledger .icl-scroll{overflow-x:auto;max-width:100%}
-.icl-ledger table.icl-ledger-table{border-collapse:collapse;width:100%;font-size:.9em;table-layout:fixed}
-.icl-ledger th,.icl-ledger td{border-bottom:1px solid #d0d7de;padding:.3em .45em;vertical-align:top;text-align:left;overflow-wrap:anywhere}
-.icl-ledger td{overflow-x:auto}
-.icl-ledger td.icl-status .icl-badge{white-space:normal!important}
-.icl-ledger .icl-muted{color:#57606a;font-size:.88em}
-.icl-ledger .icl-bar{display:flex;height:.7em;width:9em;border-radius:.35em;overflow:hidden;background:#eaeef2;flex:none}
-.icl-ledger .icl-summary{display:flex;flex-wrap:wrap;align-items:center;gap:.2em .6em;margin:.15em 0;font-size:.9em}
-.icl-ledger .icl-filters{display:flex;flex-wrap:wrap;gap:.4em .8em;margin:.4em 0;font-size:.9em}
-.icl-ledger .icl-filters select,.icl-ledger .icl-filters input{font-size:1em;max-width:100%}
-.icl-ledger details.icl-fold{border:1px solid #d0d7de;border-radius:6px;margin:.4em 0;padding:0 .5em}
-.icl-ledger details.icl-fold>summary{cursor:pointer;padding:.35em 0;font-size:.92em;font-weight:600}
-.icl-ledger details.icl-fold[open]>summary{border-bottom:1px solid #d0d7de;margin-bottom:.3em}
-.icl-ledger .icl-hypotheses{font-size:.9em;margin:.4em 0}
-.icl-ledger .icl-hypotheses ul{margin:.2em 0 .2em 1.2em;padding:0}
-@media (max-width:640px){
- .icl-ledger thead,.icl-ledger colgroup{display:none}
- .icl-ledger table.icl-ledger-table,.icl-ledger tbody,.icl-ledger tr,.icl-ledger td{display:block;width:100%!important;box-sizing:border-box}
- .icl-ledger tr{border:1px solid #d0d7de;border-radius:6px;padding:.35em .3em;margin:.5em 0}
- .icl-ledger td{border:none;padding:.15em .2em}
- .icl-ledger td.icl-measured::before{content:"measured: ";font-weight:600}
-}
-</style>"""
-
-STATUS_ORDER = tuple(k for k in STATUS_COLORS if k != "pending")
+# the scoped block beats the theme's ``.bd-content div.output table {table-layout:auto}``: with the
+# table's own style="table-layout:fixed" and <colgroup>, the widths hold in the book, JupyterLab and Colab
+_STYLE = f"<style>\n{files(__package__).joinpath('ledger.css').read_text()}</style>"
 
 
-def _counts(claims, kind) -> dict:
-    out = {}
-    for c in claims:
-        if c.kind == kind:
-            out[c.status] = out.get(c.status, 0) + 1
-    return out
+def _ordered(counts) -> list[str]:
+    """The statuses counted, in the order of STATUS_COLORS."""
+    return [s for s in STATUS_COLORS if counts.get(s)]
 
 
 def summary_html(claims) -> str:
     """One line per kind present: a stacked bar of statuses and the counts in words."""
     lines = []
     for kind in KIND_LABELS:
-        counts = _counts(claims, kind)
+        counts = Counter(c.status for c in claims if c.kind == kind)
         total = sum(counts.values())
         if not total:
             continue
-        order = [s for s in (*STATUS_ORDER, "pending") if counts.get(s)]
+        order = _ordered(counts)
         bar = "".join(f'<span title="{html.escape(s)}: {counts[s]}" style="width:{100 * counts[s] / total:.1f}%;'
                       f'background:{STATUS_COLORS[s]}"></span>' for s in order)
         words = ", ".join(f"{counts[s]} {html.escape(s)}" for s in order)
+        name = KIND_PLURAL[kind].removesuffix("s") if total == 1 else KIND_PLURAL[kind]
         lines.append(f'<div class="icl-summary"><span class="icl-bar" role="img" aria-label="{words}">{bar}</span>'
-                     f"<span><strong>{total} {(KIND_SINGULAR if total == 1 else KIND_PLURAL)[kind]}</strong>: {words}</span></div>")
+                     f"<span><strong>{total} {name}</strong>: {words}</span></div>")
     return "".join(lines)
 
 
@@ -272,8 +227,8 @@ def _row(c, link: str | None = None, paper: bool = False, row_prefix: str = "led
     ident = html.escape(c.id)
     if link:
         ident = f'<a href="{html.escape(link)}">{ident}</a>'
-    where = f'<span class="icl-muted">{html.escape(c.paper) + " · " if paper else ""}{ident} · {markdown_inline(c.location)} · ' \
-            f"{html.escape(KIND_LABELS.get(c.kind, c.kind))}</span>"
+    where = (f'<span class="icl-muted">{html.escape(c.paper) + " · " if paper else ""}{ident} · '
+             f"{markdown_inline(c.location)} · {html.escape(KIND_LABELS.get(c.kind, c.kind))}</span>")
     measured = markdown_inline(c.measured) or "—"
     if c.how:
         measured += f'<br><span class="icl-muted">{markdown_inline(c.how)}</span>'
@@ -281,10 +236,9 @@ def _row(c, link: str | None = None, paper: bool = False, row_prefix: str = "led
         measured += f'<br><span class="icl-muted"><em>caveat:</em> {caveat_html(c, hyp_prefix)}</span>'
     if c.elsewhere:
         measured += f'<br><span class="icl-muted"><em>other scales:</em> {html.escape(_elsewhere(c))}</span>'
-    attrs = (f'data-claim-id="{html.escape(c.id)}" data-paper="{html.escape(c.paper)}" data-kind="{html.escape(c.kind)}" '
-             f'data-status="{html.escape(c.status)}"')
-    row_id = anchor(c, row_prefix)
-    return (f'<tr id="{row_id}" {attrs}><td class="icl-status">{badge(c.status)}</td>'
+    attrs = " ".join(f'data-{k}="{html.escape(v)}"' for k, v in (("claim-id", c.id), ("paper", c.paper),
+                                                                ("kind", c.kind), ("status", c.status)))
+    return (f'<tr id="{anchor(c, row_prefix)}" {attrs}><td class="icl-status">{badge(c.status)}</td>'
             f'<td class="mathjax_process" data-label="claim">{markdown_inline(c.statement)}<br>{where}</td>'
             f'<td class="mathjax_process icl-measured" data-label="measured">{measured}</td></tr>')
 
@@ -299,12 +253,9 @@ def _table(rows: str, tbody_id: str = "") -> str:
 
 def counts_words(claims) -> str:
     """``"37 claims: 20 reproduced, 9 reproduced with caveat, ..."`` (every kind)."""
-    counts: dict[str, int] = {}
-    for c in claims:
-        counts[c.status] = counts.get(c.status, 0) + 1
-    order = [s for s in (*STATUS_ORDER, "pending") if counts.get(s)] + sorted(
-        s for s in counts if s not in STATUS_COLORS)
-    n = len(list(claims))
+    counts = Counter(c.status for c in claims)
+    order = _ordered(counts) + sorted(set(counts) - set(STATUS_COLORS))
+    n = counts.total()
     return f"{n} claim{'s' if n != 1 else ''}: " + ", ".join(f"{counts[s]} {html.escape(s)}" for s in order)
 
 
@@ -336,13 +287,14 @@ def evidence_pages(root: Path | None = None) -> dict[tuple[str, str], str]:
     for folder in sorted((root / "chapters").glob("*/")):
         nbs = sorted(folder.glob("*.ipynb"))
         for nb in nbs:
-            rel = nb.relative_to(root).with_suffix(".html").as_posix()
-            stem = nb.stem
-            part = stem.removeprefix(folder.name + "_") if stem.startswith(folder.name + "_") else stem
-            out[(folder.name, part)] = rel
-        if len(nbs) == 1:
-            out[(folder.name, "")] = nbs[0].relative_to(root).with_suffix(".html").as_posix()
+            page = nb.relative_to(root).with_suffix(".html").as_posix()
+            out[(folder.name, nb.stem.removeprefix(folder.name + "_"))] = page
+            if len(nbs) == 1:
+                out[(folder.name, "")] = page
     return out
+
+
+_SCRIPT = f"<script>\n{files(__package__).joinpath('ledger.js').read_text()}</script>"
 
 
 class FilterableLedger:
@@ -375,7 +327,7 @@ class FilterableLedger:
 
         papers = list(dict.fromkeys(c.paper for c in claims))
         kinds = [k for k in KIND_LABELS if any(c.kind == k for c in claims)]
-        statuses = [s for s in (*STATUS_ORDER, "pending") if any(c.status == s for c in claims)]
+        statuses = _ordered(Counter(c.status for c in claims))
         filters = (f'<div class="icl-filters" id="{uid}-f">{select("paper", papers, "paper")}'
                    f'{select("kind", kinds, "kind")}{select("status", statuses, "status")}'
                    f'<label>text <input type="search" data-filter="text" placeholder="words in the claim"></label>'
@@ -388,32 +340,9 @@ class FilterableLedger:
                                 hyp_prefix="hypotheses-all") for c, part in mine)
             body = hypotheses_html([c for c, _ in mine], p, "hypotheses-all") + _table(rows)
             folds.append(_fold(f"{html.escape(p)} ({counts_words([c for c, _ in mine])})", body))
-        script = f"""<script>
-(function() {{
-  var box = document.getElementById("{uid}-f"), all = document.getElementById("{uid}-b");
-  var count = document.getElementById("{uid}-n"), rows = all.querySelectorAll("tbody tr"), total = rows.length;
-  function apply() {{
-    var want = {{}}, any = false;
-    box.querySelectorAll("[data-filter]").forEach(function(el) {{
-      want[el.getAttribute("data-filter")] = el.value.toLowerCase(); any = any || !!el.value; }});
-    var shown = 0;
-    Array.prototype.forEach.call(rows, function(tr) {{
-      var ok = ["paper", "kind", "status"].every(function(k) {{ return !want[k] || tr.getAttribute("data-" + k) === want[k]; }})
-               && (!want.text || tr.textContent.toLowerCase().indexOf(want.text) >= 0);
-      tr.style.display = ok ? "" : "none"; if (ok) shown++;
-    }});
-    all.querySelectorAll("details.icl-fold").forEach(function(d) {{
-      var n = Array.prototype.filter.call(d.querySelectorAll("tbody tr"), function(tr) {{ return tr.style.display !== "none"; }}).length;
-      d.style.display = n ? "" : "none"; if (any) d.open = n > 0;
-    }});
-    count.textContent = shown + " of " + total + " claims";
-  }}
-  box.addEventListener("input", apply); box.addEventListener("change", apply);
-}})();
-</script>"""
         per_paper = "".join(f'<div style="margin:.3em 0"><strong>{html.escape(p)}</strong>'
                             f'{summary_html([c for c in claims if c.paper == p])}</div>' for p in papers)
         return (f'{_STYLE}<div class="icl-ledger icl-ledger-all">'
                 f'<div style="font-size:.9em">Every claim of every chapter ({rules_link(self.root)}), one folded '
                 f"table per paper; a filter opens the papers with matching claims.</div>"
-                f'{per_paper}{filters}<div id="{uid}-b">{"".join(folds)}</div></div>{script}')
+                f'{per_paper}{filters}<div id="{uid}-b">{"".join(folds)}</div></div>{_SCRIPT.replace("ICLUID", uid)}')
