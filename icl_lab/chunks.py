@@ -21,7 +21,8 @@ def _concat(values: list, depth: int, counts: list[int], key: str):
     """Concatenate equal-shaped values along the list axis at nesting ``depth``."""
     if depth == 0:
         if not all(isinstance(v, list) and len(v) == n for v, n in zip(values, counts)):
-            raise StoreError(f"cannot merge {key!r} across seed chunks: its seed axis is not as long as the chunks' seeds")
+            raise StoreError(f"cannot merge {key!r} across seed chunks: its seed axis is not as long as the "
+                             "chunks' seeds")
         return [x for v in values for x in v]
     if not all(isinstance(v, list) and len(v) == len(values[0]) for v in values):
         raise StoreError(f"cannot merge {key!r} across seed chunks: the chunks' values have different shapes")

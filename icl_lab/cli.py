@@ -183,7 +183,7 @@ def cmd_list(args) -> int:
                    [[n, e.paper, e.location, ", ".join(e.claims) or "—", "yes" if e.seed_splittable else "no",
                      e.description] for n, e in exps.items()]))
     print(f"\n## Claims ({len(rows)})\n")
-    print(md_table(["paper", "id", "kind", "location", "statement", "measured by", *[f"status ({s})" for s in SCALES]],
+    print(md_table(["paper", "id", "kind", "location", "statement", "measured by", *(f"status ({s})" for s in SCALES)],
                    [[c["paper"], c["id"], c["kind"] or "—", c["location"] or "—", c["statement"] or "(not declared)",
                      ", ".join(c["experiments"]) or "—", *[c["status"].get(s, "—") for s in SCALES]]
                     for c in rows.values()]))
@@ -197,9 +197,10 @@ def cmd_list(args) -> int:
 def cmd_show(args) -> int:
     e = resolve_experiment(args.experiment)
     kinds, cfgs = describe(e.config), [e.config.for_scale(s) for s in ("ci", "book", "paper")]
-    print(f"{args.experiment}: {e.description}\npaper: {e.paper}, {e.location}; claims: {', '.join(e.claims) or '—'}\n")
-    print(md_table(["parameter", "allowed values", "ci", "book", "paper"],
-                   [[f.name, kinds[f.name], *(getattr(c, f.name) for c in cfgs)] for f in dataclasses.fields(e.config)]))
+    print(f"{args.experiment}: {e.description}\npaper: {e.paper}, {e.location}; "
+          f"claims: {', '.join(e.claims) or '—'}\n")
+    print(md_table(["parameter", "allowed values", "ci", "book", "paper"], [[f.name, kinds[f.name], *(
+        getattr(c, f.name) for c in cfgs)] for f in dataclasses.fields(e.config)]))
     if e.config.__doc__:
         print("\n" + " ".join(e.config.__doc__.split()))
     return 0
@@ -208,8 +209,8 @@ def cmd_show(args) -> int:
 def cmd_run(args) -> int:
     if args.address is not None and args.executor != "dask":
         raise ConfigError("--address only applies with --executor dask")
-    if args.address is not None and not sweep.ADDRESS.match(args.address.strip()):
-        raise ConfigError(f"--address must be a scheduler address such as tcp://10.0.0.5:8786 (got {args.address!r})")
+    if args.address is not None:
+        sweep.check_address(args.address, "--address")
     if args.workers is not None and args.executor != "dask":
         raise ConfigError("--workers only applies with --executor dask (the local executor uses one process)")
     if args.workers is not None and args.address is not None:
@@ -255,9 +256,9 @@ def cmd_run(args) -> int:
         for pt in points:
             tasks = [t for t in plan.tasks if dict(t.point) == pt["point"]]
             wall = sum(res.records[t.key]["meta"]["wall_seconds"] for t in tasks if t.key in res.records)
-            rows.append([_point(pt["point"]), _ranges(pt["seeds"]), len(tasks), sum(t.key in res.computed for t in tasks),
-                         f"{wall:.1f}", "ok" if pt.get("summary") is not None else
-                         ("chunks" if "chunks" in pt else "missing")])
+            state = "ok" if pt.get("summary") is not None else "chunks" if "chunks" in pt else "missing"
+            rows.append([_point(pt["point"]), _ranges(pt["seeds"]), len(tasks),
+                         sum(t.key in res.computed for t in tasks), f"{wall:.1f}", state])
         print(md_table(["grid point", "seeds", "tasks", "computed now", "compute s", "summary"], rows))
     print(f"{len(res.computed)} task(s) computed, {len(res.skipped)} from the store, {len(res.failed)} failed "
           f"in {res.seconds:.1f} s; results in {res.root}", file=sys.stderr)
@@ -306,7 +307,8 @@ def cmd_report(args) -> int:
               f"({'make book' if scale == 'paper' else 'make book-ci'}) to export them.")
     print(f"\n# Stored results ({root})\n")
     if groups:
-        print(md_table(["experiment", "scale", "overrides", "seeds", "tasks", "compute s (wall / cpu)", "code", "device"],
+        print(md_table(["experiment", "scale", "overrides", "seeds", "tasks", "compute s (wall / cpu)", "code",
+                        "device"],
                        [[g["experiment"], g["scale"] or "—", _point(g["overrides"]), _ranges(g["seeds"]), g["tasks"],
                          f"{g['wall_seconds']:.1f} / {g['cpu_seconds']:.1f}", ", ".join(g["commits"]),
                          ", ".join(g["devices"])] for g in groups]))

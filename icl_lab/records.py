@@ -49,16 +49,20 @@ def without_seeds(config: dict) -> dict:
     return {k: v for k, v in config.items() if k not in ("seed", "seeds")}
 
 
-def _numbers(value, path=""):
-    """Every number leaf of a JSON value as ``(path, number)``."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        yield path, value
-    elif isinstance(value, dict):
+def leaves(value, path=""):
+    """Every leaf of a JSON value (not a dict or list) as ``(path, leaf)``: ``a.b[0]``."""
+    if isinstance(value, dict):
         for k, v in value.items():
-            yield from _numbers(v, f"{path}.{k}" if path else str(k))
+            yield from leaves(v, f"{path}.{k}" if path else str(k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _numbers(v, f"{path}[{i}]")
+            yield from leaves(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def _number(v, types=(int, float)) -> bool:
+    return isinstance(v, types) and not isinstance(v, bool)
 
 
 def summary_problem(summary) -> str | None:
@@ -67,7 +71,7 @@ def summary_problem(summary) -> str | None:
     ``T_*``/``t_*``, NaN when a level is never reached), nor every number at once: a diverged run."""
     if not isinstance(summary, dict) or not all(isinstance(k, str) for k in summary):
         return f"the summary must be a dict with string keys (got {type(summary).__name__})"
-    nums = list(_numbers(summary))
+    nums = [(p, v) for p, v in leaves(summary) if _number(v)]
     for path, v in nums:
         names = [n for n in re.split(r"[.\[\]]", path) if n and not n.isdigit() and not n.startswith(("T_", "t_"))]
         words = [w.lower() for n in names for w in n.split("_")]
@@ -76,10 +80,6 @@ def summary_problem(summary) -> str | None:
     if nums and not any(isinstance(v, int) or math.isfinite(v) for _, v in nums):
         return f"every number of the summary is non-finite ({len(nums)} values): the run diverged"
     return None
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def record_problem(rec) -> str | None:
@@ -91,7 +91,7 @@ def record_problem(rec) -> str | None:
         return f"lacks the fields {missing}"
     seeds = rec.get("seeds")
     bad = [k for k, t in FIELDS.items() if not isinstance(rec[k], t)]
-    bad += [] if seeds is None or isinstance(seeds, list) and all(map(_is_int, seeds)) else ["seeds"]
+    bad += [] if seeds is None or isinstance(seeds, list) and all(_number(s, int) for s in seeds) else ["seeds"]
     bad += [] if isinstance(rec.get("scale"), (str, type(None))) else ["scale"]
     bad += [] if isinstance(rec.get("overrides", {}), dict) else ["overrides"]
     if bad:
@@ -99,8 +99,8 @@ def record_problem(rec) -> str | None:
     if not EXPERIMENT_NAME.match(rec["experiment"]) or not KEY.match(rec["key"]):
         return "has an invalid experiment name or key"
     meta = rec["meta"]
-    bad = [k for k in ("wall_seconds", "cpu_seconds") if k in meta and not (
-        isinstance(meta[k], (int, float)) and not isinstance(meta[k], bool) and math.isfinite(meta[k]) and meta[k] >= 0)]
+    bad = [k for k in ("wall_seconds", "cpu_seconds")
+           if k in meta and not (_number(meta[k]) and math.isfinite(meta[k]) and meta[k] >= 0)]
     bad += [k for k in ("code", "versions") if not isinstance(meta.get(k, {}), dict)]
     bad += [k for k in ("device", "host", "started", "finished") if not isinstance(meta.get(k, ""), (str, type(None)))]
     if bad:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from .papers import PAPERS
 from .params import ConfigError
-from .records import fingerprint
+from .records import fingerprint, leaves
 
 _fingerprint = functools.lru_cache(maxsize=None)(fingerprint)
 PLUGINS_ENV = "ICL_LAB_EXPERIMENTS"
@@ -66,19 +66,11 @@ class Experiment:
                     + "; ".join(p for p in (f"missing {', '.join(missing[:5])}" if missing else "",
                                             f"unexpected {', '.join(extra[:5])}" if extra else "") if p) + ")")
         for key in sorted(want.keys - set(want.text)):
-            where = _non_number(summary[key], key)
-            if where:
-                return f"the summary holds {where} where the experiment declares numbers"
+            bad = next((f"{p} = {str(v)[:40]!r}" for p, v in leaves(summary[key], key)
+                        if not (v is None or isinstance(v, (int, float)))), None)
+            if bad:  # text where the experiment declares numbers (bools and null are numbers here)
+                return f"the summary holds {bad} where the experiment declares numbers"
         return None
-
-
-def _non_number(value, path: str) -> str | None:
-    """The first leaf of a JSON value that is not a number, a bool or null, as ``path = value``."""
-    if isinstance(value, dict):
-        return next((w for k, v in value.items() if (w := _non_number(v, f"{path}.{k}"))), None)
-    if isinstance(value, list):
-        return next((w for i, v in enumerate(value) if (w := _non_number(v, f"{path}[{i}]"))), None)
-    return None if value is None or isinstance(value, (int, float)) else f"{path} = {str(value)[:40]!r}"
 
 
 @dataclass(frozen=True)

@@ -186,8 +186,9 @@ def reference_markdown(root: Path | None = None) -> str:
     rows = []
     for ref in (load_reference(name, root) for name in names):
         wall, cpu = ref.wall_seconds, ref.cpu_seconds
-        rows.append([f"`{ref.experiment}`", (f"{len(ref.seeds)} of {ref.wanted} seeds" if ref.wanted else "1 run")
-                     + (" (seed chunks not mergeable)" if ref.problem else "") + ("" if ref.complete else " (incomplete)"),
+        runs = (f"{len(ref.seeds)} of {ref.wanted} seeds" if ref.wanted else "1 run") + (
+            " (seed chunks not mergeable)" if ref.problem else "") + ("" if ref.complete else " (incomplete)")
+        rows.append([f"`{ref.experiment}`", runs,
                      len(ref.records), f"{wall:.0f} / {cpu:.0f} s" if max(wall, cpu) < 120 else
                      f"{wall / 60:.0f} / {cpu / 60:.0f} min", ", ".join(ref.commits),
                      max((str(r["meta"].get("finished", ""))[:10] for r in ref.records), default=""),

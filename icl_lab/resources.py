@@ -75,6 +75,7 @@ def check_memory(exp, cfg, max_memory=None) -> int:
     need = int(fn(cfg)) if fn is not None else fallback_estimate(cfg)
     limit = memory_limit(max_memory)
     if limit is not None and need > limit:
-        raise ConfigError(f"memory: this task would need about {_gb(need)} (estimated from its sizes), more than the "
-                          f"limit of {_gb(limit)}; reduce the sizes, or raise the limit with --max-memory / {MEMORY_ENV}")
+        raise ConfigError(f"memory: this task would need about {_gb(need)} (estimated from its sizes), more than "
+                          f"the limit of {_gb(limit)}; reduce the sizes, or raise the limit with --max-memory / "
+                          f"{MEMORY_ENV}")
     return need

@@ -1,11 +1,10 @@
 """The results store: one JSON record per completed task (format: :mod:`icl_lab.records`) at
-``<root>/<experiment>/<key>.json``, where ``key`` hashes the experiment and its whole config.
+``<root>/<experiment>/<key>.json``, ``key`` hashing the experiment and its whole config.
 
-Writes are atomic (temporary file, fsync, :func:`os.replace`): a reader sees no file or a complete one.
-A file that is not a regular file, is over 64 MB, does not parse, breaks the schema, fails its checksum
-or whose key and config disagree is unusable, and so is a record computed by other code: readers treat it
-as missing and the task is recomputed. A task's lock, ``.<key>.lock`` beside its record, is an OS file
-lock, released by the kernel however its holder ends.
+Writes are atomic (temporary file, fsync, :func:`os.replace`). An unusable file (not a regular file, over
+64 MB, unparsable, off the schema, failing its checksum, key and config disagreeing) or a record computed
+by other code counts as missing: the task is recomputed. A task's lock, ``.<key>.lock`` beside its record,
+is an OS file lock, released by the kernel however its holder ends.
 """
 from __future__ import annotations
 
@@ -16,6 +15,7 @@ import shutil
 import stat
 import tempfile
 import time
+import uuid
 import warnings
 from pathlib import Path
 
@@ -92,7 +92,7 @@ class ResultsStore:
         return FileLock(folder / f".{key}.lock", thread_local=False)
 
     def write(self, record: dict) -> Path:
-        """Write a record atomically. The shipped reference folder is written by ``tools/reference_runs.sh`` only."""
+        """Write a record atomically (the shipped reference folder: only ``tools/reference_runs.sh``)."""
         root = Path(self.root).resolve()
         if root == paths.REFERENCE.resolve() and not os.environ.get("ICL_LAB_REFERENCE_TOOL"):
             raise StoreError(f"results: {str(self.root)!r} holds the shipped reference records, which only "
@@ -105,16 +105,15 @@ class ResultsStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         if root not in path.parent.resolve().parents:
             raise StoreError(f"record path {str(path)!r} leads outside the results folder; not written")
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{record['key']}.", suffix=".tmp")
-        try:
-            os.fchmod(fd, 0o666 & ~_umask())  # as open() would create it: collaborators can read it
-            with os.fdopen(fd, "w") as f:
+        tmp = path.parent / f".{record['key']}.{uuid.uuid4().hex[:12]}.tmp"
+        try:  # mode 0o666 less the umask, as open() would create it: collaborators can read it
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "w") as f:
                 f.write(json.dumps(record, indent=1, sort_keys=True, allow_nan=True) + "\n")
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
         except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            tmp.unlink(missing_ok=True)
             raise
         with contextlib.suppress(OSError):  # fsync the folder, where the platform allows it
             fd = os.open(path.parent, os.O_RDONLY)
@@ -246,9 +245,3 @@ class ResultsStore:
                     p.unlink()
                     n += 1
         return n
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

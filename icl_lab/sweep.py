@@ -42,20 +42,15 @@ MAX_TASKS = 100_000
 
 def _split_top_level(text: str) -> list[str]:
     """Split on commas outside brackets and quotes: ``"[1,2],[3,4]"`` -> ``["[1,2]", "[3,4]"]``."""
-    parts, depth, quote, cur = [], 0, None, ""
-    for ch in text:
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
+    depth, quote, cuts = 0, None, [-1]
+    for i, ch in enumerate(text):
+        if quote or ch in "\"'":
+            quote = None if ch == quote else quote or ch
         else:
             depth += (ch in "([{") - (ch in ")]}")
             if ch == "," and depth == 0:
-                parts.append(cur)
-                cur = ""
-                continue
-        cur += ch
-    return [p.strip() for p in [*parts, cur]]
+                cuts.append(i)
+    return [text[a + 1:b].strip() for a, b in zip(cuts, [*cuts[1:], len(text)])]
 
 
 def _assignments(items, option: str) -> list[tuple]:
@@ -97,7 +92,8 @@ class Plan:
     def describe(self) -> str:
         n_seeds = [len(t.seeds) for t in self.tasks if t.seeds is not None]
         per = f", {min(n_seeds)}-{max(n_seeds)} seeds per task" if n_seeds else ""
-        return f"{self.experiment} at scale {self.scale}: {len(self.points)} grid point(s), {len(self.tasks)} task(s){per}"
+        return (f"{self.experiment} at scale {self.scale}: {len(self.points)} grid point(s), "
+                f"{len(self.tasks)} task(s){per}")
 
 
 def _at(point: dict, e: ConfigError) -> ConfigError:
@@ -133,7 +129,8 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
         fixed[key] = coerce_value(cls, key, value)
     if seeds is not None:
         if not exp.seed_splittable:
-            raise ConfigError(f"seeds: {experiment} trains no seeds (its config has no seeds/seed fields); drop --seeds")
+            raise ConfigError(f"seeds: {experiment} trains no seeds (its config has no seeds/seed fields); "
+                              "drop --seeds")
         if "seeds" in fixed:
             raise ConfigError("seeds is given twice (--seeds and --set seeds=...)")
         fixed["seeds"] = params.positive_int("seeds", seeds)
@@ -250,11 +247,12 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
         created = [f for f in (root / plan.experiment, root) if not f.exists()]  # removed again if left empty
         store.check_writable(plan.experiment, [t.key for t in todo])
         store.clean_tmp(older_than=3600)  # debris of writers killed long ago
-        specs = [dict(experiment=t.experiment, exp=plan.exp, config=t.config, scale=t.scale, overrides=dict(t.overrides),
-                      results=str(root), device=device, threads=None if executor == "local" else _worker_threads(),
-                      quiet=executor != "local", key=t.key, recompute=recompute) for t in todo]
+        local = executor == "local"
+        specs = [dict(experiment=t.experiment, exp=plan.exp, config=t.config, scale=t.scale, key=t.key,
+                      overrides=dict(t.overrides), results=str(root), device=device, recompute=recompute,
+                      threads=None if local else _worker_threads(), quiet=not local) for t in todo]
         try:
-            if executor == "local":
+            if local:
                 _run_local(specs, out, progress)
             else:
                 _run_dask(specs, out, store, progress, address, workers, cluster_kwargs)
@@ -304,6 +302,11 @@ def _run_local(specs, out: SweepResult, progress) -> None:
             bar.update(1)
 
 
+def check_address(address, name: str = "address") -> None:
+    if not isinstance(address, str) or not ADDRESS.match(address.strip()):
+        raise ConfigError(f"{name} must be a scheduler address such as tcp://10.0.0.5:8786 (got {address!r})")
+
+
 def connect(address: str | None = None, workers: int | None = None, cluster_kwargs: dict | None = None,
             timeout: float = 20):
     """A Dask client to the scheduler at ``address``, or to a new LocalCluster of ``workers`` one-thread
@@ -320,8 +323,7 @@ def connect(address: str | None = None, workers: int | None = None, cluster_kwar
         return Client(cluster), cluster
     import dask  # an optional dependency, like distributed above
 
-    if not isinstance(address, str) or not ADDRESS.match(address.strip()):
-        raise ConfigError(f"address must be a scheduler address such as tcp://10.0.0.5:8786 (got {address!r})")
+    check_address(address)
     out: dict = {}
 
     def _connect():
@@ -387,4 +389,4 @@ def load_plan_records(plan: Plan, results_dir=None, warn: bool = False) -> dict:
     return {k: r for k, r in recs.items() if r is not None}
 
 
-__all__ = ["EXECUTORS", "Plan", "SweepResult", "Task", "connect", "load_plan_records", "plan", "run"]
+__all__ = ["EXECUTORS", "Plan", "SweepResult", "Task", "check_address", "connect", "load_plan_records", "plan", "run"]
