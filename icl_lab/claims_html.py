@@ -213,12 +213,14 @@ def summary_html(claims) -> str:
     return "".join(lines)
 
 
+def _from_here(root: Path | None, page: str) -> str:
+    """``page`` (relative to the book's root) relative to the notebook being executed."""
+    return page if root is None else os.path.relpath(root / page, Path.cwd().resolve()).replace(os.sep, "/")
+
+
 def rules_link(root: Path | None = None) -> str:
     """A link to the page "How claims are judged", relative to the notebook being executed."""
-    href = RULES_PAGE + ".html"
-    root = root or book_root()
-    if root is not None:
-        href = os.path.relpath(root / href, Path.cwd().resolve()).replace(os.sep, "/")
+    href = _from_here(root or book_root(), RULES_PAGE + ".html")
     return f'<a href="{html.escape(href)}">How claims are judged</a>'
 
 
@@ -243,12 +245,11 @@ def _row(c, link: str | None = None, paper: bool = False, row_prefix: str = "led
             f'<td class="mathjax_process icl-measured" data-label="measured">{measured}</td></tr>')
 
 
-def _table(rows: str, tbody_id: str = "") -> str:
-    tid = f' id="{tbody_id}"' if tbody_id else ""
+def _table(rows: str) -> str:
     return ('<div class="icl-scroll"><table class="icl-ledger-table" style="table-layout:fixed;width:100%">'
             '<colgroup><col style="width:10.5em"><col><col style="width:38%"></colgroup>'
             '<thead><tr><th>status</th><th>claim</th><th>measured</th></tr></thead>'
-            f"<tbody{tid}>{rows}</tbody></table></div>")
+            f"<tbody>{rows}</tbody></table></div>")
 
 
 def counts_words(claims) -> str:
@@ -259,8 +260,8 @@ def counts_words(claims) -> str:
     return f"{n} claim{'s' if n != 1 else ''}: " + ", ".join(f"{counts[s]} {html.escape(s)}" for s in order)
 
 
-def _fold(summary: str, body: str, open_: bool = False, cls: str = "icl-fold") -> str:
-    return (f'<details class="{cls}"{" open" if open_ else ""}><summary>{summary}</summary>{body}</details>')
+def _fold(summary: str, body: str) -> str:
+    return f'<details class="icl-fold"><summary>{summary}</summary>{body}</details>'
 
 
 def ledger_html(ledger) -> str:
@@ -310,11 +311,7 @@ class FilterableLedger:
 
     def _link(self, c, part: str, pages: dict) -> str | None:
         page = pages.get((c.paper, part)) or pages.get((c.paper, ""))
-        if page is None:
-            return None
-        if self.root is not None:
-            page = os.path.relpath(self.root / page, Path.cwd().resolve()).replace(os.sep, "/")
-        return f"{page}#{anchor(c, 'ledger')}"
+        return None if page is None else f"{_from_here(self.root, page)}#{anchor(c, 'ledger')}"
 
     def _repr_html_(self) -> str:
         uid = "icl" + uuid.uuid4().hex[:10]

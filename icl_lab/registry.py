@@ -61,10 +61,9 @@ class Experiment:
         if want is None or not isinstance(summary, dict):
             return None
         missing, extra = sorted(want.keys - set(summary)), sorted(set(summary) - want.keys)
-        if missing or extra:
-            return ("the summary does not have the experiment's keys ("
-                    + "; ".join(p for p in (f"missing {', '.join(missing[:5])}" if missing else "",
-                                            f"unexpected {', '.join(extra[:5])}" if extra else "") if p) + ")")
+        wrong = [f"{w} {', '.join(ks[:5])}" for w, ks in (("missing", missing), ("unexpected", extra)) if ks]
+        if wrong:
+            return f"the summary does not have the experiment's keys ({'; '.join(wrong)})"
         for key in sorted(want.keys - set(want.text)):
             bad = next((f"{p} = {str(v)[:40]!r}" for p, v in leaves(summary[key], key)
                         if not (v is None or isinstance(v, (int, float)))), None)

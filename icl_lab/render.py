@@ -24,12 +24,8 @@ def markdown_inline(text: str | None) -> str:
     return _MD.renderInline(text or "")
 
 
-def md_cell(value) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
 def md_table(header, rows) -> str:
-    """A Markdown table: one header row, then one row per sequence of cells."""
-    out = ["| " + " | ".join(md_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(out)
+    """A Markdown table: one header row, then one row per sequence of cells (``|`` escaped)."""
+    def line(cells):
+        return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+    return "\n".join([line(header), "|" + "---|" * len(header), *map(line, rows)])
