@@ -8,6 +8,7 @@ machine's memory. The estimate: ``Experiment.estimate_bytes(cfg)`` when register
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 
@@ -59,9 +60,7 @@ def fallback_estimate(cfg) -> int:
     prompts, context = _largest(cfg, PROMPT_FIELDS), _largest(cfg, CONTEXT_FIELDS)
     if prompts is None or context is None:
         return 0
-    runs = 1
-    for name in RUN_FIELDS:
-        runs *= _largest(cfg, (name,)) or 1
+    runs = math.prod(_largest(cfg, (name,)) or 1 for name in RUN_FIELDS)
     return prompts * (context + 1) * (_largest(cfg, DIM_FIELDS) or 1) * runs * BYTES_PER_ENTRY
 
 

@@ -83,11 +83,9 @@ class Task:
 class Plan:
     experiment: str
     scale: str
-    axes: list  # [(field, [values])] of the grid
-    points: list  # one dict per grid point
+    points: list  # one dict per grid point, in grid order
     tasks: list  # Task, grouped by grid point in grid order, seeds ascending
-    seeds_per_task: int | None
-    exp: Any = field(repr=False, default=None)
+    exp: Any = field(repr=False)
 
     def describe(self) -> str:
         n_seeds = [len(t.seeds) for t in self.tasks if t.seeds is not None]
@@ -178,7 +176,7 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
             raise _at(point, e) from None
         tasks += [Task(experiment, c, tuple(point.items()), scale, tuple(overrides.items()), config_key(experiment, c))
                   for c in chunk_cfgs]
-    return Plan(experiment, scale, list(axes.items()), points, tasks, seeds_per_task, exp)
+    return Plan(experiment, scale, points, tasks, exp)
 
 
 @dataclass
