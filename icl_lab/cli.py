@@ -183,7 +183,7 @@ def cmd_list(args) -> int:
                    [[n, e.paper, e.location, ", ".join(e.claims) or "—", "yes" if e.seed_splittable else "no",
                      e.description] for n, e in exps.items()]))
     print(f"\n## Claims ({len(rows)})\n")
-    print(md_table(["paper", "id", "kind", "location", "statement", "measured by", *(f"status ({s})" for s in SCALES)],
+    print(md_table(["paper", "id", "kind", "location", "statement", "measured by", *[f"status ({s})" for s in SCALES]],
                    [[c["paper"], c["id"], c["kind"] or "—", c["location"] or "—", c["statement"] or "(not declared)",
                      ", ".join(c["experiments"]) or "—", *[c["status"].get(s, "—") for s in SCALES]]
                     for c in rows.values()]))
