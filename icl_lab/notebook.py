@@ -75,10 +75,22 @@ def setup(scale: str | None = None, minutes: dict | None = None, *, quiet: bool 
 def chapter(paper: str, part: str | None = None):
     """``(scale, ledger)`` of a chapter page: the active scale and an empty
     :class:`~icl_lab.claims.Ledger` of ``paper`` (``part``: which page of a paper split in several);
-    prints the scale, device and torch threads the page runs with."""
+    states in a sentence the scale, device and torch threads the page runs with."""
     import torch
 
-
     scale = get_scale()
-    print(f"scale = {scale}, device = {default_device()}, torch threads = {torch.get_num_threads()}")
+    threads = torch.get_num_threads()
+    device = str(default_device())
+    where = "the CPU" if device == "cpu" else f"the GPU ({device})"
+    text = (f"This page ran at the {scale} scale ({WHAT[scale]}) on {where}, "
+            f"with {threads} torch thread{'s' if threads > 1 else ''}.")
+    try:  # in a notebook, a sentence of the page; elsewhere (a script, the tests) a line of output
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+    except ImportError:
+        get_ipython = None
+    if get_ipython is not None and get_ipython() is not None:
+        display(Markdown(f"*{text}*"))
+    else:
+        print(text)
     return scale, Ledger(paper, part=part)

@@ -70,7 +70,7 @@ def test_chapter_gives_the_scale_and_the_papers_ledger(monkeypatch, capsys):
     monkeypatch.setenv("ICL_LAB_SCALE", "ci")
     scale, ledger = icl_lab.notebook.chapter("window", part="theory")
     assert scale == "ci" and ledger.paper == "window" and ledger.part == "theory"
-    assert capsys.readouterr().out.startswith(f"scale = ci, device = {icl_lab.default_device()}, torch threads = ")
+    assert capsys.readouterr().out.startswith(f"This page ran at the ci scale ({icl_lab.notebook.WHAT['ci']}) on ")
 
 
 def test_hit_sweep_reads_median_fastest_and_unreached_seeds():

@@ -110,10 +110,6 @@ _BROKEN_IMAGES_JS = """() => Array.from(document.images)
 
 
 MAX_PAGE_HEIGHT = 25_000  # px at 1280 px wide, as a page opens: taller pages are scrolled past, not read
-# Known long pages, not yet within MAX_PAGE_HEIGHT: their ledgers are folded, what remains is the chapter's
-# own figures and text (37,626 and 37,314 px measured); each is to be split into two pages (tracker
-# issue 27). Until then the check prints them as known and fails if either grows past this ceiling.
-KNOWN_TALL = {"chapters/convergence/convergence.html": 40_000, "chapters/nonlinear/nonlinear_regression.html": 40_000}
 MIN_MEASURED_COLUMN = 120  # px: the "measured" column of a ledger table at 1280 px
 MAX_SIGNIFICANT = 6  # digits of a number shown in an output
 MIN_LEGEND_PX = 8  # a legend's font on screen, where measurable
@@ -319,11 +315,9 @@ def significant_digits(number: str) -> int:
 def legibility_checks(rel: str, height: int, leg: dict) -> list[tuple[str, str]]:
     """(kind, message) for what makes a page hard to read (see the module docstring)."""
     bad: list[tuple[str, str]] = []
-    if height > KNOWN_TALL.get(rel, MAX_PAGE_HEIGHT):
+    if height > MAX_PAGE_HEIGHT:
         bad.append(("page too tall", f"{rel}: the page is {height:,} px tall at 1280 px (at most "
-                    f"{KNOWN_TALL.get(rel, MAX_PAGE_HEIGHT):,})"))
-    elif height > MAX_PAGE_HEIGHT:
-        print(f"  KNOWN: {rel} is {height:,} px tall at 1280 px, over the {MAX_PAGE_HEIGHT:,} aimed at (to be split)")
+                    f"{MAX_PAGE_HEIGHT:,})"))
     if leg["dupIds"]:
         bad.append(("ledger shown twice", f"{rel}: {len(leg['dupIds'])} claim card or ledger row ids appear more than "
                     f"once (a ledger or card displayed twice), e.g. {', '.join(leg['dupIds'][:4])}"))

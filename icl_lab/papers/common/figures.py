@@ -17,7 +17,7 @@ def draw_training(res, cfg):
     for N, curve in zip(res.N, res.train_curves):
         plotting.band(axes[0], torch.arange(curve.shape[0]), metrics.ema(curve, rate=0.1).T, label=f"N = {N}", log=True)
     plotting.label(axes[0], "GD step t", "training loss (fresh prompts)", "Training curves")
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=9)
     S = metrics.feature_space_weights(res.models[-1].Q.detach()[0], standard_basis(cfg.K, cfg.d))
     plotting.heatmap(axes[1], S, vmin=float(S.min()), vmax=float(S.max()), fmt="{:.1f}",
                      row_labels=[f"key $v_{n+1}$" for n in range(cfg.K)], col_labels=[f"query $v_{k+1}$" for k in range(cfg.K)])

@@ -102,7 +102,7 @@ def draw_portrait(tr: ColumnTrajectory, times: dict, eps: float, title: str = ""
     for a in axes:
         a.set_xlim(max(tau[1], lo), tau[-1] * 1.1)
         _phase_lines(a, times, labels=a is axes[0])
-        a.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.02), ncols=2, borderaxespad=0.0,
+        a.legend(fontsize=9, loc="lower left", bbox_to_anchor=(0.0, 1.02), ncols=2, borderaxespad=0.0,
                  handlelength=1.5, columnspacing=0.8)
     return fig
 

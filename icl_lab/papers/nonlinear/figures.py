@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter
 import numpy as np
 import torch
 
@@ -68,7 +69,7 @@ def fig1(steps, train_loss, test_loss, maps, L_values, xlabel, title_prefix, Ls_
                 if src["test"] is not None:
                     plotting.band(ax, src["steps"], src["test"][:, :, i], log=True, color=line.get_color(), ls="--")
         plotting.label(ax, xlabel, r"loss $\frac{1}{2} E(\hat{y}-y)^2$", f"({'a' if name == 'flat' else 'b'}) {name}, {src['title']}")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=9)
     for ax, Lv, panel, src in ((axes[1, 0], Ls_attn[0], "c", panels[0]), (axes[1, 1], Ls_attn[1], "d", panels[1])):
         i = list(src["L_values"]).index(Lv)
         m = src["maps"]
@@ -137,7 +138,7 @@ def lemma1_figure(theory, snap):
     ax.loglog(xx, xx * vmax**2, "k--", lw=1, label=r"$\max\|v_n-v_k\|^2(1-\mathrm{Attn}_k)^2$")
     plotting.label(ax, r"$(1-\mathrm{Attn}_k)^2$ (per prompt, along training)", r"$(\hat{y} - f(v_k))^2 / L^2$",
                    "Lemma 1: squared error against the attention gap")
-    ax.legend(fontsize=8, markerscale=4, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    ax.legend(fontsize=9, markerscale=4, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
     return fig
 
 
@@ -148,28 +149,31 @@ def sweep_figure(sweep, s):
     Lg = torch.tensor(cfg.L_grid)
     Kg = torch.tensor(cfg.K_grid, dtype=F64)
     Dg = torch.tensor(cfg.delta_grid, dtype=F64)
-    fig, axs = plt.subplots(2, 2, figsize=(7.5, 5.8), layout="constrained")
+    fig, axs = plt.subplots(2, 2, figsize=(7.5, 7.4), layout="constrained")
     axes = [axs[0, 0], axs[0, 1], axs[1, 0]]
     axs[1, 1].set_visible(False)
     for j, e in enumerate(cfg.eta_grid):
         axes[0].loglog(Lg, sweep.T1_L_eta[j], "o-", label=rf"$\eta$ = {e:g} (slope {s['L'][j]:.2f})")
     axes[0].loglog(Lg, sweep.T1_L_eta[0, 0] * (Lg / Lg[0]) ** -2, "k:", lw=1, label=r"$\propto L^{-2}$")
     plotting.label(axes[0], "Lipschitz constant L", "Phase-I duration $T^1$ (steps)", "(a) against L and η")
-    axes[0].legend(fontsize=7)
+    plotting.legend_below(axes[0])
     axes[1].loglog(Kg, sweep.T1_K, "o-", label=f"measured (slope {s['K']:.2f})")
     ref = (Kg - 1) * Kg.log()
     axes[1].loglog(Kg, sweep.T1_K[0] * ref / ref[0], "k--", lw=1, label=f"(K-1) log K (slope {s['Kref']:.2f})")
     axes[1].loglog(Kg, sweep.T1_K[0] * (Kg * Kg.log()) / (Kg[0] * Kg[0].log()), "k:",
                    label=f"paper K log K (slope {s['KlogK']:.2f})")
-    axes[1].set_xticks(cfg.K_grid, [str(k) for k in cfg.K_grid])
-    plotting.label(axes[1], "number of features K", "$T^1$ (steps)", f"(b) against K (L = {cfg.L_ref}, η = {cfg.eta_ref})")
-    axes[1].legend(fontsize=7)
+    axes[1].set_xticks(cfg.K_grid, [str(k) for k in cfg.K_grid], minor=False)
+    plotting.label(axes[1], "number of features K", "$T^1$ (steps)", f"(b) against K\n(L = {cfg.L_ref:g}, η = {cfg.eta_ref:g})")
+    plotting.legend_below(axes[1])
     axes[2].loglog(Dg, sweep.T1_delta, "o-", label=rf"step $\eta\propto\|v\|^{{-4}}$ (slope {s['D']:.2f})")
     axes[2].loglog(Dg, sweep.T1_delta * sweep.eta_delta / cfg.eta_ref, "s--",
                    label=f"fixed η: η T¹/η_ref (slope {s['D_raw']:.2f})")
     axes[2].loglog(Dg, sweep.T1_delta[0] * (Dg / Dg[0]) ** -2, "k:", lw=1, label=r"paper $\propto\Delta^{-2}$")
     plotting.label(axes[2], r"feature separation $\Delta$", "$T^1$", "(c) against Δ")
-    axes[2].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    axes[2].legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    axes[2].set_xticks(cfg.delta_grid, [f"{d:g}" for d in cfg.delta_grid])
+    for ax in axes[1:]:  # the grid's values as ticks: log-scale minor labels collide on short axes
+        ax.xaxis.set_minor_formatter(NullFormatter())
     return fig
 
 
@@ -182,7 +186,7 @@ def collapse_figure(sweep):
             axes[0].loglog(torch.arange(len(y)) + 1, y * Lv**2, label=f"L = {Lv:g}")
         axes[1].loglog(x.clamp_min(1e-3), y, lw=1, alpha=0.8, color=plotting.COLORS[list(cfg.L_grid).index(Lv) % 8])
     plotting.label(axes[0], "GD step t + 1", r"loss $\mathcal{L}$", rf"raw curves ($\eta$ = {cfg.eta_grid[0]:g})")
-    axes[0].legend(fontsize=7)
+    axes[0].legend(fontsize=9)
     axes[1].set_xlim(1e-2, None)
     plotting.label(axes[1], r"rescaled time $\eta L^2 t$", r"$\mathcal{L}/L^2$",
                    f"all {len(sweep.collapse)} (L, η) runs")
@@ -194,7 +198,7 @@ def late_figure(late):
     cfg = late.config
     eps = torch.tensor(cfg.eps_grid, dtype=F64)
     t_axis = torch.arange(cfg.steps + 1, dtype=F64)
-    fig, axs = plt.subplots(2, 2, figsize=(7.5, 5.8), layout="constrained")
+    fig, axs = plt.subplots(2, 2, figsize=(7.5, 7.0), layout="constrained")
     axes = [axs[0, 0], axs[0, 1], axs[1, 0]]
     axs[1, 1].set_visible(False)
     for i, Lv in enumerate(cfg.L_values):
@@ -203,9 +207,9 @@ def late_figure(late):
     axes[0].loglog(t_axis[10:], th.late_phase_loss(t_axis[10:], cfg.lr, late.s4, cfg.K), "k--", lw=1,
                    label=r"$(K-1)/(4\eta s^4 t)$")
     plotting.label(axes[0], "GD step t", r"loss $\mathcal{L}$", "(a) loss")
-    axes[0].legend(fontsize=7)
+    plotting.legend_below(axes[0], ncols=2)
     plotting.label(axes[1], "GD step t", r"$1-\mathrm{Attn}_k$", "(b) attention gap")
-    axes[1].legend(fontsize=7)
+    plotting.legend_below(axes[1], ncols=3)
     for i, Lv in enumerate(cfg.L_values):
         axes[2].loglog(1 / eps, late.T_eps_attn[:, i], "o-", label=f"L = {Lv:g}")
     Tref = late.T_eps_attn[:, 1]
@@ -216,7 +220,9 @@ def late_figure(late):
     axes[2].loglog(1 / eps, Tref[e0] * (eps[e0] / eps) * torch.log(cfg.K / eps) / math.log(cfg.K / eps[e0]), "k-.", lw=1,
                    label=r"$\propto\epsilon^{-1}\log(K/\epsilon)$ (Thm 2)")
     plotting.label(axes[2], r"$1/\epsilon$", r"first t with $1-\mathrm{Attn}\leq\epsilon$", "(c) time to accuracy ε")
-    axes[2].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    axes[2].legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    axes[2].set_xticks((1 / eps).tolist(), [f"{float(v):.3g}" for v in 1 / eps])
+    axes[2].xaxis.set_minor_formatter(NullFormatter())
     return fig
 
 
@@ -233,7 +239,7 @@ def delta_figure(dres):
         axes[1].loglog(N, dres.rate2[0, j] * N[0] / N, ":", color=line.get_color(), lw=1)
     plotting.label(axes[0], "context length N", "GD steps", "durations (dotted: the paper's ∝ N)")
     plotting.label(axes[1], "context length N", r"Phase-II growth of $q_k$ per $\eta$", "rate (dotted: the paper's ∝ 1/N)")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=8)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=9)
     return fig
 
 
@@ -245,11 +251,11 @@ def nonuniform_figure(nu):
         axes[0].plot(nu.steps, nu.own_k[:, k], label=f"$v_{k + 1}$, $p_{k + 1}$ = {float(p[k]):g}")
     axes[0].axhline(nu.config.level, color="grey", lw=0.8, ls=":")
     plotting.label(axes[0], "GD step t", r"own attention $\mathrm{Attn}_k$", None)
-    axes[0].legend(fontsize=7)
+    axes[0].legend(fontsize=9)
     axes[1].loglog(p, nu.T_level, "o-", label="measured")
     axes[1].loglog(p, nu.T_level[0] * p[0] / p, "k:", label=r"$\propto 1/p_k$")
     plotting.label(axes[1], "feature frequency $p_k$", rf"first t with $\mathrm{{Attn}}_k\geq{nu.config.level:g}$", None)
-    axes[1].legend(fontsize=7)
+    axes[1].legend(fontsize=9)
     return fig
 
 
@@ -263,7 +269,7 @@ def generalization_figure(gen, V):
               label=r"$L^2\max\|v_n-v_k\|^2(1-\mathrm{Attn}_k)^2$")
     plotting.label(ax, r"mean $(1-\mathrm{Attn}_k)^2$ (moments of training)", r"mean $(\hat{y} - f(v_k))^2$",
                    None)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
     return fig
 
 
@@ -280,7 +286,7 @@ def fig4(panels):
                     plotting.band(ax, res.epochs, res.test_loss[:, i].T, log=True, color=line.get_color(), ls="--")
                     ax.axhline(float(getattr(res, base_attr)[i].mean()), color=line.get_color(), lw=0.8, ls=":")
             plotting.label(ax, xlabel, r"loss $\frac{1}{2} E(\hat{y}-y)^2$", f"{name[:3]} {model}")
-            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=3, borderaxespad=0)
+            ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=3, borderaxespad=0)
     return fig
 
 
@@ -337,13 +343,13 @@ def explore(L=0.4, Delta=3.0, eta=10.0, K=4, geometry="orth", steps=200):
     axes[0].semilogy(t, tr.loss[:, 0], label=f"L = {L:g}")
     axes[0].semilogy(t, tr.loss[:, 1], color="0.7", label="L = 1")
     plotting.label(axes[0], "GD step t", "loss", f"{geometry} features, Δ = {Delta:g}, K = {int(K)}")
-    axes[0].legend(fontsize=7)
+    axes[0].legend(fontsize=9)
     plotting.heatmap(axes[1], tr.maps[-1, 0].T, colorbar=False)
     axes[1].set_title(f"attention map at t = {int(steps)} (key row, query column)")
     axes[2].loglog(t[1:] * eta * L**2, tr.loss[1:, 0] / L**2, label=f"(η, L) = ({eta:g}, {L:g})")
     axes[2].loglog(t[1:] * eta * L**2, ref.loss[1:], "k--", lw=1, label=f"(ηL², 1) = ({eta * L**2:.3g}, 1)")
     plotting.label(axes[2], r"$\eta L^2 t$", r"$\mathcal{L}/L^2$", "collapse: the two curves coincide")
-    axes[2].legend(fontsize=7)
+    axes[2].legend(fontsize=9)
     plt.show()
     plt.close(fig)
 

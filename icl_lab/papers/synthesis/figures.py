@@ -19,7 +19,7 @@ def draw_law(res, cfg, i: int, level: float):
     ax.set_ylim(1 / cfg.K - 0.05, 1.0)
     plotting.label(ax, "GD step t", "own-feature attention",
                    f"C = {float(res.contrast[i]):.3g} (linear task: {float(res.contrast[lin]):.2f})")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=9, loc="lower right")
     return fig
 
 
