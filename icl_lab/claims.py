@@ -41,6 +41,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from . import criteria
 from . import params as chk
 from . import paths
 from .claims_html import FilterableLedger, claim_card, ledger_html
@@ -64,15 +65,21 @@ class Declared:
     hypotheses: tuple = ()  # the statement's conditions, in words
     not_checkable: str = ""  # why it cannot be checked ("" = it is checked)
     part: str = ""  # for a chapter over several notebooks: the notebook that checks it
+    tests: tuple = ()  # how it is decided: the [[claim.test]] rows (icl_lab.criteria)
+    choice: dict | None = None  # an open choice the verdict may depend on: [claim.choice]
+    caveat: str = ""  # what a pass always carries (may name measured quantities: {name:.2f})
+    how: str = ""  # how it is measured, when the chapter does not say more
 
 
 def declare(id: str, location: str, statement: str, *, kind: str = "paper", hypotheses=(),
-            not_checkable: str = "", part: str = "") -> Declared:
+            not_checkable: str = "", part: str = "", tests=(), choice=None, caveat: str = "",
+            how: str = "") -> Declared:
     """Declare a claim (one ``[[claim]]`` row of ``icl_lab/papers/<key>/claims.toml``)."""
     if not id or not statement or not location:
         raise chk.ConfigError("id, location and statement must be non-empty")
     chk.one_of("kind", kind, KINDS)
-    return Declared(id, location, statement, kind, tuple(hypotheses), not_checkable, part)
+    return Declared(id, location, statement, kind, tuple(hypotheses), not_checkable, part, tuple(tests), choice,
+                    caveat, how)
 
 
 def declared(paper: str) -> dict[str, Declared]:
@@ -105,8 +112,8 @@ def parse_declarations(text: str, paper: str) -> dict[str, Declared]:
         unknown = set(row) - _FIELDS
         if unknown:
             raise chk.ConfigError(f"{name}: unknown field(s) {', '.join(sorted(unknown))}")
-        if not all(isinstance(row.get(f, ""), str) for f in _FIELDS - {"hypotheses"}):
-            raise chk.ConfigError(f"{name}: every field but hypotheses must be a string")
+        if not all(isinstance(row.get(f, ""), str) for f in _FIELDS - {"hypotheses", "test", "choice"}):
+            raise chk.ConfigError(f"{name}: every field but hypotheses, test and choice must be a string")
         hyp = row.get("hypotheses", [])
         if isinstance(hyp, str):
             theory = importlib.import_module(f"icl_lab.papers.{paper}.theory")
@@ -118,14 +125,18 @@ def parse_declarations(text: str, paper: str) -> dict[str, Declared]:
             raise chk.ConfigError(f"{name}: hypotheses must be a list of strings or a name")
         d = declare(row.get("id", ""), row.get("location", ""), row.get("statement", ""),
                     kind=row.get("kind", "paper"), hypotheses=hyp,
-                    not_checkable=row.get("not_checkable", ""), part=row.get("part", ""))
+                    not_checkable=row.get("not_checkable", ""), part=row.get("part", ""),
+                    tests=criteria.parse_tests(row.get("test", []), name),
+                    choice=criteria.parse_choice(row["choice"], name) if "choice" in row else None,
+                    caveat=row.get("caveat", ""), how=row.get("how", ""))
         if d.id in out:
             raise chk.ConfigError(f"{where}: claim id {d.id!r} is declared twice")
         out[d.id] = d
     return out
 
 
-_FIELDS = {"id", "location", "statement", "kind", "hypotheses", "not_checkable", "part"}
+_FIELDS = {"id", "location", "statement", "kind", "hypotheses", "not_checkable", "part", "test", "choice", "caveat",
+           "how"}
 
 
 @dataclass
@@ -141,17 +152,74 @@ class Claim:
     kind: str = "paper"
     hypotheses: dict = field(default_factory=dict)  # condition -> held where measured (True/False)
     elsewhere: dict = field(default_factory=dict)  # scale -> status in the ledger shipped for it, where different
+    criterion: list = field(default_factory=list)  # the declared tests, in words
+    robust: list = field(default_factory=list)  # what the verdict was checked against and does not depend on
+    depends: list = field(default_factory=list)  # what it depends on (thresholds of ours, a choice)
+
+    def measure(self, values: dict | None = None, /, *, how: str = "", measured=None, hypotheses: dict | None = None,
+                under: dict | None = None, **quantities) -> "Claim":
+        """Hand over what the chapter measured, by name; the claim's declared tests
+        (``[[claim.test]]`` in ``claims.toml``) decide its status by the written rules
+        (:mod:`icl_lab.criteria`). Quantities come as keywords or as a dict (names with spaces). For a
+        claim with an open choice (``[claim.choice]``), ``under`` maps
+        each option to its quantities. ``measured`` is the text shown (default: the quantities)."""
+        quantities = {**(values or {}), **quantities}
+        d = declared(self.paper).get(self.id)
+        if d is None or not d.tests:
+            raise chk.ConfigError(f"claim {self.id} declares no test in icl_lab/papers/{self.paper}/claims.toml")
+        where = f"claim {self.id}"
+        if d.choice:
+            opts = d.choice["options"]
+            if not isinstance(under, dict) or set(under) != set(opts):
+                raise chk.ConfigError(f"{where}: under must give the quantities for each of {opts}")
+            verdicts = {o: criteria.decide(d.tests, {**quantities, **under[o]}, where) for o in opts}
+            best = d.choice["closest"]
+            v = verdicts[best]
+            q = {**quantities, **under[best]}
+            other = {o: criteria.status_of(x) for o, x in verdicts.items() if o != best}
+            differ = {o: s for o, s in other.items() if s != criteria.status_of(v)}
+            choice = f"the {d.choice['what']} (decided under {best}, the closest to the paper's analysis)"
+            if differ:
+                v.caveats += ("; ".join(f"under {o}: {s}" for o, s in differ.items()),)
+                v.depends += (choice,)
+            else:
+                v.robust += (f"the {d.choice['what']}: the same under " + ", ".join(opts),)
+            shown = measured if measured is not None else "; ".join(
+                f"{o}: {_quantities(under[o])}" for o in opts) + (f"; {_quantities(quantities)}" if quantities else "")
+        else:
+            if under is not None:
+                raise chk.ConfigError(f"{where}: under is for a claim with a declared choice")
+            q = quantities
+            v = criteria.decide(d.tests, q, where)
+            shown = measured if measured is not None else _quantities(q)
+        notes = [criteria._fmt_note(d.caveat, q)] if d.caveat else []
+        self._decide(measured=shown, how=how or d.how, passed=v.passed,
+                     caveat="; ".join(notes + list(v.caveats)) or None, hypotheses=hypotheses,
+                     inconclusive=v.inconclusive or None)
+        self.criterion = [criteria.describe(t) for t in d.tests]
+        self.robust, self.depends = list(v.robust), list(v.depends)
+        self.elsewhere = _elsewhere(self)
+        return self
+
+    def cannot_decide(self, *, how: str, why: str, measured="—") -> "Claim":
+        """Record that nothing measured here can decide the claim (e.g. a record is missing)."""
+        self._decide(measured=measured, how=how, passed=False, inconclusive=why)
+        self.elsewhere = _elsewhere(self)
+        return self
 
     def check(self, *, measured, how: str, passed: bool, caveat: str | None = None,
               hypotheses: dict | None = None, inconclusive: str | None = None) -> "Claim":
         """Record a measurement (see :meth:`_decide`), and note where the ledgers shipped for the other
         scales (``results/reference/claims/<scale>/``) give this claim another status: a conclusion
-        of the reduced scales that the full size does not share is written next to it."""
+        of the reduced scales that the full size does not share is written next to it. For a claim of
+        one's own; a claim the library declares with tests is decided by :meth:`measure`."""
+        d = declared(self.paper).get(self.id) if self.paper in PAPERS else None
+        if d is not None and d.tests:
+            raise chk.ConfigError(f"claim {self.id} declares its tests in claims.toml: hand over the measured "
+                                  "quantities with measure()")
         self._decide(measured=measured, how=how, passed=passed, caveat=caveat, hypotheses=hypotheses,
                      inconclusive=inconclusive)
-        here = get_scale()
-        self.elsewhere = {sc: st for (sc, paper, cid), st in shipped_statuses().items()
-                          if paper == self.paper and cid == self.id and sc != here and st != self.status}
+        self.elsewhere = _elsewhere(self)
         return self
 
     def _decide(self, *, measured, how: str, passed: bool, caveat: str | None = None,
@@ -204,6 +272,20 @@ class Claim:
     @property
     def ok(self) -> bool:
         return self.status in ("reproduced", "reproduced with caveat")
+
+
+def _elsewhere(c: Claim) -> dict:
+    here = get_scale()
+    return {sc: st for (sc, paper, cid), st in shipped_statuses().items()
+            if paper == c.paper and cid == c.id and sc != here and st != c.status}
+
+
+def _quantities(q: dict) -> str:
+    """Measured quantities as text: ``name = value`` (a sequence: its values, comma-separated)."""
+    def one(v):
+        v = v.tolist() if hasattr(v, "tolist") and getattr(v, "ndim", 0) > 0 else v
+        return ", ".join(map(_fmt, v)) if isinstance(v, (list, tuple)) else _fmt(v)
+    return "; ".join(f"{k} = {one(v)}" for k, v in q.items())
 
 
 def _fmt(v) -> str:

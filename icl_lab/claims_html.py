@@ -78,6 +78,11 @@ def claim_card(claim) -> str:
     if claim.caveat:
         rows.append(f'<div class="mathjax_process" style="font-size:.92em"><strong>Caveat:</strong> '
                     f"{caveat_html(claim)}</div>")
+    for label, items in (("Criterion", getattr(claim, "criterion", ())), ("Robust to", getattr(claim, "robust", ())),
+                         ("Depends on", getattr(claim, "depends", ()))):
+        if items:
+            rows.append(f'<div style="font-size:.88em;color:{_MUTED}"><strong>{label}:</strong> '
+                        f"{html.escape('; '.join(items))}</div>")
     if claim.elsewhere:
         rows.append(f'<div style="font-size:.92em"><strong>Other scales:</strong> '
                     f"{html.escape(_elsewhere(claim))}</div>")

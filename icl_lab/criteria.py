@@ -1,0 +1,341 @@
+"""How a claim is decided, as data: the tests written under a claim in ``claims.toml``, and the rules
+that turn a chapter's measurements into a status (the page "How claims are judged").
+
+A claim's criterion is a list of tests, each on one named quantity that the chapter measures::
+
+    [[claim.test]]
+    quantity = 'slope'            # the name the chapter hands over: ledger['T-C4'].measure(slope=...)
+    is = 'between'                # below, above, between, equal, true, false, increasing, decreasing, nearer
+    range = [-2.3, -1.7]
+    source = 'ours: the statement gives -2 without a tolerance; +-0.3 is the fit error over 5 points'
+    alternatives = [[-2.2, -1.8], [-2.5, -1.5]]   # other values of a threshold of ours
+    stated = [-3, -1]             # the range the statement itself allows: a wider test is refused
+
+The value a test compares with (``than``, ``to``, ``range``) is a number or the name of another
+measured quantity. Every number carries a ``source``: ``paper`` (with the place) or ``ours`` (with the
+reason). A measured quantity is a number, a boolean, a sequence (one value per seed, per size, ...)
+or an :class:`Estimate` (a statistic with its interval).
+
+The rules, applied here once for every claim:
+
+* **Bounds as bounds, intervals with a margin** (rules 1 and 4). A test on an :class:`Estimate` holds
+  when the whole interval satisfies it and fails when the whole interval violates it; an interval
+  that straddles the threshold cannot decide, and the claim is inconclusive with that reason.
+* **Sequences**: ``statistic`` says how the values of a sequence are combined (``all`` by default:
+  every value must satisfy the test; ``any``, ``mean``, ``median``, ``min``, ``max``).
+* **Thresholds of ours are not deciding** (rule 3, issue of robustness): a test whose ``source`` is
+  ours may list ``alternatives``; when the outcome changes under one of them, the claim is
+  inconclusive and says which value flips it.
+* **Open choices run both ways** (rule 3): a claim may declare ``[claim.choice]`` with ``options``
+  and the one ``closest`` to the paper's analysis; the chapter measures under every option, the
+  status is the closest option's, and the caveat names any option under which it differs.
+* **What a failure means**: ``fails = 'caveat'`` (the default is ``'not reproduced'``) turns a failing
+  test into a caveat with its ``note``; ``fails = 'inconclusive'`` makes the claim inconclusive with
+  its ``note`` (a test of whether the measurement can decide, e.g. that an optimum lies inside the grid).
+  Notes may name measured quantities: ``'the interval reaches {lo:.2f}'``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import metrics
+from . import params as chk
+
+TESTS = ("below", "above", "between", "equal", "true", "false", "increasing", "decreasing", "nearer")
+STATISTICS = ("all", "any", "mean", "median", "min", "max")
+FAILS = ("not reproduced", "caveat", "inconclusive")
+_TEST_FIELDS = {"quantity", "is", "than", "to", "range", "tol", "source", "alternatives", "stated", "statistic",
+                "fails", "note", "strict"}
+_CHOICE_FIELDS = {"what", "options", "closest", "source"}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A statistic over seeds (or draws) with its interval: ``value`` in ``[lo, hi]`` from ``n``
+    values. Build one with :func:`median_of`, :func:`mean_of` or :func:`rate_of`."""
+
+    value: float
+    lo: float
+    hi: float
+    n: int = 0
+    what: str = ""  # e.g. "median, bootstrap 95%"
+
+    def __str__(self) -> str:
+        n = f", {self.n} seeds" if self.n else ""
+        return f"{_num(self.value)} [{_num(self.lo)}, {_num(self.hi)}]" + (f" ({self.what}{n})" if self.what else n)
+
+
+def median_of(values, seed: int = 0) -> Estimate:
+    """The median of ``values`` with its bootstrap 95% interval."""
+    m, lo, hi = metrics.median_interval(values, seed=seed)
+    return Estimate(m, lo, hi, len(list(values)), "median, bootstrap 95%")
+
+
+def mean_of(values, z: float = 2.0) -> Estimate:
+    """The mean of ``values`` with +- ``z`` standard errors."""
+    m, se = metrics.mean_se(values)
+    return Estimate(m, m - z * se, m + z * se, len(list(values)), f"mean +- {z:g} SE")
+
+
+def rate_of(successes: int, n: int) -> Estimate:
+    """A success rate with its 95% Wilson interval."""
+    p, lo, hi = metrics.wilson_interval(int(successes), int(n))
+    return Estimate(p, lo, hi, int(n), "rate, Wilson 95%")
+
+
+def _num(v) -> str:
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, (int, float)):
+        return "nan" if isinstance(v, float) and math.isnan(v) else f"{v:.4g}"
+    return str(v)
+
+
+# -- declaring: the [[claim.test]] rows are checked once, when claims.toml is read ---------------------
+
+
+def parse_tests(rows, where: str) -> tuple:
+    """``claims.toml``'s ``[[claim.test]]`` rows, checked: known fields, a known test, a source for every
+    number, and no tolerance wider than what the statement states."""
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise chk.ConfigError(f"{where}: test must be a list of tables ([[claim.test]])")
+    for i, r in enumerate(rows):
+        name = f"{where}, test {i + 1}"
+        unknown = set(r) - _TEST_FIELDS
+        if unknown:
+            raise chk.ConfigError(f"{name}: unknown field(s) {', '.join(sorted(unknown))}")
+        if not isinstance(r.get("quantity"), str) or not r["quantity"]:
+            raise chk.ConfigError(f"{name}: quantity must name a measured quantity")
+        chk.one_of(f"{name}: is", r.get("is"), TESTS)
+        chk.one_of(f"{name}: statistic", r.get("statistic", "all"), STATISTICS)
+        chk.one_of(f"{name}: fails", r.get("fails", "not reproduced"), FAILS)
+        need = {"below": ("than",), "above": ("than",), "between": ("range",), "equal": ("to", "tol"),
+                "nearer": ("to", "than")}.get(r["is"], ())
+        missing = [f for f in need if f not in r]
+        if missing:
+            raise chk.ConfigError(f"{name}: a test '{r['is']}' needs {', '.join(missing)}")
+        if r["is"] == "between" and not (isinstance(r["range"], list) and len(r["range"]) == 2):
+            raise chk.ConfigError(f"{name}: range must be [low, high]")
+        numbers = any(isinstance(r.get(f), (int, float, list)) for f in ("than", "to", "range", "tol"))
+        src = r.get("source", "")
+        if numbers and not (isinstance(src, str) and src.split(":")[0].strip() in ("paper", "ours")):
+            raise chk.ConfigError(f"{name}: a number needs its source, 'paper: <where>' or 'ours: <why>'")
+        if r.get("alternatives") and not src.startswith("ours"):
+            raise chk.ConfigError(f"{name}: alternatives are other values of a threshold of ours (source 'ours: ...')")
+        if r.get("fails", "not reproduced") != "not reproduced" and not r.get("note"):
+            raise chk.ConfigError(f"{name}: a test that fails as '{r['fails']}' needs a note saying why")
+        if "stated" in r:
+            _within_statement(r, name)
+    return tuple(rows)
+
+
+def _accepted(r: dict, value=None):
+    """The interval of values a test on a number accepts (None: not an interval test)."""
+    v = r.get(value, None) if value else None
+    if r["is"] == "between":
+        lo, hi = (v if v is not None else r["range"])
+        return float(lo), float(hi)
+    if r["is"] == "below":
+        return -math.inf, float(v if v is not None else r["than"])
+    if r["is"] == "above":
+        return float(v if v is not None else r["than"]), math.inf
+    if r["is"] == "equal":
+        return float(r["to"]) - float(r["tol"]), float(r["to"]) + float(r["tol"])
+    return None
+
+
+def _within_statement(r: dict, name: str) -> None:
+    stated = r["stated"]
+    if not (isinstance(stated, list) and len(stated) == 2):
+        raise chk.ConfigError(f"{name}: stated must be [low, high], the range the statement allows")
+    if any(isinstance(r.get(f), str) for f in ("than", "to")):
+        return  # compared with another measured quantity: nothing to check before measuring
+    acc = _accepted(r)
+    lo, hi = (-math.inf if stated[0] is None else stated[0]), (math.inf if stated[1] is None else stated[1])
+    for a in [acc] + [_accepted({**r, "range": alt, "than": alt}) for alt in r.get("alternatives", ())]:
+        if a is None or a[0] < lo or a[1] > hi:
+            raise chk.ConfigError(f"{name}: the test accepts {list(a) if a else r['is']}, wider than the "
+                                  f"range the statement allows, {stated}")
+
+
+def parse_choice(row, where: str) -> dict:
+    """``[claim.choice]``: an open choice the verdict may depend on, with its options and the one
+    closest to the paper's analysis."""
+    if not isinstance(row, dict):
+        raise chk.ConfigError(f"{where}: choice must be a table ([claim.choice])")
+    unknown = set(row) - _CHOICE_FIELDS
+    if unknown:
+        raise chk.ConfigError(f"{where}, choice: unknown field(s) {', '.join(sorted(unknown))}")
+    opts = row.get("options")
+    if not (isinstance(opts, list) and len(opts) >= 2 and all(isinstance(o, str) for o in opts)):
+        raise chk.ConfigError(f"{where}, choice: options must list at least two alternatives")
+    chk.one_of(f"{where}, choice: closest", row.get("closest"), opts)
+    if not row.get("what"):
+        raise chk.ConfigError(f"{where}, choice: what must say what is chosen (e.g. 'learning rate')")
+    return dict(row)
+
+
+# -- deciding ---------------------------------------------------------------------------------------
+
+HOLDS, FAILS_, STRADDLES = "holds", "fails", "straddles"
+
+
+def _value(ref, q: dict, where: str):
+    if isinstance(ref, str):
+        if ref not in q:
+            raise chk.ConfigError(f"{where}: the test compares with {ref!r}, which was not measured")
+        v = q[ref]
+        return v.value if isinstance(v, Estimate) else _scalar(v, where)
+    return ref
+
+
+def _scalar(v, where: str):
+    if hasattr(v, "item") and getattr(v, "ndim", 1) == 0:
+        return v.item()
+    if isinstance(v, (bool, int, float)):
+        return v
+    raise chk.ConfigError(f"{where}: expected a number, got {type(v).__name__}")
+
+
+def _seq(v) -> list:
+    if hasattr(v, "tolist"):
+        v = v.tolist()
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def _combine(values: list, statistic: str):
+    import statistics
+
+    return {"mean": statistics.fmean, "median": statistics.median, "min": min, "max": max}[statistic](values)
+
+
+def _interval_outcome(lo: float, hi: float, acc: tuple, strict: bool = True) -> str:
+    """Where an interval [lo, hi] lies against the accepted interval ``acc``."""
+    a, b = acc
+    inside = (lo > a and hi < b) if strict else (lo >= a and hi <= b)
+    outside = hi < a or lo > b if strict else hi <= a or lo >= b
+    if inside:
+        return HOLDS
+    if outside or math.isnan(lo) or math.isnan(hi):
+        return FAILS_
+    return STRADDLES
+
+
+def evaluate(test: dict, q: dict, where: str, threshold=None) -> str:
+    """One test on the measured quantities ``q``: holds, fails or straddles (an interval that lies on
+    both sides). ``threshold`` replaces the test's own value (an alternative of ours)."""
+    name, kind = test["quantity"], test["is"]
+    if name not in q:
+        raise chk.ConfigError(f"{where}: quantity {name!r} was not measured (measured: {', '.join(q) or 'none'})")
+    v, stat, strict = q[name], test.get("statistic", "all"), test.get("strict", True)
+    if kind in ("true", "false"):
+        vals = [bool(x) == (kind == "true") for x in _seq(v)]
+        return HOLDS if (any(vals) if stat == "any" else all(vals)) else FAILS_
+    if kind in ("increasing", "decreasing"):
+        s = [float(x) for x in _seq(v)]
+        d = [b - a for a, b in zip(s, s[1:])]
+        ok = all((x > 0 if strict else x >= 0) if kind == "increasing" else (x < 0 if strict else x <= 0) for x in d)
+        return HOLDS if ok and len(s) >= 2 else FAILS_
+    if kind == "nearer":
+        x = v.value if isinstance(v, Estimate) else _scalar(v, where)
+        to, than = float(_value(test["to"], q, where)), float(_value(test["than"], q, where))
+        return HOLDS if abs(x - to) < abs(x - than) else FAILS_
+    if threshold is not None:
+        test = {**test, "range": threshold, "than": threshold, "tol": threshold if kind == "equal" else test.get("tol")}
+    acc = _accepted({**test, **{k: _value(test[k], q, where) for k in ("than", "to") if k in test}})
+    if isinstance(v, Estimate):
+        return _interval_outcome(v.lo, v.hi, acc, strict)
+    vals = [float(x) for x in _seq(v)]
+    if stat in ("all", "any"):
+        res = [_interval_outcome(x, x, acc, strict) == HOLDS for x in vals]
+        return HOLDS if (any(res) if stat == "any" else all(res)) and vals else FAILS_
+    x = _combine(vals, stat)
+    return _interval_outcome(x, x, acc, strict)
+
+
+def describe(test: dict, threshold=None) -> str:
+    """A test in words: ``slope between -2.3 and -1.7 (ours: ...)``."""
+    t = {**test, "range": threshold, "than": threshold} if threshold is not None else test
+    stat = t.get("statistic", "all")
+    q = t["quantity"] if stat == "all" else f"{stat} of {t['quantity']}"
+    what = {"below": lambda: f"below {_num(t['than'])}", "above": lambda: f"above {_num(t['than'])}",
+            "between": lambda: f"between {_num(t['range'][0])} and {_num(t['range'][1])}",
+            "equal": lambda: f"equal to {_num(t['to'])} within {_num(t['tol'])}", "true": lambda: "holds",
+            "false": lambda: "does not hold", "increasing": lambda: "increasing", "decreasing": lambda: "decreasing",
+            "nearer": lambda: f"nearer {_num(t['to'])} than {_num(t['than'])}"}[t["is"]]()
+    if stat == "any" and t["is"] not in ("true", "false"):
+        q = f"some value of {t['quantity']}"
+    src = f" ({t['source']})" if t.get("source") else ""
+    return f"{q} {what}{src}"
+
+
+def _scaled(t: dict) -> list:
+    """A test of ours with its threshold at half and at twice its size (its tolerance, for a range or
+    an equality), or [] where that means nothing (a comparison with another measured quantity)."""
+    if t["is"] in ("below", "above") and isinstance(t["than"], (int, float)) and t["than"] != 0:
+        return [{**t, "than": t["than"] * f} for f in (0.5, 2.0)]
+    if t["is"] == "between":
+        (a, b), c = t["range"], (t["range"][0] + t["range"][1]) / 2
+        return [{**t, "range": [c - (c - a) * f, c + (b - c) * f]} for f in (0.5, 2.0)]
+    if t["is"] == "equal" and isinstance(t["to"], (int, float)):
+        return [{**t, "tol": t["tol"] * f} for f in (0.5, 2.0)]
+    return []
+
+
+def _fmt_note(note: str, q: dict) -> str:
+    try:
+        return note.format(**{k: (v.value if isinstance(v, Estimate) else v) for k, v in q.items()})
+    except (KeyError, IndexError, ValueError):
+        return note
+
+
+@dataclass
+class Verdict:
+    passed: bool
+    inconclusive: str = ""  # a reason, when the measurement cannot decide
+    caveats: tuple = ()
+    robust: tuple = ()  # what the verdict was checked against and does not depend on
+    depends: tuple = ()  # what it depends on
+
+
+def decide(tests: tuple, q: dict, where: str) -> Verdict:
+    """Apply a claim's tests to its measured quantities ``q`` (see the module's rules)."""
+    passed, reasons, caveats, robust, depends = True, [], [], [], []
+    for t in tests:
+        out = evaluate(t, q, where)
+        alts = t.get("alternatives", ())
+        flips = [a for a in alts if evaluate(t, q, where, threshold=a) != out]
+        if alts:
+            (depends if flips else robust).append(
+                f"the threshold of ours in '{describe(t)}'" + (
+                    f": the outcome changes at {', '.join(map(str, flips))}" if flips else
+                    f" (also {', '.join(map(str, alts))})"))
+        elif str(t.get("source", "")).startswith("ours") and _scaled(t):
+            # no alternatives declared: say whether half and twice the threshold would decide alike
+            same = all(evaluate(u, q, where) == out for u in _scaled(t))
+            (robust if same else depends).append(
+                f"the threshold of ours in '{describe(t)}'" + (" (the same at half and twice it)" if same else
+                                                                " (the outcome changes at half or twice it)"))
+        if flips:
+            reasons.append(f"decided by a threshold of ours: '{describe(t)}' {out}, but not at "
+                           + ", ".join(map(str, flips)))
+            continue
+        if out == STRADDLES:
+            v = q[t["quantity"]]
+            reasons.append(f"the interval of {t['quantity']}, [{_num(v.lo)}, {_num(v.hi)}], straddles the "
+                           f"threshold of '{describe(t)}'")
+        elif out == FAILS_:
+            mode = t.get("fails", "not reproduced")
+            if mode == "caveat":
+                caveats.append(_fmt_note(t["note"], q))
+            elif mode == "inconclusive":
+                reasons.append(_fmt_note(t["note"], q))
+            else:
+                passed = False
+    # a clear failure of the statement decides; otherwise a test that cannot decide makes it inconclusive
+    return Verdict(passed, "" if not passed else "; ".join(reasons), tuple(caveats), tuple(robust), tuple(depends))
+
+
+def status_of(v: Verdict) -> str:
+    return "inconclusive" if v.inconclusive else "reproduced" if v.passed else "not reproduced"
