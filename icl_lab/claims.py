@@ -14,10 +14,11 @@ Claims are *declared* in the library, one table per paper (``icl_lab/papers/<key
     statement = '...'
     not_checkable = 'hidden constants only'
 
-and *checked* in the chapters::
+with the tests that decide it (``[[claim.test]]``, written once as data: see :mod:`icl_lab.criteria`),
+and *measured* in the chapters, which hand over named quantities and never a verdict::
 
     ledger = Ledger("convergence")          # every declared claim, pending
-    ledger["C1"].check(measured=f"{t2/t1:.2f}", how="phase times from 5 seeds", passed=t2 > t1)
+    ledger["C1"].measure({"T2 / T1": t2 / t1}, how="phase times from 5 seeds")
     ledger.show()      # a table in the notebook
     ledger.export()    # JSON for the synthesis chapter and CI
 
@@ -28,7 +29,7 @@ book's own result or conjecture). Headline counts count ``paper`` claims.
 Statuses: ``reproduced``, ``reproduced with caveat``, ``not reproduced``, ``inconclusive`` (the
 measurement cannot decide: a hypothesis of the statement is violated where it was measured, or the
 measurement is not a valid test; always with the reason) and ``not checkable``. A claim's status
-comes from a measurement (:meth:`Claim.check`), never from a literal; a ledger with an unmeasured
+comes from a measurement and the declared tests (:meth:`Claim.measure`), never from a literal; a ledger with an unmeasured
 claim refuses to export. How a status is decided is written once, on the book's page "How claims
 are judged".
 """

@@ -1,0 +1,145 @@
+"""Criteria as data: the tests a claim declares in claims.toml and the written rules that decide it."""
+from __future__ import annotations
+
+import pytest
+
+from icl_lab import criteria as cr
+from icl_lab.claims import Claim, Ledger, declared, parse_declarations
+from icl_lab.params import ConfigError
+
+BELOW = {"quantity": "gap", "is": "below", "than": 1e-12, "source": "ours: float64 round-off"}
+
+
+def _decide(tests, **q):
+    return cr.decide(cr.parse_tests(list(tests), "t"), q, "t")
+
+
+def test_a_bound_holds_below_and_fails_above():
+    assert _decide([BELOW], gap=1e-15).passed
+    assert not _decide([BELOW], gap=1e-9).passed
+
+
+def test_an_interval_that_straddles_the_threshold_cannot_decide():
+    t = {"quantity": "slope", "is": "above", "than": 1.8, "source": "paper: Thm 3.5"}
+    assert _decide([t], slope=cr.Estimate(2.0, 1.9, 2.1)).passed
+    assert not _decide([t], slope=cr.Estimate(1.5, 1.4, 1.7)).passed
+    v = _decide([t], slope=cr.Estimate(1.85, 1.7, 2.0))
+    assert v.inconclusive and "straddles" in v.inconclusive
+
+
+def test_a_threshold_of_ours_that_decides_makes_the_claim_inconclusive():
+    t = {"quantity": "rho", "is": "below", "than": 0.5, "source": "ours: a cut", "alternatives": [0.45, 0.55]}
+    v = _decide([t], rho=0.48)
+    assert v.inconclusive and "threshold of ours" in v.inconclusive and "0.45" in v.inconclusive
+    v = _decide([t], rho=0.2)
+    assert v.passed and not v.inconclusive and v.robust
+
+
+def test_a_clear_failure_decides_even_beside_an_undecided_test():
+    a = {"quantity": "a", "is": "above", "than": 1, "source": "paper: eq. (3)"}
+    b = {"quantity": "b", "is": "below", "than": 1, "source": "paper: eq. (4)"}
+    v = _decide([a, b], a=0.5, b=cr.Estimate(1, 0.5, 1.5))
+    assert not v.passed and not v.inconclusive
+
+
+def test_sequences_statistics_orderings_and_comparisons_with_other_quantities():
+    assert _decide([{"quantity": "x", "is": "increasing"}], x=[1, 2, 3]).passed
+    assert not _decide([{"quantity": "x", "is": "increasing"}], x=[1, 3, 2]).passed
+    every = {"quantity": "x", "is": "below", "than": 2, "source": "paper: Lemma 1"}
+    assert not _decide([every], x=[1, 3]).passed
+    assert _decide([{**every, "statistic": "median"}], x=[1, 1, 3]).passed
+    rel = {"quantity": "a", "is": "below", "than": "b"}
+    assert _decide([rel], a=1.0, b=2.0).passed and not _decide([rel], a=3.0, b=2.0).passed
+    near = {"quantity": "s", "is": "nearer", "to": "p", "than": "q"}
+    assert _decide([near], s=1.4, p=1.5, q=1.0).passed
+    assert _decide([{"quantity": "ok", "is": "true"}], ok=[True, True]).passed
+
+
+def test_what_a_failure_means_is_declared():
+    cav = {"quantity": "s", "is": "below", "than": -1, "source": "paper: Lemma D.1", "fails": "caveat",
+           "note": "slope {s:.2f} is shallower than -1"}
+    v = _decide([cav], s=-0.8)
+    assert v.passed and v.caveats == ("slope -0.80 is shallower than -1",)
+    inc = {**cav, "fails": "inconclusive", "note": "the optimum lies on the grid's edge"}
+    assert _decide([inc], s=-0.8).inconclusive == "the optimum lies on the grid's edge"
+
+
+@pytest.mark.parametrize("row, message", [
+    ({"quantity": "x", "is": "below", "than": 1}, "source"),
+    ({"quantity": "x", "is": "below", "than": 1, "source": "mine"}, "source"),
+    ({"quantity": "x", "is": "smaller", "than": 1, "source": "ours: x"}, "is"),
+    ({"quantity": "x", "is": "between", "source": "ours: x"}, "range"),
+    ({"quantity": "x", "is": "below", "than": 1, "source": "paper: Thm 1", "alternatives": [2]}, "alternatives"),
+    ({"quantity": "x", "is": "below", "than": 1, "source": "ours: x", "fails": "caveat"}, "note"),
+    ({"quantity": "x", "is": "below", "than": 1, "source": "ours: x", "colour": "red"}, "unknown"),
+])
+def test_malformed_tests_are_refused_naming_the_field(row, message):
+    with pytest.raises(ConfigError, match=message):
+        cr.parse_tests([row], "t")
+
+
+def test_a_tolerance_wider_than_the_statement_is_refused():
+    row = {"quantity": "slope", "is": "between", "range": [-2.5, -1.5], "source": "ours: fit error",
+           "stated": [-2.2, -1.8]}
+    with pytest.raises(ConfigError, match="wider than the range the statement allows"):
+        cr.parse_tests([row], "t")
+    cr.parse_tests([{**row, "range": [-2.1, -1.9]}], "t")
+    with pytest.raises(ConfigError, match="wider"):  # an alternative of ours is held to it as well
+        cr.parse_tests([{**row, "range": [-2.1, -1.9], "source": "ours: x", "alternatives": [[-3, -1]]}], "t")
+
+
+TOML = """
+[[claim]]
+id = 'X1'
+location = 'Thm 1'
+statement = 'the rate is 2'
+caveat = 'measured at {n} points'
+[claim.choice]
+what = 'learning rate'
+options = ['0.1', '0.01']
+closest = '0.01'
+[[claim.test]]
+quantity = 'rate'
+is = 'between'
+range = [1.8, 2.2]
+source = 'ours: the fit error over 5 sizes'
+"""
+
+
+def test_a_claim_decided_under_the_option_closest_to_the_paper_names_the_others(monkeypatch):
+    decl = parse_declarations(TOML, "common")
+    monkeypatch.setattr("icl_lab.claims.declared", lambda paper: decl)
+    c = Claim(id="X1", paper="common", location="Thm 1", statement="the rate is 2")
+    c.measure(under={"0.1": {"rate": 1.2}, "0.01": {"rate": 2.05}}, n=5, how="fit")
+    assert c.status == "reproduced with caveat"
+    assert "measured at 5 points" in c.caveat and "under 0.1: not reproduced" in c.caveat
+    assert any("learning rate" in d for d in c.depends) and c.criterion
+    c.measure(under={"0.1": {"rate": 2.1}, "0.01": {"rate": 2.05}}, n=5, how="fit")
+    assert c.status == "reproduced with caveat" and "under" not in c.caveat
+    assert any("learning rate" in r for r in c.robust)
+    with pytest.raises(ConfigError, match="under"):
+        c.measure(rate=2.0, how="fit")
+
+
+@pytest.mark.declarations
+def test_declared_tests_cannot_be_bypassed_with_a_typed_verdict():
+    ledger = Ledger("common")
+    with pytest.raises(ConfigError, match="measure"):
+        ledger["S1"].check(measured="0", how="x", passed=True)
+    with pytest.raises(ConfigError, match="not measured"):
+        ledger["S1"].measure({"another name": 0.0})
+    ledger["S1"].measure({"max difference": 1e-16})
+    assert ledger["S1"].status == "reproduced" and ledger["S1"].criterion
+
+
+@pytest.mark.declarations
+def test_every_number_of_a_declared_test_gives_its_reason():
+    from icl_lab.papers import PAPERS
+
+    for paper in PAPERS:
+        for d in declared(paper).values():
+            if d.not_checkable:
+                continue
+            for t in d.tests:  # every number has its source (parse_tests checks it): here, a reason too
+                src = t.get("source", "")
+                assert not src or len(src.split(":", 1)[-1].strip()) > 3, (paper, d.id, src)
