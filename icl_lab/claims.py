@@ -186,13 +186,14 @@ class Claim:
             else:
                 v.robust += (f"the {d.choice['what']}: the same under " + ", ".join(opts),)
             shown = measured if measured is not None else "; ".join(
-                f"{o}: {_quantities(under[o])}" for o in opts) + (f"; {_quantities(quantities)}" if quantities else "")
+                f"{o}: {_quantities(under[o], d.tests)}" for o in opts) + (
+                f"; {_quantities(quantities, d.tests)}" if quantities else "")
         else:
             if under is not None:
                 raise chk.ConfigError(f"{where}: under is for a claim with a declared choice")
             q = quantities
             v = criteria.decide(d.tests, q, where)
-            shown = measured if measured is not None else _quantities(q)
+            shown = measured if measured is not None else _quantities(q, d.tests)
         notes = [criteria._fmt_note(d.caveat, q)] if d.caveat else []
         self._decide(measured=shown, how=how or d.how, passed=v.passed,
                      caveat="; ".join(notes + list(v.caveats)) or None, hypotheses=hypotheses,
@@ -281,8 +282,10 @@ def _elsewhere(c: Claim) -> dict:
             if paper == c.paper and cid == c.id and sc != here and st != c.status}
 
 
-def _quantities(q: dict) -> str:
-    """Measured quantities as text: ``name = value`` (a sequence: its values, comma-separated)."""
+def _quantities(q: dict, tests=()) -> str:
+    """Measured quantities as text: ``name = value`` (a sequence: its values, comma-separated; per-seed
+    values that a test judges by an interval: that statistic with its interval)."""
+    q = {k: next((criteria.measured(t, v) for t in tests if t["quantity"] == k), v) for k, v in q.items()}
     def one(v):
         v = v.tolist() if hasattr(v, "tolist") and getattr(v, "ndim", 0) > 0 else v
         return ", ".join(map(_fmt, v)) if isinstance(v, (list, tuple)) else _fmt(v)

@@ -21,6 +21,9 @@ The rules, applied here once for every claim:
 * **Bounds as bounds, intervals with a margin** (rules 1 and 4). A test on an :class:`Estimate` holds
   when the whole interval satisfies it and fails when the whole interval violates it; an interval
   that straddles the threshold cannot decide, and the claim is inconclusive with that reason.
+* **Seeds**: ``interval = 'median'`` (bootstrap 95%), ``'mean'`` (+- 2 standard errors) or ``'rate'``
+  (the Wilson 95% interval of a success rate) turns the per-seed values the chapter hands over into
+  that statistic with its interval, and the test is decided on the interval.
 * **Sequences**: ``statistic`` says how the values of a sequence are combined (``all`` by default:
   every value must satisfy the test; ``any``, ``mean``, ``median``, ``min``, ``max``).
 * **Thresholds of ours are not deciding** (rule 3, issue of robustness): a test whose ``source`` is
@@ -46,7 +49,8 @@ TESTS = ("below", "above", "between", "equal", "true", "false", "increasing", "d
 STATISTICS = ("all", "any", "mean", "median", "min", "max")
 FAILS = ("not reproduced", "caveat", "inconclusive")
 _TEST_FIELDS = {"quantity", "is", "than", "to", "range", "tol", "source", "alternatives", "stated", "statistic",
-                "fails", "note", "strict"}
+                "fails", "note", "strict", "interval"}
+INTERVALS = ("median", "mean", "rate")  # over seeds: bootstrap median, mean +- 2 SE, Wilson rate of successes
 _CHOICE_FIELDS = {"what", "options", "closest", "source"}
 
 
@@ -110,6 +114,8 @@ def parse_tests(rows, where: str) -> tuple:
         chk.one_of(f"{name}: is", r.get("is"), TESTS)
         chk.one_of(f"{name}: statistic", r.get("statistic", "all"), STATISTICS)
         chk.one_of(f"{name}: fails", r.get("fails", "not reproduced"), FAILS)
+        if "interval" in r:
+            chk.one_of(f"{name}: interval", r["interval"], INTERVALS)
         need = {"below": ("than",), "above": ("than",), "between": ("range",), "equal": ("to", "tol"),
                 "nearer": ("to", "than")}.get(r["is"], ())
         missing = [f for f in need if f not in r]
@@ -222,13 +228,22 @@ def _interval_outcome(lo: float, hi: float, acc: tuple, strict: bool = True) -> 
     return STRADDLES
 
 
+def measured(test: dict, v):
+    """The value a test judges: per-seed values become the declared statistic with its interval."""
+    if "interval" not in test or isinstance(v, Estimate):
+        return v
+    vals = _seq(v)
+    return (rate_of(sum(bool(x) for x in vals), len(vals)) if test["interval"] == "rate" else
+            median_of(vals) if test["interval"] == "median" else mean_of(vals))
+
+
 def evaluate(test: dict, q: dict, where: str, threshold=None) -> str:
     """One test on the measured quantities ``q``: holds, fails or straddles (an interval that lies on
     both sides). ``threshold`` replaces the test's own value (an alternative of ours)."""
     name, kind = test["quantity"], test["is"]
     if name not in q:
         raise chk.ConfigError(f"{where}: quantity {name!r} was not measured (measured: {', '.join(q) or 'none'})")
-    v, stat, strict = q[name], test.get("statistic", "all"), test.get("strict", True)
+    v, stat, strict = measured(test, q[name]), test.get("statistic", "all"), test.get("strict", True)
     if kind in ("true", "false"):
         vals = [bool(x) == (kind == "true") for x in _seq(v)]
         return HOLDS if (any(vals) if stat == "any" else all(vals)) else FAILS_
@@ -322,7 +337,7 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
                            + ", ".join(map(str, flips)))
             continue
         if out == STRADDLES:
-            v = q[t["quantity"]]
+            v = measured(t, q[t["quantity"]])
             reasons.append(f"the interval of {t['quantity']}, [{_num(v.lo)}, {_num(v.hi)}], straddles the "
                            f"threshold of '{describe(t)}'")
         elif out == FAILS_:

@@ -143,3 +143,12 @@ def test_every_number_of_a_declared_test_gives_its_reason():
             for t in d.tests:  # every number has its source (parse_tests checks it): here, a reason too
                 src = t.get("source", "")
                 assert not src or len(src.split(":", 1)[-1].strip()) > 3, (paper, d.id, src)
+
+
+def test_per_seed_values_are_judged_on_the_declared_interval():
+    t = {"quantity": "own", "is": "above", "than": 0.9, "source": "paper: Thm 1", "interval": "median"}
+    assert _decide([t], own=[0.95, 0.96, 0.97, 0.98, 0.99]).passed
+    assert _decide([t], own=[0.7, 0.95, 0.96, 0.97, 0.5]).inconclusive
+    rate = {"quantity": "solved", "is": "above", "than": 0.9, "source": "ours: 'with high probability'",
+            "interval": "rate"}
+    assert "straddles" in _decide([rate], solved=[True] * 5 + [False]).inconclusive
