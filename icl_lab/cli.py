@@ -14,14 +14,14 @@ import sys
 from pathlib import Path
 
 from . import claims, paths, sweep
-from .claims import PAPERS, ClaimsTable, compare
+from .claims import PAPERS, ClaimsTable
 from .config import DEFAULT_SCALE, SCALES, get_scale
 from .params import ConfigError, describe
 from .registry import experiments, resolve_experiment
 from .render import md_table
-from .reports import stored_results_summary
+from .reports import differences_markdown, point_text, seed_ranges, stored_results, stored_results_markdown
 from .store import ResultsStore, check_root
-from .tasks import check_environment, usable_device
+from .tasks import check_environment
 
 EPILOG_MAIN = """\
 examples:
@@ -47,17 +47,12 @@ examples:
   icl-lab run common.context_length --executor dask --address tcp://10.0.0.5:8786
           (a running scheduler, e.g. started by dask-jobqueue on Slurm/PBS; see the README)
 """
-SCALE_HELP = "ci: small and fast; book: the book's laptop setting; paper: the paper's settings "
 
 
 def _count(text: str, most: int = 10**6) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= most:
+    if not text.strip().isdecimal() or not 1 <= int(text) <= most:
         raise argparse.ArgumentTypeError(f"must be an integer in [1, {most}] (got {text!r})")
-    return value
+    return int(text)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -66,92 +61,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"icl-lab: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    fmt = argparse.RawDescriptionHelpFormatter
-    p = _Parser(prog="icl-lab", formatter_class=fmt, epilog=EPILOG_MAIN,
-                description="Run the experiments of the icl-lab book (in-context learning in one-layer transformers) "
-                            "from a terminal: one configuration, a sweep over a grid, on one core or a Dask cluster.")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    ledgers = argparse.ArgumentParser(add_help=False)  # options shared by list and report
-    ledgers.add_argument("--format", choices=("markdown", "json"), default="markdown",
-                         help="output format (default markdown)")
-    ledgers.add_argument("--claims", metavar="DIR",
-                         help="folder holding <scale>/<paper>.json ledgers (default: _build/claims of the book)")
-    sub.add_parser("list", parents=[ledgers], formatter_class=fmt,
-                   help="every experiment (paper, location) and every claim (statement, status)",
-                   description="Every registered experiment with its paper and location, and every claim: the ids "
-                   "the experiments measure plus, where the book has been built (make book / make book-ci), each "
-                   "claim's statement and status at each scale.")
-    sh = sub.add_parser("show", help="an experiment's parameters, their types and ci/paper values",
-                        description="The parameters of an experiment's config (what --set and --grid accept).")
-    r = sub.add_parser("run", formatter_class=fmt, epilog=EPILOG_RUN,
-                       help="run an experiment, or a sweep over a grid of parameters and seeds",
-                       description="Run EXPERIMENT at a scale, with parameters set or swept over a grid, and store "
-                                   "every completed task in the results folder.")
-    rep = sub.add_parser("report", parents=[ledgers], help="the claims ledger and a summary of the stored results",
-                         description="Print the claims ledger exported by the book at a scale, and a summary of "
-                                     "every result stored in the results folder (corrupt files are listed).")
-    for cmd in (sh, r):
-        cmd.add_argument("experiment", metavar="EXPERIMENT", help="e.g. common.context_length (see icl-lab list)")
-    for cmd, what in ((r, SCALE_HELP), (rep, "whose ledger ")):
-        cmd.add_argument("--scale", choices=SCALES, help=f"{what}(default: $ICL_LAB_SCALE, else {DEFAULT_SCALE})")
-        cmd.add_argument("--results", metavar="DIR",
-                         help="results folder (default: $ICL_LAB_RESULTS, else results/ at the book's root)")
-    r.add_argument("--seeds", type=_count, metavar="N", help="seeds per grid point (default: the scale's)")
-    r.add_argument("--seeds-per-task", type=_count, metavar="K",
-                   help="at most K seeds trained together in one task (default: all of a grid point's seeds)")
-    r.add_argument("--set", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
-                   help="fix a parameter, e.g. --set steps=200 lr=3 (see icl-lab show EXPERIMENT)")
-    r.add_argument("--grid", action="extend", nargs="+", default=[], metavar="KEY=V1,V2",
-                   help="sweep a parameter over values, e.g. --grid lr=1,3,10; several --grid form a product")
-    r.add_argument("--executor", choices=sweep.EXECUTORS, default="local",
-                   help="local: tasks one after another in this process; dask: on Dask distributed (default local)")
-    r.add_argument("--address", metavar="SCHEDULER", help="with --executor dask: connect to this running scheduler "
-                   "(tcp://host:8786) instead of starting a LocalCluster")
-    r.add_argument("--workers", type=functools.partial(_count, most=4 * (os.cpu_count() or 1)), metavar="N",
-                   help="with --executor dask and no --address: worker processes of the LocalCluster "
-                        "(one thread each; default: one per core; at most 4 per core)")
-    r.add_argument("--max-memory", metavar="SIZE", help="refuse a task whose estimated memory exceeds SIZE (e.g. 8G; "
-                   "none: no check; default: $ICL_LAB_MAX_MEMORY, else the machine's memory)")
-    r.add_argument("--device", metavar="DEVICE", help="torch device, e.g. cpu or cuda (default: CUDA when available)")
-    r.add_argument("--dry-run", action="store_true", help="check everything and show the tasks, run nothing")
-    r.add_argument("--recompute", action="store_true",
-                   help="ignore stored results of these tasks and overwrite them (e.g. after changing the code)")
-    r.add_argument("--json", action="store_true", help="print the grid points' merged summaries as JSON")
-    r.add_argument("--progress", action=argparse.BooleanOptionalAction,
-                   help="show a progress bar (default: only on a terminal, and not when $CI is set)")
-    rep.add_argument("--compare", nargs=2, metavar=("A", "B"),
-                     help="list the claims whose status differs between two exported ledger folders "
-                          "(two builds, scales or machines); exit status 1 if any does")
-    return p
-
-
 def _claims_dir(scale: str, base: str | None) -> Path:
     return Path(base) / scale if base is not None else paths.claims_dir(scale)
 
 
 def _ledgers(directory) -> ClaimsTable:
-    """The ledgers exported in ``directory`` (one line naming the folder when one cannot be read)."""
+    """The ledgers exported in ``directory``, none where it is not a folder (one line naming the folder
+    when one cannot be read)."""
     try:
-        return ClaimsTable.load(directory)
+        return ClaimsTable.load(directory) if Path(directory).is_dir() else ClaimsTable([])
     except (OSError, ValueError, KeyError, TypeError) as e:  # ValueError: JSONDecodeError
         raise ConfigError(f"claims: the ledgers in {str(directory)!r} cannot be read ({type(e).__name__}: "
                           f"{str(e)[:120]})") from None
-
-
-def _ranges(seeds) -> str:
-    """``[0, 1, 2, 5]`` -> ``"0-2,5"``."""
-    runs = []
-    for s in sorted(set(seeds or [])):
-        if runs and runs[-1][1] == s - 1:
-            runs[-1][1] = s
-        else:
-            runs.append([s, s])
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs) or "—"
-
-
-def _point(point) -> str:
-    return ", ".join(f"{k}={v}" for k, v in dict(point).items()) or "—"
 
 
 def cmd_list(args) -> int:
@@ -163,9 +84,9 @@ def cmd_list(args) -> int:
     for paper in PAPERS:  # every claim's statement, from the library's declarations
         for d in claims.declared(paper).values():
             row(paper, d.id, d.kind, d.location, d.statement)
+    missing = [s for s in SCALES if not _claims_dir(s, args.claims).is_dir()]
     for scale in SCALES:
-        d = _claims_dir(scale, args.claims)
-        for c in (_ledgers(d).claims if d.is_dir() else []):
+        for c in _ledgers(_claims_dir(scale, args.claims)).claims:
             row(c.paper, c.id, c.kind, c.location, c.statement)["status"][scale] = (
                 c.status + (f" ({c.caveat})" if c.caveat else ""))
     for name, e in exps.items():
@@ -187,7 +108,6 @@ def cmd_list(args) -> int:
                    [[c["paper"], c["id"], c["kind"] or "—", c["location"] or "—", c["statement"] or "(not declared)",
                      ", ".join(c["experiments"]) or "—", *[c["status"].get(s, "—") for s in SCALES]]
                     for c in rows.values()]))
-    missing = [s for s in SCALES if not _claims_dir(s, args.claims).is_dir()]
     if missing:
         print(f"\nNo exported ledger at scale {', '.join(missing)}: build the book (make book / make book-ci) "
               "to see the statuses measured there.")
@@ -196,10 +116,10 @@ def cmd_list(args) -> int:
 
 def cmd_show(args) -> int:
     e = resolve_experiment(args.experiment)
-    kinds, cfgs = describe(e.config), [e.config.for_scale(s) for s in ("ci", "book", "paper")]
+    kinds, cfgs = describe(e.config), [e.config.for_scale(s) for s in SCALES]
     print(f"{args.experiment}: {e.description}\npaper: {e.paper}, {e.location}; "
           f"claims: {', '.join(e.claims) or '—'}\n")
-    print(md_table(["parameter", "allowed values", "ci", "book", "paper"], [[f.name, kinds[f.name], *(
+    print(md_table(["parameter", "allowed values", *SCALES], [[f.name, kinds[f.name], *(
         getattr(c, f.name) for c in cfgs)] for f in dataclasses.fields(e.config)]))
     if e.config.__doc__:
         print("\n" + " ".join(e.config.__doc__.split()))
@@ -207,22 +127,11 @@ def cmd_show(args) -> int:
 
 
 def cmd_run(args) -> int:
-    if args.address is not None and args.executor != "dask":
-        raise ConfigError("--address only applies with --executor dask")
-    if args.address is not None:
-        sweep.check_address(args.address, "--address")
-    if args.workers is not None and args.executor != "dask":
-        raise ConfigError("--workers only applies with --executor dask (the local executor uses one process)")
-    if args.workers is not None and args.address is not None:
-        raise ConfigError("--workers only applies to a LocalCluster; with --address the cluster has its own workers")
-    if args.results is not None:
-        check_root(args.results, "--results")
-    store = ResultsStore(args.results)  # checks the path; creates nothing
-    if args.device is not None:
-        usable_device(args.device)
+    sweep.check_executor(args.executor, args.address, args.workers, args.device, flag="--")
+    store = ResultsStore(None if args.results is None else check_root(args.results, "--results"))  # creates nothing
     plan = sweep.plan(args.experiment, args.scale, sets=args.set, grid=args.grid, seeds=args.seeds,
                       seeds_per_task=args.seeds_per_task, max_memory=args.max_memory)
-    done = sweep.load_plan_records(plan, args.results)
+    done = sweep.load_plan_records(plan, store)
     print(f"{plan.describe()}; {len(done)} already stored in {store.root}", file=sys.stderr)
     n_todo, n_workers = len(plan.tasks) - len(done), args.workers or os.cpu_count() or 1
     if (args.executor == "dask" and args.address is None and n_todo < n_workers and plan.exp.seed_splittable
@@ -231,7 +140,7 @@ def cmd_run(args) -> int:
               "each grid point's seeds into more tasks", file=sys.stderr)
     if args.dry_run:
         print(md_table(["task", "grid point", "seeds", "key", "state"],
-                       [[i, _point(t.point), _ranges(t.seeds), t.key, "stored" if t.key in done else "to run"]
+                       [[i, point_text(t.point), seed_ranges(t.seeds), t.key, "stored" if t.key in done else "to run"]
                         for i, t in enumerate(plan.tasks)]))
         return 0
     try:
@@ -239,7 +148,7 @@ def cmd_run(args) -> int:
                         results_dir=args.results, progress=args.progress, device=args.device,
                         recompute=args.recompute)
     except KeyboardInterrupt:
-        n = len(sweep.load_plan_records(plan, args.results))
+        n = len(sweep.load_plan_records(plan, store))
         print(f"\ninterrupted: {n} of {len(plan.tasks)} tasks are stored; run the same command again to finish",
               file=sys.stderr)
         return 130
@@ -257,7 +166,7 @@ def cmd_run(args) -> int:
             tasks = [t for t in plan.tasks if dict(t.point) == pt["point"]]
             wall = sum(res.records[t.key]["meta"]["wall_seconds"] for t in tasks if t.key in res.records)
             state = "ok" if pt.get("summary") is not None else "chunks" if "chunks" in pt else "missing"
-            rows.append([_point(pt["point"]), _ranges(pt["seeds"]), len(tasks),
+            rows.append([point_text(pt["point"]), seed_ranges(pt["seeds"]), len(tasks),
                          sum(t.key in res.computed for t in tasks), f"{wall:.1f}", state])
         print(md_table(["grid point", "seeds", "tasks", "computed now", "compute s", "summary"], rows))
     print(f"{len(res.computed)} task(s) computed, {len(res.skipped)} from the store, {len(res.failed)} failed "
@@ -268,20 +177,13 @@ def cmd_run(args) -> int:
 
 
 def _compare(a: str, b: str) -> int:
-    for d in (a, b):
-        if not Path(d).is_dir():
-            raise ConfigError(f"--compare: {d} is not a folder of exported ledgers")
     ta, tb = _ledgers(a), _ledgers(b)
-    if not ta.claims or not tb.claims:
-        raise ConfigError(f"--compare: no exported claims in {a if not ta.claims else b}")
-    diff = compare(ta, tb)
-    if not diff:
-        print(f"All {len(tb.claims)} claims have the same status in {a} and {b}.")
-        return 0
-    print(md_table(["paper", "id", "kind", f"status in {a}", f"status in {b}", "measured (A)", "measured (B)"],
-                   [[d["paper"], d["id"], d["kind"], d["a"], d["b"], d["measured_a"], d["measured_b"]] for d in diff]))
-    print(f"\n{len(diff)} claims differ.")
-    return 1
+    for d, t in ((a, ta), (b, tb)):
+        if not t.claims:
+            raise ConfigError(f"--compare: {d} is not a folder of exported ledgers (no claims found there)")
+    table, n = differences_markdown(ta, tb, a, b)
+    print(f"{table}\n\n{n} claims differ." if n else f"All {len(tb.claims)} claims have the same status in {a} and {b}.")
+    return 1 if n else 0
 
 
 def cmd_report(args) -> int:
@@ -289,8 +191,7 @@ def cmd_report(args) -> int:
         return _compare(*args.compare)
     scale = get_scale(args.scale)
     cdir = _claims_dir(scale, args.claims)
-    table = _ledgers(cdir) if cdir.is_dir() else ClaimsTable([])
-    groups, corrupt = stored_results_summary(args.results)
+    table, (groups, corrupt) = _ledgers(cdir), stored_results(args.results)
     root = ResultsStore(args.results).root
     if args.format == "json":
         print(json.dumps({"scale": scale, "claims_dir": str(cdir), "claims": json.loads(table.to_json()),
@@ -306,14 +207,8 @@ def cmd_report(args) -> int:
         print(f"No exported ledgers in {cdir}: build the book at this scale "
               f"({'make book' if scale == 'paper' else 'make book-ci'}) to export them.")
     print(f"\n# Stored results ({root})\n")
-    if groups:
-        print(md_table(["experiment", "scale", "overrides", "seeds", "tasks", "compute s (wall / cpu)", "code",
-                        "device"],
-                       [[g["experiment"], g["scale"] or "—", _point(g["overrides"]), _ranges(g["seeds"]), g["tasks"],
-                         f"{g['wall_seconds']:.1f} / {g['cpu_seconds']:.1f}", ", ".join(g["commits"]),
-                         ", ".join(g["devices"])] for g in groups]))
-    else:
-        print("Nothing stored yet (icl-lab run EXPERIMENT stores its results here).")
+    print(stored_results_markdown(groups) if groups else
+          "Nothing stored yet (icl-lab run EXPERIMENT stores its results here).")
     if corrupt:
         print(f"\n{len(corrupt)} unusable file(s) (they are recomputed by the next run that needs them):")
         for c in corrupt:
@@ -321,7 +216,68 @@ def cmd_report(args) -> int:
     return 0
 
 
-COMMANDS = {"list": cmd_list, "show": cmd_show, "run": cmd_run, "report": cmd_report}
+EXPERIMENT = {"experiment": dict(metavar="EXPERIMENT", help="e.g. common.context_length (see icl-lab list)")}
+RESULTS = {"--results": dict(metavar="DIR", help="results folder (default: $ICL_LAB_RESULTS, else results/ at the "
+                             "book's root)")}
+LEDGERS = {"--format": dict(choices=("markdown", "json"), default="markdown", help="output format (default markdown)"),
+           "--claims": dict(metavar="DIR", help="folder holding <scale>/<paper>.json ledgers (default: _build/claims "
+                            "of the book)")}
+SCALE = f"(default: $ICL_LAB_SCALE, else {DEFAULT_SCALE})"
+#: name: (function, what it does, its arguments, epilog)
+COMMANDS = {
+    "list": (cmd_list, "every experiment (paper, location) and every claim (statement, status at each scale where "
+             "the book was built: make book / make book-ci)", LEDGERS, None),
+    "show": (cmd_show, "an experiment's parameters (what --set and --grid accept), their types and values at each "
+             "scale", EXPERIMENT, None),
+    "run": (cmd_run, "run an experiment, or a sweep over a grid of parameters and seeds, storing every completed "
+            "task in the results folder", {
+                **EXPERIMENT,
+                "--scale": dict(choices=SCALES, help="ci: small and fast; book: the book's laptop setting; paper: the "
+                                f"paper's settings {SCALE}"), **RESULTS,
+                "--seeds": dict(type=_count, metavar="N", help="seeds per grid point (default: the scale's)"),
+                "--seeds-per-task": dict(type=_count, metavar="K", help="at most K seeds trained together in one "
+                                         "task (default: all of a grid point's seeds)"),
+                "--set": dict(action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                              help="fix a parameter, e.g. --set steps=200 lr=3 (see icl-lab show EXPERIMENT)"),
+                "--grid": dict(action="extend", nargs="+", default=[], metavar="KEY=V1,V2", help="sweep a parameter "
+                               "over values, e.g. --grid lr=1,3,10; several --grid form a product"),
+                "--executor": dict(choices=sweep.EXECUTORS, default="local", help="local: tasks one after another "
+                                   "in this process; dask: on Dask distributed (default local)"),
+                "--address": dict(metavar="SCHEDULER", help="with --executor dask: connect to this running scheduler "
+                                  "(tcp://host:8786) instead of starting a LocalCluster"),
+                "--workers": dict(type=functools.partial(_count, most=4 * (os.cpu_count() or 1)), metavar="N",
+                                  help="with --executor dask and no --address: worker processes of the LocalCluster "
+                                  "(one thread each; default: one per core; at most 4 per core)"),
+                "--max-memory": dict(metavar="SIZE", help="refuse a task whose estimated memory exceeds SIZE (e.g. "
+                                     "8G; none: no check; default: $ICL_LAB_MAX_MEMORY, else the machine's memory)"),
+                "--device": dict(help="torch device, e.g. cpu or cuda (default: CUDA when available)"),
+                "--dry-run": dict(action="store_true", help="check everything and show the tasks, run nothing"),
+                "--recompute": dict(action="store_true", help="ignore stored results of these tasks and overwrite "
+                                    "them (e.g. after changing the code)"),
+                "--json": dict(action="store_true", help="print the grid points' merged summaries as JSON"),
+                "--progress": dict(action=argparse.BooleanOptionalAction, help="show a progress bar (default: only "
+                                   "on a terminal, and not when $CI is set)")}, EPILOG_RUN),
+    "report": (cmd_report, "the claims ledger exported by the book at a scale, and a summary of every result "
+               "stored in the results folder (unusable files are listed)", {
+                   **LEDGERS, "--scale": dict(choices=SCALES, help=f"whose ledger {SCALE}"), **RESULTS,
+                   "--compare": dict(nargs=2, metavar=("A", "B"), help="list the claims whose status differs between "
+                                     "two exported ledger folders (two builds, scales or machines); exit status 1 if "
+                                     "any does")}, None),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = _Parser(prog="icl-lab", formatter_class=fmt, epilog=EPILOG_MAIN,
+                description="Run the experiments of the icl-lab book (in-context learning in one-layer transformers) "
+                            "from a terminal: one configuration, a sweep over a grid, on one core or a Dask cluster.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, (_, what, arguments, epilog) in COMMANDS.items():
+        cmd = sub.add_parser(name, help=what, description=what[0].upper() + what[1:] + ".", formatter_class=fmt,
+                             epilog=epilog)
+        for flag, kw in arguments.items():
+            cmd.add_argument(flag, **kw)
+    return p
 
 
 def main(argv=None) -> int:
@@ -332,7 +288,7 @@ def main(argv=None) -> int:
         return 2
     try:
         check_environment()  # every ICL_LAB_* variable, before anything else
-        return COMMANDS[args.command](args)
+        return COMMANDS[args.command][0](args)
     except ConfigError as e:
         print(f"icl-lab: error: {e}", file=sys.stderr)
         return 2

@@ -1,6 +1,6 @@
 """What the book and the command line report: the book's deviations from the papers' settings, the
 measured time of every notebook, the stored and the shipped reference results, and the claims whose
-status differs between scales."""
+status differs between scales or builds. ``icl-lab report`` prints the same tables."""
 from __future__ import annotations
 
 import json
@@ -23,18 +23,12 @@ ROOT = REPOSITORY
 
 def toc_notebooks() -> list[Path]:
     """The notebooks of the table of contents, in book order."""
-    def files(entries):
-        for e in entries or []:
-            if "file" in e:
-                yield e["file"]
-            yield from files(e.get("sections"))
-            for part in e.get("parts", []):
-                yield from files(part.get("chapters"))
-
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    names = [toc.get("root", ""), *files(toc.get("chapters")),
-             *(f for part in toc.get("parts", []) for f in files(part.get("chapters")))]
-    return [ROOT / f for f in names if f.endswith(".ipynb")]
+    def files(entry):  # the toc itself, a part, a chapter or a section: its own file, then what it holds
+        yield from (entry[k] for k in ("root", "file") if k in entry)
+        for k in ("sections", "chapters", "parts"):
+            for sub in entry.get(k) or []:
+                yield from files(sub)
+    return [ROOT / f for f in files(yaml.safe_load((ROOT / "_toc.yml").read_text())) if f.endswith(".ipynb")]
 
 
 def _short(v):
@@ -47,6 +41,22 @@ def _short(v):
 def _cell(v, width: int = 60) -> str:
     s = str(_short(v))
     return s if len(s) <= width else s[:width - 3] + "..."
+
+
+def seed_ranges(seeds) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2,5"``."""
+    runs: list = []
+    for s in sorted(set(seeds or [])):
+        if runs and runs[-1][1] == s - 1:
+            runs[-1][1] = s
+        else:
+            runs.append([s, s])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs) or "—"
+
+
+def point_text(point) -> str:
+    """A grid point (or a record's overrides) as ``key=value, ...``."""
+    return ", ".join(f"{k}={v}" for k, v in dict(point).items()) or "—"
 
 
 def deviations_markdown() -> str:
@@ -86,6 +96,21 @@ def timings_markdown(path: Path | None = None) -> str:
             f"load average before each notebook between {min(loads):.2f} and {max(loads):.2f}."
             if loads else "")
     return md_table(["notebook", *(f"`{s}` wall / CPU (s)" for s in scales)], out) + note
+
+
+def provenance(records: list[dict]) -> dict:
+    """Where and when records were computed and what they took: seeds, tasks, wall and CPU seconds,
+    commits (``+dirty``: with uncommitted changes), hosts, devices, first and last day."""
+    metas = [r["meta"] for r in records]
+    code = [m.get("code") or {} for m in metas]
+    days = sorted(str(m.get("finished") or m.get("started") or "?")[:10] for m in metas) or [""]
+    return dict(seeds=sorted(s for r in records for s in r.get("seeds") or []), tasks=len(records),
+                wall_seconds=float(sum(m.get("wall_seconds") or 0.0 for m in metas)),
+                cpu_seconds=float(sum(m.get("cpu_seconds") or 0.0 for m in metas)),
+                commits=sorted({str(c.get("git_commit") or "unknown")[:10] + ("+dirty" if c.get("git_dirty") else "")
+                                for c in code}),
+                hosts=sorted({str(m.get("host") or "?") for m in metas}),
+                devices=sorted({str(m.get("device") or "?") for m in metas}), first=days[0], last=days[-1])
 
 
 def reference_check(rec: dict) -> str | None:
@@ -129,36 +154,18 @@ class Reference:
     def complete(self) -> bool:
         return len(self.seeds) == self.wanted
 
-    def _total(self, field: str) -> float:
-        return float(sum(r["meta"].get(field) or 0.0 for r in self.records))
-
-    @property
-    def wall_seconds(self) -> float:
-        return self._total("wall_seconds")
-
-    @property
-    def cpu_seconds(self) -> float:
-        return self._total("cpu_seconds")
-
-    @property
-    def commits(self) -> list[str]:
-        return sorted({str((r["meta"].get("code") or {}).get("git_commit") or "?")[:10] for r in self.records})
-
-    @property
-    def hosts(self) -> list[str]:
-        return sorted({str(r["meta"].get("host") or "?") for r in self.records})
+    def runs(self) -> str:
+        return f"{len(self.seeds)} of {self.wanted} seeds" if self.wanted else "1 run"  # one record: the config
 
     def provenance(self) -> str:
         """One line: runs, commit(s), date(s), host(s), wall and CPU time, versions."""
         if not self.records:
             return "no reference record"
-        dates = sorted(str(r["meta"].get("finished") or r["meta"].get("started") or "?")[:10] for r in self.records)
-        v = self.records[0]["meta"].get("versions") or {}
-        runs = f"{len(self.seeds)} of {self.wanted} seeds" if self.wanted else f"{len(self.records)} record(s)"
-        return (f"{runs}; commit {', '.join(self.commits)}; {dates[0]}"
-                + (f" to {dates[-1]}" if dates[-1] != dates[0] else "")
-                + f"; host {', '.join(self.hosts)}; {self.wall_seconds / 60:.0f} min wall, "
-                + f"{self.cpu_seconds / 60:.0f} min CPU; torch {v.get('torch', '?')}, Python {v.get('python', '?')}")
+        p, v = provenance(self.records), self.records[0]["meta"].get("versions") or {}
+        return (f"{self.runs()}; commit {', '.join(p['commits'])}; {p['first']}"
+                + (f" to {p['last']}" if p["last"] != p["first"] else "")
+                + f"; host {', '.join(p['hosts'])}; {p['wall_seconds'] / 60:.0f} min wall, "
+                + f"{p['cpu_seconds'] / 60:.0f} min CPU; torch {v.get('torch', '?')}, Python {v.get('python', '?')}")
 
 
 def load_reference(experiment: str, root: Path | None = None) -> Reference:
@@ -185,17 +192,23 @@ def reference_markdown(root: Path | None = None) -> str:
     names = sorted({p.parent.name for p, _, _ in reference_records(root=root)} & set(registry.all_experiments()))
     rows = []
     for ref in (load_reference(name, root) for name in names):
-        wall, cpu = ref.wall_seconds, ref.cpu_seconds
-        runs = (f"{len(ref.seeds)} of {ref.wanted} seeds" if ref.wanted else "1 run") + (
-            " (seed chunks not mergeable)" if ref.problem else "") + ("" if ref.complete else " (incomplete)")
-        rows.append([f"`{ref.experiment}`", runs,
-                     len(ref.records), f"{wall:.0f} / {cpu:.0f} s" if max(wall, cpu) < 120 else
-                     f"{wall / 60:.0f} / {cpu / 60:.0f} min", ", ".join(ref.commits),
-                     max((str(r["meta"].get("finished", ""))[:10] for r in ref.records), default=""),
-                     ", ".join(ref.hosts)])
+        p = provenance(ref.records)
+        wall, cpu = p["wall_seconds"], p["cpu_seconds"]
+        time = f"{wall:.0f} / {cpu:.0f} s" if max(wall, cpu) < 120 else f"{wall / 60:.0f} / {cpu / 60:.0f} min"
+        rows.append([f"`{ref.experiment}`", ref.runs() + (" (seed chunks not mergeable)" if ref.problem else "")
+                     + ("" if ref.complete else " (incomplete)"), len(ref.records), time, ", ".join(p["commits"]),
+                     p["last"], ", ".join(p["hosts"])])
     if not rows:
         return "No reference records have been shipped yet."
     return md_table(["experiment", "runs", "records", "wall / CPU time", "commit", "date", "host"], rows)
+
+
+def differences_markdown(a: ClaimsTable, b: ClaimsTable, name_a: str, name_b: str) -> tuple[str, int]:
+    """The claims whose status differs between two ledgers, as a table, and how many they are."""
+    diff = compare(a, b)
+    return md_table(["paper", "claim", "kind", f"status in {name_a}", f"status in {name_b}", f"measured in {name_a}",
+                     f"measured in {name_b}"], [[d["paper"], d["id"], d["kind"], d["a"], d["b"], _cell(d["measured_a"]),
+                                                 _cell(d["measured_b"])] for d in diff]), len(diff)
 
 
 def scale_differences_markdown(a: str = "ci", b: str = "book") -> str:
@@ -207,17 +220,14 @@ def scale_differences_markdown(a: str = "ci", b: str = "book") -> str:
     both = set(ta.papers) & set(tb.papers)
     only = sorted((set(ta.papers) | set(tb.papers)) - both)
     note = (f"\n\nNo ledger of {', '.join(only)} at both scales: not compared." if only else "")
-    diff = compare(ClaimsTable([c for c in ta.claims if c.paper in both]),
-                   ClaimsTable([c for c in tb.claims if c.paper in both]))
-    if not diff:
-        return f"Every claim has the same status at `{a}` and `{b}` scale." + note
-    return md_table(["paper", "claim", "kind", f"`{a}`", f"`{b}`", f"measured at `{a}`", f"measured at `{b}`"],
-                    [[d["paper"], d["id"], d["kind"], d["a"], d["b"], _cell(d["measured_a"]), _cell(d["measured_b"])]
-                     for d in diff]) + note
+    table, n = differences_markdown(ClaimsTable([c for c in ta.claims if c.paper in both]),
+                                    ClaimsTable([c for c in tb.claims if c.paper in both]), f"`{a}`", f"`{b}`")
+    return (table if n else f"Every claim has the same status at `{a}` and `{b}` scale.") + note
 
 
-def stored_results_summary(results_dir=None) -> tuple[list[dict], list[dict]]:
-    """Stored records grouped by experiment and configuration (seeds merged): ``(groups, corrupt)``."""
+def stored_results(results_dir=None) -> tuple[list[dict], list[dict]]:
+    """Stored records grouped by experiment and configuration (seeds merged), with their
+    :func:`provenance`: ``(groups, corrupt)``."""
     try:
         exps = registry.experiments()
     except ConfigError:
@@ -227,20 +237,16 @@ def stored_results_summary(results_dir=None) -> tuple[list[dict], list[dict]]:
     for path, rec, err in ResultsStore(results_dir).records(experiments=exps):
         if rec is None:
             corrupt.append({"path": str(path), "error": err})
-            continue
-        g = groups.setdefault((rec["experiment"], json.dumps(without_seeds(rec["config"]), sort_keys=True)), {
-            "experiment": rec["experiment"], "scale": rec.get("scale"), "seeds": [], "tasks": 0,
-            "overrides": without_seeds(rec.get("overrides") or {}),
-            "wall_seconds": 0.0, "cpu_seconds": 0.0, "commits": set(), "devices": set(), "finished": ""})
-        meta, code = rec["meta"], rec["meta"].get("code", {})
-        g["seeds"] += rec.get("seeds") or []
-        g["tasks"] += 1
-        g["wall_seconds"] += float(meta.get("wall_seconds", 0.0))
-        g["cpu_seconds"] += float(meta.get("cpu_seconds", 0.0))
-        g["commits"].add((code.get("git_commit") or "unknown")[:10] + ("+dirty" if code.get("git_dirty") else ""))
-        g["devices"].add(meta.get("device", "?"))
-        g["finished"] = max(g["finished"], meta.get("finished", ""))
-    out = sorted(groups.values(), key=lambda g: (g["experiment"], json.dumps(g["overrides"], sort_keys=True)))
-    for g in out:
-        g.update(seeds=sorted(g["seeds"]), commits=sorted(g["commits"]), devices=sorted(g["devices"]))
-    return out, corrupt
+        else:
+            groups.setdefault((rec["experiment"], json.dumps(without_seeds(rec["config"]), sort_keys=True)), []).append(rec)
+    out = [{"experiment": recs[0]["experiment"], "scale": recs[0].get("scale"),
+            "overrides": without_seeds(recs[0].get("overrides") or {}), **provenance(recs)} for recs in groups.values()]
+    return sorted(out, key=lambda g: (g["experiment"], json.dumps(g["overrides"], sort_keys=True))), corrupt
+
+
+def stored_results_markdown(groups: list[dict]) -> str:
+    """:func:`stored_results`' groups as a table."""
+    return md_table(["experiment", "scale", "overrides", "seeds", "tasks", "compute s (wall / cpu)", "code", "device"],
+                    [[g["experiment"], g["scale"] or "—", point_text(g["overrides"]), seed_ranges(g["seeds"]),
+                      g["tasks"], f"{g['wall_seconds']:.1f} / {g['cpu_seconds']:.1f}", ", ".join(g["commits"]),
+                      ", ".join(g["devices"])] for g in groups])

@@ -222,14 +222,8 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     """Run every task of ``plan`` not yet in the store (``recompute=True``: every task, overwriting);
     returns the records of all tasks. A task that raises is reported in ``failed`` and the others go on;
     finished tasks are stored at once, so Ctrl-C or a killed process loses nothing done."""
-    params.one_of("executor", executor, EXECUTORS)
     check_environment()
-    if device is not None:
-        usable_device(device)
-    if address is not None and executor != "dask":
-        raise ConfigError("address only applies with executor 'dask' (use --executor dask --address ...)")
-    if workers is not None:
-        workers = params.positive_int("workers", workers)
+    workers = check_executor(executor, address, workers, device)
     store = ResultsStore(results_dir)
     root, t0 = store.root.resolve(), time.perf_counter()
     records = {} if recompute else load_plan_records(plan, store, warn=True)
@@ -303,6 +297,23 @@ def _run_local(specs, out: SweepResult, progress) -> None:
 def check_address(address, name: str = "address") -> None:
     if not isinstance(address, str) or not ADDRESS.match(address.strip()):
         raise ConfigError(f"{name} must be a scheduler address such as tcp://10.0.0.5:8786 (got {address!r})")
+
+
+def check_executor(executor: str, address=None, workers=None, device=None, flag: str = "") -> int | None:
+    """Where the tasks would run, checked before anything is planned; ``flag="--"`` names the options as
+    the command line does. Returns ``workers`` as an int."""
+    params.one_of(f"{flag}executor", executor, EXECUTORS)
+    if device is not None:
+        usable_device(device)
+    for name, value in (("address", address), ("workers", workers)):
+        if value is not None and executor != "dask":
+            raise ConfigError(f"{flag}{name} only applies with {flag}executor dask")
+    if address is not None:
+        check_address(address, f"{flag}address")
+        if workers is not None:
+            raise ConfigError(f"{flag}workers only applies to a LocalCluster; with {flag}address the cluster has its "
+                              "own workers")
+    return None if workers is None else params.positive_int(f"{flag}workers", workers)
 
 
 def connect(address: str | None = None, workers: int | None = None, cluster_kwargs: dict | None = None,
@@ -386,5 +397,3 @@ def load_plan_records(plan: Plan, results_dir=None, warn: bool = False) -> dict:
     recs = {t.key: store.get(t.experiment, t.config, exp=plan.exp, warn=warn) for t in plan.tasks}
     return {k: r for k, r in recs.items() if r is not None}
 
-
-__all__ = ["EXECUTORS", "Plan", "SweepResult", "Task", "check_address", "connect", "load_plan_records", "plan", "run"]
