@@ -320,13 +320,14 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
     for t in tests:
         out = evaluate(t, q, where)
         alts = t.get("alternatives", ())
+        deciding = t.get("fails", "not reproduced") == "not reproduced"  # not a validity check or a side remark
         flips = [a for a in alts if evaluate(t, q, where, threshold=a) != out]
-        if alts:
+        if alts and deciding:
             (depends if flips else robust).append(
                 f"the threshold of ours in '{describe(t)}'" + (
                     f": the outcome changes at {', '.join(map(str, flips))}" if flips else
                     f" (also {', '.join(map(str, alts))})"))
-        elif str(t.get("source", "")).startswith("ours") and _scaled(t):
+        elif deciding and str(t.get("source", "")).startswith("ours") and _scaled(t):
             # no alternatives declared: say whether half and twice the threshold would decide alike
             same = all(evaluate(u, q, where) == out for u in _scaled(t))
             (robust if same else depends).append(

@@ -180,9 +180,7 @@ inside = bool(((out_q.pred[0, :, 0] >= batch.y.min(-1).values - 1e-12)
 
 # %% tags=["remove-input"]
 assert gap < 1e-10 and inside
-ledger["X0"].check(
-    measured=f"largest difference {gap:.1e}; every prediction inside [min y, max y]: {inside}",
-    how="64 prompts, float64, random W, the formula evaluated term by term", passed=gap < 1e-10 and inside)
+ledger["X0"].measure({"largest difference": gap, "every prediction inside [min y, max y]": inside})
 
 # %% [markdown]
 # ## Two papers' settings through the same code
@@ -279,17 +277,13 @@ order_c = torch.argsort(-res.contrast[cos]).tolist()
 assert order_t == order_c, (order_t, order_c)
 
 # %% tags=["remove-input"]
-ledger["X1"].check(
-    measured=f"slope {slope:.3f} over {n_fit} values of L", how="least-squares fit of log t_half on log C, seed means; "
-    "pass: within 0.2 of -1",
-    passed=n_fit >= 2 and abs(slope + 1) < 0.2)
+ledger["X1"].measure({"slope": slope, "values of L fitted": n_fit})
 
 # %% tags=["remove-input"]
-ledger["X2"].check(
-    measured=f"t_half {float(t_mean[lin]):.0f} vs predicted {pred_linear:.0f} (relative error {rel_err:.2f})",
+ledger["X2"].measure(
+    {"t_half": float(t_mean[lin]), "predicted": pred_linear, "relative error": rel_err},
     how=f"fit over the cosine laws, evaluated at the linear task's C = {float(res.contrast[lin]):.3f}; "
-        f"crossing times interpolated between records {cfg.record_every} steps apart; pass: relative error below 0.35",
-    passed=rel_err < 0.35)
+        f"crossing times interpolated between records {cfg.record_every} steps apart")
 
 # %% [markdown]
 # ### Explore without a kernel
