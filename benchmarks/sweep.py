@@ -34,7 +34,7 @@ def main():
     args = ap.parse_args()
 
     from icl_lab import configure_threads, sweep
-    from icl_lab import chunks
+    from icl_lab.store import strip_timings
 
     plan = sweep.plan(args.experiment, args.scale, sets=args.set, grid=args.grid or ["lr=10,30"], seeds=args.seeds,
                       seeds_per_task=args.seeds_per_task)
@@ -63,7 +63,7 @@ def main():
                    "overhead_per_task_s": wall * min(args.workers, len(plan.tasks)) / len(plan.tasks)
                    - statistics.mean(task_walls)}
     if local is not None:
-        same = all(chunks.strip_timings(local.records[t.key]["summary"]) == chunks.strip_timings(dask.records[t.key]["summary"])
+        same = all(strip_timings(local.records[t.key]["summary"]) == strip_timings(dask.records[t.key]["summary"])
                    for t in plan.tasks)
         out["identical_summaries"] = same
         out["speedup_vs_local"] = out["local"]["wall_s"] / wall

@@ -10,13 +10,12 @@ from pathlib import Path
 import yaml
 
 from . import registry
-from .chunks import merge_records
 from .claims import ClaimsTable, compare
 from .params import ConfigError
 from .paths import REFERENCE, REPOSITORY
 from .records import StoreError, config_to_json, seeds_of, without_seeds
 from .render import md_table
-from .store import ResultsStore
+from .store import ResultsStore, merge_records
 
 ROOT = REPOSITORY
 

@@ -5,6 +5,10 @@ Writes are atomic (temporary file, fsync, :func:`os.replace`). An unusable file 
 64 MB, unparsable, off the schema, failing its checksum, key and config disagreeing) or a record computed
 by other code counts as missing: the task is recomputed. A task's lock, ``.<key>.lock`` beside its record,
 is an OS file lock, released by the kernel however its holder ends.
+
+A configuration's seeds may be stored as several tasks (seed chunks), merged back into one summary as
+its summary function declares (:func:`icl_lab.registry.returns`): ``per_seed`` entries are concatenated
+along their seed axis, ``timings`` are summed, every other entry must be the same in every chunk.
 """
 from __future__ import annotations
 
@@ -23,7 +27,8 @@ from filelock import FileLock
 
 from . import paths, registry
 from .params import ConfigError
-from .records import StoreError, checksum, config_from_json, config_key, config_to_json, record_problem
+from .records import (StoreError, checksum, config_from_json, config_key, config_to_json, record_problem, seeds_of,
+                      without_seeds)
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024  # a stray multi-GB file is refused, not loaded
 RESULTS_ENV = "ICL_LAB_RESULTS"
@@ -68,7 +73,7 @@ def is_current(rec: dict, exp=None) -> bool:
 
 class ResultsStore:
     """Records under ``root``, read-write, above the shipped reference records (``results/reference``),
-    read-only: :meth:`get` serves a current record of either, the results folder first."""
+    read-only: :meth:`get` and :meth:`summary` serve a current record of either, the results folder first."""
 
     def __init__(self, root: str | os.PathLike | None = None, reference: bool = True):
         self.root = default_root() if root is None else check_root(root)
@@ -123,14 +128,15 @@ class ResultsStore:
                 os.close(fd)
         return path
 
-    def _read_bounded(self, path: Path) -> bytes:
-        """The bytes of a record file: a regular file (no FIFO, device or folder) of at most
-        MAX_RECORD_BYTES, not a link leading out of the results folder."""
+    def read(self, path: str | os.PathLike, experiments: dict | None = None) -> dict:
+        """A record, checked (a regular file of at most MAX_RECORD_BYTES, not a link leading out of the
+        results folder; JSON, schema, checksum, file name = key, and the config valid for its experiment
+        when that is in ``experiments``); a :class:`StoreError` otherwise."""
+        path = Path(path)
         try:
-            real = path.resolve(strict=True)
-            if path.is_symlink() and Path(self.root).resolve() not in real.parents:
+            if path.is_symlink() and Path(self.root).resolve() not in path.resolve(strict=True).parents:
                 raise StoreError(f"result file {str(path)!r} links out of the results folder")
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block
             try:
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
                     raise StoreError(f"result file {str(path)!r} is not a regular file")
@@ -142,13 +148,6 @@ class ResultsStore:
             raise StoreError(f"result file {str(path)!r} cannot be read ({_why(e)})") from None
         if len(raw) > MAX_RECORD_BYTES:
             raise StoreError(f"result file {str(path)!r} is larger than {MAX_RECORD_BYTES} bytes")
-        return raw
-
-    def read(self, path: str | os.PathLike, experiments: dict | None = None) -> dict:
-        """A record, checked (JSON, schema, checksum, file name = key, and the config valid for its
-        experiment when that is in ``experiments``); a :class:`StoreError` otherwise."""
-        path = Path(path)
-        raw = self._read_bounded(path)
         try:
             rec = json.loads(raw.decode("utf-8"))
         except (ValueError, UnicodeDecodeError, RecursionError) as e:  # bad JSON, huge ints, deep nesting
@@ -171,32 +170,52 @@ class ResultsStore:
                 raise StoreError(f"result file {str(path)!r}: key does not match its config")
         return rec
 
+    def _layers(self) -> list:
+        return [layer for layer in (self, self.reference) if layer is not None]
+
     def get(self, experiment: str, cfg, *, exp=None, warn: bool = True, stale: bool = False) -> dict | None:
         """The valid record of ``cfg`` in the results folder, else among the shipped references; None when
         missing, unusable (with a warning) or stale (other code; ``stale=True`` serves it). ``exp``: the
         registered experiment, whose declared summary the record must match."""
-        for layer in (self, self.reference):
-            rec = layer._get(experiment, cfg, exp=exp, warn=warn, stale=stale) if layer is not None else None
-            if rec is not None:
+        for layer in self._layers():
+            path = layer.path_for(experiment, cfg)
+            if not os.path.lexists(path) or os.path.isdir(path):  # a folder in its place: check_writable says so
+                continue
+            try:
+                rec = layer.read(path, {experiment: exp} if exp is not None else None)
+                problem = exp.summary_problem(rec["summary"]) if exp is not None else None
+                if problem:  # e.g. an edited record whose checksum was recomputed
+                    raise StoreError(f"result file {str(path)!r} is unusable: {problem}")
+            except StoreError as e:
+                if warn:
+                    warnings.warn(f"{e}; it will be recomputed", stacklevel=2)
+                continue
+            if rec["config"] == config_to_json(cfg) and (stale or is_current(rec, exp)):  # else a hash collision
                 return rec
         return None
 
-    def _get(self, experiment: str, cfg, *, exp, warn: bool, stale: bool) -> dict | None:
-        path = self.path_for(experiment, cfg)
-        if not os.path.lexists(path) or os.path.isdir(path):  # a folder in its place: check_writable says so
-            return None
-        try:
-            rec = self.read(path, {experiment: exp} if exp is not None else None)
-            problem = exp.summary_problem(rec["summary"]) if exp is not None else None
-            if problem:  # e.g. an edited record whose checksum was recomputed
-                raise StoreError(f"result file {str(path)!r} is unusable: {problem}")
-        except StoreError as e:
-            if warn:
-                warnings.warn(f"{e}; it will be recomputed", stacklevel=2)
-            return None
-        if rec["config"] != config_to_json(cfg):  # pragma: no cover - a hash collision
-            return None
-        return rec if stale or is_current(rec, exp) else None
+    def summary(self, experiment: str, cfg, exp) -> dict | None:
+        """The summary of ``cfg``: a current record's (:meth:`get`), else the merged summary of current seed
+        chunks that tile its seeds exactly, in the results folder or among the shipped references; or None."""
+        rec, seeds = self.get(experiment, cfg, exp=exp), seeds_of(cfg)
+        if rec is not None or seeds is None:
+            return None if rec is None else rec["summary"]
+        want = without_seeds(config_to_json(cfg))
+        for layer in self._layers():
+            found = {int(rec["config"]["seed"]): rec for _, rec, _ in layer.records(experiment, {experiment: exp})
+                     if rec is not None and is_current(rec, exp) and exp.summary_problem(rec["summary"]) is None
+                     and without_seeds(rec["config"]) == want}
+            order, s = [], seeds[0]
+            while s in found and s <= seeds[-1] and int(found[s]["config"]["seeds"]) >= 1:
+                order.append(found[s])
+                s += int(found[s]["config"]["seeds"])
+            if order and s == seeds[-1] + 1:
+                try:
+                    return merge_records(exp, order)
+                except StoreError as e:
+                    warnings.warn(f"{experiment}: stored seed chunks cannot be merged ({e}); computing the whole "
+                                  "config", stacklevel=2)
+        return None
 
     def check_writable(self, experiment: str | None = None, keys=(), min_free: int = MIN_FREE_BYTES) -> None:
         """Fail (ConfigError) before anything is computed if the records could not be stored: the folder
@@ -245,3 +264,59 @@ class ResultsStore:
                     p.unlink()
                     n += 1
         return n
+
+
+# ----------------------------------------------------------------------------- seed chunks
+def strip_timings(summary: dict, timings=("seconds",)) -> dict:
+    """A summary without its timing entries (they differ between identical runs)."""
+    return {k: v for k, v in summary.items() if k not in timings}
+
+
+def _concat(values: list, depth: int, counts: list[int], key: str):
+    """Concatenate equal-shaped values along the list axis at nesting ``depth`` (a dict: in every entry)."""
+    if isinstance(values[0], dict):  # a table of per-seed values: the axis is in every entry
+        if any(not isinstance(v, dict) or list(v) != list(values[0]) for v in values):
+            raise StoreError(f"cannot merge {key!r} across seed chunks: the chunks' entries differ")
+        return {k: _concat([v[k] for v in values], depth, counts, f"{key}.{k}") for k in values[0]}
+    if depth == 0:
+        if not all(isinstance(v, list) and len(v) == n for v, n in zip(values, counts)):
+            raise StoreError(f"cannot merge {key!r} across seed chunks: its seed axis is not as long as the "
+                             "chunks' seeds")
+        return [x for v in values for x in v]
+    if not all(isinstance(v, list) and len(v) == len(values[0]) for v in values):
+        raise StoreError(f"cannot merge {key!r} across seed chunks: the chunks' values have different shapes")
+    return [_concat([v[i] for v in values], depth - 1, counts, key) for i in range(len(values[0]))]
+
+
+def merge_chunks(summaries: list[dict], seed_counts: list[int], per_seed: dict | None = None,
+                 timings=("seconds",)) -> dict:
+    """Merge the summaries of seed chunks of one configuration, in seed order. ``per_seed``:
+    ``{key: depth of its seed axis}``; ``timings``: keys that are summed; every other key must be
+    equal in all chunks. Raises :class:`StoreError` when the chunks do not fit the declaration."""
+    if len(summaries) != len(seed_counts) or not summaries:
+        raise StoreError("summaries and seed_counts must be non-empty and of equal length")
+    if len(summaries) == 1:
+        return summaries[0]
+    keys = list(summaries[0])
+    if any(list(s) != keys for s in summaries):
+        raise StoreError("chunk summaries have different keys")
+    out = {}
+    for k in keys:
+        vals = [s[k] for s in summaries]
+        if k in timings and all(isinstance(v, (int, float)) for v in vals):
+            out[k] = float(sum(vals))
+        elif k in (per_seed or {}):
+            out[k] = _concat(vals, per_seed[k], list(seed_counts), k)
+        elif all(v == vals[0] for v in vals[1:]):
+            out[k] = vals[0]
+        else:
+            raise StoreError(f"cannot merge {k!r} across seed chunks: it differs between chunks and is not "
+                             "declared per seed")
+    return out
+
+
+def merge_records(exp, records: list[dict]) -> dict:
+    """The merged summary of an experiment's seed-chunk records (in seed order)."""
+    keys = exp.summary_keys
+    return merge_chunks([r["summary"] for r in records], [len(r.get("seeds") or [0]) for r in records],
+                        keys.per_seed if keys else None, keys.timings if keys else ("seconds",))

@@ -25,13 +25,12 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from . import params
-from .chunks import merge_records
 from .config import get_scale, progress_enabled, threads_from_env
 from .params import ConfigError, coerce_value
 from .records import StoreError, config_key, seeds_of
 from .registry import resolve_experiment
 from .resources import check_memory, memory_limit
-from .store import ResultsStore
+from .store import ResultsStore, merge_records
 from .tasks import Busy, check_environment, execute_task, usable_device, worker_wait
 
 EXECUTORS = ("local", "dask")

@@ -14,7 +14,6 @@ import warnings
 import torch
 from filelock import Timeout
 
-from .chunks import from_chunks
 from .config import configure_threads, default_device, ensure_threads, get_scale, threads_from_env
 from .params import ConfigError
 from .records import TaskError, jsonable, make_record, now, summary_problem
@@ -169,13 +168,7 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
     store = ResultsStore(results_dir)
 
     def stored():  # a record of the results folder or of the shipped references, whole or in seed chunks
-        if recompute:
-            return None
-        rec = store.get(experiment, cfg, exp=exp)
-        if rec is not None:
-            return rec["summary"]
-        layers = [layer for layer in (store, store.reference) if layer is not None]
-        return next((s for s in (from_chunks(layer, experiment, exp, cfg) for layer in layers) if s is not None), None)
+        return None if recompute else store.summary(experiment, cfg, exp)
 
     def compute():
         rec = run_and_record(experiment, cfg, scale=s, device=device, experiments={experiment: exp})

@@ -22,7 +22,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from icl_lab import configure_threads, registry, store, sweep  # noqa: E402
-from icl_lab import chunks  # noqa: E402
+from icl_lab.store import strip_timings  # noqa: E402
 
 import _sweep_toy  # noqa: E402
 
@@ -64,10 +64,10 @@ def killed_worker(tmp: Path) -> None:
         assert os.getpid() not in {dask.records[t.key]["meta"]["pid"] for t in p.tasks}  # computed in the workers
         assert {dask.records[t.key]["meta"]["threads"] for t in p.tasks} == {1}
         for t in p.tasks:
-            assert chunks.strip_timings(local.records[t.key]["summary"]) == \
-                chunks.strip_timings(dask.records[t.key]["summary"])
-        assert [chunks.strip_timings(x["summary"]) for x in local.point_summaries()] == \
-            [chunks.strip_timings(x["summary"]) for x in dask.point_summaries()]
+            assert strip_timings(local.records[t.key]["summary"]) == \
+                strip_timings(dask.records[t.key]["summary"])
+        assert [strip_timings(x["summary"]) for x in local.point_summaries()] == \
+            [strip_timings(x["summary"]) for x in dask.point_summaries()]
         assert len(sweep.run(p, results_dir=tmp / "dask", progress=False).skipped) == 4
 
         # 2. the command line, same cluster
@@ -77,8 +77,8 @@ def killed_worker(tmp: Path) -> None:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             assert cli.main(args) == 0
-        assert [chunks.strip_timings(x["summary"]) for x in json.loads(out.getvalue())["points"]] == \
-            [chunks.strip_timings(x["summary"]) for x in local.point_summaries()]
+        assert [strip_timings(x["summary"]) for x in json.loads(out.getvalue())["points"]] == \
+            [strip_timings(x["summary"]) for x in local.point_summaries()]
 
         # 3. kill a worker mid-sweep
         q = sweep.plan(TOY, "paper", seeds=4, seeds_per_task=1, sets=["sleep=0.3"])
@@ -105,7 +105,7 @@ def killed_worker(tmp: Path) -> None:
     assert res.complete and not res.failed, res.failed
     ref = sweep.run(q, results_dir=tmp / "ref", progress=False)
     for t in q.tasks:
-        assert chunks.strip_timings(res.records[t.key]["summary"]) == chunks.strip_timings(ref.records[t.key]["summary"])
+        assert strip_timings(res.records[t.key]["summary"]) == strip_timings(ref.records[t.key]["summary"])
     assert len(list(root.glob("*.json"))) == len(q.tasks)
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from icl_lab import Ledger, cli, store
-from icl_lab import chunks
 
 
 TESTS = Path(__file__).resolve().parent
@@ -193,7 +192,7 @@ def test_sweep_killed_with_sigkill_completes_on_the_next_invocation(capsys, tmp_
     code, straight, _ = run_cli(capsys, *cmd, "--results", tmp_path / "straight", "--json")
     a, b = json.loads(resumed)["points"], json.loads(straight)["points"]
     assert a[0]["seeds"] == list(range(8))
-    assert chunks.strip_timings(a[0]["summary"]) == chunks.strip_timings(b[0]["summary"])
+    assert store.strip_timings(a[0]["summary"]) == store.strip_timings(b[0]["summary"])
     assert len(list(folder.glob("*.json"))) == 8
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from icl_lab import (ConfigError, KernelAttention, QOnlyAttention, make_generator, make_generators, store, sweep,
                      train)
-from icl_lab import chunks, params, records, tasks
+from icl_lab import params, records, tasks
 from icl_lab.data import (LinearTask, PromptSampler, QuadraticTask, sphere, standard_basis)
 from icl_lab.papers.common.experiments import ContextLengthConfig
 from icl_lab.models.attention import attend
@@ -113,7 +113,7 @@ def test_experiment_summaries_reproduce_bit_for_bit():
                                         linear_fit_prompts=64, seeds=2)
     a = tasks.run_and_record("common.context_length", cfg)
     b = tasks.run_and_record("common.context_length", cfg)
-    assert chunks.strip_timings(a["summary"]) == chunks.strip_timings(b["summary"])
+    assert store.strip_timings(a["summary"]) == store.strip_timings(b["summary"])
     assert a["key"] == b["key"]
 
 
@@ -216,7 +216,7 @@ def test_merging_seed_chunks_restores_the_whole(rows, sizes, seed):
         parts.append({"grid": list(range(rows)), "loss": [r[start:start + n] for r in full],
                       "final": per_seed[start:start + n], "seconds": 1.0})
         start += n
-    merged = chunks.merge_chunks(parts, sizes, per_seed={"loss": 1, "final": 0}, timings=("seconds",))
+    merged = store.merge_chunks(parts, sizes, per_seed={"loss": 1, "final": 0}, timings=("seconds",))
     assert merged["seconds"] == len(sizes) and merged["loss"] == full and merged["final"] == per_seed and merged["grid"] == list(range(rows))
 
 

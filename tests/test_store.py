@@ -9,7 +9,7 @@ import time
 import pytest
 
 from icl_lab import ConfigError, store, sweep
-from icl_lab import chunks, records, tasks
+from icl_lab import records, tasks
 from icl_lab import registry
 from icl_lab.records import StoreError
 from icl_lab.store import ResultsStore
@@ -123,7 +123,7 @@ def test_load_or_run_computes_once_then_reads(tmp_path, toy_registry):
     with pytest.warns(UserWarning, match="recomputed"):
         third = tasks.load_or_run(toy_registry, cfg, tmp_path)
     assert len(_sweep_toy.CALLS) == 2
-    assert chunks.strip_timings(third) == chunks.strip_timings(first)
+    assert store.strip_timings(third) == store.strip_timings(first)
     # default config follows the scale
     ci = tasks.load_or_run(toy_registry, None, tmp_path, scale="ci")
     assert len(ci["per_seed"][0]) == ToyConfig.CI["seeds"]
@@ -137,7 +137,7 @@ def test_load_or_run_merges_stored_seed_chunks(tmp_path, toy_registry):
     merged = tasks.load_or_run(toy_registry, ToyConfig(seeds=5), tmp_path)
     assert len(_sweep_toy.CALLS) == n  # nothing recomputed
     whole = tasks.run_and_record(toy_registry, ToyConfig(seeds=5))["summary"]
-    assert chunks.strip_timings(merged) == chunks.strip_timings(whole)
+    assert store.strip_timings(merged) == store.strip_timings(whole)
 
 
 def test_load_or_run_rejects_a_config_of_another_experiment(tmp_path, toy_registry):
@@ -151,26 +151,26 @@ def test_load_or_run_rejects_a_config_of_another_experiment(tmp_path, toy_regist
 def test_merge_chunks():
     a = {"N": [2, 4, 8], "loss": [[1, 2], [3, 4], [5, 6]], "seconds": 1.0, "flag": "x"}
     b = {"N": [2, 4, 8], "loss": [[7], [8], [9]], "seconds": 2.0, "flag": "x"}
-    m = chunks.merge_chunks([a, b], [2, 1], per_seed={"loss": 1}, timings=("seconds",))
+    m = store.merge_chunks([a, b], [2, 1], per_seed={"loss": 1}, timings=("seconds",))
     assert m == {"N": [2, 4, 8], "loss": [[1, 2, 7], [3, 4, 8], [5, 6, 9]], "seconds": 3.0, "flag": "x"}
     # a table of per-seed values: the declared axis is in every entry
-    t = chunks.merge_chunks([{"v": {"a": [1, 2], "b": [3, 4]}}, {"v": {"a": [5], "b": [6]}}], [2, 1], per_seed={"v": 0})
+    t = store.merge_chunks([{"v": {"a": [1, 2], "b": [3, 4]}}, {"v": {"a": [5], "b": [6]}}], [2, 1], per_seed={"v": 0})
     assert t == {"v": {"a": [1, 2, 5], "b": [3, 4, 6]}}
     # the seed axis is the one declared, even where another axis is as long
-    sq = chunks.merge_chunks([{"v": [[1, 2], [3, 4]]}, {"v": [[5, 6], [7, 8]]}], [2, 2], per_seed={"v": 1})
+    sq = store.merge_chunks([{"v": [[1, 2], [3, 4]]}, {"v": [[5, 6], [7, 8]]}], [2, 2], per_seed={"v": 1})
     assert sq == {"v": [[1, 2, 5, 6], [3, 4, 7, 8]]}
     # an undeclared entry that differs (a seed-averaged statistic) cannot be merged
     with pytest.raises(StoreError, match="not declared per seed"):
-        chunks.merge_chunks([{"mean": 0.5}, {"mean": 0.7}], [2, 2])
+        store.merge_chunks([{"mean": 0.5}, {"mean": 0.7}], [2, 2])
     # a per-seed entry whose axis is not as long as the chunk's seeds
     with pytest.raises(StoreError, match="seed axis"):
-        chunks.merge_chunks([{"v": [1, 2]}, {"v": [3]}], [2, 2], per_seed={"v": 0})
+        store.merge_chunks([{"v": [1, 2]}, {"v": [3]}], [2, 2], per_seed={"v": 0})
 
 
 def test_strip_timings_drops_the_declared_timings_only():
     s = {"seconds": 1, "cpu_seconds": 2, "loss": [1], "timeline": 6}
-    assert chunks.strip_timings(s) == {"cpu_seconds": 2, "loss": [1], "timeline": 6}
-    assert chunks.strip_timings(s, ("seconds", "cpu_seconds")) == {"loss": [1], "timeline": 6}
+    assert store.strip_timings(s) == {"cpu_seconds": 2, "loss": [1], "timeline": 6}
+    assert store.strip_timings(s, ("seconds", "cpu_seconds")) == {"loss": [1], "timeline": 6}
 
 
 def test_clean_tmp_removes_only_old_debris(tmp_path):
@@ -201,7 +201,7 @@ def test_load_or_run_recomputes_a_record_made_by_other_library_code(tmp_path, mo
     cfg = CrossPaperConfig.for_scale("ci", L_values=(2.0,), seeds=1, steps=20, contrast_tasks=200, eval_prompts=16)
     first = tasks.load_or_run("synthesis.cross_paper", cfg, tmp_path)
     again = tasks.load_or_run("synthesis.cross_paper", cfg, tmp_path)
-    same = json.dumps(chunks.strip_timings(again), sort_keys=True) == json.dumps(chunks.strip_timings(first), sort_keys=True)
+    same = json.dumps(store.strip_timings(again), sort_keys=True) == json.dumps(store.strip_timings(first), sort_keys=True)
     assert len(calls) == 1 and same
     monkeypatch.setattr(type(registry.all_experiments()["synthesis.cross_paper"]), "fingerprint",
                         property(lambda self: "other-code"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from icl_lab import ConfigError, sweep
-from icl_lab import chunks, params, registry
+from icl_lab import params, registry, store
 from icl_lab.papers.common.experiments import ContextLengthConfig
 
 import _sweep_toy
@@ -111,7 +111,7 @@ def test_point_summaries_merge_chunks_like_one_task(toy, tmp_path):
     whole = sweep.run(sweep.plan(toy, "paper", seeds=5), results_dir=tmp_path / "b", progress=False)
     a, b = split.point_summaries()[0], whole.point_summaries()[0]
     assert a["seeds"] == b["seeds"] == [0, 1, 2, 3, 4]
-    assert chunks.strip_timings(a["summary"]) == chunks.strip_timings(b["summary"])
+    assert store.strip_timings(a["summary"]) == store.strip_timings(b["summary"])
 
 
 def _scenario(name: str, tmp_path, limit: float = 180, attempts: int = 2) -> None:

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from icl_lab import paths, registry  # noqa: E402
-from icl_lab.chunks import strip_timings  # noqa: E402
+from icl_lab.store import strip_timings  # noqa: E402
 from icl_lab.records import config_from_json  # noqa: E402
 from icl_lab.store import ResultsStore  # noqa: E402
 from icl_lab.tasks import run_and_record  # noqa: E402
