@@ -66,10 +66,8 @@ def _assignments(items, option: str) -> list[tuple]:
 class Task:
     """One unit of work: a grid point's config restricted to a chunk of its seeds."""
 
-    experiment: str
     config: Any
     point: tuple  # ((field, value), ...) of the grid point, in grid order
-    scale: str
     overrides: tuple  # ((field, value), ...): --set values and the grid point
     key: str
 
@@ -99,14 +97,15 @@ def _at(point: dict, e: ConfigError) -> ConfigError:
     return ConfigError(f"{e} [grid point {where}]" if point else str(e))
 
 
-def _seed_chunks(cfg, per_task: int | None) -> list:
-    """``cfg`` split into balanced seed chunks of at most ``per_task`` seeds (30 by 8: 8, 8, 7, 7)."""
+def _chunk_sizes(cfg, per_task: int | None) -> list[int]:
+    """``cfg``'s seeds in balanced chunks of at most ``per_task`` seeds (30 by 8: 8, 8, 7, 7)."""
     total = int(cfg.seeds)
+    if int(cfg.seed) + total > params.SEED.hi + 1:
+        raise ConfigError(f"seed + seeds must be at most 2**63 (the seeds a torch.Generator accepts; "
+                          f"got seed={cfg.seed}, seeds={cfg.seeds})")
     n = -(-total // (per_task or total))
     base, extra = divmod(total, n)
-    sizes = [base + (i < extra) for i in range(n)]
-    starts = itertools.accumulate([int(cfg.seed)] + sizes[:-1])
-    return [cfg] if n == 1 else [cfg.replace(seed=s, seeds=k) for s, k in zip(starts, sizes)]
+    return [base + (i < extra) for i in range(n)]
 
 
 def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: int | None = None,
@@ -124,17 +123,14 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
         if key in fixed:
             raise ConfigError(f"--set gives {key} twice")
         fixed[key] = coerce_value(cls, key, value)
+    for name, value in (("seeds", seeds), ("seeds_per_task", seeds_per_task)):
+        if value is not None and not exp.seed_splittable:
+            raise ConfigError(f"{name}: {experiment} trains no seeds (its config has no seeds/seed fields); drop it")
     if seeds is not None:
-        if not exp.seed_splittable:
-            raise ConfigError(f"seeds: {experiment} trains no seeds (its config has no seeds/seed fields); "
-                              "drop --seeds")
         if "seeds" in fixed:
             raise ConfigError("seeds is given twice (--seeds and --set seeds=...)")
         fixed["seeds"] = params.positive_int("seeds", seeds)
-    if seeds_per_task is not None:
-        if not exp.seed_splittable:
-            raise ConfigError(f"seeds_per_task: {experiment} trains no seeds (its config has no seeds/seed fields)")
-        seeds_per_task = params.positive_int("seeds_per_task", seeds_per_task)
+    seeds_per_task = None if seeds_per_task is None else params.positive_int("seeds_per_task", seeds_per_task)
     axes: dict = {}
     for key, raw in _assignments(grid, "--grid"):
         if key in fixed:
@@ -158,23 +154,17 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
         overrides = {**fixed, **point}
         try:
             cfg = cls.for_scale(scale, **overrides)
+            sizes = _chunk_sizes(cfg, seeds_per_task) if exp.seed_splittable else [1]
+            if len(tasks) + len(sizes) > MAX_TASKS:
+                raise ConfigError(f"the sweep would generate more than {MAX_TASKS} tasks; use fewer grid values"
+                                  + (", fewer seeds or a larger --seeds-per-task" if exp.seed_splittable else ""))
+            chunks = [cfg] if len(sizes) == 1 else [cfg.replace(seed=s, seeds=k) for s, k in
+                                                    zip(itertools.accumulate([int(cfg.seed), *sizes[:-1]]), sizes)]
+            check_memory(exp, chunks[0], "none" if limit is None else limit)  # the first chunk is the largest
         except ConfigError as e:
             raise _at(point, e) from None
         points.append(point)
-        if exp.seed_splittable and int(cfg.seed) + int(cfg.seeds) > params.SEED.hi + 1:
-            raise ConfigError(f"seed + seeds must be at most 2**63 (the seeds a torch.Generator accepts; "
-                              f"got seed={cfg.seed}, seeds={cfg.seeds})")
-        n = -(-int(cfg.seeds) // (seeds_per_task or int(cfg.seeds))) if exp.seed_splittable else 1
-        if len(tasks) + n > MAX_TASKS:
-            raise ConfigError(f"the sweep would generate more than {MAX_TASKS} tasks; use fewer grid values"
-                              + (", fewer seeds or a larger --seeds-per-task" if exp.seed_splittable else ""))
-        chunk_cfgs = _seed_chunks(cfg, seeds_per_task) if exp.seed_splittable else [cfg]
-        try:  # the first chunk is the largest
-            check_memory(exp, chunk_cfgs[0], "none" if limit is None else limit)
-        except ConfigError as e:
-            raise _at(point, e) from None
-        tasks += [Task(experiment, c, tuple(point.items()), scale, tuple(overrides.items()), config_key(experiment, c))
-                  for c in chunk_cfgs]
+        tasks += [Task(c, tuple(point.items()), tuple(overrides.items()), config_key(experiment, c)) for c in chunks]
     return Plan(experiment, scale, points, tasks, exp)
 
 
@@ -216,8 +206,8 @@ def _bar(total, desc, progress):
 
 
 def run(plan: Plan, *, executor: str = "local", address: str | None = None, workers: int | None = None,
-        results_dir=None, progress: bool | None = None, device: str | None = None,
-        cluster_kwargs: dict | None = None, recompute: bool = False) -> SweepResult:
+        results_dir=None, progress: bool | None = None, device: str | None = None, recompute: bool = False
+        ) -> SweepResult:
     """Run every task of ``plan`` not yet in the store (``recompute=True``: every task, overwriting);
     returns the records of all tasks. A task that raises is reported in ``failed`` and the others go on;
     finished tasks are stored at once, so Ctrl-C or a killed process loses nothing done."""
@@ -239,14 +229,14 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
         store.check_writable(plan.experiment, [t.key for t in todo])
         store.clean_tmp(older_than=3600)  # debris of writers killed long ago
         local = executor == "local"
-        specs = [dict(experiment=t.experiment, exp=plan.exp, config=t.config, scale=t.scale, key=t.key,
+        specs = [dict(experiment=plan.experiment, exp=plan.exp, config=t.config, scale=plan.scale, key=t.key,
                       overrides=dict(t.overrides), results=str(root), device=device, recompute=recompute,
                       threads=None if local else _worker_threads(), quiet=not local) for t in todo]
         try:
             if local:
                 _run_local(specs, out, progress)
             else:
-                _run_dask(specs, out, store, progress, address, workers, cluster_kwargs)
+                _run_dask(specs, out, store, progress, address, workers)
         finally:  # refused input, no scheduler at --address, every task failed: leave no empty folder behind
             ours = {f".{t.key}.lock" for t in todo}  # the lock files of this sweep's tasks, in a folder it made
             for folder in created:
@@ -264,7 +254,7 @@ def _worker_threads() -> int:
     return threads_from_env("ICL_LAB_WORKER_THREADS") or 1
 
 
-def _outcome(spec, fn, out: SweepResult) -> None:
+def _outcome(key: str, fn, out: SweepResult) -> None:
     """Run ``fn()`` (a task); a failure, a store write's included, is that task's only. A record that
     another process stored while this one waited for its lock counts as from the store."""
     try:
@@ -272,24 +262,21 @@ def _outcome(spec, fn, out: SweepResult) -> None:
     except (ConfigError, Busy):
         raise
     except Exception as e:  # a failing task does not stop the sweep
-        out.failed[spec["key"]] = f"{type(e).__name__}: {e}"
+        out.failed[key] = f"{type(e).__name__}: {e}"
     else:
-        out.records[spec["key"]] = rec
-        (out.skipped if rec.get("reused") else out.computed).append(spec["key"])
+        out.records[key] = rec
+        (out.skipped if rec.get("reused") else out.computed).append(key)
 
 
 def _run_local(specs, out: SweepResult, progress) -> None:
-    busy = []
+    queue = [(spec, False) for spec in specs]  # first the tasks nobody else is computing ...
     with _bar(len(specs), out.plan.experiment, progress) as bar:
-        for spec in specs:  # first the tasks nobody else is computing ...
+        for spec, wait in queue:
             try:
-                _outcome(spec, lambda: execute_task(spec, wait=False), out)
+                _outcome(spec["key"], lambda: execute_task(spec, wait=wait), out)
             except Busy:
-                busy.append(spec)
+                queue.append((spec, True))  # ... then, at the end, wait for those another sweep is computing
                 continue
-            bar.update(1)
-        for spec in busy:  # ... then wait for those another sweep is computing
-            _outcome(spec, lambda: execute_task(spec), out)
             bar.update(1)
 
 
@@ -315,8 +302,7 @@ def check_executor(executor: str, address=None, workers=None, device=None, flag:
     return None if workers is None else params.positive_int(f"{flag}workers", workers)
 
 
-def connect(address: str | None = None, workers: int | None = None, cluster_kwargs: dict | None = None,
-            timeout: float = 20):
+def connect(address: str | None = None, workers: int | None = None, timeout: float = 20):
     """A Dask client to the scheduler at ``address``, or to a new LocalCluster of ``workers`` one-thread
     processes (default: one per core). Returns ``(client, cluster or None)``."""
     try:
@@ -324,10 +310,9 @@ def connect(address: str | None = None, workers: int | None = None, cluster_kwar
     except ImportError:  # pragma: no cover
         raise ConfigError("executor 'dask' needs Dask distributed: pip install 'dask[distributed]'") from None
     if address is None:
-        kw = dict(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                  dashboard_address=None, silence_logs=logging.CRITICAL,
-                  env={"ICL_LAB_THREADS": str(_worker_threads()), "ICL_LAB_PROGRESS": "0"})
-        cluster = LocalCluster(**{**kw, **(cluster_kwargs or {})})
+        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.CRITICAL,
+                               env={"ICL_LAB_THREADS": str(_worker_threads()), "ICL_LAB_PROGRESS": "0"})
         return Client(cluster), cluster
     import dask  # an optional dependency, like distributed above
 
@@ -352,10 +337,10 @@ def connect(address: str | None = None, workers: int | None = None, cluster_kwar
     raise ConfigError(f"address: no Dask scheduler answered at {address!r} within {timeout:g} s ({why})")
 
 
-def _run_dask(specs, out: SweepResult, store, progress, address, workers, cluster_kwargs) -> None:
+def _run_dask(specs, out: SweepResult, store, progress, address, workers) -> None:
     from distributed import as_completed  # an optional dependency (connect checked it)
 
-    client, cluster = connect(address, workers, cluster_kwargs)
+    client, cluster = connect(address, workers)
     futures = {}
     try:
         if address is not None and not client.scheduler_info().get("workers"):
@@ -370,7 +355,7 @@ def _run_dask(specs, out: SweepResult, store, progress, address, workers, cluste
         futures = {client.submit(execute_task, s, key=f"icl-lab-{s['key']}", pure=False, retries=0): s for s in specs}
         with _bar(len(specs), out.plan.experiment, progress) as bar:
             for fut in as_completed(list(futures)):
-                _outcome(futures[fut], lambda: _collect(fut, futures[fut], store), out)
+                _outcome(futures[fut]["key"], lambda: _collect(fut, futures[fut], store), out)
                 bar.update(1)
     finally:
         for fut in futures:
@@ -390,9 +375,8 @@ def _collect(fut, spec, store) -> dict:
     return rec
 
 
-def load_plan_records(plan: Plan, results_dir=None, warn: bool = False) -> dict:
-    """The valid stored records of a plan's tasks, ``{task key: record}``; ``results_dir``: a folder or a store."""
-    store = results_dir if isinstance(results_dir, ResultsStore) else ResultsStore(results_dir)
-    recs = {t.key: store.get(t.experiment, t.config, exp=plan.exp, warn=warn) for t in plan.tasks}
+def load_plan_records(plan: Plan, store: ResultsStore, warn: bool = False) -> dict:
+    """The valid records of a plan's tasks in ``store``, ``{task key: record}``."""
+    recs = {t.key: store.get(plan.experiment, t.config, exp=plan.exp, warn=warn) for t in plan.tasks}
     return {k: r for k, r in recs.items() if r is not None}
 
