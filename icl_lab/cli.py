@@ -182,7 +182,8 @@ def _compare(a: str, b: str) -> int:
         if not t.claims:
             raise ConfigError(f"--compare: {d} is not a folder of exported ledgers (no claims found there)")
     table, n = differences_markdown(ta, tb, a, b)
-    print(f"{table}\n\n{n} claims differ." if n else f"All {len(tb.claims)} claims have the same status in {a} and {b}.")
+    print(f"{table}\n\n{n} claims differ." if n else
+          f"All {len(tb.claims)} claims have the same status in {a} and {b}.")
     return 1 if n else 0
 
 

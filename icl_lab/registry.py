@@ -122,32 +122,33 @@ class Registry(dict):
             raise ValueError(f"experiment {self.paper}.{name} is registered twice")
         self[name] = exp
 
-    def register(self, name: str, *, config: type, summary: Callable[[Any], dict], location: str,
-                 description: str, claims: tuple = (), estimate_bytes: Callable[[Any], int] | None = None,
-                 check: Callable[[Any], None] | None = None):
-        """A decorator registering the run function below it as experiment ``name`` (returned unchanged)."""
+    def register(self, name: str, **fields):
+        """A decorator registering the run function below it as experiment ``name`` (returned unchanged);
+        ``fields``: the :class:`Experiment`'s (config, summary, location, description, claims, ...)."""
         def decorate(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
-            self._add(name, Experiment(paper=self.paper, location=location, description=description, config=config,
-                                       run=run, summary=summary, claims=tuple(claims), estimate_bytes=estimate_bytes,
-                                       check=check))
+            claims = tuple(fields.get("claims", ()))
+            self._add(name, Experiment(paper=self.paper, run=run, **{**fields, "claims": claims}))
             return run
         return decorate
+
+
+def _experiments_of(module, prefix: str) -> dict[str, Experiment]:
+    """A module's ``EXPERIMENTS`` dict as ``{"<prefix>.<name>": Experiment}``."""
+    exps = getattr(module, "EXPERIMENTS", None)
+    if not isinstance(exps, dict) or not all(isinstance(n, str) and isinstance(e, Experiment) for n, e in exps.items()):
+        raise ConfigError(f"{module.__name__}.EXPERIMENTS must be a dict of name -> Experiment")
+    return {f"{prefix}.{name}": exp for name, exp in exps.items()}
 
 
 def all_experiments() -> dict[str, Experiment]:
     """Every registered experiment, as ``{"<paper>.<name>": Experiment}``."""
     out: dict[str, Experiment] = {}
-    for mod_name in PAPERS:
+    for paper in PAPERS:
         try:
-            mod = importlib.import_module(f"{__package__}.papers.{mod_name}.experiments")
+            out.update(_experiments_of(importlib.import_module(f"{__package__}.papers.{paper}.experiments"), paper))
         except ModuleNotFoundError as e:
-            if e.name == f"{__package__}.papers.{mod_name}.experiments":
-                continue  # chapter not written yet
-            raise
-        for name, exp in getattr(mod, "EXPERIMENTS", {}).items():
-            if not isinstance(exp, Experiment):
-                raise TypeError(f"{mod_name}.EXPERIMENTS[{name!r}] is not an Experiment")
-            out[f"{mod_name}.{name}"] = exp
+            if e.name != f"{__package__}.papers.{paper}.experiments":
+                raise  # else: the chapter is not written yet
     return out
 
 
@@ -163,20 +164,13 @@ def experiments() -> dict[str, Experiment]:
     """The registry's experiments plus those of the (trusted: importing runs them) modules named in
     ``$ICL_LAB_EXPERIMENTS``, as ``<module>.<name>`` from each module's ``EXPERIMENTS`` dict."""
     out = dict(all_experiments())
-    for mod_name in plugin_names():
+    for name in plugin_names():
         try:
-            mod = importlib.import_module(mod_name)
+            module = importlib.import_module(name)
         except Exception as e:  # ImportError, or any error raised by the module's own code
-            raise ConfigError(f"{PLUGINS_ENV} names the module {mod_name!r}, which cannot be imported "
+            raise ConfigError(f"{PLUGINS_ENV} names the module {name!r}, which cannot be imported "
                               f"({type(e).__name__}: {e})") from None
-        exps = getattr(mod, "EXPERIMENTS", None)
-        if not isinstance(exps, dict):
-            raise ConfigError(f"{PLUGINS_ENV}: {mod_name}.EXPERIMENTS must be a dict of name -> Experiment "
-                              f"(got {type(exps).__name__})")
-        for name, exp in exps.items():
-            if not isinstance(name, str) or not isinstance(exp, Experiment):
-                raise ConfigError(f"{PLUGINS_ENV}: {mod_name}.EXPERIMENTS[{name!r}] is not an Experiment")
-            out[f"{mod_name}.{name}"] = exp
+        out.update(_experiments_of(module, name))
     return out
 
 

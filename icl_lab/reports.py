@@ -237,7 +237,8 @@ def stored_results(results_dir=None) -> tuple[list[dict], list[dict]]:
         if rec is None:
             corrupt.append({"path": str(path), "error": err})
         else:
-            groups.setdefault((rec["experiment"], json.dumps(without_seeds(rec["config"]), sort_keys=True)), []).append(rec)
+            config = json.dumps(without_seeds(rec["config"]), sort_keys=True)
+            groups.setdefault((rec["experiment"], config), []).append(rec)
     out = [{"experiment": recs[0]["experiment"], "scale": recs[0].get("scale"),
             "overrides": without_seeds(recs[0].get("overrides") or {}), **provenance(recs)} for recs in groups.values()]
     return sorted(out, key=lambda g: (g["experiment"], json.dumps(g["overrides"], sort_keys=True))), corrupt
