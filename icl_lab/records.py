@@ -192,8 +192,7 @@ def _imports_of(module: str, text: str) -> set[str]:
     out, pkg = set(), module if _source_of(module).name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.ImportFrom):
-            base = ".".join(pkg.split(".")[: len(pkg.split(".")) - node.level + 1]) if node.level else ""
-            mod = ".".join(x for x in (base, node.module) if x)
+            mod = importlib.util.resolve_name("." * node.level + (node.module or ""), pkg) if node.level else node.module
             if mod.startswith("icl_lab"):
                 subs = {f"{mod}.{a.name}" for a in node.names if _source_of(f"{mod}.{a.name}") is not None}
                 out |= subs or {mod}
@@ -235,6 +234,15 @@ def fingerprint(module: str, sources: dict | None = None) -> str:
 
 
 # ----------------------------------------------------------------------------- metadata
+def _git(*args: str) -> str | None:
+    """What git prints for ``args`` in the package's folder; None outside a checkout or without git."""
+    try:
+        done = subprocess.run(["git", "-C", str(PACKAGE), *args], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
 @functools.lru_cache(maxsize=1)
 def code_version() -> dict:
     """icl_lab's version and, in a git checkout, its commit and whether the tree had uncommitted changes."""
@@ -242,18 +250,9 @@ def code_version() -> dict:
         version = importlib.metadata.version("icl_lab")
     except importlib.metadata.PackageNotFoundError:  # run from a checkout without installing
         version = None
-    out, git = {"icl_lab": version, "git_commit": None, "git_dirty": None}, ["git", "-C", str(PACKAGE)]
-    try:
-        commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        if commit.returncode == 0:
-            out["git_commit"] = commit.stdout.strip()
-            dirty = subprocess.run([*git, "status", "--porcelain", "--", "."], capture_output=True, text=True,
-                                   timeout=20)
-            if dirty.returncode == 0:
-                out["git_dirty"] = bool(dirty.stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return out
+    commit = _git("rev-parse", "HEAD")
+    dirty = _git("status", "--porcelain", "--", ".") if commit else None
+    return {"icl_lab": version, "git_commit": commit, "git_dirty": None if dirty is None else bool(dirty)}
 
 
 def library_versions() -> dict:

@@ -68,11 +68,11 @@ def _gb(n: int) -> str:
     return f"{n / 2**30:.1f} GB" if n >= 2**28 else f"{n / 2**20:.0f} MB"
 
 
-def check_memory(exp, cfg, max_memory=None) -> int:
-    """Refuse (ConfigError) a task whose estimated memory exceeds the limit; returns the estimate."""
+def check_memory(exp, cfg, limit: int | None) -> int:
+    """Refuse (ConfigError) a task whose estimated memory exceeds ``limit`` (:func:`memory_limit`; None: no
+    limit); returns the estimate."""
     fn = getattr(exp, "estimate_bytes", None)
     need = int(fn(cfg)) if fn is not None else fallback_estimate(cfg)
-    limit = memory_limit(max_memory)
     if limit is not None and need > limit:
         raise ConfigError(f"memory: this task would need about {_gb(need)} (estimated from its sizes), more than "
                           f"the limit of {_gb(limit)}; reduce the sizes, or raise the limit with --max-memory / "

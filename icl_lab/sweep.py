@@ -160,7 +160,7 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
                                   + (", fewer seeds or a larger --seeds-per-task" if exp.seed_splittable else ""))
             chunks = [cfg] if len(sizes) == 1 else [cfg.replace(seed=s, seeds=k) for s, k in
                                                     zip(itertools.accumulate([int(cfg.seed), *sizes[:-1]]), sizes)]
-            check_memory(exp, chunks[0], "none" if limit is None else limit)  # the first chunk is the largest
+            check_memory(exp, chunks[0], limit)  # the first chunk is the largest
         except ConfigError as e:
             raise _at(point, e) from None
         points.append(point)
@@ -189,15 +189,13 @@ class SweepResult:
         for point in self.plan.points:
             tasks = [t for t in self.plan.tasks if dict(t.point) == point]
             recs = [self.records.get(t.key) for t in tasks]
-            if any(r is None for r in recs):
-                out.append({"point": point, "seeds": None, "summary": None})
-                continue
-            entry = {"point": point, "seeds": [s for t in tasks for s in (t.seeds or [])] or None}
-            try:
-                entry["summary"] = merge_records(self.plan.exp, recs)
-            except StoreError as e:  # e.g. every chunk has as many seeds as another axis is long
-                entry.update(summary=None, merge_error=str(e), chunks=[r["summary"] for r in recs])
-            out.append(entry)
+            out.append({"point": point, "seeds": None, "summary": None})
+            if all(r is not None for r in recs):
+                out[-1]["seeds"] = [s for t in tasks for s in (t.seeds or [])] or None
+                try:
+                    out[-1]["summary"] = merge_records(self.plan.exp, recs)
+                except StoreError as e:  # e.g. every chunk has as many seeds as another axis is long
+                    out[-1].update(merge_error=str(e), chunks=[r["summary"] for r in recs])
         return out
 
 

@@ -178,7 +178,7 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
     summary = stored()
     if summary is not None:
         return summary
-    check_memory(exp, cfg)
+    check_memory(exp, cfg, memory_limit())
     if exp.check is not None:
         exp.check(cfg)  # what the run would draw (e.g. prompts that query every feature)
     key = store.path_for(experiment, cfg).stem
