@@ -58,7 +58,7 @@ import numpy as np
 import torch
 
 import icl_lab
-from icl_lab import metrics, plotting, widgets
+from icl_lab import criteria, metrics, plotting, widgets
 from icl_lab.render import md_table
 from IPython.display import Markdown, display
 from icl_lab.data import PairClassificationSampler, cyclic_pair_tasks
@@ -246,11 +246,8 @@ wk_label_ratio = float(init_grads[:, dx:].norm() / init_grads[:, :dx].norm())
 print(f"relative max |autograd - closed form| over W_Q, W_K, W_V, W_O: {rel_err:.1e}")
 print(f"|grad W_Q[:, label columns]|_max = {wq_label_cols:.1e};  "
       f"at initialisation ||grad W_K[:, label]|| / ||grad W_K[:, input]|| = {wk_label_ratio:.3f} (4000 prompts)")
-ledger["M1"].check(
-    measured=f"relative error {rel_err:.1e}", how="closed form vs autograd, 256 prompts, perturbed model, float64",
-    passed=rel_err < 1e-9)
-ledger["M2"].check(
-    measured=f"max |grad| = {wq_label_cols:.1e}", how="autograd, float64", passed=wq_label_cols == 0.0)
+ledger["M1"].measure({"relative error": rel_err})
+ledger["M2"].measure({"max |grad| on the label columns of W_Q": wq_label_cols})
 assert rel_err < 1e-9 and wq_label_cols == 0.0
 
 # %% tags=["remove-input"]
@@ -279,8 +276,7 @@ with torch.no_grad():
     att_formula = torch.softmax(scores_formula, -1)
 init_gap = float((att_formula - att0).abs().max())
 print(f"max |softmax(delta^2 x_s^T x_q) - initial attention| = {init_gap:.1e}")
-ledger["M3"].check(
-    measured=f"{init_gap:.1e}", how="max abs difference of attention weights, 4000 prompts, float64", passed=init_gap < 1e-12)
+ledger["M3"].measure({"max |softmax(delta^2 x_s^T x_q) - initial attention|": init_gap})
 assert init_gap < 1e-12
 
 # %% tags=["remove-input"]
@@ -349,15 +345,19 @@ G = {name: i for i, name in enumerate(sweep.labels)}
 THM1 = cfg.theorem1()  # Theorem 1's conditions at this setting: required, actual, holds
 H1 = sel.holds(THM1)  # recorded with every claim that shares them
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Fig. 1 of the paper, reproduced: (a) the norms of $W_Q$ and $W_K$ along the relevant patterns $\\mu$ grow while those along the irrelevant $\\nu$ stay near $\\delta\\beta$; (b) the label part of the MLP input outgrows the feature part. Mean ± std over seeds, both task sets; book scale: 6 seeds and 1000 steps instead of the reference 8 and 1500.", "name": "fig-sel-fig1"}, "image": {"alt": "Relevant-pattern norms rise and irrelevant ones stay flat; the label contribution rises far above the feature contribution."}}
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Fig. 1 of the paper, reproduced: (a) the norms of $W_Q$ and $W_K$ along the relevant patterns $\\mu$ grow while those along the irrelevant $\\nu$ stay near $\\delta\\beta$; (b) the label part of the MLP input outgrows the feature part. Mean ± std over the all-pairs seeds (the ledger uses medians with intervals); book scale: 6 seeds and 1000 steps instead of the reference 8 and 1500.", "name": "fig-sel-fig1"}, "image": {"alt": "Relevant-pattern norms rise and irrelevant ones stay flat; the label contribution rises far above the feature contribution."}}
 plotting.finish(SF.draw_figure1(sweep, cfg, "all_pairs"))
 
 # %% [markdown]
-# Mean ± std over the all-pairs seeds (the cyclic seeds are analysed in §3.5). Both panels reproduce the
-# shape the paper describes: the relevant-pattern norms grow by an order of magnitude while the
-# irrelevant-pattern norms stay near $\delta\beta$, and the MLP's input is dominated by the
-# label embeddings (solid curves). The dashed coordinate split of eq. (10) points the same way here, with
-# a smaller gap.
+# Mean ± std over the all-pairs seeds (the cyclic seeds are analysed in §3.5); the ledger below
+# decides on medians over seeds with their bootstrap intervals instead, which a single odd seed does not
+# move. Both panels reproduce the shape the paper describes: the relevant-pattern norms grow by an order
+# of magnitude while the irrelevant-pattern norms stay near $\delta\beta$, and the MLP's input is
+# dominated by the label embeddings (solid curves). The dashed coordinate split of eq. (10) points the
+# same way here, with a smaller gap. Not every seed does: an all-pairs seed that settles in the partial
+# "partner" solution of §3.5 (one of the six at book scale) ends with a *feature* contribution larger
+# than its label contribution — the per-seed values are printed below — and the mean ± std of
+# panel (b) averages it in.
 
 # %% tags=["hide-input", "remove-output"]
 fin = {k: sweep.final(k)[G["all_pairs"]] for k in sweep.curves}
@@ -367,16 +367,19 @@ nu_growth = float(torch.maximum(fin["WQ_nu"], fin["WK_nu"]).median() / (cfg.delt
 sqrt_log_M = math.sqrt(math.log(cfg.M))
 print(f"final / initial norm: relevant (min of W_Q, W_K) {mu_growth:.1f}x -> {mu_growth * cfg.delta * cfg.beta:.2f}; "
       f"irrelevant (max) {nu_growth:.2f}x;  sqrt(log M) = {sqrt_log_M:.2f}")
-ledger["M4"].check(
+mu_seed = torch.minimum(fin["WQ_mu"], fin["WK_mu"])  # per all-pairs seed
+nu_seed = torch.maximum(fin["WQ_nu"], fin["WK_nu"])
+ledger["M4"].measure(
+    {"final min(||W_Q mu||, ||W_K mu||)": criteria.median_of(mu_seed), "sqrt(ln M)": sqrt_log_M,
+     "growth over the initial delta beta": criteria.median_of(mu_seed / (cfg.delta * cfg.beta))},
     hypotheses=H1,
-    measured=f"median final min(||W_Q mu||, ||W_K mu||) = {mu_growth * cfg.delta * cfg.beta:.2f} ({mu_growth:.1f}x initial); sqrt(ln M) = {sqrt_log_M:.2f}",
-    how=f"mean over the M1 patterns, median over {cfg.seeds} all-pairs seeds, {cfg.steps} SGD steps",
-    passed=mu_growth * cfg.delta * cfg.beta > sqrt_log_M and mu_growth > 3,
-    caveat="the Theta hides constants: only 'grows past sqrt(ln M) and far above the nu norms' is checkable")
-ledger["M5"].check(
+    how=f"mean over the M1 patterns, per seed; median over {cfg.seeds} all-pairs seeds with its bootstrap 95% interval, "
+        f"{cfg.steps} SGD steps")
+ledger["M5"].measure(
+    {"final max(||W_Q nu||, ||W_K nu||) / initial": criteria.median_of(nu_seed / (cfg.delta * cfg.beta)),
+     "relevant growth / irrelevant growth": criteria.median_of(mu_seed / nu_seed)},
     hypotheses=H1,
-    measured=f"median final max(||W_Q nu||, ||W_K nu||) = {nu_growth * cfg.delta * cfg.beta:.2f} ({nu_growth:.2f}x initial)",
-    how="mean over the M2 irrelevant patterns, median over seeds", passed=nu_growth < 2.5 and mu_growth / nu_growth > 3)
+    how="mean over the M2 irrelevant patterns, per seed; median over the all-pairs seeds with its bootstrap 95% interval")
 assert mu_growth > 3 * nu_growth and nu_growth < 2.5
 
 # %% tags=["remove-input"]
@@ -398,26 +401,25 @@ other_vals = fin["h_abs_other"][has_other]
 other_med, other_lo, other_hi = (metrics.median_interval(other_vals) if len(other_vals) else (0.0, 0.0, 0.0))
 other_h = other_med
 print(f"label / feature contribution: token-part split {ratio_in:.1f}, coordinate split (eq. 10) {ratio_lit:.2f}")
+print("final label / feature contribution (token-part split) per all-pairs seed:",
+      [f"{a:.2f} / {b:.2f}" for a, b in zip(fin["lab_in"].tolist(), fin["feat_in"].tolist())])
 print(f"fraction of neurons whose mean |label part| exceeds their mean |feature part|: {frac_dom:.2f}")
 print(f"mean |h_i| over the neurons that are not label-dominant (median over seeds [95% interval]): "
       f"{other_med:.3f} [{other_lo:.3f}, {other_hi:.3f}]  vs  xi = {cfg.xi}; "
       f"over all neurons: {float(fin['h_abs'].median()):.2f}")
-ledger["M6"].check(
+ledger["M6"].measure(
+    {"label / feature contribution (token-part split)": criteria.median_of(fin["lab_in"] / fin["feat_in"]),
+     "fraction of label-dominant neurons": criteria.median_of(fin["label_dominant"]),
+     "label / feature contribution (coordinate split, eq. 10)": criteria.median_of(fin["lab_lit"] / fin["feat_lit"])},
     hypotheses=H1,
-    measured=f"token-part split: label/feature = {ratio_in:.1f}, fraction of neurons {frac_dom:.2f}; "
-             f"coordinate split (10): ratio {ratio_lit:.2f}",
-    how="mean |contribution| over held-out prompts and neurons, median over all-pairs seeds",
-    passed=ratio_in > 5 and frac_dom > 0.5,
-    caveat="on the token-part split (Fig. 1(b)'s caption); the literal coordinate split of eq. (10) is much closer "
-           "(it reversed at a larger prototype size)")
-ledger["M7"].check(
-    hypotheses=H1,
-    measured=f"mean |h_i| over the non-label-dominant neurons: median {other_med:.3f} "
-             f"[{other_lo:.3f}, {other_hi:.3f}] over {len(other_vals)} of {len(has_other)} seeds vs xi = {cfg.xi}",
-    how="mean |h_i| over held-out prompts and the neurons whose label part does not dominate; median over the "
-        "all-pairs seeds that have such neurons, bootstrap 95% interval; O(xi) read as at most 10 xi",
-    passed=other_hi < 10 * cfg.xi,
-    caveat=f"O(xi) hides a constant: we allow 10 xi; the upper end of the interval is {other_hi / cfg.xi:.1f} xi")
+    how="mean |contribution| over held-out prompts and neurons, per seed; median over the all-pairs seeds with its "
+        "bootstrap 95% interval")
+ledger["M7"].measure(
+    {"mean |h_i| of the other neurons / xi": (criteria.Estimate(other_med / cfg.xi, other_lo / cfg.xi, other_hi / cfg.xi,
+                                                                len(other_vals), "median, bootstrap 95%")
+                                               if len(other_vals) else 0.0),
+     "seeds with such neurons": f"{len(other_vals)} of {len(has_other)}"},
+    hypotheses=H1)
 assert ratio_in > 5 and frac_dom > 0.5
 
 # %% tags=["remove-input"]
@@ -441,26 +443,27 @@ final_mass = float(fin["mass_present"].median())
 i_half = int(np.searchsorted(steps, steps[-1] / 2))
 g_half, g_end = float(np.median(gam[:, i_half])), float(np.median(gam[:, -1]))
 print(f"final attention mass on N_* (median over seeds): {final_mass:.5f};  gamma_T = {1 - final_mass:.1e} vs 1/M = {1 / cfg.M:.4f}")
-print(f"gamma at T/2 = {steps[i_half]}: {g_half:.1e};  at T = {steps[-1]}: {g_end:.1e}  (O(1/T) allows at most a factor 1/2)")
-ledger["M8"].check(
-    hypotheses=H1,
-    measured=f"median final mass {final_mass:.5f} (gamma = {1 - final_mass:.1e}; 1/M = {1 / cfg.M:.1e})",
-    how="held-out prompts with non-empty N_*, all-pairs seeds", passed=1 - final_mass < 1 / cfg.M)
-ledger["M9"].check(
-    hypotheses=H1,
-    measured=f"median gamma: {g_half:.1e} at T/2, {g_end:.1e} at T",
-    how="O(1/T) read as an upper bound: gamma_T <= gamma_{T/2} / 2 (or below 1e-4, the float32 floor of the measurement)",
-    passed=g_end <= max(g_half / 2, 1e-4),
-    caveat="the measured decay is far faster than 1/T (the collapse is exponential), which the bound allows")
+print(f"gamma at T/2 = {steps[i_half]}: {g_half:.1e};  at T = {steps[-1]}: {g_end:.1e}  (a bound c/T lets t gamma_t fall, not grow)")
+ledger["M8"].measure({"final gamma = 1 - mass on N_*": criteria.median_of(1 - fin["mass_present"]), "1/M": 1 / cfg.M},
+                     hypotheses=H1)
+# t gamma_t at T against T/2, per seed; gamma below the float32 spacing of a mass near 1 (6e-8) is round-off
+res32 = 2.0**-24
+tgam_ratio = 2 * np.maximum(gam[:, -1], res32) / np.maximum(gam[:, i_half], res32)
+ledger["M9"].measure({"T gamma_T / ((T/2) gamma_(T/2))": criteria.median_of(tgam_ratio),
+                      "gamma_half": g_half, "gamma_T": g_end}, hypotheses=H1)
 assert final_mass > 0.9
 
 # %% tags=["remove-input"]
 ledger.cards("M8", "M9")
 
 # %% [markdown]
-# After the collapse $\gamma_t$ keeps decreasing, much faster than the $O(1/T)$ the proposition
-# allows; eventually the hinge loss stops pushing ($yF\ge 1$ on almost every prompt, eq. 57) and the
-# decay slows.
+# Right after the collapse $\gamma_t$ falls far faster than $1/t$. It does not keep falling: once the
+# hinge loss stops pushing ($yF\ge 1$ on almost every prompt, eq. 57) $\gamma_t$ drifts with the SGD
+# noise, and in some runs it rises again by an order of magnitude between $T/2$ and $T$ (still far
+# below $1/M$). A bound $c/T$ with a hidden constant allows $t\gamma_t$ to fall, not to grow: the card
+# above compares $T\gamma_T$ with $(T/2)\gamma_{T/2}$ per seed, and where $\gamma$ is at the float32
+# resolution of the mass ($2^{-24}\approx 6\times10^{-8}$ per prompt) it says the decay cannot be
+# measured.
 #
 # ### The feature selector $W_K^\top W_Q$
 
@@ -485,11 +488,8 @@ ratios = []
 for r in range(G["all_pairs"] * sweep.S, (G["all_pairs"] + 1) * sweep.S):
     b_ = metrics.feature_space_weights(M_sel[r].detach(), V)[: cfg.M1, : cfg.M1]
     ratios.append(float((b_.sum() - b_.diagonal().sum()).abs() / (cfg.M1 * (cfg.M1 - 1)) / b_.diagonal().mean()))
-ledger["M14"].check(
-    hypotheses=H1,
-    measured=f"|mean off-diagonal| / mean diagonal = {np.median(ratios):.3f} (1/M1 = {1 / cfg.M1:.3f}); nu diagonal {nu_blk:.2f}",
-    how="trained W_K^T W_Q between pure patterns, median over all-pairs seeds", passed=float(np.median(ratios)) < 2 / cfg.M1,
-    caveat="'smaller by 1/M1' is an order-of-magnitude statement; the cross terms are negative (repulsive)")
+ledger["M14"].measure({"M1 |mean off-diagonal| / mean diagonal": criteria.median_of(cfg.M1 * np.asarray(ratios)),
+                       "nu diagonal": nu_blk}, hypotheses=H1)
 assert diag > 4 * abs(off) and diag > 10 * nu_blk
 
 # %% tags=["remove-input"]
@@ -524,15 +524,11 @@ print(f"runs with the full solution: zeroing W_K's label columns changes the att
 for r in np.nonzero(~solved)[0]:
     print(f"run {r} ({sweep.labels[r // sweep.S]}, partial solution): mass {float(ev_full['mass'][r]):.3f} -> {float(ev_abl['mass'][r]):.3f}, "
           f"accuracy {float(ev_full['acc'][r]):.3f} -> {float(ev_abl['acc'][r]):.3f}")
-ledger["M15"].check(
-    measured=f"ablating W_K's label columns: |change| of mass on N_* {d_mass:.4f} (max {d_mass_max:.4f}), of accuracy "
-             f"{d_acc:.4f} (max {d_acc_max:.4f}), median over {int(solved.sum())} runs with the full solution; "
-             f"yet the label part is {np.median(share):.2f} of the input part "
-             f"of the scores (median); W_K label/input gradient ratio at initialisation {wk_label_ratio:.2f}",
-    how="trained models of both task sets, 500 held-out prompts, W_K[:, d_x:] set to 0; median |change| < 0.02 passes",
-    passed=d_mass < 0.02 and d_acc < 0.02,
-    caveat="the label columns of W_K do grow (the +-q average is not small); in solved runs they shift all same-label "
-           "scores together and do not change which demonstrations are selected; partial solutions do use them")
+ledger["M15"].measure(
+    {"|change| of the attention mass on N_*": criteria.median_of(chg_mass[solved]),
+     "|change| of the accuracy": criteria.median_of(chg_acc[solved]),
+     "label part / input part of the trained scores (median over runs)": float(np.median(share)),
+     "W_K label/input gradient ratio at initialisation": wk_label_ratio})
 assert d_mass < 0.1
 
 # %% tags=["remove-input"]
@@ -567,13 +563,10 @@ plotting.finish(SF.draw_collapse(gam, steps, times, rec))
 
 # %% tags=["hide-input", "remove-output"]
 plateau_then_collapse = bool(np.all(times[:, 0] > 2 * cfg.eval_every) and np.all(times[:, 2] - times[:, 0] < times[:, 0]))
-ledger["M10"].check(
-    measured=f"plateau to t90 = {np.median(times[:, 0]):.0f} steps, collapse width (t10-t90)/t50 = {np.median(sharp_meas):.2f} "
-             f"(recursion: {sharp_rec:.2f})",
-    how="1 - held-out attention mass on N_* every few steps, all-pairs seeds; recursion iterated with free constants",
-    passed=plateau_then_collapse,
-    caveat=f"only the shape: (46) keeps no constants, and the measured collapse is {np.median(sharp_rec / sharp_meas):.1f}x narrower "
-           "than the recursion's scale-free width")
+ledger["M10"].measure({"plateau, then a collapse shorter than the plateau": plateau_then_collapse,
+                       "plateau to t90 (median, steps)": float(np.median(times[:, 0])),
+                       "collapse width (t10-t90)/t50, measured (median)": float(np.median(sharp_meas)),
+                       "the same, recursion (46)": sharp_rec})
 assert plateau_then_collapse
 
 # %% tags=["remove-input"]
@@ -615,21 +608,16 @@ wilson = {g: metrics.wilson_interval(int(v.sum()), len(v)) for g, v in solved.it
 print("fraction of seeds with the full solution:", success)
 oracle_l = float(sel.oracle_accuracy(cfg.alpha, cfg.l))
 med_all = float(sweep.final("acc")[G["all_pairs"]].median())
-ledger["M11"].check(
-    hypotheses=H1,
-    measured=f"median final accuracy {med_all:.3f} (oracle ceiling at l = {cfg.l}: {oracle_l:.4f}); "
-             f"{success['all_pairs']:.0%} of seeds reach >= {cfg.hit_acc}",
-    how=f"{cfg.test_prompts} held-out prompts, {cfg.seeds} seeds", passed=med_all >= cfg.hit_acc,
-    caveat="error is bounded below by the prompts with empty N_*: (1 - alpha/2)^l / 2")
-ledger["M12"].check(
-    hypotheses=H1,
-    measured=f"{int(solved['cyclic'].sum())} of {cfg.seeds} seeds reach the full solution, 95% Wilson interval "
-             f"[{wilson['cyclic'][1]:.2f}, {wilson['cyclic'][2]:.2f}] (all-pairs: {int(solved['all_pairs'].sum())} of {cfg.seeds})",
-    how=f"final accuracy >= {cfg.hit_acc} and mass on N_* >= 0.9; 'with high probability' read as a success rate "
-        "of at least 0.9, contradicted when the whole Wilson interval lies below 0.9",
-    passed=wilson["cyclic"][2] >= 0.9,
-    caveat=("some cyclic-set seeds stall in a partial 'partner' solution: the rate could be below 0.9"
-            if wilson["cyclic"][1] < 0.9 else None))
+assert cfg.hit_acc == 0.95  # the threshold declared in claims.toml (M11, M12)
+ledger["M11"].measure(
+    {"final accuracy": criteria.median_of(sweep.final("acc")[G["all_pairs"]]),
+     f"oracle ceiling at l = {cfg.l}": oracle_l, f"seeds reaching {cfg.hit_acc}": f"{success['all_pairs']:.0%}"},
+    hypotheses=H1, how=f"{cfg.test_prompts} held-out prompts, {cfg.seeds} all-pairs seeds; median over seeds with its "
+                       "bootstrap 95% interval")
+ledger["M12"].measure(
+    {"rate of seeds with the full solution (cyclic set)": criteria.rate_of(int(solved["cyclic"].sum()), cfg.seeds),
+     "all-pairs seeds with the full solution": f"{int(solved['all_pairs'].sum())} of {cfg.seeds}"},
+    hypotheses=H1)
 assert success["all_pairs"] >= 0.75
 
 # %% tags=["remove-input"]
@@ -657,20 +645,22 @@ if ref is not None:
 
 # %% tags=["remove-input"]
 if ref is not None and ref["config_matches"]:
-    ledger["M18"].check(
-        hypotheses=sel.holds(T1.theorem1()),
-        measured=f"{int(ref_solved.sum())} of {len(ref_solved)} seeds reach the full solution, 95% Wilson interval "
-                 f"[{ref_w[1]:.2f}, {ref_w[2]:.2f}]; final accuracy >= {ref['acc'].min():.3f} (oracle "
-                 f"{float(sel.oracle_accuracy(T1.alpha, T1.l)):.4f})",
-        how="the stored paper-scale run of selectors.theorem1 (cyclic task set, m = 3400, B = 128, T = 2000); "
-            "'with high probability' read as a success rate of at least 0.9",
-        passed=ref_w[2] >= 0.9,
-        caveat=None if ref_w[1] >= 0.9 else "the interval reaches below 0.9")
+    ledger["M18"].measure(
+        {"rate of seeds with the full solution": criteria.rate_of(int(ref_solved.sum()), len(ref_solved)),
+         "lowest final accuracy": float(ref["acc"].min()),
+         "oracle": float(sel.oracle_accuracy(T1.alpha, T1.l))},
+        hypotheses=sel.holds(T1.theorem1()))
 else:
-    ledger["M18"].check(measured="no reference record for the current paper-scale config", how="results/reference",
-                        passed=False, inconclusive="run: icl-lab run selectors.theorem1 --scale paper --results results/reference")
+    ledger["M18"].cannot_decide(how="results/reference", why="no reference record for the current paper-scale config; "
+                                "run: icl-lab run selectors.theorem1 --scale paper --results results/reference")
 
 # %% [markdown]
+# All 16 seeds of the reference run solve the cyclic set. That is consistent with "with high
+# probability" but does not establish it: the 95% Wilson interval of 16 successes in 16 runs reaches
+# down to 0.81, below the success rate of 0.9 that we read into the phrase, so the card files the claim
+# as inconclusive. About 35 seeds without a failure would be needed to put the whole interval above 0.9;
+# the reference run has not been repeated at that size.
+#
 # ### Lucky neurons (Lemma 7)
 #
 # The paper never defines the "lucky neurons" $\mathcal W_l(t), \mathcal U_l(t)$ it uses in Lemmas 3–7.
@@ -686,12 +676,8 @@ m_needed = 4 * cfg.M1**2 * math.log(cfg.batch * cfg.steps)
 print(f"|W(0)|/m = {[round(v, 3) for v in lw0.tolist()]}, |U(0)|/m = {[round(v, 3) for v in lu0.tolist()]}   (bound 1/16 = {1 / 16:.3f})")
 print(f"|W(T)|/m = {[round(v, 3) for v in lwT.tolist()]}, |U(T)|/m = {[round(v, 3) for v in luT.tolist()]}")
 print(f"width condition (35) with eps_m = 1/2: m >= {m_needed:.0f}; we use m = {cfg.m}")
-ledger["M13"].check(
-    measured=f"min |W(0)|/m = {float(lw0.min()):.3f}, min |U(0)|/m = {float(lu0.min()):.3f}",
-    how="this chapter's definition (the paper does not define lucky neurons), all-pairs seeds",
-    passed=float(min(lw0.min(), lu0.min())) >= 1 / 16,
-    hypotheses={k: H1[k] for k in (sel.theory.WIDTH, sel.theory.NOISE)},
-    caveat=f"the width condition (35) is sufficient: it holds here only if m >= {m_needed:.0f} (we use m = {cfg.m})")
+ledger["M13"].measure({"min(|W(0)|, |U(0)|) / m": torch.minimum(lw0, lu0), "m_needed": m_needed, "m": cfg.m},
+                      hypotheses={k: H1[k] for k in (sel.theory.WIDTH, sel.theory.NOISE)})
 assert float(min(lw0.min(), lu0.min())) > 0.15
 
 # %% tags=["remove-input"]
@@ -715,10 +701,8 @@ direction = torch.einsum("rm,rmj->rj", sgn, WO_T)
 cos_v = torch.nn.functional.cosine_similarity(dV, direction, dim=-1).numpy()
 rand_cos = 1 / math.sqrt(cfg.D + cfg.m_b_extra)
 print("cos(Delta W_V (0,q), sum_W W_O(i) - sum_U W_O(i)) per run:", cos_v.round(3).tolist(), f" (random directions: ~{rand_cos:.2f})")
-ledger["M16"].check(
-    hypotheses=H1,
-    measured=f"cosine with sum_W W_O(i) - sum_U W_O(i): median {np.median(cos_v):.2f}, min {cos_v.min():.2f} (random: ~{rand_cos:.2f})",
-    how="trained models of both task sets; lucky sets at the end of training", passed=float(np.median(cos_v)) > 0.5)
+ledger["M16"].measure({"cosine of Delta W_V (0, q) with sum_W W_O(i) - sum_U W_O(i)": criteria.median_of(cos_v),
+                       "lowest cosine": float(cos_v.min()), "random directions": rand_cos}, hypotheses=H1)
 assert float(np.median(cos_v)) > 3 * rand_cos
 
 # %% tags=["remove-input"]
@@ -751,14 +735,7 @@ l6_med, l6_lo, l6_hi = metrics.median_interval(l6_ratio)
 print(f"row growth, lucky / other neurons, per run: {l6_ratio.round(2).tolist()}; median {l6_med:.2f} [{l6_lo:.2f}, {l6_hi:.2f}]")
 
 # %% tags=["remove-input"]
-ledger["M17"].check(
-    hypotheses=H1,
-    measured=f"growth of lucky W_O rows / growth of the other rows: median {l6_med:.2f} [{l6_lo:.2f}, {l6_hi:.2f}] "
-             f"over {len(l6_ratio)} runs (both task sets)",
-    how="||W_O(i)(T) - W_O(i)(0)|| averaged over lucky neurons (W(T) and U(T)) and over the others, per run; "
-        "median over runs with a bootstrap 95% interval; the contrast must exceed 2 (the constants of (32), (34) "
-        "are not given)",
-    passed=l6_lo > 2)
+ledger["M17"].measure({"growth of lucky W_O rows / growth of the other rows": criteria.median_of(l6_ratio)}, hypotheses=H1)
 
 # %% [markdown]
 # ## Out-of-domain generalisation (Theorem 2, Corollary 1)
@@ -819,36 +796,49 @@ flip_acc = med("label embeddings flipped (-q for +1)")
 neg_acc = med("negative coefficients (mu_2j-1 - mu_2j)/sqrt2")
 pm_acc = med("(mu_1 + mu_2)/sqrt2 vs (mu_1 - mu_2)/sqrt2, shared support")
 oracle_ts = float(sel.oracle_accuracy(ocfg.alpha_test, ocfg.l_ts))
-ledger["O1"].check(
-    measured=f"median accuracy: unseen pairs {unseen_acc:.3f}, cone mu' {cone_acc:.3f} (oracle {oracle_ts:.3f})",
-    how=f"cyclic-trained seeds, {ocfg.ood_prompts} prompts per condition, l_ts = {ocfg.l_ts}, alpha' = {ocfg.alpha_test}",
-    passed=min(unseen_acc, cone_acc) >= 0.9,
-    caveat="near-zero error for seeds with the full in-domain solution; partial-solution seeds carry over their errors")
-ledger["O2"].check(
-    measured=f"median mass on N_*: cone mu' {cone_mass:.3f} (prompts with empty N_* included)", how="as O1",
-    passed=cone_mass >= 0.9, caveat="1 - Theta(1/M) hides constants; we check mass >= 0.9")
-ledger["O3"].check(
-    measured=f"fresh mu': accuracy {fresh_acc:.3f}; Remark 1 as printed (combinations of training-irrelevant nu): {typo_acc:.3f}",
-    how="control that violates condition (1)", passed=max(fresh_acc, typo_acc) < 0.7,
-    caveat="Remark 1's 'training-irrelevant' is a typo: that version fails, as the measurement shows")
-ledger["O4"].check(
-    measured=f"nu' = mu' (|kappa| <= 1): accuracy {nuin_acc:.3f}, mass {nuin_mass:.3f}; matched control nu' = nu: {cone_k1_acc:.3f}, mass {cone_k1_mass:.3f}",
-    how="irrelevant part drawn from the test-relevant patterns, kappa ~ U[-1, 1]", passed=nuin_acc < cone_k1_acc - 0.05)
-ledger["O5"].check(
-    measured=f"q' perpendicular to q: {qperp_acc:.3f} (chance 0.5); flipped -q: {flip_acc:.3f}",
-    how="same prompts, other label embeddings", passed=abs(qperp_acc - 0.5) < 0.1 and flip_acc < 0.2)
-ledger["O6"].check(
-    measured=f"negative coefficients (disjoint supports): {neg_acc:.3f}; (mu1+mu2)/sqrt2 vs (mu1-mu2)/sqrt2: {pm_acc:.3f}",
-    how="combinations the theorem does not cover, against the cone's accuracy (within 0.05)",
-    passed=min(neg_acc, pm_acc) >= cone_acc - 0.05)
+# Theorem 2 speaks of the model that Theorem 1 returns (zero in-domain error): its claims are measured on
+# the cyclic-trained seeds with the full in-domain solution; a partial-solution seed fails Theorem 1 (M12)
+# and carries its in-domain errors over to every test condition.
+full_t = torch.as_tensor(full) if full.any() else torch.ones(len(full), dtype=torch.bool)
+per_seed = lambda name, t=ood.acc: t[C[name]][full_t].double()  # noqa: E731  (one value per seed used)
+how_ood = (f"the {int(full_t.sum())} of {len(full)} cyclic-trained seeds with the full in-domain solution (the model "
+           f"Theorem 1 returns), {ocfg.ood_prompts} prompts per condition, l_ts = {ocfg.l_ts}, alpha' = {ocfg.alpha_test}; "
+           "median over seeds with its bootstrap 95% interval")
+ledger["O1"].measure({"accuracy on unseen pairs": criteria.median_of(per_seed("unseen pairs of training patterns")),
+                      "accuracy on cone mu'": criteria.median_of(per_seed(cone_name)), "oracle": oracle_ts}, how=how_ood)
+ledger["O2"].measure({"mass on N_* (cone mu', prompts with empty N_* included)": criteria.median_of(per_seed(cone_name, ood.mass))},
+                     how=how_ood)
+ledger["O3"].measure({"accuracy with fresh mu'": criteria.median_of(per_seed("fresh mu' outside span{mu}")),
+                      "accuracy with Remark 1's printed mu' (combinations of nu)":
+                          criteria.median_of(per_seed("Remark 1 as printed: mu' = (nu_2j-1 + nu_2j)/sqrt2"))}, how=how_ood)
+nuin_name, k1_name = "nu' inside span{mu} (nu' = mu'), |kappa| <= 1", "cone mu', nu' = nu, |kappa| <= 1"
+ledger["O4"].measure({"accuracy drop, nu' = mu' against nu' = nu": criteria.median_of(per_seed(k1_name) - per_seed(nuin_name)),
+                      "accuracy, nu' = mu'": float(per_seed(nuin_name).median()),
+                      "mass, nu' = mu'": float(per_seed(nuin_name, ood.mass).median()),
+                      "accuracy, nu' = nu": float(per_seed(k1_name).median()),
+                      "mass, nu' = nu": float(per_seed(k1_name, ood.mass).median())}, how=how_ood)
+ledger["O5"].measure({"accuracy with q' perpendicular to q": criteria.median_of(per_seed("label embedding q' perpendicular to q")),
+                      "accuracy with flipped labels (-q for +1)": criteria.median_of(per_seed("label embeddings flipped (-q for +1)"))},
+                     how=how_ood)
+ledger["O6"].measure({"negative coefficients (disjoint supports) - cone accuracy":
+                          criteria.median_of(per_seed("negative coefficients (mu_2j-1 - mu_2j)/sqrt2") - per_seed(cone_name)),
+                      "(mu1+mu2)/sqrt2 vs (mu1-mu2)/sqrt2 - cone accuracy":
+                          criteria.median_of(per_seed("(mu_1 + mu_2)/sqrt2 vs (mu_1 - mu_2)/sqrt2, shared support")
+                                             - per_seed(cone_name)),
+                      "accuracy, cone": float(per_seed(cone_name).median())},
+                     how=how_ood)
 assert abs(qperp_acc - 0.5) < 0.1 and flip_acc < 0.2 and fresh_acc < 0.7 and unseen_acc > 0.8
 
 # %% tags=["remove-input"]
 ledger.cards("O1", "O2", "O3", "O4", "O5", "O6")
 
 # %% [markdown]
+# The cards above use the cyclic-trained seeds that reach the full in-domain solution: Theorem 2 speaks
+# of the model Theorem 1 returns, and a seed stalled in the partial solution carries its in-domain errors
+# into every test condition (the figure's medians and min–max bars include it).
 # Theorem 2's conditions are **sufficient, not necessary**: combinations with negative coefficients —
-# which the theorem does not cover — generalise as well as the cone (claim O6, the book's finding;
+# which the theorem does not cover — generalise about as well as the cone (claim O6, the book's finding;
+# its card gives the per-seed spread;
 # success outside a sufficient condition does not contradict it). The reason is
 # visible in the algebra above: what matters is that $W_K^\top W_Q$ is (nearly) a multiple of the
 # identity on $\mathrm{span}\{\mu\}$, so $\mu'^\top W_K^\top W_Q\mu''\approx s\,\mu'^\top\mu''$ for *any*
@@ -871,24 +861,25 @@ plotting.finish(SF.draw_test_length(ood, ocfg))
 L = np.asarray(ood.l_grid)
 at_bound = []
 for i, ap in enumerate(ocfg.alpha_primes):
-    j = int(np.argmin(np.abs(L - 2 / ap)))
-    at_bound.append((ap, int(L[j]), float(ood.grid_acc[i, j].median()), float(ood.oracle[i, j])))
-print("accuracy at l_ts closest to 2/alpha' (alpha', l, measured median, oracle):", [tuple(round(v, 3) for v in t) for t in at_bound])
+    j = int(np.nonzero(L >= 2 / ap - 1e-9)[0][0])  # the shortest l_ts of the grid that meets l_ts >= 2/alpha'
+    at_bound.append((ap, int(L[j]), ood.grid_acc[i, j].double(), float(ood.oracle[i, j])))
+print("accuracy at the shortest l_ts >= 2/alpha' (alpha', l, measured median, oracle):",
+      [(a, l_, round(float(m.median()), 3), round(o, 3)) for a, l_, m, o in at_bound])
 gap = float(np.max(ood.grid_acc.median(-1).values.numpy() - ood.oracle))
 print(f"largest excess of the measured median over the oracle: {gap:+.3f}")
-ledger["O7"].check(
-    measured="; ".join(f"alpha'={a}: l={l}: {m:.3f} (oracle {o:.3f})" for a, l, m, o in at_bound),
-    how="cone mu', accuracy vs l_ts for two alpha', against the exact oracle 1 - (1 - alpha'/2)^l / 2",
-    passed=all(m >= 0.95 for _, _, m, _ in at_bound),
-    caveat=None)
+assert tuple(ocfg.alpha_primes) == (0.2, 0.6)  # the two alpha' that claims.toml names (O7)
+ledger["O7"].measure({**{f"accuracy at l_ts >= 2/alpha' (alpha' = {a:g})": criteria.median_of(m[full_t]) for a, _, m, _ in at_bound},
+                      **{f"l_ts and oracle (alpha' = {a:g})": f"{l_}, {o:.3f}" for a, l_, _, o in at_bound}})
 assert gap < 0.05  # no model beats the oracle (up to sampling noise)
 
 # %% tags=["remove-input"]
 ledger.cards("O7")
 
 # %% [markdown]
-# At $l_{ts}\approx 2/\alpha'$ every selector — the trained model and the oracle alike — errs on
-# roughly a fifth of the prompts, because $\mathcal N_*$ is often empty: the bound (64) guarantees one
+# At the shortest grid length that meets the condition, $l_{ts}\ge 2/\alpha'$ ($l_{ts} = 4$ at
+# $\alpha' = 0.6$, $16$ at $\alpha' = 0.2$), every same-pattern selector — the trained model and the
+# oracle alike — errs on about a tenth of the prompts (oracle $0.880$ and $0.907$), and at
+# $l_{ts} = 2/\alpha'$ exactly on about a fifth, because $\mathcal N_*$ is often empty: the bound (64) guarantees one
 # same-pattern demonstration *on average*, not with high probability. Zero error needs
 # $l_{ts}\gtrsim 2\ln(1/\epsilon)/\alpha'$, the same Chernoff reasoning as the training bound (5). The
 # trained model follows the oracle curve closely at short prompts.
@@ -934,10 +925,14 @@ SF.live_mechanism()
 # :class: dropdown
 # ```
 #
-# $\mathcal N_*$ is empty with probability $(1-\alpha/2)^l$. On such a prompt the context carries no
-# information about the query's label (the other demonstrations are either the partner pattern —
-# which in an unseen task says nothing about the query's label without knowing the task — or random),
-# so the best answer is a coin flip: accuracy $1/2$ there. When $\mathcal N_*\neq\varnothing$, every
+# $\mathcal N_*$ is empty with probability $(1-\alpha/2)^l$. On such a prompt a model that reads only
+# the same-pattern demonstrations has nothing to read, so its best answer is a coin flip: accuracy
+# $1/2$ there. (The context is not empty of information: the task's other pattern appears with
+# frequency $\alpha/2$ and a consistent label, the opposite of the query's. A Bayes predictor that
+# knows the generative model can infer it from the other demonstrations and beat this ceiling — an
+# independent review computed $0.958$ against $0.880$ at $\alpha = 0.6$, $l = 4$. The bound below is
+# the ceiling of *same-pattern selectors*, the mechanism the paper describes, not of every predictor.)
+# When $\mathcal N_*\neq\varnothing$, every
 # same-pattern demonstration carries the query's label, so reading any of them is correct. Hence
 # $1 - \frac12(1-\alpha/2)^l$. Error $\le\epsilon$ needs $(1-\alpha/2)^l\le 2\epsilon$, i.e.
 # $l \ge \ln(1/(2\epsilon))/(-\ln(1-\alpha/2)) \approx 2\ln(1/(2\epsilon))/\alpha$: the $2\ln(\cdot)/\alpha$
