@@ -56,7 +56,7 @@ import numpy as np
 import torch
 
 import icl_lab
-from icl_lab import plotting, widgets
+from icl_lab import criteria, plotting, widgets
 from icl_lab.render import md_table
 from IPython.display import Markdown, display
 from icl_lab.data import HillsTask
@@ -77,8 +77,11 @@ F64 = torch.float64
 # caption says softmax adapts "while linear is not". At $\nu=0$ it is $f\equiv0$, a constant function, for
 # which Remark 2.1 holds (the widest window, $M=0$, is optimal). We therefore run **two readings**: the
 # printed formula, and one hill $f=\cos\big(\min(\nu\,|\mathrm{wrap}(\theta-b)|,\pi)\big)$ of width $2\pi/\nu$,
-# constant ($f\equiv1$) at $\nu=0$, which reproduces the figure's message and is the reading the
-# ledger decides under. (A third reading, $\cos(\nu\,\mathrm{wrap}(\theta-b))$, has $\nu/2$ periods; at
+# constant ($f\equiv1$) at $\nu=0$. The ledger decides under the hill reading because it is the one
+# closest to the paper's own analysis of the figure (Remark 2.1: the right column shows "rapidly
+# changing functions" for which a distant token "might only corrupt the estimate", which a linear
+# function on the circle is not), not because it reproduces the figure's message; the claims' cards
+# give the verdict under the printed formula too, and say where the two differ. (A third reading, $\cos(\nu\,\mathrm{wrap}(\theta-b))$, has $\nu/2$ periods; at
 # $\nu=6$ its first Fourier harmonic is zero, the loss is flat near $M=0$, and gradient training from
 # the paper's initialisation stalls, as measured at the end of this section.) Noise $\sigma=0.1$ and the $n$
 # grid are our choices (not given). Each unit is trained for 15000 iterations at learning rate
@@ -104,8 +107,10 @@ plotting.finish(WF.hills(hills))
 # %% [markdown]
 # The softmax window narrows as $\nu$ grows (top), its attention profile sharpens (middle; the
 # linear profile $x^\top Mx_q\propto\cos\theta$ has one shape whatever its scale), and its error
-# falls with $n$ in all three settings, while linear attention's error does not improve. Its reasons
-# differ by panel: at $\nu=0$ the task is the constant $f\equiv1$, and linear attention cannot produce a
+# falls with $n$ in all three settings, while linear attention's error improves much less. At
+# $\nu=1.5$, where the hill is wide, it does fall (to about half its value over the $n$ grid at the
+# book's scale, barely at the paper's), which the table below measures and which leaves the
+# ledger's "does not adapt" at the book's scale to a threshold of ours. The reasons differ by panel: at $\nu=0$ the task is the constant $f\equiv1$, and linear attention cannot produce a
 # constant (its best answer is 0: the intercept effect of Theorem 3.6, Exercise in Part I), so its
 # error stays near 1 — not a window that fails to adapt; at $\nu>0$ no $M$ localises a hill. At
 # $\nu=6$ the trained window is still opening at the end of training (trained $c$ well below the
@@ -127,31 +132,33 @@ display(Markdown("ICL error at the largest $n$ divided by the error at the small
     [[name, act, *[f"{v:.4g}" for v in r.values()]]
      for name, pair in (("hill", (soft_drop, ratio_lin)), ("printed", (soft_lit, lin_lit)))
      for act, r in zip(("softmax", "linear"), pair)])))
-ledger["E-F1a"].check(
-    measured="softmax last/first n: " + ", ".join(f"nu={k:g}: {v:.3f}" for k, v in soft_drop.items())
-             + "; linear: " + ", ".join(f"{v:.2f}" for v in ratio_lin.values())
-             + "; softmax/linear at largest n: " + ", ".join(f"{v:.3f}" for v in beats.values()),
-    how=f"hill reading; trained units ({h_cfg.steps} Adam steps, mean of {h_cfg.seeds} trials), test error on "
-        f"{h_cfg.test_tasks} tasks, n in {list(ns)}; falls = last/first < 0.5, does not adapt = linear last/first > 0.5",
-    passed=all(v < 0.5 for v in soft_drop.values()) and all(v > 0.5 for v in ratio_lin.values()) and all(v < 0.3 for v in beats.values()),
-    caveat="decided under the hill reading of the task class; under the printed formula nu cos(theta - b) (linear in x) "
-           "linear attention adapts too: last/first n = " + ", ".join(f"nu={k:g}: {v:.2f}" for k, v in lin_lit.items() if k > 0)
-           + "; at nu = 0 the hill task is f = 1 and linear attention's error is Thm 3.6's intercept effect")
-ledger["E-F1a-lit"].check(
-    measured="linear attention last/first n: " + ", ".join(f"nu={k:g}: {v:.3f}" for k, v in lin_lit.items() if k > 0)
-             + "; softmax: " + ", ".join(f"nu={k:g}: {v:.3f}" for k, v in soft_lit.items() if k > 0),
-    how=f"printed reading nu cos(theta - b), same training; falls = last/first n < 0.5 for every nu > 0",
-    passed=all(v < 0.5 for k, v in lin_lit.items() if k > 0))
-c_last = [float(hills.c_opt[nu][-1]) for nu in nus]
-ct_last = [float(hills.c_trained[nu][-1].mean()) for nu in nus]
-ratio_c = {nu: ct / co for nu, ct, co in zip(nus, ct_last, c_last) if nu > 0}
-ledger["E-F1b"].check(
-    measured=f"at n = {n_show}: optimal c = {', '.join(f'{v:.1f}' for v in c_last)}; trained c = {', '.join(f'{v:.1f}' for v in ct_last)} for nu = {nus}",
-    how="hill reading; population grid optimum and ||M|| of the trained units (mean over trials); shrinks = c strictly increasing in nu",
-    passed=all(np.diff(c_last) > 0) and all(np.diff(ct_last) > 0),
-    caveat="the ordering holds, the scale does not: trained c / optimal c = " + ", ".join(
-        f"nu={k:g}: {v:.2f}" for k, v in ratio_c.items()) + " (the trained windows are still opening, i.e. wider than "
-        "optimal, at the end of training)")
+pos_nu = [nu for nu in nus if nu > 0]  # under the printed formula nu = 0 is f = 0: both errors are about 0, their ratios 0/0
+ledger["E-F1a"].measure(
+    under={"one hill": {"softmax error at the largest n / at the smallest n": list(soft_drop.values()),
+                        "linear error at the largest n / at the smallest n": list(ratio_lin.values()),
+                        "softmax / linear error at the largest n": list(beats.values())},
+           "printed formula": {"softmax error at the largest n / at the smallest n": [soft_lit[nu] for nu in pos_nu],
+                               "linear error at the largest n / at the smallest n": [lin_lit[nu] for nu in pos_nu],
+                               "softmax / linear error at the largest n": [beats_lit[nu] for nu in pos_nu]}},
+    how=f"trained units ({h_cfg.steps} Adam steps, mean of {h_cfg.seeds} trials), test error on {h_cfg.test_tasks} tasks, "
+        f"n in {list(ns)}; one hill: nu in {list(nus)}; printed formula: nu in {pos_nu} (at nu = 0 it is f = 0)")
+ledger["E-F1a-lit"].measure(
+    {"linear error at the largest n / at the smallest n (nu > 0)": [lin_lit[nu] for nu in pos_nu],
+     "softmax (nu > 0)": [soft_lit[nu] for nu in pos_nu]},
+    how=f"printed reading nu cos(theta - b), same training, nu in {pos_nu}")
+
+
+def window_scales(res):
+    opt = [float(res.c_opt[nu][-1]) for nu in nus]
+    trn = [float(res.c_trained[nu][-1].mean()) for nu in nus]
+    return {"optimal c over nu": opt, "trained c over nu": trn,
+            "trained c / optimal c (nu > 0)": [t / o for nu, t, o in zip(nus, trn, opt) if nu > 0]}
+
+
+c_last = window_scales(hills)["optimal c over nu"]
+ledger["E-F1b"].measure(under={"one hill": window_scales(hills), "printed formula": window_scales(lit)},
+                        how=f"population grid optimum and ||M|| of the trained units (mean over trials) at n = {n_show}, "
+                            f"nu = {list(nus)}; shrinks = c strictly increasing in nu")
 assert all(v < 0.7 for v in soft_drop.values()) and all(v > 0.35 for v in ratio_lin.values())
 assert all(np.diff(c_last) > 0)
 
@@ -207,15 +214,13 @@ unresolved3 = {}
 for cls, inp in f3_cfg.panel_pairs():
     kv = [k for k in f3.keys if k[0] == "visible" and k[1] == cls and k[2] == inp]
     unresolved3[(cls, inp)] = [(kv[i][3], kv[j][3]) for i, j in wtraining.ordering([f3.norm[k][-1] for k in kv])[1]]
-caveat3 = "only where the optimal window still depends on L (L/sigma below ~30 here); around L = 1 at sigma = 0.01 the curves coincide, as the population optimum predicts"
-if any(unresolved3.values()):
-    caveat3 += f"; adjacent L not separated by 2 SE of the difference ({f3_cfg.seeds} trials): " + ", ".join(
-        f"{a}-{b}: {v}" for (a, b), v in unresolved3.items() if v)
-ledger["E-F3"].check(
-    measured="strictly increasing over the small-L grids: " + ", ".join(f"{a}-{b}: {v}" for (a, b), v in inc.items())
-             + "; relative spread over L in {0.5,1,2,4}: " + ", ".join(f"{v:.2f}" for v in spread_paper.values()),
-    how=f"mean final ||M||_2 over {f3_cfg.seeds} trials, {f3_cfg.steps} Adam steps (LR 0.1, decay 0.999), d = 5, n = 20, sigma = 0.01",
-    passed=all(inc.values()), caveat=caveat3)
+ledger["E-F3"].measure(
+    {"strictly increasing over the small-L grid, every panel": list(inc.values()),
+     "panels": [f"{a}-{b}" for a, b in inc],
+     "adjacent L separated by 2 SE, every panel": [not v for v in unresolved3.values()],
+     "unresolved": f"({f3_cfg.seeds} trials) " + (", ".join(f"{a}-{b}: {v}" for (a, b), v in unresolved3.items() if v) or "none"),
+     "relative spread over L in {0.5, 1, 2, 4}": list(spread_paper.values())},
+    how=f"mean final ||M||_2 over {f3_cfg.seeds} trials, {f3_cfg.steps} Adam steps (LR 0.1, decay 0.999), d = 5, n = 20, sigma = 0.01")
 assert all(inc[k] for k in inc if k[1] == "iso")
 
 # %% [markdown]
@@ -237,11 +242,10 @@ for k in f3.keys:
 display(Markdown(md_table(["$L$", "$\\mathrm{tr}(M)/d$", "$\\lVert M\\rVert_2$", "$c^\\star$"],
                           [[f"{L_:g}", f"{me:.2f}", f"{nm:.2f}", f"{cs:.2f}"] for L_, me, nm, cs in rows])))
 ratios = [me / cs for _, me, _, cs in rows if cs > 0.3]
-ledger["E-34-trained"].check(
-    measured="tr(M)/d / c* = " + ", ".join(f"{r:.2f}" for r in ratios) + f" (2-ReLU, isotropic, L in {[r[0] for r in rows]})",
-    how="final mean eigenvalue of M vs the grid optimum of the Monte-Carlo loss",
-    passed=all(0.6 <= r <= 1.5 for r in ratios),
-    caveat="the spectral norm the paper plots overshoots c* by the fluctuations of M")
+ledger["E-34-trained"].measure(
+    {"tr(M)/d / c*": ratios, "L": [r[0] for r in rows if r[3] > 0.3]},
+    how=f"final mean eigenvalue of M (mean over {f3_cfg.seeds} trials, {f3_cfg.steps} Adam steps) vs the grid optimum of the "
+        "Monte-Carlo loss, 2-ReLU, isotropic inputs, every L with c* > 0.3")
 
 # %% [markdown]
 # ## Figure 4: the window widens with $\sigma$ and narrows with $n$
@@ -270,14 +274,16 @@ display(Markdown("Final $\\|M\\|_2$ (mean over trials) against $\\sigma$ and aga
     [[WF.NAMES.get(c_, c_), *[f"{v:.2f}" for v in vs], *[f"{v:.2f}" for v in inc_n[c_]]] for c_, vs in dec_sigma.items()])))
 s_ok = {c: bool(np.all(np.diff(v) < 0)) for c, v in dec_sigma.items()}
 n_ok = {c: bool(np.all(np.diff(v) > 0)) for c, v in inc_n.items()}
-ledger["E-F4-sigma"].check(
-    measured="final ||M|| strictly decreasing in sigma: " + ", ".join(f"{c}: {v}" for c, v in s_ok.items()),
-    how=f"mean over {f4_cfg.seeds} trials after {f4_cfg.steps} steps, sigma in {f4_cfg.sigmas}", passed=all(s_ok.values()),
-    caveat=wtraining.unresolved_caveat(f4, "sigma", f4_cfg.sigmas, False))
-ledger["E-F4-n"].check(
-    measured="final ||M|| strictly increasing in n: " + ", ".join(f"{c}: {v}" for c, v in n_ok.items()),
-    how=f"mean over {f4_cfg.seeds} trials after {f4_cfg.steps} steps, n in {f4_cfg.n_values}, N = 1 query", passed=all(n_ok.values()),
-    caveat=wtraining.unresolved_caveat(f4, "n", f4_cfg.n_values, True))
+un_sigma = wtraining.unresolved_caveat(f4, "sigma", f4_cfg.sigmas, False)
+un_n = wtraining.unresolved_caveat(f4, "n", f4_cfg.n_values, True)
+ledger["E-F4-sigma"].measure(
+    {"final ||M|| strictly decreasing in sigma, every class": list(s_ok.values()), "classes": list(s_ok),
+     "adjacent sigma separated by 2 SE": un_sigma is None, "unresolved": un_sigma or "none"},
+    how=f"mean over {f4_cfg.seeds} trials after {f4_cfg.steps} steps, sigma in {f4_cfg.sigmas}")
+ledger["E-F4-n"].measure(
+    {"final ||M|| strictly increasing in n, every class": list(n_ok.values()), "classes": list(n_ok),
+     "adjacent n separated by 2 SE": un_n is None, "unresolved": un_n or "none"},
+    how=f"mean over {f4_cfg.seeds} trials after {f4_cfg.steps} steps, n in {f4_cfg.n_values}, N = 1 query")
 assert s_ok["relu"] and n_ok["relu"]
 
 # %% [markdown]
@@ -302,12 +308,11 @@ an = {k: (float(v[0].mean()), float(v[-1].mean())) for k, v in iso.anisotropy.it
 display(Markdown(md_table(["$M$", "inputs", "anisotropy at the start", "at the end"],
                           [[k[0], "isotropic" if k[1] == "iso" else "non-isotropic", f"{a0:.2f}", f"{a1:.2f}"]
                            for k, (a0, a1) in an.items()])))
-iso_pass = all(an[k][1] < 0.35 * an[k][0] for k in an if k[1] == "iso") and all(
-    an[(p, "iso")][1] < 0.6 * an[(p, "aniso")][1] for p in ("tied", "untied"))
-ledger["E-B5"].check(
-    measured="; ".join(f"{k[0]}/{k[1]}: {a0:.2f} -> {a1:.2f}" for k, (a0, a1) in an.items()),
-    how=f"anisotropy of the symmetric part of M, mean over {iso_cfg.seeds} trials, {iso_cfg.steps} Adam steps from random W",
-    passed=iso_pass, caveat="single-task gradients leave a residual anisotropy of order 0.1")
+ledger["E-B5"].measure(
+    {"isotropic inputs: final / initial anisotropy (tied, untied)": [an[(p, "iso")][1] / an[(p, "iso")][0] for p in ("tied", "untied")],
+     "final anisotropy, isotropic / non-isotropic inputs (tied, untied)": [an[(p, "iso")][1] / an[(p, "aniso")][1] for p in ("tied", "untied")],
+     "anisotropy start -> end": [f"{k[0]}/{k[1]}: {a0:.2f} -> {a1:.2f}" for k, (a0, a1) in an.items()]},
+    how=f"anisotropy of the symmetric part of M, mean over {iso_cfg.seeds} trials, {iso_cfg.steps} Adam steps from random W")
 assert all(an[k][1] < 0.5 * an[k][0] for k in an if k[1] == "iso")
 
 # %% [markdown]
@@ -339,15 +344,12 @@ display(Markdown("Largest over smallest final error across the $L = 1$ pretraini
                  + f". On cosine tasks the affine-pretrained window's error is {aff_on_cos:.2f} times the matched one; "
                  "pretrained on cosine tasks at another $L$ it is " + ", ".join(f"{v:.1f} times ($L = {k:g}$)" for k, v in mism.items())
                  + "."))
-ledger["E-F5-same"].check(
-    measured="max/min final error over pretraining classes: " + ", ".join(f"{k}: {v:.2f}" for k, v in spread.items()),
-    how=f"mean over {f5_cfg.seeds} trials after {f5_cfg.steps} steps, {f5_cfg.test_tasks} test tasks x {wdata.queries_for(f5_cfg.n)} queries; similar = within a factor 1.5",
-    passed=all(v < 1.5 for v in spread.values()))
-ledger["E-F5-mismatch"].check(
-    measured=f"affine-pretrained {aff_on_cos:.2f}x the matched error; mismatched cosine: " + ", ".join(f"L={k:g}: {v:.1f}x" for k, v in mism.items()),
-    how="final test error on cos (L = 1) relative to the cos-pretrained unit; sharp = at least 2x",
-    passed=aff_on_cos < 1.5 and all(v >= 2 for v in mism.values()),
-    caveat="the mismatch must be large (L = 0.1 or 10) at sigma = 0.01; the large-L unit learns a wide window, not a narrow one")
+ledger["E-F5-same"].measure(
+    {"largest / smallest final error across pretraining classes": list(spread.values()), "test classes": list(spread)},
+    how=f"mean over {f5_cfg.seeds} trials after {f5_cfg.steps} steps, {f5_cfg.test_tasks} test tasks x {wdata.queries_for(f5_cfg.n)} queries")
+ledger["E-F5-mismatch"].measure(
+    {"affine-pretrained / matched error on cosine tasks": aff_on_cos,
+     "mismatched / matched error on cosine tasks": list(mism.values()), "mismatched L": list(mism)})
 assert aff_on_cos < 2 and all(v > 1.5 for v in mism.values())
 
 # %% [markdown]
@@ -381,26 +383,29 @@ display(Markdown(md_table(["attention", "tasks", "selected learning rate", "fina
                  + "\n\nEach row is the learning rate with the lowest final test error among "
                  + ", ".join(f"{v:g}" for v in sorted({k[2] for k in f9.final_by_lr})) + "."))
 for kind in f9_cfg.kinds:
-    rs, rl = rho_end[("softmax", kind)], rho_end[("linear", kind)]
-    es, el = err_end[("softmax", kind)], err_end[("linear", kind)]
-    rmin = float(f9.rho[("softmax", kind)].mean(-1).min())
-    ledger[f"E-F9-{kind}"].check(
-        measured=f"final rho softmax {rs:.2f} (minimum during training {rmin:.2f}; LR {f9.lr[('softmax', kind)]:g}) vs linear {rl:.2f}; test error {es:.4f} vs {el:.4f}",
-        how=f"{f9_cfg.steps} Adam steps, {f9_cfg.seeds} trials, best LR of {f9_cfg.lrs} by final test error; recovered = rho below 0.5 (1 at the start)",
-        passed=rs < 0.5 and rl > rs and es < el,
-        caveat="iterations, queries per task and the numerator of rho are not given in the paper; judged at the final iterate",
-        inconclusive=(f"rho fell to {rmin:.2f} (below 0.5) during training and rose back to {rs:.2f}: the verdict depends on "
-                      "the number of iterations, which the paper does not give") if rmin < 0.5 <= rs else None)
+    rho_s = f9.rho[("softmax", kind)]  # (records, trials)
+    i_min = int(rho_s.mean(-1).argmin())
+    ledger[f"E-F9-{kind}"].measure(
+        {"smallest softmax rho during training": criteria.mean_of(rho_s[i_min].tolist()),
+         "final softmax rho": criteria.mean_of(rho_s[-1].tolist()),
+         "final linear rho": rho_end[("linear", kind)],
+         "final softmax test error": criteria.mean_of(f9.error[("softmax", kind)][-1].tolist()),
+         "final linear test error": err_end[("linear", kind)],
+         "learning rates (softmax, linear)": [f9.lr[("softmax", kind)], f9.lr[("linear", kind)]]},
+        how=f"{f9_cfg.steps} Adam steps, {f9_cfg.seeds} trials, best LR of {f9_cfg.lrs} by final test error; rho = 1 at the start; "
+            f"the smallest rho is the trials' mean at the record where it is lowest (iteration {int(f9.steps[i_min])})")
 assert rho_end[("softmax", "affine")] < 0.6 and err_end[("softmax", "affine")] < err_end[("linear", "affine")]
 
 # %% [markdown]
 # **What the figure shows.** On the affine class softmax attention shrinks the spurious block of $M$
 # steadily and its test error is far below linear attention's, which stays at $\approx4=2^2$: the
 # intercept 2 is exactly what linear attention cannot produce (Exercise in Part I). On the quadratic
-# and cosine classes $\rho$ is *not* monotone: it first falls (in the book's 5000-iteration runs, to
-# 0.3–0.4 around iteration 1000) and then rises back towards 1 (by iteration 5000), so whether these
-# classes "recover" $\mathrm{col}(B)$ depends on when one stops; the line above gives the minimum and
-# the final value of this run, and the ledger judges the final one. Softmax attention still beats
+# and cosine classes $\rho$ is *not* monotone: it first falls (to about 0.4–0.55 in the runs of the
+# ledgers, whose trials disagree by several hundredths) and then rises back towards 1 (in the
+# 5000-iteration runs below), so whether these classes "recover" $\mathrm{col}(B)$ depends on when one
+# stops; the line below gives the minimum and the final value of this run. The ledger asks whether
+# the trials' mean $\rho$ falls below 0.5 with its interval, and calls a class whose $\rho$ rose back
+# above the cut by the last iteration inconclusive. Softmax attention still beats
 # linear attention's test error on every class, and linear attention's $\rho$ wanders far above 1.
 #
 # **Is the sphere to blame?** On the sphere $\lVert B_\perp^\top x\rVert^2=1-\lVert B^\top x\rVert^2$: the
@@ -425,15 +430,15 @@ summary = {k: (float(v.mean(-1).min()), float(v[-1].mean())) for k, v in cov.rho
 display(Markdown(md_table(["covariate law", "tasks", "smallest $\\rho(M, B)$", "final $\\rho(M, B)$"],
                           [[WF.LAW_NAMES.get(law, law), kind, f"{mn:.3f}", f"{fin:.3f}"]
                            for (law, kind), (mn, fin) in summary.items()])))
-ledger["E-F9-sphere"].check(
-    measured="; ".join(f"{law} {kind}: min {mn:.2f}, final {fin:.2f}" for (law, kind), (mn, fin) in summary.items()),
-    how=f"softmax, 5000 Adam steps at LR 1e-2, mean rho over {cfg_.seeds} trials; the finding holds if the final rho "
-        "on the isotropic sphere is below 0.25 for both classes",
-    passed=all(summary[("sphere", k)][1] < 0.25 for k in ("quadratic", "cosine")))
+ledger["E-F9-sphere"].measure(
+    {"final rho on the isotropic sphere (quadratic, cosine)": [summary[("sphere", k)][1] for k in ("quadratic", "cosine")],
+     "smallest and final rho": [f"{law} {kind}: {mn:.2f}, {fin:.2f}" for (law, kind), (mn, fin) in summary.items()]},
+    how=f"softmax, 5000 Adam steps at LR 1e-2, mean rho over {cfg_.seeds} trials")
 
 # %% [markdown]
-# The isotropic sphere recovers $\mathrm{col}(B)$ almost perfectly, so the coupling of the sphere alone
-# does not explain the rise of $\rho$; with the paper's anisotropic $\tilde J$ law the rise is there, and
+# On the isotropic sphere $\rho$ falls to about 0.01–0.02 on both classes; it stays there on the
+# quadratic class and rises back to about 0.1–0.2 on the cosine class (the table), still far below the
+# $\tilde J$ law's values: the coupling of the sphere alone does not explain the rise of $\rho$; with the paper's anisotropic $\tilde J$ law the rise is there, and
 # it is weaker without the projection onto the sphere (the table's minima and final values). Under
 # $\tilde J$, $B_\perp^\top x$ is correlated with $B^\top x$ even before the projection, so the spurious
 # directions predict the task in both cases: it is this anisotropy, amplified by the projection,
@@ -460,10 +465,10 @@ plotting.finish(WF.t44_training(t44))
 display(Markdown(f"At the end of training $\\rho(M, B) = {rho44:.3f}$, the cross block "
                  f"$\\|B^\\top M B_\\perp\\|_2 / \\|M\\|_2 = {cross44:.3f}$ and the condition number of $B^\\top M B$ "
                  f"is {cond:.2f}."))
-ledger["E-T44"].check(
-    measured=f"rho {rho44:.3f}, ||B^T M B_perp|| / ||M|| = {cross44:.3f}, cond(B^T M B) = {cond:.2f}",
-    how=f"tied W from 0.001 I, {t44_cfg.steps} Adam steps (LR {t44_cfg.lrs[0]:g}), {t44_cfg.seeds} trials, d = {t44_cfg.d}, k = {t44_cfg.k}, n = {t44_cfg.n}",
-    passed=rho44 < 0.3 and cross44 < 0.2 and cond < 1.5)
+ledger["E-T44"].measure(
+    {"rho": rho44, "||B^T M B_perp|| / ||M||": cross44, "cond(B^T M B)": cond},
+    how=f"tied W from 0.001 I, {t44_cfg.steps} Adam steps (LR {t44_cfg.lrs[0]:g}), mean over {t44_cfg.seeds} trials, d = {t44_cfg.d}, "
+        f"k = {t44_cfg.k}, n = {t44_cfg.n}")
 assert rho44 < 0.6
 
 # %% [markdown]

@@ -59,7 +59,7 @@ import numpy as np
 import torch
 
 import icl_lab
-from icl_lab import plotting, widgets
+from icl_lab import criteria, plotting, widgets
 from icl_lab.data import PromptSampler, TwoReLUTask
 from icl_lab.metrics import loglog_slope
 from icl_lab.models import KernelAttention
@@ -159,13 +159,9 @@ leak = {s: WT.value_leak_loss(Z, WK, WQ, WV, s * torch.ones(d) / math.sqrt(d), b
 display(Markdown(f"The head with the weights of eq. (4) and the library's `KernelAttention` agree to {head_gap:.0e} "
                  "(largest difference over 4000 contexts). A value leak $v$ only raises the loss: "
                  + ", ".join(f"{v:.3f} at $|v| = {s:g}$" for s, v in leak.items()) + "."))
-ledger["T-EQ4"].check(
-    measured=f"{head_gap:.1e}", how="max abs difference over 4000 random 2-ReLU contexts, d = 3, n = 12, random M_K, M_Q, float64",
-    passed=head_gap < 1e-12)
-ledger["T-B1"].check(
-    measured=f"loss {leak[0.0]:.4f} (v=0) < {leak[0.3]:.4f} (|v|=0.3) < {leak[0.6]:.4f} (|v|=0.6)",
-    how="Monte Carlo on 4000 shared contexts, random M", passed=leak[0.0] < leak[0.3] < leak[0.6],
-    hypotheses={"f and -f equally likely": True})
+ledger["T-EQ4"].measure({"max difference": head_gap})
+ledger["T-B1"].measure({"loss at |v| = 0, 0.3, 0.6": [leak[0.0], leak[0.3], leak[0.6]]},
+                       hypotheses={"f and -f equally likely": True})
 assert head_gap < 1e-12 and leak[0.0] < leak[0.3] < leak[0.6]
 
 # %% [markdown]
@@ -228,17 +224,11 @@ display(Markdown(md_table(["$c$", "direct simulation with noise", "$S_n(c) + \\s
 display(Markdown(f"The two columns differ by at most {float(z_split.max()):.1f} standard errors; "
                  f"$S(L{{=}}2) = 4\\,S(L{{=}}1)$ holds " + ("exactly" if homog_gap == 0 else f"to {homog_gap:.0e} (relative)") + "; "
                  f"$N_n(0) = {float(cur1.noise[0]):.4f}$ and $1/n = {1 / n:.4f}$."))
-ledger["T-DEC"].check(
-    measured=f"largest deviation {float(z_split.max()):.1f} SE over c in {c_chk.tolist()}",
-    how="direct simulation with noise (20k contexts) vs the two curves (3000 tasks), 2-ReLU, d = 3, n = 12; "
-        "consistent if every deviation is below 4 standard errors",
-    passed=bool(z_split.max() < 4))
-ledger["T-DEC-hom"].check(
-    measured=f"max |S(L=2) - 4 S(L=1)| / S(L=2) = {homog_gap:.0e}",
-    how="the same draws at L = 1 and L = 2 (the class at L is L times the class at 1)", passed=homog_gap < 1e-10)
-ledger["T-N0"].check(
-    measured=f"N_n(0) = {float(cur1.noise[0]):.6f}, 1/n = {1 / n:.6f}",
-    how="uniform weights a_i = 1/n at c = 0", passed=abs(float(cur1.noise[0]) - 1 / n) < 1e-12)
+ledger["T-DEC"].measure(
+    {"largest deviation in standard errors": float(z_split.max())},
+    how=f"direct simulation with noise (20k contexts) vs the two curves (3000 tasks) at c in {c_chk.tolist()}, 2-ReLU, d = 3, n = 12")
+ledger["T-DEC-hom"].measure({"max |S(L=2) - 4 S(L=1)| / S(L=2)": homog_gap})
+ledger["T-N0"].measure({"N_n(0)": float(cur1.noise[0]), "1/n": 1 / n, "|N_n(0) - 1/n|": abs(float(cur1.noise[0]) - 1 / n)})
 assert z_split.max() < 4 and homog_gap < 1e-10
 
 # %% [markdown]
@@ -260,10 +250,9 @@ plotting.finish(WF.bias_variance(bv))
 
 # %% tags=["hide-input"]
 b2, vv = bv.bias2[:k3], bv.var[:k3]
-ledger["T-F2"].check(
-    measured=f"bias² {', '.join(f'{v:.3f}' for v in b2.tolist())}; variance {', '.join(f'{v:.3f}' for v in vv.tolist())} at c = {bv_cfg.c_values}",
-    how=f"{bv_cfg.contexts} noisy contexts (n = {bv_cfg.n}, sigma = {bv_cfg.sigma}) for one fixed hill task and query",
-    passed=bool((b2[1:] < b2[:-1]).all() and (vv[1:] > vv[:-1]).all()))
+ledger["T-F2"].measure(
+    {"squared bias over c": b2.tolist(), "variance over c": vv.tolist()},
+    how=f"{bv_cfg.contexts} noisy contexts (n = {bv_cfg.n}, sigma = {bv_cfg.sigma}) for one fixed hill task and query, c = {bv_cfg.c_values}")
 assert (b2[1:] < b2[:-1]).all() and (vv[1:] > vv[:-1]).all()
 
 # %% [markdown]
@@ -352,11 +341,10 @@ display(Markdown(f"At $c^\\star = {c_star_iso:.2f}$, the loss of $M = c^\\star(I
                  + md_table(["$\\varepsilon$", *[f"{e:g}" for e in eps_grid]], [["loss", *[f"{v:.5f}" for v in pert]]])))
 i0 = eps_grid.index(0.0)
 iso_ok = all(pert[i] > pert[i0] for i in range(len(eps_grid)) if i != i0)
-ledger["T-B5"].check(
-    measured=f"loss at eps = 0: {pert[i0]:.5f}; at eps = ±0.2: {pert[i0 - 1]:.5f}, {pert[i0 + 1]:.5f}; ±0.4: {pert[0]:.5f}, {pert[-1]:.5f}",
+ledger["T-B5"].measure(
+    {"loss at eps = 0": pert[i0], "loss increase at eps = -0.4, -0.2, 0.2, 0.4": [pert[i] - pert[i0] for i in range(len(eps_grid)) if i != i0]},
     how=f"M = c*(I + eps D), D random traceless symmetric with ||D|| = 1; 2-ReLU, d = {iso_d}, n = {iso_n}, sigma = {iso_sig}, 3000 tasks (common random numbers)",
-    passed=iso_ok, hypotheses={"x ~ U^d (isotropic inputs)": True},
-    caveat="a local check along one random direction; the trained check from anisotropic starts is in Part II")
+    hypotheses={"x ~ U^d (isotropic inputs)": True})
 assert iso_ok
 
 # %% [markdown]
@@ -444,31 +432,56 @@ relu_ge = bool((relu.signal[pos] >= aff.signal[pos] / 2 - 3 * relu.signal_se[pos
 under4 = bool((relu.signal <= 4).all() and (aff.signal <= 4).all())
 reduction_z = float(((aff.signal - aff.spread / (3 * pl_cfg.d)).abs() / (aff.signal_se + 1e-15))[pos].max())
 d_ = pl_cfg.d
-ledger["T-C2"].check(
-    measured=f"max signal at L = 1: affine {float(aff.signal.max()):.3f}, 2-ReLU {float(relu.signal.max()):.3f}",
-    how=f"Monte-Carlo curves on c in [0, {pl_cfg.c_max:g}], d = {d_}, n = {pl_cfg.n}", passed=under4)
-ledger["T-C4"].check(
-    measured=f"reduction within {reduction_z:.1f} SE; radial slope {slope_radial:.2f} (whole signal {pl.slope_affine:.2f})",
-    how=f"log-log fit on c in [{lo:g}, {hi:g}], d = {d_}, n = {pl_cfg.n}, {pl_cfg.tasks} tasks",
-    passed=reduction_z < 4 and abs(slope_radial + 2) < 0.3,
-    caveat="the whole signal term decays more slowly at finite n: its tangential part (eq. 12) is ~1/n")
-ledger["T-C8"].check(
-    measured=f"above affine/2 at every c: {relu_ge}; slope {pl.slope_relu:.2f} (heuristic -3/2, ours)",
-    how=f"log-log fit on c in [{lo:g}, {hi:g}], d = {d_}, n = {pl_cfg.n}",
-    passed=relu_ge and -2.1 <= pl.slope_relu <= -0.9,
-    caveat=(f"slope {pl.slope_relu:.2f} is shallower than -1: the 1/n term of the bound is not negligible on the fit range"
-            if pl.slope_relu > -1 else None))
-ledger["T-D2"].check(
-    measured=f"monotone: {mono}; N(0) = {float(aff.noise[0]):.2e} (1/n = {1 / pl_cfg.n:.2e}), N(c_max) = {float(aff.noise[-1]):.2f}",
-    how="noise curve on the c grid (common random numbers)", passed=mono and abs(float(aff.noise[0]) * pl_cfg.n - 1) < 1e-9)
-ledger["T-D1"].check(
-    measured=f"fitted exponent {pl.slope_noise:.2f} vs paper d/2 = {d_ / 2:g} and intrinsic (d-1)/2 = {(d_ - 1) / 2:g}",
-    how=f"log-log fit where 20/n <= N <= 0.05 (c in [{r0:.0f}, {r1:.0f}]), d = {d_}, n = {pl_cfg.n}",
-    passed=abs(pl.slope_noise - d_ / 2) < abs(pl.slope_noise - (d_ - 1) / 2),
-    caveat="the measured exponent is the sphere's intrinsic (d-1)/2: the paper's upper bound O(sigma^2 w^(d/2)/n) "
-           "still holds for w >= 1, its lower bound does not (the ratio grows like w^(1/2))")
+ledger["T-C2"].measure(
+    {"max signal at L = 1 (affine, 2-ReLU)": [float(aff.signal.max()), float(relu.signal.max())]},
+    how=f"Monte-Carlo curves on c in [0, {pl_cfg.c_max:g}], d = {d_}, n = {pl_cfg.n}")
+ledger["T-C4"].measure(
+    {"largest deviation from the reduction in standard errors": reduction_z, "radial slope": slope_radial,
+     "slope of the whole signal": pl.slope_affine},
+    how=f"log-log fit on c in [{lo:g}, {hi:g}], d = {d_}, n = {pl_cfg.n}, {pl_cfg.tasks} tasks")
+ledger["T-C8"].measure(
+    {"above half the affine signal at every c": relu_ge, "slope": pl.slope_relu},
+    how=f"2-ReLU signal within 3 SE of affine/2 or above; log-log fit on c in [{lo:g}, {hi:g}], d = {d_}, n = {pl_cfg.n} "
+        "(the hinge heuristic gives -3/2, ours)")
+ledger["T-D2"].measure(
+    {"monotone": mono, "|n N(0) - 1|": abs(float(aff.noise[0]) * pl_cfg.n - 1), "N(c_max)": float(aff.noise[-1])})
 assert mono and relu_ge and under4 and abs(slope_radial + 2) < 0.4
 assert abs(pl.slope_noise - (d_ - 1) / 2) < 0.2  # the measured exponent is the intrinsic one
+
+# %% [markdown]
+# The fit above is taken at $n=3000$ (book scale; $10^4$ at the paper's) where, with its constants kept, Lemma D.1's middle regime
+# $d+\sqrt d\le w\le\big(n/(45\sqrt d\log n)\big)^{2/d}$ ($w=c/2$) is empty: its upper end lies below its
+# lower end. The regime opens only for large $n$; at $n=10^6$ in $d=3$ it is $c\in[9.5,190]$. The
+# noise term needs no tasks, $N_n(c)=\mathbb E\sum_ia_i^2$, so the cell computes it there directly (one
+# draw of $10^6$ points on the sphere, 64 queries) and fits the exponent inside the regime, where the
+# lemma's hypothesis holds.
+
+# %% tags=["hide-input"]
+n_big = 10**6
+c_lo = 2 * (d_ + math.sqrt(d_))
+c_hi = 2 * (n_big / (45 * math.sqrt(d_) * math.log(n_big))) ** (2 / d_)
+c_reg = torch.logspace(math.log10(c_lo), math.log10(c_hi), 10, dtype=F64)
+pts = torch.randn(n_big, d_, generator=gen(40), dtype=F64)
+pts = pts / pts.norm(dim=-1, keepdim=True)
+qs = torch.randn(64, d_, generator=gen(41), dtype=F64)
+qs = qs / qs.norm(dim=-1, keepdim=True)
+noise_big = torch.zeros(len(c_reg), dtype=F64)
+for q in qs:
+    dots = pts @ q - 1.0  # <= 0: exp(c (x^T q - 1)) is the unnormalised weight, without overflow
+    for j, cv in enumerate(c_reg.tolist()):
+        w = torch.exp(cv * dots)
+        noise_big[j] += float((w * w).sum() / w.sum() ** 2) / len(qs)
+slope_big = loglog_slope(c_reg, noise_big)
+display(Markdown(f"At $n = 10^6$, $d = {d_}$, inside Lemma D.1's regime $c \\in [{c_lo:.1f}, {c_hi:.0f}]$: $N_n(c)$ rises from "
+                 f"{float(noise_big[0]):.2e} to {float(noise_big[-1]):.2e}, fitted exponent {slope_big:.3f} "
+                 f"(paper $d/2 = {d_ / 2:g}$, intrinsic $(d-1)/2 = {(d_ - 1) / 2:g}$)."))
+ledger["T-D1"].measure(
+    {"exponent in the regime": slope_big, "paper exponent d/2": d_ / 2, "intrinsic exponent (d-1)/2": (d_ - 1) / 2,
+     f"exponent at n = {pl_cfg.n} (fit where 20/n <= N <= 0.05, outside the regime)": pl.slope_noise},
+    how=f"N_n(c) = E sum a_i^2 at n = 10^6, d = {d_}, 64 queries, 10 log-spaced c in Lemma D.1's regime "
+        f"[2(d + sqrt d), 2 (n / (45 sqrt(d) log n))^(2/d)] = [{c_lo:.1f}, {c_hi:.0f}]; log-log fit",
+    hypotheses={"d + sqrt(d) <= w <= (n / (45 sqrt(d) log n))^(2/d), with w = c/2 (the middle regime, constants kept)": True})
+assert abs(slope_big - (d_ - 1) / 2) < 0.1
 
 # %% [markdown]
 # ### Derivation 10: putting the bounds together (Theorem 3.4)
@@ -530,7 +543,10 @@ plotting.finish(WF.scaling(sc))
 # $\sigma$ grid to $10^{-6}$, lists the local slope between consecutive $\sigma$, and asks for a
 # local slope under a quarter of the admissible one at the two smallest $\sigma$. The table lists the fitted exponents with both dimension
 # conventions; the ReLU exponents sit at the upper edge of the Case-2 bracket, and the affine ones
-# match the heuristic $2/(d+3)$ of the intrinsic dimension.
+# match the heuristic $2/(d+3)$ of the intrinsic dimension. Each exponent is fitted to the few
+# admissible points of its curve (three at the book's scale), so the ledger judges it with its 95%
+# interval (Student $t$ with $k-2$ degrees of freedom): an interval that reaches past the bracket's
+# edge cannot decide.
 
 # %% tags=["hide-input"]
 within, within_m1, slope_rows = {}, {}, []
@@ -560,28 +576,55 @@ display(Markdown(f"{n_edge} of {len(sc.rows)} optima lie at the end of the $c$ g
                  "$c^\\star \\ge 2(d + \\sqrt d)$ of Lemma D.1 (nan: fewer than 3 points):\n\n"
                  + md_table(["tasks", "$d$", "$n$", "smallest $\\sigma$", "local slopes", "slope with the strict floor"],
                             local_rows)))
+# each fitted exponent with its 95% interval: least squares over the k admissible points, Student t with k - 2
+# degrees of freedom (with 3 points: 12.7 standard errors); its position in the bracket, 0 = lower end, 1 = upper end
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+
+
+def slope_interval(key):
+    pts_ = [(math.log(r["Lambda"]), math.log(r["c_star"])) for r in sc.rows
+            if (r["d"], r["n"], r["cls"]) == key and r["admissible"]]
+    if len(pts_) < 3:
+        return float("nan"), float("nan"), float("nan")
+    x_, y_ = np.array(pts_).T
+    b_, a_ = np.polyfit(x_, y_, 1)
+    se_ = math.sqrt(((y_ - a_ - b_ * x_) ** 2).sum() / (len(x_) - 2) / ((x_ - x_.mean()) ** 2).sum())
+    t_ = T975.get(len(x_) - 2, 2.0)
+    return b_, b_ - t_ * se_, b_ + t_ * se_
+
+
 for cls, case in (("affine", "Case 1"), ("relu", "Case 2")):
     keys = [k for k in sc.slopes if k[2] == cls]
-    vals = ", ".join(f"d={k[0]}, n={k[1]}: {sc.slopes[k]:.3f}" for k in keys)
-    ok = all(within[k] for k in keys) and all(not math.isnan(sc.slopes[k]) for k in keys)
-    ledger[f"T-34-{cls}"].check(
-        measured=vals + f"; inside the d-1 bracket too: {all(within_m1[k] for k in keys)}",
-        how=f"least-squares fit of log c* vs log Lambda over admissible sigmas (L = 1), {sc_cfg.tasks} tasks per curve",
-        passed=ok, hypotheses={"n^(-2/d) <= sigma^2/L^2 <= n": True},
-        caveat="regime constants dropped (with them the regime is empty); exponents reconstructed from App. E; with "
-               "Lemma D.1's floor c* >= 2(d + sqrt d) the fitted slope is " + ", ".join(
-                   f"{sc.slopes_strict[k]:.3f}" for k in keys) + " (nan: fewer than 3 points)")
-ledger["T-34-mono"].check(
-    measured=f"c* strictly decreasing in sigma on every curve: {mono_sigma} ({n_edge} grid-edge optima excluded); c* at sigma = 0.1: " + ", ".join(
-        f"n={k[1]}: {optimal_window(sc.curves[k], 1.0, 0.1)[0]:.1f}" for k in sc.curves if k[2] == "relu"),
-    how="population optimum on the sigma sweep (L/sigma is the only parameter: larger L = smaller sigma)",
-    passed=mono_sigma)
-sat_ok = all(sat[k] < 0.25 * sc.slopes[k] for k in sc.slopes)
-ledger["T-34-sat"].check(
-    measured=f"local slope at sigma in {sorted(sc_cfg.sat_sigmas)[:2]}: "
-             + ", ".join(f"{k[2]} d={k[0]} n={k[1]}: {v:.3f} (admissible {sc.slopes[k]:.3f})" for k, v in sat.items()),
-    how="population optimum on the extended sigma grid; saturated = local slope under a quarter of the admissible slope",
-    passed=sat_ok)
+    ivs = {k: slope_interval(k) for k in keys}
+    posn = {}
+    for k, (b_, l_, h_) in ivs.items():
+        lo_b, hi_b = population.brackets(k[0])[cls]
+        posn[k] = [(v - lo_b) / (hi_b - lo_b) for v in (b_, l_, h_)]
+    # one interval for all curves: it lies inside [0, 1] only if every curve's interval does
+    nearest = min(posn.values(), key=lambda p_: min(p_[0], 1 - p_[0]))
+    envelope = criteria.Estimate(nearest[0], min(p_[1] for p_ in posn.values()), max(p_[2] for p_ in posn.values()),
+                                 what=f"least-squares 95% t interval, envelope over {len(keys)} curve(s)")
+    ledger[f"T-34-{cls}"].measure(
+        {"position in the bracket": envelope,
+         "fitted exponents [95% interval]": [f"d={k[0]} n={k[1]}: {b_:.3f} [{l_:.3f}, {h_:.3f}]" for k, (b_, l_, h_) in ivs.items()],
+         "inside the d-1 bracket": [within_m1[k] for k in keys],
+         "slope with Lemma D.1's floor": [sc.slopes_strict[k] for k in keys]},
+        how=f"least-squares fit of log c* vs log Lambda over admissible sigmas (L = 1), {sc_cfg.tasks} tasks per curve; "
+            "position of the exponent in the bracket (0 = lower end, 1 = upper end) with its 95% t interval",
+        hypotheses={"n^(-2/d) <= sigma^2/L^2 <= n": True})
+n_per_d = {d_s: len({k[1] for k in sc.curves if k[0] == d_s}) for d_s in {k[0] for k in sc.curves}}
+c01 = {k: optimal_window(sc.curves[k], 1.0, 0.1)[0] for k in sc.curves}
+grows_n = all(c01[(d_s, n2, cls)] > c01[(d_s, n1, cls)] for (d_s, n1, cls) in c01 for (d2, n2, cls2) in c01
+              if d2 == d_s and cls2 == cls and n2 > n1)
+ledger["T-34-mono"].measure(
+    {"c* strictly decreasing in sigma on every curve": mono_sigma, "grid-edge optima excluded": n_edge,
+     "c* at sigma = 0.1 increasing in n (every d and class)": grows_n, "n values per d": min(n_per_d.values()),
+     "c* at sigma = 0.1": [f"{k[2]} d={k[0]} n={k[1]}: {v:.1f}" for k, v in c01.items()]})
+ledger["T-34-sat"].measure(
+    {"local slope / admissible slope": [sat[k] / sc.slopes[k] for k in sc.slopes],
+     "curves": [f"{k[2]} d={k[0]} n={k[1]}" for k in sc.slopes]},
+    how=f"population optimum on the extended sigma grid; local slope between the two smallest sigma {sorted(sc_cfg.sat_sigmas)[:2]} "
+        "over the admissible slope, every curve")
 assert mono_sigma
 assert all(0 < s < 1 for s in sc.slopes.values())
 
@@ -593,18 +636,23 @@ assert all(0 < s < 1 for s in sc.slopes.values())
 # $\sigma^2N_n$. Right: the overall bounds (bias bound plus noise). No $w$ can beat the minimum of the
 # upper bound (horizontal line), so the optimum must lie where the *lower* bound is below it: the
 # bracket between the vertical lines. This is the inversion that gives the exponents above.
+# The paper's Figure 7 is a schematic ("rough upper and lower bounds"); ours draws the same picture
+# with measured curves. Because the bounds' constants are fitted so that both bounds hold on the
+# grid, the bracket contains the measured optimum **by construction**: the figure illustrates the
+# proof's inversion, it does not test it (the line below is a check of the drawing, and no claim of
+# the ledger rests on it).
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Reproduces the paper's Figure 7: the bias and noise bound curves of the 2-ReLU class against the window width $w$ (left) and the overall bounds with the bracket that must contain the optimal $w^\\star$ (right).", "name": "fig-window-fig7"}, "image": {"alt": "Two panels of bound curves against the window width, with vertical lines marking the bracket for the optimal width."}}
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Draws the paper's schematic Figure 7 with measured curves: the bias and noise bound curves of the 2-ReLU class against the window width $w$ (left) and the overall bounds with the bracket that must contain the optimal $w^\\star$ (right).", "name": "fig-window-fig7"}, "image": {"alt": "Two panels of bound curves against the window width, with vertical lines marking the bracket for the optimal width."}}
 key7 = next(k for k in sc.curves if k[2] == "relu")
 fig7, b7 = WF.fig7(sc.curves[key7], L=1.0, sigma=0.3)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The bracket for $w^\\star$: bias bounds and noise (left), overall upper and lower bounds with the measured loss (right), 2-ReLU class. Reproduces Fig. 7 of Collins et al. with measured curves.", "name": "fig-win-fig7"}, "image": {"alt": "The lower bound stays above the minimum of the upper bound except in an interval that contains the optimum w*."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The bracket for $w^\\star$: bias bounds and noise (left), overall upper and lower bounds with the measured loss (right), 2-ReLU class. The paper's schematic Fig. 7 (Collins et al.) drawn with measured curves; the bracket contains the optimum by construction.", "name": "fig-win-fig7"}, "image": {"alt": "The lower bound stays above the minimum of the upper bound except in an interval that contains the optimum w*."}}
 plotting.finish(fig7)
 
 # %% tags=["hide-input"]
 display(Markdown(f"At $d = {key7[0]}$, $n = {key7[1]}$, $L = 1$, $\\sigma = 0.3$ the optimum $w^\\star = {b7['w_star']:.1f}$ "
-                 f"lies in the bracket $[{b7['bracket'][0]:.1f}, {b7['bracket'][1]:.1f}]$."))
-assert b7["bracket"][0] <= b7["w_star"] <= b7["bracket"][1]
+                 f"lies in the bracket $[{b7['bracket'][0]:.1f}, {b7['bracket'][1]:.1f}]$ (by construction, see above)."))
+assert b7["bracket"][0] <= b7["w_star"] <= b7["bracket"][1]  # a check of the drawing: true by construction
 
 # %% [markdown]
 # ### Derivation 11: transfer across Lipschitzness (Theorem 3.5)
@@ -640,14 +688,13 @@ display(Markdown(f"Log-log slope for $L' \\gg L$: pretrained {slope_pre:.2f}, ma
                             [[WF.NAMES.get(cls, cls), f"{at_pre:.2e}", f"{cbest:.1f}", f"{best:.2e}", f"{at_pre / best:.2f}"]
                              for cls, (at_pre, best, cbest) in tr.other_classes.items()])))
 ratios = {k: v[0] / v[1] for k, v in tr.other_classes.items()}
-ledger["T-35-up"].check(
-    measured=", ".join(f"{k}: {v:.2f} x its optimum" for k, v in ratios.items()),
-    how=f"population loss at the ReLU-optimal c vs min over c, d = {tr_cfg.d}, n = {tr_cfg.n}, sigma = {tr_cfg.sigma}",
-    passed=all(v < 1.5 for v in ratios.values()))
-ledger["T-35-low"].check(
-    measured=f"slope {slope_pre:.2f} (matched {slope_match:.2f}); floor ratio at L' = {float(Lp[0]):g}: {floor_ratio:.1f}",
-    how="log-log slope over the four largest L'; pretrained/matched loss at the smallest L'",
-    passed=slope_pre > 1.8 and slope_match < slope_pre - 0.2 and floor_ratio > 3)
+ledger["T-35-up"].measure(
+    {"loss at the ReLU-optimal c / own optimum": list(ratios.values()), "classes": list(ratios)},
+    how=f"population loss at the ReLU-optimal c vs min over c, d = {tr_cfg.d}, n = {tr_cfg.n}, sigma = {tr_cfg.sigma}")
+ledger["T-35-low"].measure(
+    {"pretrained slope": slope_pre, "matched slope": slope_match, "pretrained minus matched slope": slope_pre - slope_match,
+     "floor ratio": floor_ratio},
+    how=f"log-log slope over the four largest L'; pretrained/matched loss (floor ratio) at the smallest L' = {float(Lp[0]):g}")
 assert slope_pre > 1.7 and floor_ratio > 2
 
 # %% [markdown]
@@ -689,12 +736,11 @@ plotting.finish(WF.linear_attention(la))
 lin_min = min(v[0] for cls in la.linear for v in la.linear[cls])
 z_held = min((v[1] - bound) / v[2] for cls in la.linear for v in la.linear[cls])
 soft_ratio = max(la.softmax[c][-1] / la.linear[c][-1][0] for c in la.linear)
-ledger["T-36"].check(
-    measured=f"held-out loss of the exact optimum minus L^2/3: at least {z_held:+.1f} SE; smallest in-sample minimum {lin_min:.4f} "
-             f"(L^2/3 = {bound:.4f}); softmax/linear optimum at n = {la.n[-1]}: {soft_ratio:.3f}",
+ledger["T-36"].measure(
+    {"held-out minus L^2/3 in SE (smallest)": z_held, "smallest in-sample minimum": lin_min, "L^2/3": bound,
+     "softmax / linear optimum at the largest n": soft_ratio},
     how=f"exact least squares over the d^2 entries of M ({la_cfg.prompts} prompts x {la_cfg.queries} queries), evaluated on as many "
-        f"fresh prompts; n in {la.n}; consistent with the bound if no held-out value lies 2 SE below it",
-    passed=z_held > -2 and soft_ratio < 0.1)
+        f"fresh prompts; n in {la.n}")
 assert z_held > -3 and soft_ratio < 0.2
 
 # %% [markdown]
@@ -743,21 +789,18 @@ display(Markdown(md_table(["case", "argmin $(c_1, c_2)$", "$\\partial J/\\partia
                            for case, am, s0 in zip(titles, lrl.argmin, lrl.slope_at_zero)])))
 step = float(lrl.c2[1] - lrl.c2[0])
 on_axis = [abs(am[1]) < step / 2 and am[0] > 0 for am in lrl.argmin]
-ledger["T-44"].check(
-    measured="; ".join(f"{case.split(':')[0]}: (c1, c2) = ({am[0]:.2f}, {am[1]:.2f})" for case, am in zip(titles[:2], lrl.argmin[:2])),
-    how=f"Monte-Carlo landscape on a {lr_cfg.grid} x {2 * (lr_cfg.grid // 2) + 1} grid (c2 step {step:.2f}), d = {lr_cfg.d}, k = {lr_cfg.k}, {lr_cfg.tasks} tasks",
-    passed=all(on_axis[:2]), hypotheses={"sigma = 0 (Case 1) or n = 2 (Case 2)": True},
-    caveat="grid resolution; the minimum lies on the constraint boundary c1 = C_n")
+ledger["T-44"].measure(
+    {"|c2| at the minimum / c2 step": [abs(am[1]) / step for am in lrl.argmin[:2]], "c1 at the minimum": [am[0] for am in lrl.argmin[:2]]},
+    how=f"Monte-Carlo landscape on a {lr_cfg.grid} x {2 * (lr_cfg.grid // 2) + 1} grid (c2 step {step:.2f}), d = {lr_cfg.d}, k = {lr_cfg.k}, "
+        f"{lr_cfg.tasks} tasks; Case 1, Case 2",
+    hypotheses={"sigma = 0 (Case 1) or n = 2 (Case 2)": True})
 gen_interior = all(lrl.interior[2])
-ledger["T-44-gen"].check(
-    measured=f"(c1, c2) = ({lrl.argmin[2][0]:.2f}, {lrl.argmin[2][1]:.2f}) on c1 in [0, {lr_cfg.case_c1_max[2]:g}], "
-             f"c2 in [-{lr_cfg.c2_range:g}, {lr_cfg.c2_range:g}]; strictly inside both ranges: {gen_interior}",
-    how=f"same landscape, n = {lr_cfg.case_n[2]}, sigma = {lr_cfg.case_sigma[2]}, no norm constraint on c1 "
-        f"(c1 step {lr_cfg.case_c1_max[2] / (lr_cfg.grid - 1):.2f})",
-    passed=on_axis[2] and gen_interior)
-ledger["T-H1"].check(
-    measured=", ".join(f"{s:.3f}" for s in lrl.slope_at_zero), how="finite difference (h = 1e-3) with common random numbers, all three cases",
-    passed=all(s < 0 for s in lrl.slope_at_zero))
+ledger["T-44-gen"].measure(
+    {"|c2| at the minimum / c2 step": abs(lrl.argmin[2][1]) / step, "c1 at the minimum": lrl.argmin[2][0],
+     "strictly inside both ranges": gen_interior},
+    how=f"same landscape, n = {lr_cfg.case_n[2]}, sigma = {lr_cfg.case_sigma[2]}, no norm constraint on c1: c1 in "
+        f"[0, {lr_cfg.case_c1_max[2]:g}] (step {lr_cfg.case_c1_max[2] / (lr_cfg.grid - 1):.2f}), c2 in [-{lr_cfg.c2_range:g}, {lr_cfg.c2_range:g}]")
+ledger["T-H1"].measure({"dJ/dc1 at c1 = 0": list(lrl.slope_at_zero)})
 assert all(on_axis[:2]) and all(s < 0 for s in lrl.slope_at_zero)
 
 # %% [markdown]
