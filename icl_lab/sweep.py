@@ -27,11 +27,11 @@ from tqdm.auto import tqdm
 from . import params
 from .config import get_scale, progress_enabled, threads_from_env
 from .params import ConfigError, coerce_value
-from .records import StoreError, config_key, seeds_of
+from .records import StoreError, config_key
 from .registry import resolve_experiment
 from .resources import check_memory, memory_limit
 from .store import ResultsStore, merge_records
-from .tasks import Busy, check_environment, execute_task, usable_device, worker_wait
+from .tasks import Busy, Task, at_point, check_environment, check_tasks, execute_task, usable_device, worker_wait
 
 EXECUTORS = ("local", "dask")
 ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$|^[\w.-]+:\d{1,5}$")
@@ -62,20 +62,6 @@ def _assignments(items, option: str) -> list[tuple]:
     return [(k.strip(), v) for k, v in (text.split("=", 1) for text in items)]
 
 
-@dataclass(frozen=True)
-class Task:
-    """One unit of work: a grid point's config restricted to a chunk of its seeds."""
-
-    config: Any
-    point: tuple  # ((field, value), ...) of the grid point, in grid order
-    overrides: tuple  # ((field, value), ...): --set values and the grid point
-    key: str
-
-    @property
-    def seeds(self) -> list | None:
-        return seeds_of(self.config)
-
-
 @dataclass
 class Plan:
     experiment: str
@@ -89,12 +75,6 @@ class Plan:
         per = f", {min(n_seeds)}-{max(n_seeds)} seeds per task" if n_seeds else ""
         return (f"{self.experiment} at scale {self.scale}: {len(self.points)} grid point(s), "
                 f"{len(self.tasks)} task(s){per}")
-
-
-def _at(point: dict, e: ConfigError) -> ConfigError:
-    """``e`` naming the grid point it happened at."""
-    where = ", ".join(f"{k}={v!r}" for k, v in point.items())
-    return ConfigError(f"{e} [grid point {where}]" if point else str(e))
 
 
 def _chunk_sizes(cfg, per_task: int | None) -> list[int]:
@@ -162,7 +142,7 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
                                                     zip(itertools.accumulate([int(cfg.seed), *sizes[:-1]]), sizes)]
             check_memory(exp, chunks[0], limit)  # the first chunk is the largest
         except ConfigError as e:
-            raise _at(point, e) from None
+            raise at_point(point, e) from None
         points.append(point)
         tasks += [Task(c, tuple(point.items()), tuple(overrides.items()), config_key(experiment, c)) for c in chunks]
     return Plan(experiment, scale, points, tasks, exp)
@@ -217,14 +197,8 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
     out = SweepResult(plan, records, [], list(records), {}, root, 0.0)
     todo = [t for t in plan.tasks if t.key not in records]
     if todo:
-        if plan.exp.check is not None:  # what each task would draw, checked before any computes (all grid points)
-            for t in todo:
-                try:
-                    plan.exp.check(t.config)
-                except ConfigError as e:
-                    raise _at(dict(t.point), e) from None
         created = [f for f in (root / plan.experiment, root) if not f.exists()]  # removed again if left empty
-        store.check_writable(plan.experiment, [t.key for t in todo])
+        check_tasks(store, plan.experiment, plan.exp, todo)
         store.clean_tmp(older_than=3600)  # debris of writers killed long ago
         local = executor == "local"
         specs = [dict(experiment=plan.experiment, exp=plan.exp, config=t.config, scale=plan.scale, key=t.key,

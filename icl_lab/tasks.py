@@ -1,8 +1,9 @@
 """Running one task: compute a configuration, check its summary, store its record.
 
-Every computation goes through here: a sweep's tasks (:func:`execute_task`) and the notebooks'
-:func:`load_or_run`. While a task is computed its lock is held, so a second process waits for the record
-instead of computing it again, for at most ``$ICL_LAB_LOCK_STALE`` seconds: then it computes it itself.
+Every computation goes through :func:`execute_task`, a sweep's tasks and the notebooks' :func:`load_or_run`
+alike, after the same checks (:func:`check_tasks`). While a task is computed its lock is held, so a second
+process waits for the record instead of computing it again, for at most ``$ICL_LAB_LOCK_STALE`` seconds:
+then it computes it itself.
 """
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ import inspect
 import os
 import time
 import warnings
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 from filelock import Timeout
 
 from .config import configure_threads, default_device, ensure_threads, get_scale, threads_from_env
 from .params import ConfigError
-from .records import TaskError, jsonable, make_record, now, summary_problem
+from .records import TaskError, config_key, jsonable, make_record, now, seeds_of, summary_problem
 from .registry import experiments, plugin_names, resolve_experiment
 from .resources import check_memory, memory_limit
 from .store import ResultsStore, default_root
@@ -27,6 +30,26 @@ WORKER_WAIT_SECONDS = 600
 
 class Busy(RuntimeError):
     """The task is being computed by another process (it holds the task's lock)."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: a grid point's config restricted to a chunk of its seeds."""
+
+    config: Any
+    point: tuple  # ((field, value), ...) of the grid point, in grid order
+    overrides: tuple  # ((field, value), ...): --set values and the grid point
+    key: str
+
+    @property
+    def seeds(self) -> list | None:
+        return seeds_of(self.config)
+
+
+def at_point(point: dict, e: ConfigError) -> ConfigError:
+    """``e`` naming the grid point it happened at."""
+    where = ", ".join(f"{k}={v!r}" for k, v in point.items())
+    return ConfigError(f"{e} [grid point {where}]" if point else str(e))
 
 
 def _seconds(name: str, default: float, minimum: float) -> float:
@@ -117,32 +140,32 @@ def _locked(store: ResultsStore, experiment: str, key: str, wait: bool):
     return None
 
 
-def _compute_locked(store, experiment: str, key: str, stored, compute, wait: bool = True):
-    """Under the task's lock: ``stored()`` if another process stored the task meanwhile, else ``compute()``."""
-    lock = _locked(store, experiment, key, wait)
-    try:
-        done = stored()
-        return done if done is not None else compute()
-    finally:
-        if lock is not None:
-            lock.release()
+def check_tasks(store: ResultsStore, experiment: str, exp, todo) -> None:
+    """Before any task computes: what each would draw (``exp.check``, e.g. prompts that query every feature;
+    an error names its grid point), and that the store can take their records (a read-only or full folder
+    fails now, not after the computation)."""
+    for t in todo if exp.check is not None else ():
+        try:
+            exp.check(t.config)
+        except ConfigError as e:
+            raise at_point(dict(t.point), e) from None
+    store.check_writable(experiment, [t.key for t in todo])
 
 
 def execute_task(spec: dict, wait: bool = True) -> dict:
-    """Run one task of a sweep (here or on a Dask worker: the experiment travels in ``spec``) and store its
-    record at ``spec['results']``; returns it (``reused=True``: stored by another process meanwhile)."""
+    """Run one task (here or on a Dask worker: the experiment travels in ``spec``) under its lock and store
+    its record at ``spec['results']``; returns it (``reused=True``: stored by another process meanwhile)."""
     if spec.get("threads") is not None:
         os.environ["ICL_LAB_THREADS"] = str(spec["threads"])
     if spec.get("quiet"):
         os.environ["ICL_LAB_PROGRESS"] = "0"  # no trainer progress bars inside workers
     store, name = ResultsStore(spec["results"]), spec["experiment"]
-
-    def stored():
+    lock = _locked(store, name, spec["key"], wait)
+    try:
         done = None if spec.get("recompute") else store.get(name, spec["config"], exp=spec["exp"], warn=False)
-        return None if done is None else dict(done, reused=True)
-
-    def compute():
-        rec = run_and_record(name, spec["config"], scale=spec["scale"], overrides=spec["overrides"],
+        if done is not None:
+            return dict(done, reused=True)
+        rec = run_and_record(name, spec["config"], scale=spec["scale"], overrides=spec.get("overrides"),
                              device=spec.get("device"), threads=spec.get("threads"), experiments={name: spec["exp"]})
         try:
             store.write(rec)
@@ -150,13 +173,15 @@ def execute_task(spec: dict, wait: bool = True) -> dict:
             if not spec.get("quiet"):
                 raise
         return rec
-    return _compute_locked(store, name, spec["key"], stored, compute, wait)
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None = None, *, scale: str | None = None,
                 device=None, recompute: bool = False) -> dict:
     """The summary of ``experiment`` at ``cfg`` (default: its config at ``scale``): a current stored record
-    (or seed chunks tiling its seeds), else computed here under the task's lock and stored."""
+    (or seed chunks tiling its seeds), else computed here as a sweep's one task (same checks, its lock)."""
     check_environment()
     usable_device(device)
     exp = resolve_experiment(experiment, experiments())
@@ -166,21 +191,11 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
     elif not isinstance(cfg, exp.config):
         raise ConfigError(f"cfg must be a {exp.config.__name__} for {experiment} (got {type(cfg).__name__})")
     store = ResultsStore(results_dir)
-
-    def stored():  # a record of the results folder or of the shipped references, whole or in seed chunks
-        return None if recompute else store.summary(experiment, cfg, exp)
-
-    def compute():
-        rec = run_and_record(experiment, cfg, scale=s, device=device, experiments={experiment: exp})
-        store.write(rec)
-        return rec["summary"]
-
-    summary = stored()
+    summary = None if recompute else store.summary(experiment, cfg, exp)  # results folder or shipped references
     if summary is not None:
         return summary
+    task = Task(cfg, (), (), config_key(experiment, cfg))
     check_memory(exp, cfg, memory_limit())
-    if exp.check is not None:
-        exp.check(cfg)  # what the run would draw (e.g. prompts that query every feature)
-    key = store.path_for(experiment, cfg).stem
-    store.check_writable(experiment, [key])  # a read-only or full folder fails now, not after the computation
-    return _compute_locked(store, experiment, key, stored, compute)
+    check_tasks(store, experiment, exp, [task])
+    return execute_task(dict(experiment=experiment, exp=exp, config=cfg, scale=s, key=task.key,
+                             results=str(store.root), device=device, recompute=recompute))["summary"]
