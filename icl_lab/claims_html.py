@@ -71,21 +71,14 @@ def claim_card(claim) -> str:
             f'<span class="mathjax_process" style="font-size:.85em;color:{_MUTED}">{meta}</span></div>',
             f'<div class="icl-claim-statement mathjax_process" style="margin:.35em 0 .2em">'
             f"{markdown_inline(claim.statement)}</div>"]
-    if claim.measured or claim.how:
-        how = f' <span style="color:{_MUTED}">({markdown_inline(claim.how)})</span>' if claim.how else ""
-        rows.append(f'<div class="mathjax_process" style="font-size:.92em"><strong>Measured:</strong> '
-                    f"{markdown_inline(claim.measured) or '—'}{how}</div>")
-    if claim.caveat:
-        rows.append(f'<div class="mathjax_process" style="font-size:.92em"><strong>Caveat:</strong> '
-                    f"{caveat_html(claim)}</div>")
-    for label, items in (("Criterion", getattr(claim, "criterion", ())), ("Robust to", getattr(claim, "robust", ())),
-                         ("Depends on", getattr(claim, "depends", ()))):
-        if items:
-            rows.append(f'<div style="font-size:.88em;color:{_MUTED}"><strong>{label}:</strong> '
-                        f"{html.escape('; '.join(items))}</div>")
-    if claim.elsewhere:
-        rows.append(f'<div style="font-size:.92em"><strong>Other scales:</strong> '
-                    f"{html.escape(_elsewhere(claim))}</div>")
+    how = f' <span style="color:{_MUTED}">({markdown_inline(claim.how)})</span>' if claim.how else ""
+    lines = [("Measured", (claim.measured or claim.how) and (markdown_inline(claim.measured) or "—") + how),
+             ("Caveat", claim.caveat and caveat_html(claim)),
+             *((label, f'<span style="color:{_MUTED}">{html.escape("; ".join(items))}</span>') for label, items in
+               (("Criterion", claim.criterion), ("Robust to", claim.robust), ("Depends on", claim.depends)) if items),
+             ("Other scales", claim.elsewhere and html.escape(_elsewhere(claim)))]
+    rows += [f'<div class="mathjax_process" style="font-size:.92em"><strong>{label}:</strong> {body}</div>'
+             for label, body in lines if body]
     return (f'<div class="icl-claim-card" id="{anchor(claim)}" data-claim-id="{html.escape(claim.id)}" '
             f'data-status="{html.escape(claim.status)}" '
             f'style="border:1px solid #d0d7de;border-left:6px solid {color};border-radius:6px;'
@@ -236,13 +229,10 @@ def _row(c, link: str | None = None, paper: bool = False, row_prefix: str = "led
         ident = f'<a href="{html.escape(link)}">{ident}</a>'
     where = (f'<span class="icl-muted">{html.escape(c.paper) + " · " if paper else ""}{ident} · '
              f"{markdown_inline(c.location)} · {html.escape(KIND_LABELS.get(c.kind, c.kind))}</span>")
-    measured = markdown_inline(c.measured) or "—"
-    if c.how:
-        measured += f'<br><span class="icl-muted">{markdown_inline(c.how)}</span>'
-    if c.caveat:
-        measured += f'<br><span class="icl-muted"><em>caveat:</em> {caveat_html(c, hyp_prefix)}</span>'
-    if c.elsewhere:
-        measured += f'<br><span class="icl-muted"><em>other scales:</em> {html.escape(_elsewhere(c))}</span>'
+    notes = (c.how and markdown_inline(c.how), c.caveat and "<em>caveat:</em> " + caveat_html(c, hyp_prefix),
+             c.elsewhere and "<em>other scales:</em> " + html.escape(_elsewhere(c)))
+    measured = (markdown_inline(c.measured) or "—") + "".join(f'<br><span class="icl-muted">{n}</span>'
+                                                              for n in notes if n)
     attrs = " ".join(f'data-{k}="{html.escape(v)}"' for k, v in (("claim-id", c.id), ("paper", c.paper),
                                                                 ("kind", c.kind), ("status", c.status)))
     return (f'<tr id="{anchor(c, row_prefix)}" {attrs}><td class="icl-status">{badge(c.status)}</td>'
@@ -314,10 +304,6 @@ class FilterableLedger:
         self.items = sorted(claims_with_parts, key=lambda cp: (order.get(cp[0].paper, len(order)), cp[0].paper))
         self.root = root or book_root()
 
-    def _link(self, c, part: str, pages: dict) -> str | None:
-        page = pages.get((c.paper, part)) or pages.get((c.paper, ""))
-        return None if page is None else f"{_from_here(self.root, page)}#{anchor(c, 'ledger')}"
-
     def _repr_html_(self) -> str:
         uid = "icl" + uuid.uuid4().hex[:10]
         pages = evidence_pages(self.root) if self.root is not None else {}
@@ -338,8 +324,9 @@ class FilterableLedger:
         folds = []
         for p in papers:
             mine = [(c, part) for c, part in self.items if c.paper == p]
-            rows = "".join(_row(c, link=self._link(c, part, pages), paper=True, row_prefix="all",
-                                hyp_prefix="hypotheses-all") for c, part in mine)
+            pages_of = [pages.get((c.paper, part)) or pages.get((c.paper, "")) for c, part in mine]
+            rows = "".join(_row(c, link=page and f"{_from_here(self.root, page)}#{anchor(c, 'ledger')}", paper=True,
+                                row_prefix="all", hyp_prefix="hypotheses-all") for (c, _), page in zip(mine, pages_of))
             body = hypotheses_html([c for c, _ in mine], p, "hypotheses-all") + _table(rows)
             folds.append(_fold(f"{html.escape(p)} ({counts_words([c for c, _ in mine])})", body))
         per_paper = "".join(f'<div style="margin:.3em 0"><strong>{html.escape(p)}</strong>'
