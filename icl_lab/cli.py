@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import json
 import os
 import sys
 from pathlib import Path
 
-from . import claims, paths, sweep
+from . import claims, params, paths, sweep
 from .claims import PAPERS, ClaimsTable
 from .config import DEFAULT_SCALE, SCALES, get_scale
 from .params import ConfigError, describe
@@ -49,10 +48,14 @@ examples:
 """
 
 
-def _count(text: str, most: int = 10**6) -> int:
-    if not text.strip().isdecimal() or not 1 <= int(text) <= most:
-        raise argparse.ArgumentTypeError(f"must be an integer in [1, {most}] (got {text!r})")
-    return int(text)
+def _checked(constraint: params.Constraint):
+    """An argparse type: the text parsed and checked by a declared constraint (:mod:`icl_lab.params`)."""
+    def parse(text: str):
+        try:
+            return constraint.parse("value", text)
+        except ConfigError:
+            raise argparse.ArgumentTypeError(f"must be {constraint.describe()} (got {text!r})") from None
+    return parse
 
 
 class _Parser(argparse.ArgumentParser):
@@ -235,8 +238,8 @@ COMMANDS = {
                 **EXPERIMENT,
                 "--scale": dict(choices=SCALES, help="ci: small and fast; book: the book's laptop setting; paper: the "
                                 f"paper's settings {SCALE}"), **RESULTS,
-                "--seeds": dict(type=_count, metavar="N", help="seeds per grid point (default: the scale's)"),
-                "--seeds-per-task": dict(type=_count, metavar="K", help="at most K seeds trained together in one "
+                "--seeds": dict(type=_checked(params.COUNT), metavar="N", help="seeds per grid point (default: the scale's)"),
+                "--seeds-per-task": dict(type=_checked(params.COUNT), metavar="K", help="at most K seeds trained together in one "
                                          "task (default: all of a grid point's seeds)"),
                 "--set": dict(action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                               help="fix a parameter, e.g. --set steps=200 lr=3 (see icl-lab show EXPERIMENT)"),
@@ -246,7 +249,7 @@ COMMANDS = {
                                    "in this process; dask: on Dask distributed (default local)"),
                 "--address": dict(metavar="SCHEDULER", help="with --executor dask: connect to this running scheduler "
                                   "(tcp://host:8786) instead of starting a LocalCluster"),
-                "--workers": dict(type=functools.partial(_count, most=4 * (os.cpu_count() or 1)), metavar="N",
+                "--workers": dict(type=_checked(params.Int(1, 4 * (os.cpu_count() or 1))), metavar="N",
                                   help="with --executor dask and no --address: worker processes of the LocalCluster "
                                   "(one thread each; default: one per core; at most 4 per core)"),
                 "--max-memory": dict(metavar="SIZE", help="refuse a task whose estimated memory exceeds SIZE (e.g. "
