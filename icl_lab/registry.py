@@ -34,8 +34,6 @@ class Experiment:
     run: Callable[[Any], Any]  # cfg -> result
     summary: Callable[[Any], dict]  # result -> JSON-serialisable dict
     claims: tuple = field(default=())  # ledger ids the experiment measures
-    #: optional ``cfg -> bytes``, a conservative peak-memory estimate (default: :mod:`icl_lab.resources`'s)
-    estimate_bytes: Callable[[Any], int] | None = None
     #: optional ``cfg -> None``: a cheap check of what a run would draw (e.g. that its prompts query every
     #: feature), raising ConfigError; the sweep and load_or_run call it for every task before computing any
     check: Callable[[Any], None] | None = None

@@ -188,7 +188,7 @@ def load_reference(experiment: str, root: Path | None = None) -> Reference:
 
 def reference_markdown(root: Path | None = None) -> str:
     """One row per experiment with shipped reference records: runs, wall and CPU time, commit, date, host."""
-    names = sorted({p.parent.name for p, _, _ in reference_records(root=root)} & set(registry.all_experiments()))
+    names = sorted({p.parent.name for p in (root or REFERENCE).glob("*/*.json")} & set(registry.all_experiments()))
     rows = []
     for ref in (load_reference(name, root) for name in names):
         p = provenance(ref.records)

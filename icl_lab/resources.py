@@ -2,8 +2,8 @@
 
 A task whose estimated peak memory exceeds the limit is refused (one-line ConfigError, nothing computed).
 The limit: ``--max-memory``, else ``$ICL_LAB_MAX_MEMORY`` (bytes or K/M/G/T; ``none``: no check), else the
-machine's memory. The estimate: ``Experiment.estimate_bytes(cfg)`` when registered, else
-:func:`fallback_estimate`. It refuses what cannot fit; it is a guard, not a measurement.
+machine's memory. The estimate: the largest prompt tensor the task builds (:func:`estimate`). It refuses
+what cannot fit; it is a guard, not a measurement.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def _largest(cfg, names) -> int | None:
     return int(max(vals)) if vals else None
 
 
-def fallback_estimate(cfg) -> int:
+def estimate(cfg) -> int:
     """The largest prompt tensor a task builds: prompts x (context + 1) x dimension x runs x
     BYTES_PER_ENTRY; 0 (not checked) when the config has no prompt or context field."""
     prompts, context = _largest(cfg, PROMPT_FIELDS), _largest(cfg, CONTEXT_FIELDS)
@@ -68,11 +68,10 @@ def _gb(n: int) -> str:
     return f"{n / 2**30:.1f} GB" if n >= 2**28 else f"{n / 2**20:.0f} MB"
 
 
-def check_memory(exp, cfg, limit: int | None) -> int:
+def check_memory(cfg, limit: int | None) -> int:
     """Refuse (ConfigError) a task whose estimated memory exceeds ``limit`` (:func:`memory_limit`; None: no
     limit); returns the estimate."""
-    fn = getattr(exp, "estimate_bytes", None)
-    need = int(fn(cfg)) if fn is not None else fallback_estimate(cfg)
+    need = estimate(cfg)
     if limit is not None and need > limit:
         raise ConfigError(f"memory: this task would need about {_gb(need)} (estimated from its sizes), more than "
                           f"the limit of {_gb(limit)}; reduce the sizes, or raise the limit with --max-memory / "

@@ -79,10 +79,7 @@ class Plan:
 
 def _chunk_sizes(cfg, per_task: int | None) -> list[int]:
     """``cfg``'s seeds in balanced chunks of at most ``per_task`` seeds (30 by 8: 8, 8, 7, 7)."""
-    total = int(cfg.seeds)
-    if int(cfg.seed) + total > params.SEED.hi + 1:
-        raise ConfigError(f"seed + seeds must be at most 2**63 (the seeds a torch.Generator accepts; "
-                          f"got seed={cfg.seed}, seeds={cfg.seeds})")
+    total = int(cfg.seeds)  # seed + seeds - 1 is within seed's declared range: the config checked it
     n = -(-total // (per_task or total))
     base, extra = divmod(total, n)
     return [base + (i < extra) for i in range(n)]
@@ -140,7 +137,7 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
                                   + (", fewer seeds or a larger --seeds-per-task" if exp.seed_splittable else ""))
             chunks = [cfg] if len(sizes) == 1 else [cfg.replace(seed=s, seeds=k) for s, k in
                                                     zip(itertools.accumulate([int(cfg.seed), *sizes[:-1]]), sizes)]
-            check_memory(exp, chunks[0], limit)  # the first chunk is the largest
+            check_memory(chunks[0], limit)  # the first chunk is the largest
         except ConfigError as e:
             raise at_point(point, e) from None
         points.append(point)

@@ -19,7 +19,7 @@ from filelock import Timeout
 
 from .config import configure_threads, default_device, ensure_threads, get_scale, threads_from_env
 from .params import ConfigError
-from .records import TaskError, config_key, jsonable, make_record, now, seeds_of, summary_problem
+from .records import TaskError, config_key, make_record, now, seeds_of, summary_problem
 from .registry import experiments, plugin_names, resolve_experiment
 from .resources import check_memory, memory_limit
 from .store import ResultsStore, default_root
@@ -113,14 +113,14 @@ def run_and_record(experiment: str, cfg, *, scale: str | None = None, overrides:
     summary = exp.summary(result)
     if not isinstance(summary, dict):
         raise ConfigError(f"{experiment}'s summary must return a dict (got {type(summary).__name__})")
-    summary = jsonable(summary, f"{experiment} summary")
-    for problem, hint in ((summary_problem(summary), "a smaller learning rate or fewer steps may help"),
-                          (exp.summary_problem(summary), "its summary function's returns() is out of date")):
+    rec = make_record(experiment, cfg, summary, scale=scale, overrides=overrides, started=started,
+                      wall=time.perf_counter() - t0, cpu=time.process_time() - c0, device=str(dev),
+                      threads=torch.get_num_threads(), fingerprint=exp.fingerprint)  # the summary as JSON values
+    for problem, hint in ((summary_problem(rec["summary"]), "a smaller learning rate or fewer steps may help"),
+                          (exp.summary_problem(rec["summary"]), "its summary function's returns() is out of date")):
         if problem:
             raise TaskError(f"{experiment}: {problem}; nothing stored ({hint})")
-    return make_record(experiment, cfg, summary, scale=scale, overrides=overrides, started=started,
-                       wall=time.perf_counter() - t0, cpu=time.process_time() - c0, device=str(dev),
-                       threads=torch.get_num_threads(), fingerprint=exp.fingerprint)
+    return rec
 
 
 def _locked(store: ResultsStore, experiment: str, key: str, wait: bool):
@@ -195,7 +195,7 @@ def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None
     if summary is not None:
         return summary
     task = Task(cfg, (), (), config_key(experiment, cfg))
-    check_memory(exp, cfg, memory_limit())
+    check_memory(cfg, memory_limit())
     check_tasks(store, experiment, exp, [task])
     return execute_task(dict(experiment=experiment, exp=exp, config=cfg, scale=s, key=task.key,
                              results=str(store.root), device=device, recompute=recompute))["summary"]
