@@ -308,11 +308,15 @@ an = {k: (float(v[0].mean()), float(v[-1].mean())) for k, v in iso.anisotropy.it
 display(Markdown(md_table(["$M$", "inputs", "anisotropy at the start", "at the end"],
                           [[k[0], "isotropic" if k[1] == "iso" else "non-isotropic", f"{a0:.2f}", f"{a1:.2f}"]
                            for k, (a0, a1) in an.items()])))
+# per trial (trial t uses seed t in every setting), then the trials' mean with +- 2 SE (rule 4)
+ani = iso.anisotropy
 ledger["E-B5"].measure(
-    {"isotropic inputs: final / initial anisotropy (tied, untied)": [an[(p, "iso")][1] / an[(p, "iso")][0] for p in ("tied", "untied")],
-     "final anisotropy, isotropic / non-isotropic inputs (tied, untied)": [an[(p, "iso")][1] / an[(p, "aniso")][1] for p in ("tied", "untied")],
-     "anisotropy start -> end": [f"{k[0]}/{k[1]}: {a0:.2f} -> {a1:.2f}" for k, (a0, a1) in an.items()]},
-    how=f"anisotropy of the symmetric part of M, mean over {iso_cfg.seeds} trials, {iso_cfg.steps} Adam steps from random W")
+    {**{f"{p}: final / initial anisotropy, isotropic inputs": criteria.mean_of((ani[(p, "iso")][-1] / ani[(p, "iso")][0]).tolist())
+        for p in ("tied", "untied")},
+     **{f"{p}: final anisotropy, isotropic / non-isotropic inputs": criteria.mean_of((ani[(p, "iso")][-1] / ani[(p, "aniso")][-1]).tolist())
+        for p in ("tied", "untied")},
+     "anisotropy start -> end (means)": [f"{k[0]}/{k[1]}: {a0:.2f} -> {a1:.2f}" for k, (a0, a1) in an.items()]},
+    how=f"anisotropy of the symmetric part of M, {iso_cfg.seeds} trials, {iso_cfg.steps} Adam steps from random W; ratios per trial")
 assert all(an[k][1] < 0.5 * an[k][0] for k in an if k[1] == "iso")
 
 # %% [markdown]
@@ -431,9 +435,9 @@ display(Markdown(md_table(["covariate law", "tasks", "smallest $\\rho(M, B)$", "
                           [[WF.LAW_NAMES.get(law, law), kind, f"{mn:.3f}", f"{fin:.3f}"]
                            for (law, kind), (mn, fin) in summary.items()])))
 ledger["E-F9-sphere"].measure(
-    {"final rho on the isotropic sphere (quadratic, cosine)": [summary[("sphere", k)][1] for k in ("quadratic", "cosine")],
-     "smallest and final rho": [f"{law} {kind}: {mn:.2f}, {fin:.2f}" for (law, kind), (mn, fin) in summary.items()]},
-    how=f"softmax, 5000 Adam steps at LR 1e-2, mean rho over {cfg_.seeds} trials")
+    {**{f"final rho on the isotropic sphere, {k}": criteria.mean_of(cov.rho[("sphere", k)][-1].tolist()) for k in ("quadratic", "cosine")},
+     "smallest and final mean rho": [f"{law} {kind}: {mn:.2f}, {fin:.2f}" for (law, kind), (mn, fin) in summary.items()]},
+    how=f"softmax, 5000 Adam steps at LR 1e-2, {cfg_.seeds} trials")
 
 # %% [markdown]
 # On the isotropic sphere $\rho$ falls to about 0.01–0.02 on both classes; it stays there on the
@@ -466,8 +470,10 @@ display(Markdown(f"At the end of training $\\rho(M, B) = {rho44:.3f}$, the cross
                  f"$\\|B^\\top M B_\\perp\\|_2 / \\|M\\|_2 = {cross44:.3f}$ and the condition number of $B^\\top M B$ "
                  f"is {cond:.2f}."))
 ledger["E-T44"].measure(
-    {"rho": rho44, "||B^T M B_perp|| / ||M||": cross44, "cond(B^T M B)": cond},
-    how=f"tied W from 0.001 I, {t44_cfg.steps} Adam steps (LR {t44_cfg.lrs[0]:g}), mean over {t44_cfg.seeds} trials, d = {t44_cfg.d}, "
+    {"rho": criteria.mean_of(t44.rho[("softmax", "linear")][-1].tolist()),
+     "||B^T M B_perp|| / ||M||": criteria.mean_of(t44.cross[("softmax", "linear")][-1].tolist()),
+     "cond(B^T M B)": criteria.mean_of((ev[:, -1] / ev[:, 0]).tolist())},
+    how=f"tied W from 0.001 I, {t44_cfg.steps} Adam steps (LR {t44_cfg.lrs[0]:g}), {t44_cfg.seeds} trials, d = {t44_cfg.d}, "
         f"k = {t44_cfg.k}, n = {t44_cfg.n}")
 assert rho44 < 0.6
 
