@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .papers import PAPERS
 from .paths import book_root
-from .render import markdown_inline
+from .render import markdown_inline, split_top_level
 
 STATUS_COLORS = {
     "reproduced": "#1a7f37",
@@ -93,16 +93,6 @@ _FUNCS = {"log": r"\log", "exp": r"\exp", "poly": r"\mathrm{poly}", "polylog": r
 _RELATION = re.compile(r">=|<=|!=|[<>=]|\bin\b")
 
 
-def _split_top(text: str) -> list[str]:
-    """``text`` split at ", " outside brackets (``delta in (0, 0.1)`` stays whole)."""
-    depth, cuts = 0, [-2]
-    for i, ch in enumerate(text):
-        depth += (ch in "([") - (ch in ")]")
-        if depth == 0 and text.startswith(", ", i):
-            cuts.append(i)
-    return [text[a + 2:b] for a, b in zip(cuts, [*cuts[1:], len(text)])]
-
-
 def _tex(expr: str) -> str:
     """A condition written in ASCII (``m >= eps_m^-2 M1^2 log N``) as TeX."""
     t = expr.strip()
@@ -120,7 +110,7 @@ def condition_html(cond: str) -> str:
     """A condition in ASCII as math where it is a formula and as prose where it is words: each
     comma-separated part with a relation becomes ``\\(...\\)``; a trailing ``(words)`` stays text."""
     parts = []
-    for part in _split_top(cond):
+    for part in split_top_level(cond, ", ", quotes=""):  # "delta in (0, 0.1)" stays whole; alpha' is a prime
         m = re.match(r"^(.*?)(\s*\([A-Za-z][A-Za-z ,.-]*\))?$", part)
         formula, note = (m.group(1), m.group(2) or "") if m else (part, "")
         if _RELATION.search(formula) and not re.search(r"\b[a-z]{5,}\b", re.sub(r"\b(" + "|".join(

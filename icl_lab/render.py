@@ -1,4 +1,4 @@
-"""Text for readers: inline MyST Markdown as HTML, and Markdown tables.
+"""Text for readers: inline MyST Markdown as HTML, Markdown tables, lists split at their top level.
 
 A leaf module shared by the claim cards, the sliders, the command line and the reproduction page.
 Inline Markdown goes through markdown-it-py (the parser under Jupyter Book's MyST) with its
@@ -22,6 +22,20 @@ _MD.add_render_rule("math_inline_double",
 def markdown_inline(text: str | None) -> str:
     """One line of MyST Markdown (math, ``**bold**``, ``*italic*``, ```code```, links) as HTML."""
     return _MD.renderInline(text or "")
+
+
+def split_top_level(text: str, sep: str = ",", quotes: str = "\"'") -> list[str]:
+    """``text`` split at ``sep`` outside brackets and ``quotes``, each part stripped:
+    ``"[1,2],[3,4]"`` -> ``["[1,2]", "[3,4]"]`` (a ``--grid`` list, a theorem's conditions)."""
+    depth, quote, cuts = 0, None, [-len(sep)]
+    for i, ch in enumerate(text):
+        if quote or ch in quotes:
+            quote = None if ch == quote else quote or ch
+        else:
+            depth += (ch in "([{") - (ch in ")]}")
+            if depth == 0 and text.startswith(sep, i):
+                cuts.append(i)
+    return [text[a + len(sep):b].strip() for a, b in zip(cuts, [*cuts[1:], len(text)])]
 
 
 def md_table(header, rows) -> str:

@@ -28,6 +28,7 @@ from . import params
 from .config import get_scale, progress_enabled, threads_from_env
 from .params import ConfigError, coerce_value
 from .records import StoreError, config_key
+from .render import split_top_level
 from .registry import resolve_experiment
 from .resources import check_memory, memory_limit
 from .store import ResultsStore, merge_records
@@ -37,19 +38,6 @@ EXECUTORS = ("local", "dask")
 ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$|^[\w.-]+:\d{1,5}$")
 #: The most tasks one sweep may generate (grid points x seed chunks); planning refuses more.
 MAX_TASKS = 100_000
-
-
-def _split_top_level(text: str) -> list[str]:
-    """Split on commas outside brackets and quotes: ``"[1,2],[3,4]"`` -> ``["[1,2]", "[3,4]"]``."""
-    depth, quote, cuts = 0, None, [-1]
-    for i, ch in enumerate(text):
-        if quote or ch in "\"'":
-            quote = None if ch == quote else quote or ch
-        else:
-            depth += (ch in "([{") - (ch in ")]}")
-            if ch == "," and depth == 0:
-                cuts.append(i)
-    return [text[a + 1:b].strip() for a, b in zip(cuts, [*cuts[1:], len(text)])]
 
 
 def _assignments(items, option: str) -> list[tuple]:
@@ -117,7 +105,7 @@ def plan(experiment: str, scale: str | None = None, *, sets=(), grid=(), seeds: 
         if exp.seed_splittable and key in ("seed", "seeds"):
             raise ConfigError(f"{key} cannot be swept with --grid: use --seeds N (N seeds for every grid point)"
                               " and --set seed=S (the first seed)")
-        raw_values = _split_top_level(raw) if isinstance(raw, str) else list(raw)
+        raw_values = split_top_level(raw) if isinstance(raw, str) else list(raw)
         if not raw_values or any(isinstance(v, str) and not v for v in raw_values):
             raise ConfigError(f"--grid {key} needs one or more comma-separated values, e.g. {key}=1,2,4 (got {raw!r})")
         values = [coerce_value(cls, key, v) for v in raw_values]
