@@ -181,7 +181,11 @@ class Claim:
             differ = {o: s for o, s in other.items() if s != criteria.status_of(v)}
             choice = f"the {d.choice['what']} (decided under {best}, the closest to the paper's analysis)"
             if differ:
-                v.caveats += ("; ".join(f"under {o}: {s}" for o, s in differ.items()),)
+                others = "; ".join(f"under {o}: {s}" for o, s in differ.items())
+                if v.inconclusive:  # the card keeps what the other options gave
+                    v.inconclusive += f"; {others}"
+                else:
+                    v.caveats += (others,)
                 v.depends += (choice,)
             else:
                 v.robust += (f"the {d.choice['what']}: the same under " + ", ".join(opts),)

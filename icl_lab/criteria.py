@@ -34,7 +34,8 @@ The rules, applied here once for every claim:
   status is the closest option's, and the caveat names any option under which it differs.
 * **What a failure means**: ``fails = 'caveat'`` (the default is ``'not reproduced'``) turns a failing
   test into a caveat with its ``note``; ``fails = 'inconclusive'`` makes the claim inconclusive with
-  its ``note`` (a test of whether the measurement can decide, e.g. that an optimum lies inside the grid).
+  its ``note`` (a test of whether the measurement can decide, e.g. that an optimum lies inside the grid:
+  when it fails, no other test decides).
   Notes may name measured quantities: ``'the interval reaches {lo:.2f}'``.
 """
 from __future__ import annotations
@@ -261,6 +262,10 @@ def evaluate(test: dict, q: dict, where: str, threshold=None) -> str:
     acc = _accepted({**test, **{k: _value(test[k], q, where) for k in ("than", "to") if k in test}})
     if isinstance(v, Estimate):
         return _interval_outcome(v.lo, v.hi, acc, strict)
+    if _seq(v) and all(isinstance(x, Estimate) for x in _seq(v)):  # one interval per setting
+        outs = [_interval_outcome(x.lo, x.hi, acc, strict) for x in _seq(v)]
+        first, second = (HOLDS, FAILS_) if stat == "any" else (FAILS_, HOLDS)
+        return first if first in outs else second if all(o == second for o in outs) else STRADDLES
     vals = [float(x) for x in _seq(v)]
     if stat in ("all", "any"):
         res = [_interval_outcome(x, x, acc, strict) == HOLDS for x in vals]
@@ -316,7 +321,7 @@ class Verdict:
 
 def decide(tests: tuple, q: dict, where: str) -> Verdict:
     """Apply a claim's tests to its measured quantities ``q`` (see the module's rules)."""
-    passed, reasons, caveats, robust, depends = True, [], [], [], []
+    passed, reasons, invalid, caveats, robust, depends = True, [], [], [], [], []
     for t in tests:
         out = evaluate(t, q, where)
         alts = t.get("alternatives", ())
@@ -339,18 +344,20 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
             continue
         if out == STRADDLES:
             v = measured(t, q[t["quantity"]])
-            reasons.append(f"the interval of {t['quantity']}, [{_num(v.lo)}, {_num(v.hi)}], straddles the "
-                           f"threshold of '{describe(t)}'")
+            span = ", ".join(f"[{_num(x.lo)}, {_num(x.hi)}]" for x in (v if isinstance(v, (list, tuple)) else [v]))
+            reasons.append(f"the interval of {t['quantity']}, {span}, straddles the threshold of '{describe(t)}'")
         elif out == FAILS_:
             mode = t.get("fails", "not reproduced")
             if mode == "caveat":
                 caveats.append(_fmt_note(t["note"], q))
             elif mode == "inconclusive":
-                reasons.append(_fmt_note(t["note"], q))
+                invalid.append(_fmt_note(t["note"], q))
             else:
                 passed = False
-    # a clear failure of the statement decides; otherwise a test that cannot decide makes it inconclusive
-    return Verdict(passed, "" if not passed else "; ".join(reasons), tuple(caveats), tuple(robust), tuple(depends))
+    # a measurement that is not a valid test decides nothing; otherwise a clear failure of the statement
+    # decides, and failing that a test that cannot decide (an interval astride, a threshold of ours) does
+    why = invalid or ([] if not passed else reasons)
+    return Verdict(passed, "; ".join(why), tuple(caveats), tuple(robust), tuple(depends))
 
 
 def status_of(v: Verdict) -> str:

@@ -152,3 +152,13 @@ def test_per_seed_values_are_judged_on_the_declared_interval():
     rate = {"quantity": "solved", "is": "above", "than": 0.9, "source": "ours: 'with high probability'",
             "interval": "rate"}
     assert "straddles" in _decide([rate], solved=[True] * 5 + [False]).inconclusive
+
+
+def test_one_interval_per_setting_and_a_failed_validity_check_overrides_a_failure():
+    t = {"quantity": "slopes", "is": "between", "range": [0, 0.5], "source": "paper: Thm 3.4"}
+    assert _decide([t], slopes=[cr.Estimate(0.3, 0.2, 0.4), cr.Estimate(0.4, 0.35, 0.45)]).passed
+    assert "straddles" in _decide([t], slopes=[cr.Estimate(0.3, 0.2, 0.4), cr.Estimate(0.48, 0.45, 0.52)]).inconclusive
+    assert not _decide([t], slopes=[cr.Estimate(0.48, 0.45, 0.52), cr.Estimate(0.7, 0.6, 0.8)]).passed
+    valid = {"quantity": "inside grid", "is": "true", "fails": "inconclusive", "note": "the optimum is on the grid's edge"}
+    v = _decide([t, valid], slopes=[cr.Estimate(0.7, 0.6, 0.8)], **{"inside grid": False})
+    assert v.inconclusive == "the optimum is on the grid's edge"
