@@ -106,19 +106,21 @@ def _tex(expr: str) -> str:
     return re.sub(r"\s+", " ", t)
 
 
-def condition_html(cond: str) -> str:
-    """A condition in ASCII as math where it is a formula and as prose where it is words: each
-    comma-separated part with a relation becomes ``\\(...\\)``; a trailing ``(words)`` stays text."""
+def condition_md(cond: str) -> str:
+    """A condition in ASCII as MyST, math where it is a formula and prose where it is words: each
+    comma-separated part with a relation becomes ``$...$``; a trailing ``(words)`` stays text."""
     parts = []
     for part in split_top_level(cond, ", ", quotes=""):  # "delta in (0, 0.1)" stays whole; alpha' is a prime
-        m = re.match(r"^(.*?)(\s*\([A-Za-z][A-Za-z ,.-]*\))?$", part)
-        formula, note = (m.group(1), m.group(2) or "") if m else (part, "")
-        if _RELATION.search(formula) and not re.search(r"\b[a-z]{5,}\b", re.sub(r"\b(" + "|".join(
-                _GREEK + tuple(_FUNCS)) + r")\b", "", formula)):
-            parts.append(r"\(" + html.escape(_tex(formula)) + r"\)" + html.escape(note))
-        else:
-            parts.append(html.escape(part))
+        formula, note = re.fullmatch(r"(.*?)(\s*\([A-Za-z][A-Za-z ,.-]*\))?", part, re.S).groups(default="")
+        words = re.sub(r"\b(" + "|".join(_GREEK + tuple(_FUNCS)) + r")\b", "", formula)
+        math = _RELATION.search(formula) and not re.search(r"\b[a-z]{5,}\b", words)
+        parts.append(f"${_tex(formula)}${note}" if math else part)
     return ", ".join(parts)
+
+
+def condition_html(cond: str) -> str:
+    """:func:`condition_md` as HTML (math delimited for MathJax)."""
+    return markdown_inline(condition_md(cond))
 
 
 def hypothesis_name(h: str) -> str:
@@ -155,20 +157,11 @@ def hypotheses_html(claims, paper: str, prefix: str = "hypotheses") -> str:
 def caveat_html(claim, prefix: str = "hypotheses") -> str:
     """The caveat, with each condition of the claim that it lists by name (linking to the chapter's
     hypotheses where they are stated) and the others rendered as math."""
-    text = claim.caveat or ""
+    def one(m) -> str:  # one pass, longest condition first: no condition is looked for inside another's text
+        name = hypothesis_name(m.group(0))
+        return f"[{name}](#{_slug(prefix, claim.paper)})" if name != m.group(0) else condition_md(name)
     hyps = sorted(_hypotheses([claim]), key=len, reverse=True)
-    subs: dict[str, str] = {}
-    for i, h in enumerate(hyps):
-        if h in text:
-            key = f"iclhyp{i}x"
-            text = text.replace(h, key)
-            name = hypothesis_name(h)
-            subs[key] = (f'<a href="#{_slug(prefix, claim.paper)}">{html.escape(name)}</a>' if name != h
-                         else condition_html(h))
-    out = markdown_inline(text)
-    for key, rep in subs.items():
-        out = out.replace(key, rep)
-    return out
+    return markdown_inline(re.sub("|".join(map(re.escape, hyps)), one, claim.caveat or "") if hyps else claim.caveat)
 
 
 # -- ledgers -----------------------------------------------------------------------------------
