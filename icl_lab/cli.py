@@ -227,6 +227,7 @@ LEDGERS = {"--format": dict(choices=("markdown", "json"), default="markdown", he
            "--claims": dict(metavar="DIR", help="folder holding <scale>/<paper>.json ledgers (default: _build/claims "
                             "of the book)")}
 SCALE = f"(default: $ICL_LAB_SCALE, else {DEFAULT_SCALE})"
+COUNT = _checked(params.COUNT)  # --seeds, --seeds-per-task: the library's bound on a count of seeds
 #: name: (function, what it does, its arguments, epilog)
 COMMANDS = {
     "list": (cmd_list, "every experiment (paper, location) and every claim (statement, status at each scale where "
@@ -238,8 +239,8 @@ COMMANDS = {
                 **EXPERIMENT,
                 "--scale": dict(choices=SCALES, help="ci: small and fast; book: the book's laptop setting; paper: the "
                                 f"paper's settings {SCALE}"), **RESULTS,
-                "--seeds": dict(type=_checked(params.COUNT), metavar="N", help="seeds per grid point (default: the scale's)"),
-                "--seeds-per-task": dict(type=_checked(params.COUNT), metavar="K", help="at most K seeds trained together in one "
+                "--seeds": dict(type=COUNT, metavar="N", help="seeds per grid point (default: the scale's)"),
+                "--seeds-per-task": dict(type=COUNT, metavar="K", help="at most K seeds trained together in one "
                                          "task (default: all of a grid point's seeds)"),
                 "--set": dict(action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                               help="fix a parameter, e.g. --set steps=200 lr=3 (see icl-lab show EXPERIMENT)"),

@@ -192,7 +192,8 @@ def _imports_of(module: str, text: str) -> set[str]:
     out, pkg = set(), module if _source_of(module).name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.ImportFrom):
-            mod = importlib.util.resolve_name("." * node.level + (node.module or ""), pkg) if node.level else node.module
+            mod = (importlib.util.resolve_name("." * node.level + (node.module or ""), pkg) if node.level
+                   else node.module)
             if mod.startswith("icl_lab"):
                 subs = {f"{mod}.{a.name}" for a in node.names if _source_of(f"{mod}.{a.name}") is not None}
                 out |= subs or {mod}
