@@ -103,16 +103,17 @@ display(Markdown(
 nlfig.show(nlfig.late_figure(late))
 
 # %% tags=["hide-input"]
-ledger["R2"].check(
+ledger["R2"].measure(
+    {"local exponent of the loss": exp_loss, "local exponent of 1 - Attn": exp_gap, "late constant / (K - 1)": C_late / (lcfg.K - 1)},
     measured=f"local exponents loss {exp_loss:.2f}, gap {exp_gap:.2f}; late constant C = {C_late:.2f} at L = {lcfg.L_values[-1]:g} "
              f"(prediction K - 1 = {lcfg.K - 1}; K = {lcfg.K} would give C/K = {C_late / lcfg.K:.2f})",
     how=f"exact GD, eta = {lcfg.lr}, {lcfg.steps} steps, L in {list(lcfg.L_values)}; C = 4 eta s^4 dt / d(1/L) between t = T/2 and T "
-        "at the largest L (deepest in the late phase); pass: exponents within 0.25/0.15 of -1/-1/2, C within 10% of K - 1",
-    passed=abs(exp_loss + 1) < 0.25 and abs(exp_gap + 0.5) < 0.15 and abs(C_late / (lcfg.K - 1) - 1) < 0.1)
-ledger["C8a"].check(
-    measured=f"T(L={lcfg.L_values[0]})/T(L={lcfg.L_values[2]}) = {float(ratio_L[torch.isfinite(ratio_L)].mean()):.2f} (L^-2: {(lcfg.L_values[2] / lcfg.L_values[0]) ** 2:.0f})",
-    how="first time 1 - Attn <= eps, several eps, exact GD",
-    passed=bool((ratio_L[torch.isfinite(ratio_L)] / (lcfg.L_values[2] / lcfg.L_values[0]) ** 2 - 1).abs().max() < 0.05))
+        "at the largest L (deepest in the late phase)")
+ratio_L_ok = ratio_L[torch.isfinite(ratio_L)]
+ledger["C8a"].measure(
+    {"time ratio / the L^-2 prediction, per eps": (ratio_L_ok / (lcfg.L_values[2] / lcfg.L_values[0]) ** 2).tolist()},
+    measured=f"T(L={lcfg.L_values[0]})/T(L={lcfg.L_values[2]}) = {float(ratio_L_ok.mean()):.2f} (L^-2: {(lcfg.L_values[2] / lcfg.L_values[0]) ** 2:.0f}); "
+             "per eps: " + ", ".join(f"{v:.2f}" for v in ratio_L_ok.tolist()))
 # inside the theorems' hypotheses: K = 16 >= 1/eps down to eps = 1/16, N = 2 K^3; there
 # delta_min = sqrt(20K/N) ~ 0.2 and L* = 1/(Delta delta_min) ~ 1.7: L = 1 is flat, L = 2 sharp
 kcfg = nl.LateConfig.for_scale(SCALE, **nl.LATE_IN_REGIME)
@@ -130,28 +131,46 @@ display(Markdown(f"With $K = {kcfg.K}$, $N = {kcfg.N}$ ($L^* = {Lstar_k:.2f}$): 
                  f"grows like $\\varepsilon^{{-{exp_eps_k:.2f}}}$ at $L = {kcfg.L_values[0]:g}$ (a $\\log(K/\\varepsilon)$ law "
                  f"would give {exp_log_k:.2f}), and the time to $\\mathcal L/\\mathcal L_0 \\le \\varepsilon^2$ like "
                  f"$\\varepsilon^{{-{exp_loss_k:.2f}}}$ at $L = {kcfg.L_values[1]:g}$ (Theorem 2: {exp_thm2_k:.2f})."))
-hyp_k = {"K >= 1/eps": kcfg.K >= 1 / float(eps_k.min()) - 1e-9, "N >= K^3": kcfg.N >= kcfg.K**3}
-ledger["C8b"].check(
-    measured=f"K = {kcfg.K}: time to 1 - Attn <= eps ~ eps^-{exp_eps_k:.2f} over eps = {kcfg.eps_grid[0]:g}..{kcfg.eps_grid[-1]:g} "
-             f"(log(K/eps) there: eps^-{exp_log_k:.2f}); K = {lcfg.K}, eps to {float(eps[i2]):g}: eps^-{exp_eps:.2f}",
-    how=f"exact GD at fixed eta = {kcfg.lr}, L = {kcfg.L_values[0]:g} < L* = {Lstar_k:.2f} (flat), N = {kcfg.N}; "
-        "pass: exponent < 0.5 (a logarithm has local exponent < 0.4 here)",
-    passed=exp_eps_k < 0.5, hypotheses=hyp_k,
-    caveat=None)
-ledger["C9"].check(
+def in_regime(cfg):
+    """Which of Thms 1-2's conditions hold in a run (delta = o(1), used by Lemmas 5-6, read as delta_min < 1/K)."""
+    return {"K >= 1/eps": cfg.K >= 1 / min(cfg.eps_grid) - 1e-9, "N >= K^3": cfg.N >= cfg.K**3,
+            "N > 20 K^3 (delta = o(1))": cfg.N > 20 * cfg.K**3}
+
+
+hyp_k = in_regime(kcfg)
+# the flat regime once more with delta_min = sqrt(20K/N) < 1/K: N = 10^5 > 20 K^3 (prompts drawn as counts, the same cost)
+dcfg_k = nl.LateConfig.for_scale(SCALE, **{**nl.LATE_IN_REGIME, "N": 100_000, "L_values": (kcfg.L_values[0],)})
+late_d = nl.run_late(dcfg_k)
+ok_d = torch.isfinite(late_d.T_eps_attn[:, 0])
+exp_eps_d = metrics.loglog_slope(1 / eps_k[ok_d], late_d.T_eps_attn[ok_d, 0])
+Lstar_d = th.threshold_scale(dcfg_k.K, dcfg_k.N, dcfg_k.delta)["L_star"]
+ledger["C8b"].measure(
+    {"eps exponent of the time to 1 - Attn <= eps": exp_eps_d},
+    measured=f"K = {dcfg_k.K}, N = {dcfg_k.N} > 20 K^3: time to 1 - Attn <= eps ~ eps^-{exp_eps_d:.2f} over eps = "
+             f"{dcfg_k.eps_grid[0]:g}..{dcfg_k.eps_grid[-1]:g} (log(K/eps) there: eps^-{exp_log_k:.2f}); at N = {kcfg.N}: "
+             f"eps^-{exp_eps_k:.2f}; K = {lcfg.K}, eps to {float(eps[i2]):g}: eps^-{exp_eps:.2f}",
+    how=f"exact GD at fixed eta = {dcfg_k.lr}, L = {dcfg_k.L_values[0]:g} < L* = {Lstar_d:.2f} (flat), K = {dcfg_k.K}, "
+        f"N = {dcfg_k.N}",
+    hypotheses=in_regime(dcfg_k))
+ledger["C9"].measure(
+    {"eps exponent of the time to loss/loss0 <= eps^2, minus Thm 2": exp_loss_k - exp_thm2_k},
     measured=f"K = {kcfg.K}: time to loss/loss0 <= eps^2 ~ eps^-{exp_loss_k:.2f} (Thm 2 local exponent {exp_thm2_k:.2f}); "
-             f"K = {lcfg.K}: eps^-{exp_eps_loss:.2f}",
-    how=f"exact GD at fixed eta = {kcfg.lr}, L = {kcfg.L_values[1]:g} > L* = {Lstar_k:.2f} (sharp), N = {kcfg.N}; pass: within 0.3",
-    passed=abs(exp_loss_k - exp_thm2_k) < 0.3, hypotheses=hyp_k)
+             f"K = {lcfg.K}: eps^-{exp_eps_loss:.2f}; N = {kcfg.N} (20 K^3 = {20 * kcfg.K**3})",
+    how=f"exact GD at fixed eta = {kcfg.lr}, L = {kcfg.L_values[1]:g} > L* = {Lstar_k:.2f} (sharp), N = {kcfg.N}",
+    hypotheses=hyp_k)
 
 # %% tags=["remove-cell"]
 assert abs(exp_loss + 1) < 0.3 and exp_eps > 1.0
 
 # %% [markdown]
-# The theorems assume $K\ge\Theta(1/\epsilon)$ and $N\ge\Theta(K^3)$; the sweep above holds $K = 4$,
-# $N = 100$ and pushes $\epsilon$ far below $1/K$, so it cannot decide them alone. The ledger decides on a
-# second run inside those hypotheses ($K = 16$, $N = 2K^3$, $\epsilon\ge 1/16$), which also has one
-# flat and one sharp $L$.
+# The theorems assume $K\ge\Theta(1/\epsilon)$ and $N\ge\Theta(K^3)$, and their proofs use
+# $\delta = o(1)$ (Lemmas 5–6), which with $\delta\ge\sqrt{20K/N}$ needs $N > 20K^3$ (D7); the sweep above
+# holds $K = 4$, $N = 100$ and pushes $\epsilon$ far below $1/K$, so it cannot decide them alone. The
+# second run ($K = 16$, $N = 2K^3$, $\epsilon\ge 1/16$) has one flat and one sharp $L$ but
+# $\delta_{\min} = 0.20 > 1/K$; the flat regime is therefore run once more at $N = 10^5 > 20K^3$
+# ($\delta_{\min} = 0.057 < 1/K$), inside every condition, and the ledger decides Thm 1 there. Thm 2 is
+# decided on the $N = 2K^3$ run (its sharp $L$ would need $L > 1/(\Delta\delta) \approx 6$ at $N = 10^5$), and its
+# card says that $\delta = o(1)$ did not hold.
 #
 # At a fixed step size the paper's logarithmic $\epsilon$-dependence does not hold: the time to
 # accuracy grows like $\epsilon^{-2}$ for $1-\mathrm{Attn}$ (D10), and the loss ratio $\epsilon^2$ is reached after
@@ -179,19 +198,18 @@ display(Markdown(f"Steps to $T^1$ and $T^*$ at $N = {', '.join(f'{v:g}' for v in
     ["$L$", "$T^1$", "$T^*$", "slope of $T^1$", "slope of $T^*$", "slope of the Phase-II rate"],
     [[f"{Lv:g}", ", ".join(f"{t:.0f}" for t in dres.T1[:, j].tolist()), ", ".join(f"{t:.0f}" for t in dres.T_star[:, j].tolist()),
       f"{sl_T1[j]:.2f}", f"{sl_Ts[j]:.2f}", f"{sl_r2[j]:.2f}"] for j, Lv in enumerate(dcfg.L_values)])))
-hyp_N = {"N > 20 K^3": min(dcfg.N_grid) > 20 * dcfg.K**3}
-ledger["C14"].check(
-    measured=f"Phase-II rate ~ N^{max(sl_r2, key=abs):.2f} (per L: {', '.join(f'{v:.2f}' for v in sl_r2)}) over N = {list(dcfg.N_grid)}; paper N^-1",
-    how=f"exact GD, K = {dcfg.K}, eta = {dcfg.lr}, L in {list(dcfg.L_values)}, rate = (q_k(T*) - q_k(T^1)) / (eta (T* - T^1)); "
-        "pass: slope within 0.5 of -1",
-    passed=all(abs(v + 1) < 0.5 for v in sl_r2), hypotheses=hyp_N)
-ledger["C15"].check(
-    measured=f"T* ~ N^{max(sl_Ts, key=abs):.2f} (bound: N^1), T^1 ~ N^{max(sl_T1, key=abs):.2f} (no delta: N^0)",
-    how="same runs as C14; upper bounds: contradicted only by times growing faster than N; pass: T* slope <= 1 + 0.3 and "
-        "T^1 slope within 0.3 of 0",
-    passed=all(v <= 1.3 for v in sl_Ts) and all(abs(v) < 0.3 for v in sl_T1), hypotheses=hyp_N,
-    caveat=f"bound not tight in delta: the measured T* is nearly independent of N (slope {max(sl_Ts, key=abs):.2f}), "
-           "because the rate does not carry the delta^2 of Prop. 3 (C14)")
+hyp_N = {"N > 20 K^3": min(dcfg.N_grid) > 20 * dcfg.K**3, "K >= 1/eps": dcfg.K >= 1 / dcfg.eps}
+ledger["C14"].measure(
+    {"slope of the Phase-II rate in N, per L": sl_r2},
+    measured=f"Phase-II rate ~ N^{max(sl_r2, key=abs):.2f} (per L: {', '.join(f'{v:.2f}' for v in sl_r2)}) over N = {list(dcfg.N_grid)}; "
+             f"paper N^-1; T* at 1 - Attn <= eps = {dcfg.eps:g} with K = {dcfg.K}",
+    how=f"exact GD, K = {dcfg.K}, eta = {dcfg.lr}, L in {list(dcfg.L_values)}, rate = (q_k(T*) - q_k(T^1)) / (eta (T* - T^1))",
+    hypotheses=hyp_N)
+ledger["C15"].measure(
+    {"T_star_slope": max(sl_Ts), "T1_slope": max(sl_T1, key=abs)},
+    measured=f"T* ~ N^{max(sl_Ts, key=abs):.2f} (bound: N^1), T^1 ~ N^{max(sl_T1, key=abs):.2f} (no delta: N^0); "
+             f"per L: T* {', '.join(f'{v:.2f}' for v in sl_Ts)}, T^1 {', '.join(f'{v:.2f}' for v in sl_T1)}",
+    hypotheses=hyp_N)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Durations $T^1$, $T^*$ (left) and the Phase-II rate (right) against the context length $N$, with the paper's $\\propto N$ and $\\propto 1/N$ (dotted). Not a figure of the paper.", "name": "fig-nl-delta"}, "image": {"alt": "Measured durations and rates are nearly flat in N, while the dotted paper scalings rise or fall steeply."}}
 nlfig.show(nlfig.delta_figure(dres))
@@ -216,10 +234,9 @@ display(Markdown(md_table(["test family", "error at $Q = 0$", "error trained", "
                           [[fam, f"{float(gen.err[fam][0]):.2e}", f"{float(gen.err[fam][-1]):.2e}", f"{gen.max_ratio[fam]:.3f}"]
                            for fam in gen.families])))
 gen_gain = max(float(gen.err[f][-1] / gen.err[f][0]) for f in gen.families)
-ledger["C11"].check(
-    measured=f"per-prompt error <= envelope (max ratio {max(gen.max_ratio.values()):.3f}); error reduced to <= {gen_gain:.1e} of Q = 0 for all 3 families",
-    how=f"trained on cosine tasks, tested on {gcfg.test_prompts} prompts each of fresh cosine, 2-ReLU and random ReLU-net tasks",
-    passed=max(gen.max_ratio.values()) <= 1 + 1e-9 and gen_gain < 0.05)
+ledger["C11"].measure(
+    {"largest per-prompt error / envelope": max(gen.max_ratio.values()), "trained / untrained error, worst family": gen_gain},
+    how=f"trained on cosine tasks, tested on {gcfg.test_prompts} prompts each of fresh cosine, 2-ReLU and random ReLU-net tasks")
 
 # %% tags=["remove-cell"]
 assert max(gen.max_ratio.values()) <= 1 + 1e-9 and gen_gain < 0.05
@@ -241,10 +258,10 @@ late_gap = float((1 - late.own[-1]).max())
 display(Markdown(f"The rows of the attention maps sum to 1 within {row_sum_err:.0e}. After {tcfg.steps} steps of the "
                  f"theory model the diagonal is at least {float(diag_final.min()):.3f} and the off-diagonal at most "
                  f"{off_final_max:.3f}; in the long run $1 - \\mathrm{{Attn}} = {late_gap:.4f}$."))
-ledger["C12"].check(
-    measured=f"row sums exact ({row_sum_err:.0e}); after {tcfg.steps} steps diag >= {float(diag_final.min()):.2f}; long run 1 - Attn = {late_gap:.3f}",
-    how="theory model, all seeds and L; long run of Sec. 5",
-    passed=row_sum_err < 1e-12 and float(diag_final.min()) > 0.5 and late_gap < 0.1)
+ledger["C12"].measure(
+    {"largest row-sum error": row_sum_err, "smallest diagonal entry after the run": float(diag_final.min()),
+     "largest 1 - Attn in the long run": late_gap},
+    how=f"theory model, all seeds and L, {tcfg.steps} steps; long run of Sec. 5")
 
 # %% tags=["remove-cell"]
 assert row_sum_err < 1e-12 and late_gap < 0.1
@@ -265,11 +282,10 @@ slope_p = metrics.loglog_slope(torch.tensor(ucfg.p, dtype=F64), nu.T_level)
 display(Markdown(md_table(["$p_k$", f"first step with $\\mathrm{{Attn}}_k \\ge {ucfg.level:g}$", "final $\\mathrm{Attn}_k$"],
                           [[f"{p_:g}", f"{t:.0f}", f"{a:.3f}"] for p_, t, a in zip(ucfg.p, nu.T_level.tolist(), nu.own_k[-1].tolist())])
                  + f"\n\nLog-log slope of the time against $p_k$: {slope_p:.2f}."))
-ledger["X1"].check(
-    measured=f"every feature reaches Attn_k >= {ucfg.level} (final min {float(nu.own_k[-1].min()):.3f}); time ~ p_k^{slope_p:.2f}",
-    how=f"exact GD, K = {ucfg.K}, N = {ucfg.N}, M = {ucfg.M}, {ucfg.steps} steps; pass: all features reach the level and "
-        "the time-frequency slope is within 0.5 of -1",
-    passed=bool(torch.isfinite(nu.T_level).all()) and abs(slope_p + 1) < 0.5)
+ledger["X1"].measure(
+    {"every feature reaches the level": bool(torch.isfinite(nu.T_level).all()), "slope of the time against p_k": slope_p,
+     "smallest final Attn_k": float(nu.own_k[-1].min())},
+    how=f"exact GD, K = {ucfg.K}, N = {ucfg.N}, M = {ucfg.M}, {ucfg.steps} steps; level Attn_k >= {ucfg.level}")
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The theory model with feature frequencies $p = (0.4, 0.3, 0.2, 0.1)$: own attention per feature (left) and the time to reach 0.9 against $p_k$ (right). The check Sec. 6 announces for App. A, which the paper does not contain.", "name": "fig-nl-nonuniform"}, "image": {"alt": "Four rising attention curves, rarer features later; the times fall roughly like 1/p."}}
 nlfig.show(nlfig.nonuniform_figure(nu))
@@ -292,8 +308,8 @@ nlfig.show(nlfig.nonuniform_figure(nu))
 # reported; the ledger decides under SGD and quotes Adam in the caveats.
 #
 # ```{note}
-# Scale. The paper gives no seeds; at `paper` scale we train 2 seeds per $L$ (12 runs × 4000
-# steps per optimizer); the `ci` scale uses $N = 50$, $M = 200$, 100 epochs, 1 seed.
+# Scale. The paper gives no seeds; at `paper` scale we train 5 seeds per $L$ (30 runs × 4000
+# steps per optimizer); the `ci` and `book` scales use $N = 50$, $M = 200$, 100 epochs, 1 seed.
 # ```
 
 # %% tags=["hide-input"]
@@ -335,27 +351,31 @@ iS = [list(bcfg.L_values).index(L) for L in nl.SHARP]
 fmt = lambda v: ", ".join(f"{t:.0f}" for t in v.tolist())  # noqa: E731
 
 
+OPTS = {"SGD 0.03": "SGD", "Adam 1e-3": "Adam"}  # the options of claims.toml's [claim.choice]
+assert bcfg.lr == 0.03
 for name, idx in (("F1a", iF), ("F1b", iS)):
-    verdict = {opt: nl.order_verdict(m, idx) for opt, m in bt.items()}
-    ledger[name].check(
+    verdict = {o: nl.order_verdict(bt[opt], idx) for o, opt in OPTS.items()}
+    ledger[name].measure(
+        {"epochs": bcfg.epochs},
+        under={o: {"ordered the other way": v == "no", "ordering decided": v != "undecided"} for o, v in verdict.items()},
         measured=f"SGD: epochs to own attention 0.9: {fmt(bt['SGD']['own'][idx])}; to 5% of the uniform loss: "
                  f"{fmt(bt['SGD']['loss'][idx])} (inf: not within {bcfg.epochs} epochs); "
-                 f"Adam: {fmt(bt['Adam']['own'][idx])}; {fmt(bt['Adam']['loss'][idx])}",
-        how=f"practical block, held-out prompts, mean over {bcfg.seeds} seed(s); both orderings required; "
-            "decided under SGD (closest to the paper's GD), Adam reported",
-        passed=verdict["SGD"] == "yes",
-        inconclusive=(f"under SGD no run of the set converged within {bcfg.epochs} epochs (Adam ordering: {verdict['Adam']})"
-                      if verdict["SGD"] == "undecided" else None),
-        caveat=f"under Adam the ordering is {'also found' if verdict['Adam'] == 'yes' else 'not found'}")
+                 f"Adam: {fmt(bt['Adam']['own'][idx])}; {fmt(bt['Adam']['loss'][idx])}; ordering: "
+                 + ", ".join(f"{o} {v}" for o, v in verdict.items()),
+        how=f"practical block, held-out prompts, mean over {bcfg.seeds} seed(s), {bcfg.epochs} epochs; convergence = first "
+            "epoch with own attention 0.9 and with 5% of the uniform loss; both orderings required")
 i01, i1 = list(bcfg.L_values).index(0.1), list(bcfg.L_values).index(1.0)
 e40 = int(torch.argmin((bsteps - 40).abs()))
 loss40 = float(block.train_loss[e40, i01].mean())
 loss40_adam = float(block_adam.train_loss[e40, i01].mean())
 bound01 = 0.5 * (2 * 0.1 / bcfg.c) ** 2
-ledger["F1c"].check(
-    measured=f"SGD {loss40:.1e}, Adam {loss40_adam:.1e} at epoch {float(bsteps[e40]):.0f} (any predictor in [-L/c, L/c] has loss <= {bound01:.2f})",
-    how="practical block, training loss 1/2 MSE; pass: within 0.5 of 1.0", passed=abs(loss40 - 1.0) < 0.5,
-    caveat=None)
+ledger["F1c"].cannot_decide(
+    measured=f"SGD {loss40:.1e}, Adam {loss40_adam:.1e} at epoch {float(bsteps[e40]):.0f}; any predictor in [-L/c, L/c] "
+             f"has loss <= {bound01:.2f}",
+    how="practical block, training loss 1/2 MSE at epoch 40, L = 0.1",
+    why=f"with the stated f = (L/c) cos(c x) every predictor with values in [-L/c, L/c] has a loss of at most {bound01:.2f} "
+        "at L = 0.1, so 'around 1.0' needs a normalisation the paper does not state: no measurement of this task family "
+        "can be near 1.0 (rule 5)")
 
 # %% tags=["remove-cell"]
 assert float(bt["Adam"]["final_own"].mean()) > 0.8 and float(bt["Adam"]["final_norm_loss"].max()) < 0.3
@@ -365,7 +385,10 @@ assert float(bt["SGD"]["final_own"][iS].mean()) > 0.7
 # Under SGD the paper's ordering within the sharp set appears, as the paper's explanation predicts;
 # under Adam it need not: Adam's steps do not grow with the gradient, and the block must grow the
 # scale of its read-out in proportion to $L$. With SGD the flat set converges slowly — its gradients
-# are $L^2$ times smaller — so within a short run its ordering cannot be decided.
+# are $L^2$ times smaller — so within the 100 epochs of this page's run its ordering is undecided by
+# the times to 0.9. The paper-scale record (below the attention maps) runs 400 epochs: there too the
+# flat set stays below 0.9 (at $L = 0.1$ the own attention stalls near 0.3), but its final own attention
+# is ordered as the paper says in every seed.
 #
 # The loss *values* of the paper's text (≈1.0 at epoch 40 for $L = 0.1$, ≈0.6 at epoch 30 for
 # $L = 1$) cannot come from the stated task family: $|f|\le L/c = 0.2$ at $L = 0.1$, so no sensible
@@ -393,20 +416,39 @@ nlfig.block_maps_slider(block)
 
 # %% tags=["hide-input"]
 diag_b = torch.diagonal(block.maps, dim1=-2, dim2=-1)  # (n_rec, nL, S, K)
+# the paper-scale record (icl-lab run nonlinear.block_figures --scale paper: SGD 0.03, 400 epochs), when shipped:
+# it keeps only the final own attention of each run, which says whether a longer run gets there
+refb = reports.load_reference("nonlinear.block_figures")
+refb_own = ({float(Lv): [float(v) for v in own] for Lv, own in zip(refb.summary["L"], refb.summary["final_own_attention"])}
+            if refb.summary else {})
+
+
+def refb_note(Lv):
+    if Lv not in refb_own:
+        return "no paper-scale record of the block shipped"
+    own = refb_own[Lv]
+    return (f"the paper-scale record ({len(own)} seeds, {refb.config.epochs} epochs, SGD {refb.config.lr:g}, N = {refb.config.N}) "
+            f"ends with own attention {min(own):.2f} to {max(own):.2f} at L = {Lv:g}"
+            + (": below 0.9 in every seed, so under this optimizer the longer run does not get there either"
+               if max(own) < 0.9 else ""))
+
+
+if refb_own:
+    display(Markdown("In the paper-scale record (SGD 0.03, 400 epochs, $N = 100$, $M = 300$, "
+                     f"{len(refb.seeds)} seeds) the final own attention is " + "; ".join(
+                         f"{min(v):.2f} to {max(v):.2f} at $L = {Lv:g}$" for Lv, v in refb_own.items()) + "."))
 for name, Lv, limit in (("F2", 0.1, 300), ("F3", 1.0, 200)):
     i = list(bcfg.L_values).index(Lv)
-    t_sgd, t_adam = float(bt["SGD"]["diag"][i]), float(bt["Adam"]["diag"][i])
-    undecided = not math.isfinite(t_sgd) and bcfg.epochs < limit
-    ledger[name].check(
-        measured=f"every diagonal entry >= 0.9 from epoch {t_sgd:.0f} (SGD), {t_adam:.0f} (Adam); final min diagonal "
-                 f"{float(diag_b[-1, i].min()):.3f} (SGD)",
+    t_first = {o: float(bt[opt]["diag"][i]) for o, opt in OPTS.items()}
+    ledger[name].measure(
+        {"epochs": bcfg.epochs, "paper_epoch": limit, "reference": refb_note(Lv)},
+        under={o: {"not reached by the epoch the paper gives, in a run that long":
+                   not (math.isfinite(t) and t <= limit) and bcfg.epochs >= limit,
+                   "reached by the paper's epoch": math.isfinite(t) and t <= limit} for o, t in t_first.items()},
+        measured=f"every diagonal entry >= 0.9 from epoch {t_first['SGD 0.03']:.0f} (SGD), {t_first['Adam 1e-3']:.0f} (Adam); "
+                 f"final min diagonal {float(diag_b[-1, i].min()):.3f} (SGD)",
         how=f"practical block, held-out prompts, {bcfg.epochs} epochs, mean over {bcfg.seeds} seed(s); 'approaches 1' read "
-            f"as every diagonal entry >= 0.9; decided under SGD",
-        passed=math.isfinite(t_sgd) and t_sgd <= limit,
-        inconclusive=(f"under SGD not reached within the {bcfg.epochs} epochs of this scale, shorter than the paper's "
-                      f"epoch {limit} (Adam: {t_adam:.0f})" if undecided else None),
-        caveat=f"Adam: {'reached' if math.isfinite(t_adam) and t_adam <= limit else 'not reached'} by epoch {limit}"
-               + ("" if SCALE == "paper" else f"; {SCALE} scale: N = {bcfg.N}, M = {bcfg.M}"))
+            "as every diagonal entry >= 0.9" + ("" if SCALE == "paper" else f"; {SCALE} scale: N = {bcfg.N}, M = {bcfg.M}"))
 
 # %% [markdown]
 # **Do the cross attentions oscillate?** The paper says $q_{k,k'}$ "oscillates ... with an overall
@@ -431,14 +473,10 @@ for opt, res in (("SGD", block), ("Adam", block_adam)):
 display(Markdown("At $L = 1$: " + "; ".join(
     f"under {opt}, $\\mathrm{{Attn}}_{{{b[0]},1}}$ goes from {b[1]:.2f} up to {b[2]:.2f} and ends at {b[3]:.2f}"
     for opt, b in bump.items()) + "."))
-ledger["C5b"].check(
-    measured=f"theory model: mean final q_(k,k') = {off_final:.2f}, increments that change sign: {flips:.1%}; block (L = 1): "
-             + "; ".join(f"{o} Attn_({b[0]},1) {b[1]:.2f} -> {b[2]:.2f} -> {b[3]:.2f}" for o, b in bump.items()),
-    how="theory model: every GD step, all seeds and L, orthogonal features; pass: decreasing trend and > 1% sign changes",
-    passed=off_final < 0 and flips > 0.01,
-    caveat="decreasing trend holds; in the theory model with orthogonal features q_(k,k') moves monotonically (rows of q "
-           "sum to 0 exactly); the block's cross attention can rise before it decays, the non-monotone behaviour the "
-           "abstract's hedged 'can oscillate' describes")
+ledger["C5b"].measure(
+    {"mean final q_(k,k')": off_final, "share of increments that change sign": flips},
+    measured=f"theory model: mean final q_(k,k') = {off_final:.2f}, increments that change sign: {flips:.1%}; block (L = 1, "
+             "shown, not counted): " + "; ".join(f"{o} Attn_({b[0]},1) {b[1]:.2f} -> {b[2]:.2f} -> {b[3]:.2f}" for o, b in bump.items()))
 
 # %% [markdown]
 # ## Figure 4: polynomial tasks on Gaussian inputs
@@ -501,29 +539,25 @@ if poly_ref is not None:
                     else "decides what this shorter run leaves undecided"))
 else:
     ref4_note = "no paper-scale reference record shipped: the book-scale conclusion is not compared with the full size"
-verdict4 = "no" if "no" in v4["SGD"] else "undecided" if "undecided" in v4["SGD"] else "yes"
-ledger["F4"].check(
+ledger["F4"].measure(
+    {"epochs": pcfg.epochs, "reference": ref4_note},
+    under={o: {"an L-set ordered the other way": "no" in v4[opt], "both L-sets decided": "undecided" not in v4[opt]}
+           for o, opt in OPTS.items()},
     measured=f"epochs to training loss <= 1/2 the predict-0 loss: SGD {fmt4(T_half['SGD'])}; Adam {fmt4(T_half['Adam'])} "
-             f"(inf: not within {pcfg.epochs} epochs)",
+             f"(inf: not within {pcfg.epochs} epochs); ordering SGD flat {v4['SGD'][0]}, sharp {v4['SGD'][1]}; "
+             f"Adam flat {v4['Adam'][0]}, sharp {v4['Adam'][1]}",
     how=f"practical block, d = {pcfg.d}, N = {pcfg.N}, M = {pcfg.M}, {pcfg.seeds} run(s) per L, training loss; a scale-aware "
-        "level (the untrained block's loss is up to 47x the predict-0 loss at small L); decided under SGD, Adam reported",
-    passed=verdict4 == "yes",
-    inconclusive=("under SGD a whole L-set stays above the level within the run "
-                  f"(flat: {v4['SGD'][0]}, sharp: {v4['SGD'][1]}); Adam: flat {v4['Adam'][0]}, sharp {v4['Adam'][1]}; {ref4_note}"
-                  if verdict4 == "undecided" else None),
-    caveat=f"training loss only; the held-out loss does not fall (R4); Adam ordering: flat {v4['Adam'][0]}, sharp {v4['Adam'][1]}"
-           + f"; {ref4_note}")
+        "level (the untrained block's loss is up to 47x the predict-0 loss at small L)")
 test_over_zero_a = (poly_adam.test_loss[-1] / poly_adam.zero_baseline).mean(-1)
 train_over_zero_a = (poly_adam.train_loss[-1] / poly_adam.zero_baseline).mean(-1)
 fit_sgd = train_over_zero <= 0.5  # the SGD runs that fitted their training set
-ledger["R4"].check(
+ledger["R4"].measure(
+    {"Adam: largest final train / predict-0": float(train_over_zero_a.max()),
+     "Adam: smallest held-out / predict-0": float(test_over_zero_a.min()),
+     "SGD runs that fit: smallest held-out / predict-0": float(test_over_zero[fit_sgd].min()) if bool(fit_sgd.any()) else math.inf},
     measured=f"Adam: final train/zero <= {float(train_over_zero_a.max()):.3f} (all L), held-out/zero >= {float(test_over_zero_a.min()):.2f}; "
              f"SGD runs that fit (train/zero <= 0.5 at L = {[L for L, f in zip(pcfg.L_values, fit_sgd.tolist()) if f]}): "
-             f"held-out/zero >= {float(test_over_zero[fit_sgd].min()) if bool(fit_sgd.any()) else float('nan'):.2f}",
-    how="held-out prompts with fresh tasks, same block and training; pass: the runs that fit their training set "
-        "(train <= 1/2 predict-0) stay above predict-0 on held-out prompts",
-    passed=float(test_over_zero_a.min()) > 1 and float(train_over_zero_a.max()) < 0.5
-           and bool((test_over_zero[fit_sgd] > 1).all()))
+             f"held-out/zero >= {float(test_over_zero[fit_sgd].min()) if bool(fit_sgd.any()) else float('nan'):.2f}")
 
 # %% tags=["remove-cell"]
 assert float(train_over_zero_a.max()) < 0.5
@@ -581,12 +615,12 @@ test_over_unif_t = (poly_t.test_loss[-1] / poly_t.baseline).mean(-1)
 display(Markdown(md_table(["$L$", "final / initial train loss", "final held-out loss / uniform attention"],
                           [[f"{Lv:g}", f"{a:.3f}", f"{b:.3f}"] for Lv, a, b in
                            zip(pcfg.L_values, final_rel_t.tolist(), test_over_unif_t.tolist())])))
-ledger["F4t"].check(
+ledger["F4t"].measure(
+    {"flat set ordered (larger L lower final loss)": nl.ordering(final_rel_t[iFp]) == "yes",
+     "sharp set ordered (larger L lower final loss)": nl.ordering(final_rel_t[iSp]) == "yes"},
     measured=f"final train loss / initial: flat {[round(v, 3) for v in final_rel_t[iFp].tolist()]}, sharp {[round(v, 3) for v in final_rel_t[iSp].tolist()]}; "
              f"held-out / uniform attention >= {float(test_over_unif_t.min()):.2f}",
-    how=f"Q-only attention, full-batch GD (step {pcfg.theory_lr}) on the Fig. 4 prompt sets, {pcfg.theory_steps} steps",
-    passed=nl.ordering(final_rel_t[iFp]) == "yes" and nl.ordering(final_rel_t[iSp]) == "yes",
-    caveat="training loss only: held-out loss stays at the uniform-attention level, the theory model memorises too")
+    how=f"Q-only attention, full-batch GD (step {pcfg.theory_lr}) on the Fig. 4 prompt sets, {pcfg.theory_steps} steps")
 
 # %% tags=["remove-cell"]
 assert float(test_over_unif_t.min()) > 0.9
@@ -613,9 +647,7 @@ tb = th.feature_gd(fp_u, Vu @ Vu.T, steps=100, lr=0.2 * s_norm**4, record_every=
 r3_gap = float((ta.own - tb.own).abs().max())
 display(Markdown(f"With $s^4 = {s_norm ** 4:.2f}$, the attention of features of norm $s$ at step size $\\eta$ and that of "
                  f"unit features at $\\eta s^4$ agree to {r3_gap:.0e} over 100 steps."))
-ledger["R3"].check(
-    measured=f"max attention gap {r3_gap:.1e} with s^4 = {s_norm ** 4:.2f}", how="exact GD, same labels, 100 steps, float64",
-    passed=r3_gap < 1e-10)
+ledger["R3"].measure({"largest attention gap": r3_gap, "s^4": s_norm**4})
 
 # %% tags=["remove-cell"]
 assert r3_gap < 1e-10
@@ -749,7 +781,8 @@ display(Markdown(md_table(["$L$", "late constant $C = 4\\eta s^4\\,dt/d(1/\\math
 # $\Theta$-rates survive; the $K$-dependence of Phase I and the $\delta$-dependence of Phase II do not
 # follow the paper's rates; the theory model has no transition at $L^*$ (R1), and its time to accuracy
 # is polynomial in $1/\epsilon$ in the flat regime even inside the theorems' hypotheses, while Thm 2's
-# $\epsilon^{-1}\log(1/\epsilon)$ matches there. For the practical block the verdicts depend on the
+# $\epsilon^{-1}\log(1/\epsilon)$ matches at $N = 2K^3$ (outside $\delta = o(1)$). The $\delta$-sweep runs at
+# $K = 4 < 1/\epsilon$, so Prop. 3's rate is left inconclusive there. For the practical block the verdicts depend on the
 # optimizer the paper does not name: they are decided under plain SGD and reported under Adam.
 
 # %% tags=["remove-input"]
