@@ -306,7 +306,7 @@ def _scaled(t: dict) -> list:
 def _fmt_note(note: str, q: dict) -> str:
     try:
         return note.format(**{k: (v.value if isinstance(v, Estimate) else v) for k, v in q.items()})
-    except (KeyError, IndexError, ValueError):
+    except (KeyError, IndexError, ValueError, TypeError):  # a sequence given a number's format: the note as written
         return note
 
 
