@@ -57,7 +57,7 @@ import numpy as np
 import torch
 
 import icl_lab
-from icl_lab import metrics, plotting, widgets
+from icl_lab import criteria, metrics, plotting, widgets
 from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, feature_attention, gradient, initial_gradient_mean_field,
                               loss_floor, phase_times, value_at)
 from icl_lab.metrics import loglog_slope
@@ -191,16 +191,10 @@ assert grouping_err < 1e-12
 id_cfg = cv.IdentitiesConfig.for_scale(SCALE)
 ids = cv.run_identities(id_cfg)
 e = ids.errors
-ledger["I1"].check(
-    measured=f"rel. err {e['I1']:.1e}", how=f"{id_cfg.prompts} prompts, K={id_cfg.K}, d={id_cfg.d}, random Q and V, float64",
-    passed=e["I1"] < 1e-12)
-ledger["I2"].check(
-    measured=f"rel. err {e['I2']:.1e}", how="w-marginalised loss on explicit prompts vs the count formula (empirical law), float64",
-    passed=e["I2"] < 1e-12)
-ledger["I3"].check(
-    measured=f"formula gap {e['I3_formula']:.1e}; sampled-w loss off by {e['I3_z']:+.2f} standard errors",
-    how="count formula vs the w-marginalised per-prompt loss (exact) and vs the sampled-w loss (Monte Carlo)",
-    passed=e["I3_formula"] < 1e-12 and abs(e["I3_z"]) < 4)
+ledger["I1"].measure({"relative error": e["I1"]},
+                     how=f"{id_cfg.prompts} prompts, K={id_cfg.K}, d={id_cfg.d}, random Q and V, float64")
+ledger["I2"].measure({"relative error": e["I2"]})
+ledger["I3"].measure({"formula gap": e["I3_formula"], "sampled-w loss off by (standard errors)": e["I3_z"]})
 ledger.cards('I1', 'I2', 'I3')
 
 # %% tags=["remove-cell"]
@@ -221,15 +215,12 @@ hres = cv.run_full_vs_reduced(h_cfg)
 say(f"The smallest $\\alpha_k$ along the run is {hres.min_alpha:.2e}.")
 
 
-ledger["I4"].check(
-    measured=f"max diff {hres.max_diff_marginalized:.1e} (marginalised); RMS {hres.max_diff_sampled:.3f} vs w-spread {hres.mc_spread:.3f} (sampled w)",
-    how=f"icl_lab.train (GD, float64) on {h_cfg.prompts} prompts, K={h_cfg.K}, d={h_cfg.d}, N={h_cfg.N}, {h_cfg.steps} steps",
-    passed=hres.max_diff_marginalized < 1e-10 and hres.max_diff_sampled < 2 * hres.mc_spread,
-    caveat="with sampled w the agreement is within the Monte-Carlo error of the w-sample (criterion: RMS deviation < 2x the spread between two w draws)")
-ledger["I6"].check(
-    measured=f"off-span {max(hres.off_span, e['I6_span']):.1e}; other columns change by {e['I6_columns']:.1e} when column 1 is perturbed",
-    how="full-model GD from Q = 0, gradient at a random Q, and a perturbed column of S",
-    passed=max(hres.off_span, e["I6_span"]) < 1e-12 and e["I6_columns"] < 1e-14)
+ledger["I4"].measure(
+    {"max difference (marginalised w)": hres.max_diff_marginalized, "RMS deviation (sampled w)": hres.max_diff_sampled,
+     "w-spread": hres.mc_spread, "RMS deviation / w-spread (sampled w)": hres.max_diff_sampled / hres.mc_spread},
+    how=f"icl_lab.train (GD, float64) on {h_cfg.prompts} prompts, K={h_cfg.K}, d={h_cfg.d}, N={h_cfg.N}, {h_cfg.steps} steps")
+ledger["I6"].measure({"off-span": max(hres.off_span, e["I6_span"]), "change of the other columns": e["I6_columns"]},
+                     measured=f"off-span {max(hres.off_span, e['I6_span']):.1e}; other columns change by {e['I6_columns']:.1e} when column 1 is perturbed")
 ledger.cards('I4', 'I6')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Four entries of $S = V^\\top QV$ along GD: the reduced $K\\times K$ model (thick), the full $d\\times d$ model with the $w$-marginalised loss (dotted, on top of it) and with sampled $w$ (dashed). Not a figure of the paper; book scale: 200 of the paper scale's 1000 steps.", "name": "fig-cv-full-vs-reduced"}, "image": {"alt": "Four thick curves of S entries over the GD steps; the dotted full-model curves lie exactly on them, the dashed sampled-w curves close by."}}
@@ -305,17 +296,14 @@ bal_scaled = [(K, float(gradient(torch.zeros(K, K), CountLaw.mean_field(th.p_for
                float(-gradient(torch.zeros(K, K), CountLaw.mean_field(th.p_for("balanced", K)))[1, 0]) * K**3) for K in (10, 100, 1000)]
 imb_scaled = [(K, float(-initial_gradient_mean_field(th.p_for("imbalanced", K, 0.5))["G"][0, 1]) * K,
                float(initial_gradient_mean_field(th.p_for("imbalanced", K, 0.5))["G"][1, 1]) * K**2) for K in (10, 100, 1000)]
-ledger["G0-bal"].check(
-    measured="alpha K^2 = " + ", ".join(f"{r[1]:.3f}" for r in bal_scaled) + "; |beta| K^3 = " + ", ".join(f"{r[2]:.3f}" for r in bal_scaled) + " (K = 10, 100, 1000)",
-    how="library gradient at S = 0, mean field; closed forms (K-1)/K^3 and -1/K^3",
-    passed=all(0.5 < r[1] < 1.5 and 0.5 < r[2] < 1.5 for r in bal_scaled) and cf_err < 1e-14)
-ledger["G0-imb"].check(
-    measured="|beta_k1| K = " + ", ".join(f"{r[1]:.3f}" for r in imb_scaled) + "; alpha_k K^2 = " + ", ".join(f"{r[2]:.3f}" for r in imb_scaled),
-    how="closed forms at S = 0 (verified against the library gradient), p1 = 0.5, K = 10, 100, 1000",
-    passed=all(r[1] > 0.05 and 0.05 < r[2] < 5 for r in imb_scaled))
-ledger["G0-fig3"].check(
-    measured=f"alpha_2 = {a2:.4f}, beta_21 = {b21:.4f}, beta_23 = {b23:+.4f}", how="mean-field gradient at S = 0",
-    passed=b23 > 0 and b21 < -a2 < 0)
+ledger["G0-bal"].measure(
+    {"alpha K^2": [r[1] for r in bal_scaled], "|beta| K^3": [r[2] for r in bal_scaled], "closed-form error": cf_err},
+    measured="alpha K^2 = " + ", ".join(f"{r[1]:.3f}" for r in bal_scaled) + "; |beta| K^3 = " + ", ".join(f"{r[2]:.3f}" for r in bal_scaled)
+             + f" (K = 10, 100, 1000); closed-form error {cf_err:.1e}")
+ledger["G0-imb"].measure(
+    {"|beta_k1| K": [r[1] for r in imb_scaled], "alpha_k K^2": [r[2] for r in imb_scaled]},
+    measured="|beta_k1| K = " + ", ".join(f"{r[1]:.3f}" for r in imb_scaled) + "; alpha_k K^2 = " + ", ".join(f"{r[2]:.3f}" for r in imb_scaled))
+ledger["G0-fig3"].measure({"alpha_2": a2, "beta_21": b21, "beta_23": b23, "beta_21 + alpha_2": b21 + a2})
 ledger.cards('G0-bal', 'G0-imb', 'G0-fig3')
 
 # %% tags=["remove-cell"]
@@ -349,10 +337,8 @@ assert cf_err < 1e-14 and b23 > 0
 
 # %% tags=["hide-input"]
 fl = ids.floors
-ledger["I7"].check(
-    measured=f"rel. err {max(v['rel_err'] for v in fl.values()):.1e}; L_2^low = {fl['imbalanced']['closed'][1]:.4e} (imbalanced), {fl['balanced']['closed'][0]:.2e} (balanced)",
-    how="closed form vs exact enumeration of the 1891 count vectors (K = 3, N = 60)",
-    passed=max(v["rel_err"] for v in fl.values()) < 1e-12)
+ledger["I7"].measure({"relative error": max(v["rel_err"] for v in fl.values()),
+                      "L_2^low (imbalanced)": float(fl["imbalanced"]["closed"][1]), "L_k^low (balanced)": float(fl["balanced"]["closed"][0])})
 # Lemma C.3 (Devroye): Monte Carlo at the edge K/N = eps^2/20
 Kd, Nd = 5, 2000
 eps_d = math.sqrt(20 * Kd / Nd)
@@ -360,9 +346,10 @@ pd = torch.tensor([0.4, 0.3, 0.15, 0.1, 0.05], dtype=torch.float64)
 Xd = CountLaw.monte_carlo(Nd, pd, 200_000, icl_lab.make_generator(11)).counts
 dev_prob = float(((Xd - Nd * pd).abs().sum(1) > Nd * eps_d).to(torch.float64).mean())
 dev_bound = 3 * math.exp(-Nd * eps_d**2 / 25)
-ledger["C3"].check(
-    measured=f"{dev_prob:.1e} <= {dev_bound:.1e}", how="200000 multinomial draws at the edge K/N = eps^2/20 (K=5, N=2000)",
-    passed=dev_prob <= dev_bound)
+n_dev = Xd.shape[0]
+dev_rate = criteria.rate_of(round(dev_prob * n_dev), n_dev)
+ledger["C3"].measure({"P(deviation > N eps)": dev_rate, "bound 3 exp(-N eps^2/25)": dev_bound},
+                     measured=f"{round(dev_prob * n_dev)} of {n_dev} draws, {dev_prob:.1e} (Wilson 95% upper {dev_rate.hi:.1e}) <= {dev_bound:.1e}")
 ledger.cards('I7', 'C3')
 
 # %% tags=["remove-cell"]
@@ -408,10 +395,9 @@ after_T1 = bt.tau > btimes["T1"]
 max_beta_after = float(be_b[after_T1].max())
 attn_o = bt.series("Attn_o")
 attn_o_monotone = bool(np.all(np.diff(attn_o) <= 1e-15))
-ledger["B1"].check(
-    measured=f"min alpha = {al_b.min():.1e}; max K|beta|/alpha = {ratio_b:.2f}; max beta after T1 = {max_beta_after:.1e}; Attn_n monotone: {attn_o_monotone}",
-    how=f"mean-field flow of the balanced column, K = {Kb}",
-    passed=bool(al_b.min() >= 0) and ratio_b < 2 and max_beta_after <= 0 and attn_o_monotone)
+ledger["B1"].measure({"min alpha": float(al_b.min()), "max K|beta|/alpha": ratio_b, "max beta after T1": max_beta_after,
+                      "off-target attention falls together": attn_o_monotone},
+                     how=f"mean-field flow of the balanced column, K = {Kb}")
 ledger.cards('B1')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "A balanced column ($p_k = 1/K$) under the mean-field gradient flow: the weights $A_k$, $B_{k,n}$ (dashed: $\\log K$), their gradients, and the attention and error above the floor; dotted: the end of phase I, $T_1$ (first $A_k > \\log K$). Not a figure of the paper (its balanced case, Thm 3.1, has no figure).", "name": "fig-cv-balanced"}, "image": {"alt": "Three log-time panels: A_k rises past log K at T1 while B_k,n falls; the gradients decay; the target attention rises to 1 and the error falls as the other features' attention vanishes."}}
@@ -439,17 +425,16 @@ lb = sw.late_balanced[Kl]
 sel_b = (lb["tau"] >= 1e5) & (lb["tau"] <= 1e7)
 late_b_rng = (float(lb["ratio"][sel_b].min()), float(lb["ratio"][sel_b].max()))
 late_b = float(lb["ratio"][-1])
-ledger["B2"].check(
-    measured=f"T1/(K^2 log K) = {np.round(norm_T1, 3).tolist()} for K = {Ks}; fitted exponent {slope_T1:.2f}",
-    how="mean-field flow, first tau with A_k > log K", passed=bool(np.all(np.diff(norm_T1) <= 0)),
-    caveat="the measured T1 ~ K^2 is below the bound (the log K factor is not attained)")
-ledger["B3"].check(
+ledger["B2"].measure({"T1/(K^2 log K)": np.round(norm_T1, 3).tolist(), "fitted_exponent": slope_T1},
+                     measured=f"T1/(K^2 log K) = {np.round(norm_T1, 3).tolist()} for K = {Ks}; fitted exponent {slope_T1:.2f}")
+ledger["B3"].measure(
+    {"slope in 1/eps": slope_b_eps, "slope in K": slope_b_K},
     measured=f"(tau_eps - T1) eps/(K log(K eps^-1/2)): log-log slope {slope_b_eps:+.2f} in 1/eps, {slope_b_K:+.2f} in K",
-    how=f"mean-field flow; slope over the three smallest eps of {eps_list} at K = {Kb}, and over K in {Ks} at eps = {sw_cfg.eps:g}; bounded = slope < 0.05",
-    passed=slope_b_eps < 0.05 and slope_b_K < 0.05)
-ledger["B4"].check(
+    how=f"mean-field flow; slope over the three smallest eps of {eps_list} at K = {Kb}, and over K in {Ks} at eps = {sw_cfg.eps:g}")
+ledger["B4"].measure(
+    {"4 p_k tau L_k, lowest and highest for tau in [1e5, 1e7]": [float(late_b_rng[0]), float(late_b_rng[1])]},
     measured=f"4 p_k tau L_k in [{late_b_rng[0]:.3f}, {late_b_rng[1]:.3f}] for tau in [1e5, 1e7] (K = {Kl}); (tau_eps - T1) eps/K at K = {Kb}: {ph2_eps[-1]:.3f} at eps = {min(eps_list):g} (law: 0.25)",
-    how=f"mean-field flow of the balanced column to tau = {lb['tau'][-1]:.0e}", passed=late_b_rng[0] > 0.9 and late_b_rng[1] < 1.1)
+    how=f"mean-field flow of the balanced column to tau = {lb['tau'][-1]:.0e}")
 ledger.cards('B2', 'B3', 'B4')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Balanced columns: the phase-I length $T_1$ against $K$ with the paper's $K^2\\log K$ (dashed), and the phase-II length $(\\tau_\\epsilon - T_1)\\epsilon/K$ against $1/\\epsilon$ (grey: the late-time law's 1/4) and against $K$. Not a figure of the paper.", "name": "fig-cv-balanced-scaling"}, "image": {"alt": "Left: T1 grows parallel to, and below, the dashed K squared log K line. Middle and right: the normalised phase-II length stays of order one against 1/epsilon and against K, near the grey 1/4 line."}}
@@ -482,16 +467,16 @@ stage = np.array([sw.under[(p1m, K)]["times"]["tau_eps"] / sw.dominant[(p1m, K)]
 table(["$K$"] + [f"$\\tau_\\epsilon$ at $\\epsilon$ = {e:g}" for e in dom_eps],
       [(K, *(f"{v:.6g}" for v in row)) for K, row in zip(sw_cfg.dominant_K, np.asarray(dom_tab))]
       + [("late-time law $1/(4p_1\\epsilon)$", *(f"{1 / (4 * p1m * e):.6g}" for e in dom_eps))])
-ledger["D1"].check(
+ledger["D1"].measure(
+    {"max beta_1n": max(r[1] for r in d1_rows), "max K|beta|/alpha": max(r[2] for r in d1_rows)},
     measured=f"max beta_1n = {max(r[1] for r in d1_rows):.1e}; max K|beta|/alpha = {max(r[2] for r in d1_rows):.2f} (K = {Ks[0]}..{Ks[-1]})",
-    how=f"mean-field flow of column 1, p1 = {p1m}", passed=max(r[1] for r in d1_rows) <= 0 and max(r[2] for r in d1_rows) < 3)
-ledger["D2"].check(
+    how=f"mean-field flow of column 1, p1 = {p1m}")
+ledger["D2"].measure(
+    {"max/min of tau_eps over K": np.round(flat, 3).tolist(), "log-log slope of tau_eps in eps": np.round(slope_dom, 2).tolist()},
     measured=f"max/min of tau_eps over K = {sw_cfg.dominant_K}: {np.round(flat, 3).tolist()}; slope in eps: {np.round(slope_dom, 2).tolist()}",
-    how=f"mean-field flow of column 1, p1 = {p1m}, time to L_1 - L_1^low <= eps",
-    passed=bool(flat.max() < 1.25 and all(-1.2 < s < -0.8 for s in slope_dom)))
-ledger["D3"].check(
-    measured=f"T_k/T_1 = {np.round(stage, 1).tolist()} for K = {Ks}", how=f"mean-field flows, eps = {sw_cfg.eps:g}, p1 = {p1m}",
-    passed=bool(np.all(np.diff(stage) > 0) and stage[0] > 1))
+    how=f"mean-field flow of column 1, p1 = {p1m}, time to L_1 - L_1^low <= eps")
+ledger["D3"].measure({"T_k/T_1": np.round(stage, 1).tolist(), "T_k/T_1 at the smallest K": float(stage[0])},
+                     measured=f"T_k/T_1 = {np.round(stage, 1).tolist()} for K = {Ks}", how=f"mean-field flows, eps = {sw_cfg.eps:g}, p1 = {p1m}")
 ledger.cards('D1', 'D2', 'D3')
 
 # %% tags=["remove-cell"]
@@ -556,21 +541,23 @@ Bo = tr.series("Bo")
 bo_peak = float(tr.tau[np.argmax(Bo)])
 ph4 = (tr.tau > pt["T3"]) & (tr.tau <= pt["T4"])
 sw_ratio = value_at(tr.tau, tr.series("B1"), pt["tau_sw"]) / tr.column.logK
-u1 = {"beta1 dominates before tau_sw": bool(np.all(np.abs(b1[early]) > al[early])),
+# "beta_k1 leads until tau_sw" is true by the definition of tau_sw (the first alpha_k >= |beta_k1|); what the
+# statement adds is that beta_k1 leads from the start (tau_sw > 0) and that B_k1 falls while it leads
+u1 = {"beta_k1 leads at the start (tau_sw > 0)": bool(pt["tau_sw"] > 0 and abs(b1[0]) > al[0]),
+      "B_k1 < 0 at tau_sw": bool(sw_ratio < 0),
       "B_kn rises then falls": bool(Bo.max() > 0 and 0 < bo_peak < pt["T1"] and Bo[-1] < Bo.max()),
       "all beta <= 0 in phase IV": bool(max(b1[ph4].max(), bo[ph4].max()) <= 0),
       "order T1 < T2 < T3 < T4": bool(pt["T1"] < pt["T2"] < pt["T3"] < pt["T4"])}
-ledger["U1"].check(
-    measured="; ".join(f"{k}: {v}" for k, v in u1.items()) + f"; B_k1/log K at tau_sw = {sw_ratio:.2f}",
-    how=f"mean-field flow, K = {po_cfg.K}, p1 = {po_cfg.p1}; GD on N = {po_cfg.N} gives {po.finite_times['T1']:.0f}/{po.finite_times['T2']:.0f}/{po.finite_times['T3']:.0f}",
-    passed=all(u1.values()))
-assert u1["beta1 dominates before tau_sw"] and u1["all beta <= 0 in phase IV"] and u1["order T1 < T2 < T3 < T4"]
+ledger["U1"].measure(
+    u1, measured="; ".join(f"{k}: {v}" for k, v in u1.items()) + f"; B_k1/log K at tau_sw = {sw_ratio:.2f}",
+    how=f"mean-field flow, K = {po_cfg.K}, p1 = {po_cfg.p1}; GD on N = {po_cfg.N} gives {po.finite_times['T1']:.0f}/{po.finite_times['T2']:.0f}/{po.finite_times['T3']:.0f}")
+assert bool(np.all(np.abs(b1[early]) > al[early]))  # beta_k1 leads until tau_sw: the definition of tau_sw, a test of the page
+assert u1["beta_k1 leads at the start (tau_sw > 0)"] and u1["all beta <= 0 in phase IV"] and u1["order T1 < T2 < T3 < T4"]
 min_alpha_all = min([hres.min_alpha, float(po.flow.series("alpha").min()), float(po.finite.series("alpha").min())]
                     + [float(v["traj"].series("alpha").min()) for d_ in (sw.balanced, sw.under, sw.dominant) for v in d_.values()])
-ledger["I5"].check(
-    measured=f"min alpha over all runs = {min_alpha_all:.2e}",
-    how=f"reduced GD of the full-versus-reduced check, the portrait (flow and finite-N GD) and all {len(sw.balanced) + len(sw.under) + len(sw.dominant)} sweep columns",
-    passed=min_alpha_all >= 0)
+ledger["I5"].measure(
+    {"min alpha over all runs": min_alpha_all},
+    how=f"reduced GD of the full-versus-reduced check, the portrait (flow and finite-N GD) and all {len(sw.balanced) + len(sw.under) + len(sw.dominant)} sweep columns")
 ledger.cards('U1', 'I5')
 
 # %% tags=["remove-cell"]
@@ -597,27 +584,26 @@ table(["$p_1$", "$K$", r"$\tau_{\rm sw}$", r"$\tau_{AB}$", r"$\tau_{\log K}$", r
        r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$"], [r[:2] + r[6:] for r in phase_rows])  # the markers
 big = [K for K in Ks if K >= 20]
 u2 = all(order_ok[(p1m, K)] for K in big)
-ledger["U2"].check(
-    measured=f"p1 = {p1m}: ordered for K = {big}: {u2}; K = {Ks[0]}: {order_ok[(p1m, Ks[0])]} (p1 = 0.3: claim U2-p03)",
-    how="mean-field flows, paper thresholds -0.49 log K, 1.01 log K, log K and the eps criterion",
-    passed=u2, caveat=f"asymptotic: degenerate at K = {Ks[0]} (phases II/III empty)")
+ledger["U2"].measure(
+    {"ordered at p1 = 0.5 for K >= 20": u2, "ordered at the smallest K": order_ok[(p1m, Ks[0])]},
+    measured=f"p1 = {p1m}: ordered for K = {big}: {u2}; K = {Ks[0]}: {order_ok[(p1m, Ks[0])]} (p1 = 0.3: claim U2-p03)")
 if 0.3 in p1_vals:
     b1min = {K: float(sw.under[(0.3, K)]["traj"].series("B1").min() / math.log(K)) for K in Ks}
     reached = [K for K in Ks if np.isfinite(sw.under[(0.3, K)]["times"]["T1"])]
-    ledger["U2-p03"].check(
+    # beyond the sweep (the mean-field column costs about a second at K = 1e6): where does the minimum go?
+    b1far = {K: float(SymmetricColumn.under_represented(K, 0.3).flow(1e40, stop_gap=sw_cfg.eps).series("B1").min() / math.log(K))
+             for K in (10**4, 10**6)}
+    ledger["U2-p03"].measure(
+        {"lowest B_k1/log K": list(b1min.values()) + list(b1far.values())},
         measured="lowest B_k1/log K over the run: " + ", ".join(f"K = {K}: {v:+.3f}" for K, v in b1min.items())
-                 + f"; threshold -0.49 reached for K = {reached}",
+                 + f"; threshold -0.49 reached for K = {reached}; beyond the sweep: "
+                 + ", ".join(f"K = 1e{round(math.log10(K))}: {v:+.3f}" for K, v in b1far.items()),
         how=f"mean-field flows at p1 = 0.3 until L_k - L_k^low <= {sw_cfg.eps:g}, K = {Ks}",
-        passed=len(reached) == len(Ks), hypotheses={"p_1 = Theta(1), p_k = Theta(1/K)": True, "N >= poly(K) (mean field)": True},
-        inconclusive=None if len(reached) == len(Ks) else (
-            f"the threshold is asymptotic in K and K <= {Ks[-1]} cannot decide it: by the heuristic of Sec. 4.1.2 the switch "
-            "sits near -1/2 log K + log((1 - p1)/p1), an offset of +0.85 at p1 = 0.3 that only falls below 0.01 log K for "
-            "astronomically large K (claim J1 finds the switch approaching -1/2 log K); the lowest B_k1/log K levels off "
-            "instead of moving towards -0.49 at the largest K"))
+        hypotheses={"p_1 = Theta(1), p_k = Theta(1/K)": True, "N >= poly(K) (mean field)": True})
 big50 = [K for K in Ks if K >= 50]
 mk = all(marker_ok[(p1, K)] for p1 in p1_vals for K in big50)
-ledger["U2m"].check(
-    measured=f"ordered for all p1 in {list(p1_vals)} and K in {big50}: {mk}", how="mean-field flows", passed=mk)
+ledger["U2m"].measure({"markers ordered for every p1 and K >= 50": mk},
+                      measured=f"ordered for all p1 in {list(p1_vals)} and K in {big50}: {mk}")
 ledger.cards('U2', 'U2-p03', 'U2m')
 
 # %% tags=["remove-cell"]
@@ -629,16 +615,19 @@ fitK = [K for K in Ks if K >= fit_min]
 durs = {ph: np.array([th.durations(sw.under[(p1m, K)]["times"])[ph] for K in fitK]) for ph in ("I", "II", "III", "IV")}
 bounds = {"I": 1.98, "II": 2.0, "III": 1.5, "IV": 1.0}
 slopes = {ph: (loglog_slope(fitK, v), loglog_slope(fitK, v / np.log(fitK))) for ph, v in durs.items()}
-u3 = all(slopes[ph][1] <= bounds[ph] + 0.1 for ph in bounds)
 # an exponent fitted over less than a decade of K cannot tell K^2 log K from K^2.2: the test cannot decide there
 short_fit = max(fitK) / min(fitK) < 10
-ledger["U3"].check(
-    measured="fitted exponents (after / log K): " + ", ".join(f"{ph} {slopes[ph][1]:.2f}" for ph in bounds),
-    how=f"log-log fit over K = {fitK}, p1 = {p1m}, mean-field flow; an upper bound: contradicted only by an exponent "
-        "more than 0.1 above the stated one, over at least a decade of K", passed=u3,
-    caveat="phase II is tight (exponent about 2); the K range is the sweep's",
-    inconclusive=(f"the fit spans K = {min(fitK)}..{max(fitK)}, less than a decade: a log factor cannot be told from a "
-                  "power there (the book scale fits over a decade)") if short_fit else None)
+u3_measured = "fitted exponents (after / log K): " + ", ".join(f"{ph} {slopes[ph][1]:.2f}" for ph in bounds)
+u3_how = (f"log-log fit over K = {fitK}, p1 = {p1m}, mean-field flow; an upper bound: contradicted only by an exponent "
+          "more than 0.1 above the stated one, over at least a decade of K")
+if short_fit:  # the measurement cannot decide, whatever the exponents: no test applies
+    ledger["U3"].cannot_decide(
+        how=u3_how, measured=u3_measured,
+        why=f"the fit spans K = {min(fitK)}..{max(fitK)}, less than a decade: a log factor cannot be told from a "
+            "power there (the book scale fits over a decade)")
+else:
+    ledger["U3"].measure({f"phase {ph} exponent - {bounds[ph]:g}": slopes[ph][1] - bounds[ph] for ph in bounds},
+                         measured=u3_measured, how=u3_how)
 ratios = {K: th.gradient_ratios(sw.under[(p1m, K)], sw_cfg.eps) for K in fitK}
 keys = [k for k in ratios[fitK[0]] if not k.startswith("IV: max beta")]
 spread = {}
@@ -647,11 +636,10 @@ for k in keys:
     spread[k] = float(vals.max() / vals.min())
 table(["normalised ratio"] + [f"$K = {K}$" for K in fitK], [(cplot.ratio_label(k), *(f"{ratios[K][k]:.3f}" for K in fitK)) for k in keys])
 max_beta_IV = max(ratios[K]["IV: max beta"] for K in fitK)
-u4 = max(spread.values()) < 3 and max_beta_IV <= 0
-ledger["U4"].check(
+ledger["U4"].measure(
+    {"largest max/min of a normalised ratio across K": max(spread.values()), "max beta in phase IV": max_beta_IV},
     measured=f"largest max/min of a normalised ratio across K: {max(spread.values()):.2f} ({max(spread, key=spread.get)}); max beta in phase IV = {max_beta_IV:.1e}",
-    how=f"min/max of alpha K^2, |beta_k1| K^1.98, ... per phase window, K = {fitK}; criterion: each varies by < 3x",
-    passed=u4)
+    how=f"min/max of alpha K^2, |beta_k1| K^1.98, ... per phase window, K = {fitK}")
 ledger.cards('U3', 'U4')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Durations of the four phases of an under-represented column against $K$ (mean-field flow), with the fitted log-log slope of each and the exponent of the paper's bound (Thm 3.2, Lemmas 4.1–4.4). Not a figure of the paper.", "name": "fig-cv-durations"}, "image": {"alt": "Four straight lines on log-log axes, the phase durations growing with K at slopes near or below the bounds' exponents."}}
@@ -691,11 +679,16 @@ for K, v in sw.late.items():
     sel = v["tau"] >= 100 * T3K
     late_vals[K] = (float(v["ratio"][sel].min()), float(v["ratio"][sel].max()), float(v["ratio"][-1]), 100 * T3K)
 u5 = all(lo <= sw_cfg.tau_late / 2 and abs(c - 1) <= 2 / K for K, (a, b, c, lo) in late_vals.items())
-ledger["U5"].check(
+worst_window = [max(abs(a - 1), abs(b - 1)) * K for K, (a, b, c, lo) in late_vals.items()]
+ledger["U5"].measure(
+    {"|4 p_k tau L_k - 1| K at the end": [abs(c - 1) * K for K, (a, b, c, lo) in late_vals.items()],
+     "end of the run / (100 T3)": [sw_cfg.tau_late / lo for K, (a, b, c, lo) in late_vals.items()],
+     "largest |4 p_k tau L_k - 1| K on tau >= 100 T3": worst_window},
     measured="; ".join(f"K = {K}: {c:.4f} at tau = {sw_cfg.tau_late:.0e} (|.-1| K = {abs(c - 1) * K:.2f}), range [{a:.3f}, {b:.3f}] "
-                       f"on tau >= 100 T3 = {lo:.2g}" for K, (a, b, c, lo) in late_vals.items()),
-    how=f"mean-field flow to tau = {sw_cfg.tau_late:.0e}, p1 = {p1m}; criterion |4 p_k tau L_k - 1| <= 2/K at the end, "
-        "which lies inside each K's phase IV (tau >= 100 T3)", passed=u5)
+                       f"on tau >= 100 T3 = {lo:.2g} (largest |.-1| K there: {w:.2f})"
+                       for (K, (a, b, c, lo)), w in zip(late_vals.items(), worst_window)),
+    how=f"mean-field flow to tau = {sw_cfg.tau_late:.0e}, p1 = {p1m}; the limit tested at the end of the run, "
+        "which lies inside each K's phase IV (tau >= 100 T3)")
 ledger.cards('U5')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The late-time law of an under-represented column: $4p_k\\tau\\,\\mathcal L_k$ against $\\tau$ for several $K$ tends to 1 (dashed) in phase IV. Not a figure of the paper.", "name": "fig-cv-late-law"}, "image": {"alt": "For each K the curve leaves the plotted range during the early phases and comes back down onto the dashed line at 1 in phase IV."}}
@@ -717,9 +710,9 @@ slope_f = loglog_slope(1 / np.array(eps_u[-3:]), ph4[-3:])
 pk_u = (1 - p1m) / (sw_cfg.K_eps - 1)
 table([r"$\epsilon$", r"phase IV length $\tau_\epsilon - T_3$", r"late-time law $1/(4p_k\epsilon)$"],
       [(f"{e:g}", f"{v:.1f}", f"{1 / (4 * pk_u * e):.1f}") for e, v in zip(eps_u, ph4)])
-ledger["F1"].check(
-    measured=f"slope {slope_f:.2f} of log(tau_eps - T3) vs log(1/eps) (three smallest eps of {eps_u})",
-    how=f"mean-field flow, K = {sw_cfg.K_eps}, p1 = {p1m}", passed=0.8 <= slope_f <= 1.2)
+ledger["F1"].measure({"slope of log(tau_eps - T3) in log(1/eps)": slope_f},
+                     measured=f"slope {slope_f:.2f} of log(tau_eps - T3) vs log(1/eps) (three smallest eps of {eps_u})",
+                     how=f"mean-field flow, K = {sw_cfg.K_eps}, p1 = {p1m}")
 ledger.cards('F1')
 
 # %% tags=["remove-cell"]
@@ -739,11 +732,10 @@ plotting.finish(cplot.draw_switch(Ks, sw_pos, p1_vals))
 trend = {p1: (abs(sw_pos[(p1, big50[0])] + 0.5), abs(sw_pos[(p1, Ks[-1])] + 0.5)) for p1 in p1_vals}
 say(f"Distance $|B_{{k,1}}/\\log K + 1/2|$ at $K = {big50[0]}$ and $K = {Ks[-1]}$: "
     + "; ".join(f"$p_1 = {p}$: {a:.3f} → {b:.3f}" for p, (a, b) in trend.items()) + ".")
-j1 = all(b < a for a, b in trend.values())
-ledger["J1"].check(
+ledger["J1"].measure(
+    {"|B_k1/log K + 1/2| shrinks from K = 50 to the largest K": [b < a for a, b in trend.values()]},
     measured="; ".join(f"p1 = {p}: {sw_pos[(p, Ks[-1])]:+.3f} at K = {Ks[-1]}" for p in p1_vals),
-    how=f"B_k1/log K at tau_sw, mean-field flows, K = {Ks}", passed=j1,
-    caveat="slow convergence: at finite K the switch sits far from -0.49 log K for p1 = 0.3 and 0.8, so the literal thresholds mis-time the phases")
+    how=f"B_k1/log K at tau_sw, mean-field flows, K = {Ks}")
 ledger.cards('J1')
 
 # %% tags=["remove-cell"]
@@ -773,17 +765,23 @@ table(["$N$", "$P(c_k = 0)$", r"$\mathcal L_k^{\rm low}$", "$T_1$", "$T_2$", "$T
        r"share with $(1-\mathrm{Attn}_k)^2 > \epsilon$, $> 3\epsilon$ (under-repr.; balanced)"], fn_rows)
 ref = fn.times[-1]
 rel = [max(abs(t[k] - ref[k]) / ref[k] for k in ("T1", "T2", "T3", "tau_eps")) for t in fn.times[:-1]]
-g1 = rel[-1] < 0.02 and rel[-1] <= rel[0]
-ledger["G1"].check(
+ledger["G1"].measure(
+    {"max rel. deviation at the largest N": rel[-1], "max rel. deviation at the smallest N": rel[0]},
     measured=f"max rel. deviation of (T1, T2, T3, tau_eps): {np.round(rel, 4).tolist()} for N = {list(fn.N[:-1])}",
-    how=f"Monte-Carlo count laws (M = {fn_cfg.M}), K = {fn_cfg.K}, p1 = {fn_cfg.p1}, gradient flow", passed=g1)
+    how=f"Monte-Carlo count laws (M = {fn_cfg.M}), K = {fn_cfg.K}, p1 = {fn_cfg.p1}, gradient flow")
 tails = [fn.tail[N][3.0] for N in fn.N[:-1] if N in fn.tail]
 btails = [fn.balanced_tail[N][3.0] for N in fn.N[:-1] if N in fn.balanced_tail]
-b5 = tails[-1] < min(0.01, tails[0]) and btails[-1] < min(0.01, btails[0])
-ledger["B5"].check(
-    measured=f"fraction of fresh prompts with (1-Attn_k)^2 > 3 eps at tau_eps: {np.round(tails, 4).tolist()} (under-repr.), {np.round(btails, 4).tolist()} (balanced), N = {[N for N in fn.N[:-1] if N in fn.tail]}",
-    how=f"{fn_cfg.fresh_prompts} fresh count vectors per N at the time L_k - L_k^low <= eps = {fn_cfg.eps:g}",
-    passed=b5, caveat="the constant matters: with C = 1 most prompts exceed eps, since L_k ~ (1-Attn_k)^2/2 (1 + O(1/K))")
+n_fresh = fn_cfg.fresh_prompts
+share = {"under-represented: share at the largest N": criteria.rate_of(round(tails[-1] * n_fresh), n_fresh),
+         "under-represented: share at the smallest N": tails[0],
+         "balanced: share at the largest N": criteria.rate_of(round(btails[-1] * n_fresh), n_fresh),
+         "balanced: share at the smallest N": btails[0]}
+ledger["B5"].measure(
+    share,
+    measured=f"fraction of fresh prompts with (1-Attn_k)^2 > 3 eps at tau_eps: {np.round(tails, 4).tolist()} (under-repr.), "
+             f"{np.round(btails, 4).tolist()} (balanced), N = {[N for N in fn.N[:-1] if N in fn.tail]}; Wilson 95% interval at the largest N: "
+             + ", ".join(f"[{share[k].lo:.1e}, {share[k].hi:.1e}] ({k.split(':')[0]})" for k in share if k.endswith("largest N")),
+    how=f"{n_fresh} fresh count vectors per N at the time L_k - L_k^low <= eps = {fn_cfg.eps:g}")
 ledger.cards('G1', 'B5')
 
 # %% tags=["remove-cell"]
@@ -795,9 +793,8 @@ eres = cv.run_eta_check(eta_cfg)
 table(["$K$", "dynamics", "$T_1$", "$T_2$", "$T_3$", "$T_4$"],
       [(key[0], "gradient flow" if key[1] == "flow" else f"GD, $\\eta$ = {key[1]}", *(f"{t[k]:.4g}" for k in ("T1", "T2", "T3", "T4")))
        for key, t in eres.times.items()])
-ledger["E1"].check(
-    measured=f"max relative difference of T1..T4: {eres.max_rel_diff:.3f}", how=f"reduced GD vs gradient flow, K = {list(eta_cfg.K_values)}",
-    passed=eres.max_rel_diff < 0.02)
+ledger["E1"].measure({"max relative difference of T1..T4": eres.max_rel_diff},
+                     how=f"reduced GD vs gradient flow, K = {list(eta_cfg.K_values)}")
 ledger.cards('E1')
 
 # %% tags=["remove-cell"]
