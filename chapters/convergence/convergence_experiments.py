@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 import icl_lab
-from icl_lab import metrics, plotting, widgets
+from icl_lab import criteria, metrics, plotting, widgets
 from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, feature_attention, gradient, initial_gradient_mean_field,
                               loss_floor, phase_times, value_at)
 from icl_lab.metrics import loglog_slope
@@ -119,50 +119,44 @@ sel_imb, sel_bal = cv.select(runs, setting="imbalanced"), cv.select(runs, settin
 seed_imb = [[th.first_epoch_below(runs.test_loss[:, r, k].numpy(), ep, thr) for k in range(3)] for r in sel_imb]
 seed_bal = [[th.first_epoch_below(runs.test_loss[:, r, k].numpy(), ep, thr) for k in range(3)] for r in sel_bal]
 n_ord = sum(t[0] * 1.5 <= min(t[1:]) for t in seed_imb)
-ledger["F2a"].check(
-    measured=f"first epoch with L_k <= {thr} (seed mean): {t_imb}; per seed: {seed_imb}; L_1 first by a factor >= 1.5 "
-             f"in {n_ord} of {len(seed_imb)} seeds; final L = {[float(f'{v:.3g}') for v in imb[-1]]}",
-    how=f"OneBlockTransformer, Adam lr {rp_cfg.lr}, {rp_cfg.epochs} epochs, {rp_cfg.seeds} seeds, held-out prompts; "
-        "pass: on the seed-mean curves L_2 and L_3 cross the level at least 1.5 times later than L_1, and all end below it",
-    passed=t_imb[0] * 1.5 <= min(t_imb[1:]) and max(imb[-1]) < thr,
-    caveat="architecture details are our choice (not given); 'initially fluctuate' not assessed")
-ledger["F2b"].check(
-    measured=f"first epoch with L_k <= {thr} (seed mean): {t_bal}; per seed: {seed_bal}; final L = {[float(f'{v:.3g}') for v in bal[-1]]}",
-    how="same runs, balanced setting; pass: on the seed-mean curves the three crossings lie within a factor 1.5",
-    passed=max(t_bal) <= 1.5 * min(t_bal) and max(bal[-1]) < thr)
-ledger["F3a"].check(
-    measured=f"diagonal of the final held-out map: {[round(float(v), 3) for v in diag_final]} (imbalanced, then balanced)",
-    how="mean attention map over seeds at the last epoch", passed=bool(diag_final.min() > 0.9))
+# rule 4: a statistic over seeds with its interval (per seed: how much later the rare features cross the level)
+later = [min(t[1:]) / t[0] for t in seed_imb]
+final_imb = {f"final L_{k + 1}": criteria.mean_of(runs.test_loss[-1, sel_imb, k]) for k in range(3)}  # over seeds, with SE
+final_bal = {f"final L_{k + 1}": criteria.mean_of(runs.test_loss[-1, sel_bal, k]) for k in range(3)}
+ledger["F2a"].measure(
+    {"first crossing of L_2, L_3 / of L_1": criteria.median_of(later), **final_imb},
+    measured=f"first epoch with L_k <= {thr} (seed mean): {t_imb}; per seed: {seed_imb}; later/first per seed "
+             f"{[round(v, 2) for v in later]}, median {criteria.median_of(later)}; L_1 first by a factor >= 1.5 in {n_ord} of "
+             f"{len(seed_imb)} seeds; final L_k (mean ± 2 SE): " + ", ".join(f"{v.value:.3g} [{v.lo:.2g}, {v.hi:.2g}]" for v in final_imb.values()),
+    how=f"OneBlockTransformer, Adam lr {rp_cfg.lr}, {rp_cfg.epochs} epochs, {rp_cfg.seeds} seeds, held-out prompts; per seed, "
+        f"the first epoch with L_k <= {thr}: the later of L_2, L_3 over L_1")
+spread_bal = [max(t) / min(t) for t in seed_bal]
+ledger["F2b"].measure(
+    {"latest / earliest crossing": criteria.median_of(spread_bal), **final_bal},
+    measured=f"first epoch with L_k <= {thr} (seed mean): {t_bal}; per seed: {seed_bal}; latest/earliest per seed "
+             f"{[round(v, 2) for v in spread_bal]}, median {criteria.median_of(spread_bal)}; final L_k (mean ± 2 SE): "
+             + ", ".join(f"{v.value:.3g} [{v.lo:.2g}, {v.hi:.2g}]" for v in final_bal.values()))
+diag_runs = torch.diagonal(runs.test_map[-1], dim1=-2, dim2=-1).amin(-1)  # per run (both settings), the smallest Attn_k
+ledger["F3a"].measure(
+    {"smallest final Attn_k": criteria.mean_of(diag_runs)},  # over runs, as the seed-mean map it replaces
+    measured=f"diagonal of the seed-mean final held-out map: {[round(float(v), 3) for v in diag_final]} (imbalanced, then balanced); "
+             f"smallest diagonal entry per run: {[round(float(v), 3) for v in diag_runs]}, mean {criteria.mean_of(diag_runs)}")
 window_ok = bool(row2[1] < row2[0] and row2[3] > row2[2])
-ledger["F3b"].check(
+ledger["F3b"].measure(
+    {"rise of Attn_3 to its peak": rise3, "fall of Attn_1 meanwhile": fall1,
+     "literal window: Attn_1 falls and Attn_3 rises from epoch 10 to 100": window_ok},
     measured=f"epochs 10 -> 100: Attn_1 {row2[0]:.3f} -> {row2[1]:.3f}, Attn_3 {row2[2]:.3f} -> {row2[3]:.3f}; "
-             f"Attn_3 peaks at {mi[i_peak, 1, 2]:.3f} (epoch {runs.epochs[i_peak]}, from {mi[0, 1, 2]:.3f}) while Attn_1 falls by {fall1:.3f}",
-    how="mean held-out attention map over seeds; literal epoch window and the early rise of Attn_3",
-    passed=window_ok or (rise3 > 0.005 and fall1 > 0),
-    caveat=None if window_ok else f"in our (faster) replica Attn_3 rises early, peaks at epoch {runs.epochs[i_peak]} and has "
-                                  "fallen below its epoch-10 value by epoch 100, so the paper's window of epochs 10 to 100 "
-                                  "does not show the rise from end to end")
-ledger["F3c"].check(
-    measured=f"off-diagonal entries non-increasing over the snapshots from epoch 10: {off_falls}", how="mean held-out map over seeds",
-    passed=off_falls)
+             f"Attn_3 peaks at {mi[i_peak, 1, 2]:.3f} (epoch {runs.epochs[i_peak]}, from {mi[0, 1, 2]:.3f}) while Attn_1 falls by {fall1:.3f}")
+ledger["F3c"].measure({"off-diagonal entries non-increasing from epoch 10": off_falls})
 assert imb[-1, 0] < min(imb[-1, 1], imb[-1, 2]) and diag_final.min() > 0.5
-# Remark 1, probed with the replica (a general parametrisation): can it beat the restricted model's floor?
+# Remark 1 (claim R1, decided below with the analysed model): no model beats the floor of any model, L_any; the
+# replica (a general parametrisation) is reported next to it
 p_imb = th.p_for("imbalanced", rp_cfg.K, rp_cfg.p1)
 L_restricted = float(loss_floor(rp_cfg.N, p_imb)[1])  # floor of the restricted model (eq. (12))
 L_any = 0.5 * float((1 - p_imb[1]) ** rp_cfg.N)  # any model: predict 0 when v_k is absent from the context
 rare = runs.test_loss[-1, cv.select(runs, setting="imbalanced"), 1:].mean(-1)
 m_r, se_r = metrics.mean_se(rare)
-r1_reason = None
-if m_r > L_restricted:
-    r1_reason = (f"the replica does not reach the restricted model's floor ({m_r:.2e} ± {se_r:.1e} against {L_restricted:.2e}) in "
-                 f"{rp_cfg.epochs} epochs, so it cannot show whether a general parametrisation does better")
-ledger["R1"].check(
-    measured=f"replica held-out (L_2 + L_3)/2 = {m_r:.2e} ± {se_r:.1e} (mean ± SE, {len(rare)} seeds); restricted floor "
-             f"{L_restricted:.2e}; floor of any model {L_any:.2e}",
-    how=f"OneBlockTransformer (general W^V, W^KQ and more), {rp_cfg.epochs} epochs; criterion: not below the restricted floor by more "
-        "than the floor's own order (mean + 2 SE >= the floor of any model)",
-    passed=m_r + 2 * se_r >= L_any, inconclusive=r1_reason)
-ledger.cards('F2a', 'F2b', 'F3a', 'F3b', 'F3c', 'R1')
+ledger.cards('F2a', 'F2b', 'F3a', 'F3b', 'F3c')
 
 # %% [markdown]
 # ### The same figures for the analysed model
@@ -174,7 +168,9 @@ ledger.cards('F2a', 'F2b', 'F3a', 'F3b', 'F3c', 'R1')
 # We therefore show (i) population GD on the exact loss (exact enumeration of the 1891 count
 # vectors; $\eta = 1$, our choice — the paper gives no step size; 20000 steps at paper scale, 3000
 # at ci scale), and (ii) Adam on the same 300-prompt training sets at the paper's $0.002$ and at
-# $0.02$, where the same stage-wise picture appears.
+# $0.02$ (our choice), where a stage-wise picture appears: $\mathcal L_1$ reaches a tenth of its initial
+# distance to the floor first, but at a hundredth the order is not kept, so whether this run shows the
+# paper's stage-wise order depends on our threshold (finding A'3 is inconclusive).
 
 # %% tags=["hide-input"]
 tm_cfg = cv.TheoryModelConfig.for_scale(SCALE)
@@ -219,40 +215,42 @@ t_fast = [th.first_epoch_below(gap_fast[:, k], ep_a, 0.1 * gap_fast[0, k]) for k
 t_fast100 = [th.first_epoch_below(gap_fast[:, k], ep_a, 0.01 * gap_fast[0, k]) for k in range(3)]
 L_slow_set = {s_: ad.test_loss[-1, cv.select(ad, setting=s_, lr=min(tm_cfg.adam_lrs)), 1:].mean(-1) for s_ in ("imbalanced", "balanced")}
 L_slow_ms = {s_: metrics.mean_se(v) for s_, v in L_slow_set.items()}  # mean of (L_2 + L_3)/2 over seeds, with SE
-ledger["A'1"].check(
-    measured=f"{gap2:.2e} after {tm_cfg.gd_steps} steps (eta = 1)", how="exact enumeration of the count vectors, GD on S", passed=gap2 < 1e-3)
+ledger["A'1"].measure({"L_2 - L_2^low at the end": gap2}, measured=f"{gap2:.2e} after {tm_cfg.gd_steps} steps (eta = 1)")
 law60 = CountLaw.exact(tm_cfg.N, pi.p)
 split = th.floor_split(pi.S[-1], law60, 1)
 above = float((pi.losses[:, 1:] - pi.floor[1:]).min())
 ratio60 = split["total"] / split["floor"]
 say(f"After {tm_cfg.gd_steps} steps $\\mathcal L_2$ = {split['total']:.3e} = {split['absent']:.3e} (prompts with $c_2 = 0$) + "
     f"{split['present']:.3e} ($c_2 > 0$); the floor is {split['floor']:.3e}, and $\\mathcal L_2 - \\mathcal L_2^{{\\rm low}}$ stays at least {above:.1e} along GD.")
-ledger["C9"].check(
+ledger["C9"].measure(
+    {"min of L_k - L_k^low along GD": above, "L_2/L_2^low at the end": ratio60},
     measured=f"L_2/L_2^low = {ratio60:.3f} at t = {tm_cfg.gd_steps}; gap {split['total'] - split['floor']:.2e}: "
              f"{split['absent'] - split['floor']:.2e} from prompts with c_2 = 0 (unequal B_21, B_23), {split['present']:.2e} from the rest; "
              f"min of L_k - L_k^low along GD {above:.1e}",
-    how=f"population GD (exact enumeration, N = {tm_cfg.N}, p = {th.IMBALANCED_P}, eta = 1); criterion: never below the floor and "
-        "L_2 <= 2 L_2^low at the end", passed=above >= -1e-12 and ratio60 <= 2)
+    how=f"population GD (exact enumeration, N = {tm_cfg.N}, p = {th.IMBALANCED_P}, eta = 1)")
+# Remark 1: no parametrisation beats 1/2 (1 - p_k)^N (with v_k absent, its label is independent of the prompt), and
+# GD on the restricted model reaches split['total'], an upper bound on the restricted optimum
+ledger["R1"].measure(
+    {"restricted L_2 reached by GD / floor of any model": split["total"] / L_any},
+    measured=f"restricted model after {tm_cfg.gd_steps} GD steps: L_2 = {split['total']:.3e}; its floor L_2^low = {L_restricted:.3e}; "
+             f"floor of any model 1/2 (1 - p_2)^N = {L_any:.3e}: the restricted model loses at most {split['total'] - L_any:.2e} "
+             f"({split['total'] / L_any:.2f} x the floor of any model); the general replica (one-block transformer) reaches "
+             f"(L_2 + L_3)/2 = {m_r:.2e} ± {se_r:.1e} (mean ± SE, {len(rare)} seeds), above both")
 move = 0.002 * tm_cfg.epochs  # Adam moves an entry by about lr per step
-ledger["A'2"].check(
-    measured=f"final A_k <= {float(A_slow.max()):.2f} (lr x epochs = {move:.2f}); held-out (L_2 + L_3)/2, mean ± SE over {tm_cfg.seeds} seeds: "
-             + ", ".join(f"{s_} {m_:.3f} ± {se_:.3f}" for s_, (m_, se_) in L_slow_ms.items()),
-    how=f"QOnlyAttention, Adam lr 0.002, {tm_cfg.epochs} epochs, {tm_cfg.seeds} seeds x 2 settings; criterion: every entry of S within "
-        "1.25 lr x epochs (the step bound of Adam) and, in each setting, mean - 2 SE of (L_2 + L_3)/2 above 0.02 (15x the floor)",
-    passed=float(A_slow.max()) <= 1.25 * move and all(m_ - 2 * se_ > 0.02 for m_, se_ in L_slow_ms.values()),
-    caveat="measured with the features on the coordinate axes; the paper does not state the basis, and Adam bounds the "
-           "step of each entry of Q, not of the logits v_n^T Q v_k, so in a rotated orthonormal basis the logits can "
-           "move further")
-ledger["A'3"].check(
+ledger["A'2"].measure(
+    {"largest final A_k / (lr x epochs)": float(A_slow.max()) / move,
+     **{f"{s_}: (L_2 + L_3)/2": criteria.mean_of(v) for s_, v in L_slow_set.items()}},
+    measured=f"final A_k <= {float(A_slow.max()):.2f} (lr x epochs = {move:.2f}); held-out (L_2 + L_3)/2 over {tm_cfg.seeds} seeds: "
+             + ", ".join(f"{s_} {criteria.mean_of(v)}" for s_, v in L_slow_set.items()),
+    how=f"QOnlyAttention, Adam lr 0.002, {tm_cfg.epochs} epochs, {tm_cfg.seeds} seeds x 2 settings")
+ledger["A'3"].measure(
+    {"L_1 first at 1/10 of the start": t_fast[0] < min(t_fast[1:]), "L_1 first at 1/100 of the start": t_fast100[0] < min(t_fast100[1:]),
+     "smallest final Attn_k": float(diag_fast.min())},
     measured=f"first epoch with L_k - L_k^low <= 1/10 of its start (mean over {tm_cfg.seeds} seeds): {t_fast}; at 1/100: {t_fast100}; "
              f"final diag attention {[round(float(v), 3) for v in diag_fast]}",
     how=f"QOnlyAttention, Adam lr 0.02 (our choice), {tm_cfg.epochs} epochs, held-out prompts; the threshold is relative to the "
-        "initial loss (at Q = 0, L_1 = 0.033 already lies below any absolute threshold of 0.05)",
-    passed=t_fast[0] < min(t_fast[1:]) and diag_fast.min() > 0.8,
-    caveat="measured with axis-aligned features and Adam's learning rate 0.02, both our choices" + (
-        "" if t_fast100[0] < min(t_fast100[1:]) else "; the relative threshold divides by initial errors that differ "
-        "about 20-fold between features, and at 1/100 of them the order is not kept"))
-ledger.cards("A'1", 'C9', "A'2", "A'3")
+        "initial loss (at Q = 0, L_1 = 0.033 already lies below any absolute threshold of 0.05)")
+ledger.cards("A'1", 'C9', 'R1', "A'2", "A'3")
 
 # %% tags=["remove-cell"]
 assert gap2 < 1e-3 and float(A_slow.max()) < 1.25 * move
@@ -278,15 +276,14 @@ oma = np.array(uw.median_one_minus_attn)
 # the error falls by at least half of the factor by which 1 - Attn_k falls (median over prompts), for every unseen family
 fall = {f: uw.median_rel_err[f][0] / max(uw.median_rel_err[f][-1], 1e-300) for f in fams}
 track = all(fall[f] >= (oma[0] / oma[-1]) ** 0.5 for f in fams) and oma[-1] < oma[0]
-ledger["I-w"].check(
-    measured=f"median relative error falls by " + ", ".join(f"{f}: {fall[f]:.3g}x" for f in fams)
+ledger["I-w"].measure(
+    {"fall of the error / sqrt(fall of 1 - Attn_k)": [fall[f] / (oma[0] / oma[-1]) ** 0.5 for f in fams],
+     "1 - Attn_k falls": bool(oma[-1] < oma[0])},
+    measured="median relative error falls by " + ", ".join(f"{f}: {fall[f]:.3g}x" for f in fams)
              + f" while median 1 - Attn_k falls {oma[0] / oma[-1]:.3g}x (t = {uw.steps[0]} -> {uw.steps[-1]}); at the end: "
              + ", ".join(f"{f}: {v:.3g}" for f, v in errs.items()),
-    how=f"S from population GD (K = 3, imbalanced), {uw_cfg.prompts} prompts per family; criterion: for every unseen family the error "
-        "falls at least by the square root of the factor by which 1 - Attn_k falls", passed=track)
-ledger["I-w-bound"].check(
-    measured=f"largest |error| - bound: {uw.bound_violation:.1e}", how=f"all prompts, families and times of the same runs",
-    passed=uw.bound_violation < 1e-9)
+    how=f"S from population GD (K = 3, imbalanced), {uw_cfg.prompts} prompts per family")
+ledger["I-w-bound"].measure({"largest |error| - bound": uw.bound_violation})
 ledger.cards('I-w', 'I-w-bound')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Median relative prediction error $|\\hat y - y|/|y|$ for task laws never seen in training, at moments of training, with the median attention gap $1-\\mathrm{Attn}_k$ (dashed), which the error follows. Not a figure of the paper.", "name": "fig-cv-unseen-w"}, "image": {"alt": "Error curves for several task laws falling together with the dashed attention-gap curve; the constant law w = 10·1 is predicted exactly."}}
@@ -452,10 +449,26 @@ assert -0.8 < b_best < 0.8 and float(G_best[1]) > 0 and float(G_best[0]) < 0 and
 # threshold: claim U2-p03 in the {doc}`previous page's <convergence>` ledger), and the measured
 # phase-I length grows like $K^2$ without the $\log K$ factor.
 #
-# Claims with hidden constants only are recorded as not checkable:
+# Lemmas C.4 and C.5 state their constants in their proofs ($L_k = p_kK - c$, $U_k = p_kK + c$), so their
+# high-probability events can be simulated; the lemmas' bound $1 - 3e^{-c^2N/(25K^2)}$ is loose (Lemma C.3 behind it is
+# checked as claim C3):
 
 # %% tags=["hide-input"]
-ledger.not_checkable("C45", why="the constants L_k, U_k, c_bal, c_im enter only through unspecified O-constants; Lemma C.3, which they rest on, is checked (C3)")
+# Lemmas C.4 and C.5 state their constants in the proofs: L_k = p_k K - c, U_k = p_k K + c, and the event is
+# |c_k - p_k N| <= c N / K for every k; at the smallest c allowed, c = sqrt(20 K^3 / N), the bound is 1 - 3 exp(-0.8 K).
+# For the imbalanced event the proof widens the window of k = 1 to 0.01 c N "for sufficiently large K" (K >= 100);
+# at K = 5 we test the window c N / K that the proof bounds for every k.
+c45, c45_rows = {}, []
+for name, K45, N45, p45 in (("bal", 5, 5000, [0.2] * 5), ("imbal", 5, 20000, [0.5] + [0.125] * 4)):
+    p45 = torch.tensor(p45, dtype=torch.float64)
+    c_ = math.sqrt(20 * K45**3 / N45)
+    X45 = CountLaw.monte_carlo(N45, p45, 200_000, icl_lab.make_generator(12)).counts
+    inside = int(((X45 - N45 * p45).abs() <= c_ * N45 / K45).all(-1).sum())
+    c45[f"P(E*_{name})"] = criteria.rate_of(inside, X45.shape[0])
+    c45[f"bound for E*_{name}"] = 1 - 3 * math.exp(-c_**2 * N45 / (25 * K45**2))
+    c45_rows.append(f"{name}: K = {K45}, N = {N45}, c = {c_:.3f}: {inside} of {X45.shape[0]} draws in E* (Wilson 95% lower "
+                    f"{c45[f'P(E*_{name})'].lo:.5f}) against the bound {c45[f'bound for E*_{name}']:.3f}")
+ledger["C45"].measure(c45, measured="; ".join(c45_rows))
 ledger.cards('C45')
 
 # %% [markdown]
