@@ -188,3 +188,16 @@ def test_every_statement_of_the_default_scale_agrees():
     assert {w for w, what, _ in said if what == "default"} >= {"icl-lab run --help", "tools/check_notebooks.py"}
     wrong = [(w, what, s) for w, what, s in said if s != (DEFAULT_SCALE if what == "default" else book_scale)]
     assert not wrong, f"statements that disagree (default {DEFAULT_SCALE}, make book at {book_scale}): {wrong}"
+
+
+@pytest.mark.declarations
+def test_chapters_measure_and_the_claims_tables_decide():
+    """No verdict is typed in a notebook: chapters hand over measured quantities (``measure``), and every
+    checkable claim declares the tests that decide it in its paper's claims.toml."""
+    typed = [f"{p.relative_to(ROOT)}:{i}" for p in sorted((ROOT / "chapters").rglob("*.py")) + sorted(
+        (ROOT / "synthesis").rglob("*.py")) for i, line in enumerate(p.read_text().splitlines(), 1)
+        if re.search(r"\bpassed *=|\.check\(|\binconclusive *=", line)]
+    assert not typed, "criteria typed in notebooks: " + ", ".join(typed)
+    untested = [f"{paper} {d.id}" for paper in PAPERS for d in declared(paper).values()
+                if not d.not_checkable and not d.tests]
+    assert not untested, "checkable claims without declared tests: " + ", ".join(untested)
