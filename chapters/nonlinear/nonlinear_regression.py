@@ -242,7 +242,11 @@ assert eq10_gap < 1e-12 and init_gap < 1e-12
 # orthonormal features, and drops the other query features' contributions — a gap in the proof.
 # Lemma 2 itself, however, is used as a $\Theta$-statement (signs and orders of $g_k$, $g_{k,k'}$), and
 # that is what we test at non-orthogonal features: $g_k > 0$, the ratio of the true $g_k$ to App. C's
-# bounded, and the signs of the cross terms.
+# bounded, and the signs of the cross terms. Random Gaussian directions in $d = 15$ are nearly
+# orthogonal, so we also test correlated features $v_k = u + s\,e_k$: every pairwise distance is exactly
+# $\Delta$ (inside Eq. 4's hypotheses) while $\cos(v_k, v_m) = \|u\|^2/(\|u\|^2 + s^2)$ is as large as we like.
+# At $\cos = 0.8$ the true $g_k$ is negative from the first step on (and some $q_k$ falls): $g_k \ge 0$
+# is a property of nearly orthogonal features, not of general ones.
 #
 # ```{admonition} Inconsistencies
 # :class: warning
@@ -281,11 +285,51 @@ display(Markdown(f"Gaussian features (off-diagonal Gram entries up to ${gram_off
                  f"{len(q_path) + len(q_rand)} weight matrices: the smallest true $g_k$ is {theta2['min_gk']:.1e}, the ratio "
                  f"of the true $g_k$ to App. C's lies in $[{theta2['ratio_lo']:.2f}, {theta2['ratio_hi']:.2f}]$, and "
                  f"{theta2['sign_agree']:.0%} of the off-diagonal signs agree."))
+
+
+# correlated features v_k = u + s e_k (pairwise distance exactly Delta, inside Eq. 4): cos(v_k, v_m) = |u|^2 / (|u|^2 + s^2)
+def correlated_features(K, d, Delta, cos):
+    s_ = Delta / math.sqrt(2)
+    V = torch.zeros(K, d, dtype=F64)
+    V[:, :K] = s_ * torch.eye(K, dtype=F64)
+    V[:, K] = math.sqrt(cos * s_**2 / (1 - cos))
+    return V
+
+
+corr = {}
+for cos in (0.8, 0.5):
+    Vc = correlated_features(4, 15, 3.0, cos)
+    Gc = Vc @ Vc.T
+    per_seed = []
+    for sd in range(3):
+        fp_c = th.FeaturePrompts.from_batch(nl.cosine_sampler(Vc, 100, 0.5).sample(300, icl_lab.make_generator(10 + sd)))
+        q_c = th.feature_gd(fp_c, Gc, steps=300, lr=1.0, record_every=1, with_maps=False).q[:, 0]
+        th_c = th.lemma2_theta(q_c, fp_c, Gc)
+        qk_c = torch.diagonal(q_c, dim1=-2, dim2=-1)
+        per_seed.append((th_c["min_gk"], th.lemma2_theta(q_c[:1], fp_c, Gc)["min_gk"], th_c["ratio_lo"],
+                         int(((qk_c[1:] - qk_c[:-1]) < -1e-12).any(-1).sum())))
+    corr[cos] = per_seed
+display(Markdown("Correlated features $v_k = u + s e_k$ (pairwise distance exactly $\\Delta = 3$), 300 GD steps from $Q = 0$, "
+                 "three prompt sets:\n\n" + md_table(
+    ["$\\cos(v_k, v_m)$", "smallest true $g_k$", "smallest $g_k(0)$", "smallest ratio to App. C", "steps where some $q_k$ falls"],
+    [[f"{cos:g}", ", ".join(f"{v[0]:.3f}" for v in ps), ", ".join(f"{v[1]:.3f}" for v in ps),
+      ", ".join(f"{v[2]:.2f}" for v in ps), ", ".join(f"{v[3]}" for v in ps)] for cos, ps in corr.items()])))
 ledger["C4b"].measure(
     {"smallest g_k": theta2["min_gk"], "g_k_ratio_low": theta2["ratio_lo"], "g_k_ratio_high": theta2["ratio_hi"],
-     "share of off-diagonal signs that agree": theta2["sign_agree"]},
+     "share of off-diagonal signs that agree": theta2["sign_agree"],
+     "smallest g_k along GD, correlated features (cos 0.8, distance Delta), median over prompt sets":
+         criteria.median_of([v[0] for v in corr[0.8]]),
+     "per prompt set (cos 0.8)": [round(v[0], 4) for v in corr[0.8]],
+     "smallest g_k along GD at cos 0.5, per prompt set": [round(v[0], 4) for v in corr[0.5]]},
+    measured=f"Gaussian features (cos ~ 0): smallest g_k {theta2['min_gk']:.1e} > 0, true/App. C in [{theta2['ratio_lo']:.2f}, "
+             f"{theta2['ratio_hi']:.2f}], {theta2['sign_agree']:.0%} of off-diagonal signs agree; correlated features at distance "
+             f"Delta with cos 0.8: smallest g_k " + ", ".join(f"{v[0]:.3f}" for v in corr[0.8]) + " (g_k(0) "
+             + ", ".join(f"{v[1]:.3f}" for v in corr[0.8]) + "; some q_k falls in " + ", ".join(str(v[3]) for v in corr[0.8])
+             + " of 300 steps) on 3 prompt sets: g_k >= 0 fails; at cos 0.5 it holds (smallest g_k "
+             + ", ".join(f"{v[0]:.4f}" for v in corr[0.5]) + "): Lemma 2 holds for near-orthogonal features, not for general ones",
     how=f"Gaussian features (off-diagonal Gram up to {gram_off:.2f} s^2), {len(q_path)} weights along GD + {len(q_rand)} random Q; "
-        "g_k_ratio: true g_k / App. C's")
+        "correlated features v_k = u + (Delta/sqrt2) e_k (cos 0.8 and 0.5), 300 GD steps (eta = 1) from Q = 0, 300 prompts, 3 prompt "
+        "sets, median with bootstrap interval; g_k_ratio: true g_k / App. C's")
 
 # %% tags=["remove-cell"]
 assert gram_max < 1e-10 and lemma2["unit"][1] < 1e-10 and lemma2["gaussian"][2] > 1e-3
@@ -639,21 +683,48 @@ ledger["C6"].measure(
 ledger["C7a"].measure(
     {"slope of T^1 in L, per eta": slopes_L, "slope of T^1 in eta": slope_eta},
     how=f"exact GD, L grid {list(scfg.L_grid)} x eta grid {list(scfg.eta_grid)} in one batched run", hypotheses={"N >= K^3": True})
+# the same top octave with M_big prompts: with M = 150 prompts and K = 32 each feature is the query of
+# about 5 prompts, and T^1 waits for the features whose sampled query share is smallest; M_big prompts
+# bring the sample loss close to the population loss the theorem is about
+M_big = 3000
+T1_big = [[float(nl._phase1(scfg.replace(M=M_big, seed=sd), Kk, max(scfg.N, 2 * Kk**3), scfg.delta, scfg.L_ref,
+                             scfg.eta_ref, M_big, direct=True)["T1"][0]) for Kk in Kg[top].int().tolist()] for sd in range(3)]
+top_T1_big = [metrics.loglog_slope(Kg[top], torch.tensor(T)) for T in T1_big]
+display(Markdown(f"With {M_big} prompts instead of {scfg.M}, $T^1$ at $K = {Kmax // 2}, {Kmax}$ is "
+                 + "; ".join(f"{T[0]:.0f}, {T[1]:.0f}" for T in T1_big) + f" steps (three prompt sets; {scfg.M} prompts, seed 0: "
+                 f"{sweep.T1_K[top[0]]:.0f}, {sweep.T1_K[top[1]]:.0f}): the top-octave slope minus that of $(K-1)\\log K$ is "
+                 + ", ".join(f"{v - top_ref:.2f}" for v in top_T1_big) + f" (with {scfg.M} prompts: "
+                 + ", ".join(f"{v - top_ref:.2f}" for v in top_T1_seeds) + ")."))
 ledger["C7b"].measure(
     {"T^1 against K (seed 0)": [int(v) for v in sweep.T1_K.tolist()],
-     "top-octave slope of T^1, per seed": top_T1_seeds, "top-octave slope of (K-1) log K": top_ref,
-     "top-octave slope of T^1 minus that of (K-1) log K": criteria.median_of([v - top_ref for v in top_T1_seeds])},
-    how=f"exact GD, K in {list(scfg.K_grid)}, N = max(100, 2K^3), {len(sweeps_K)} seeds, end of Phase I at Attn_k = K/(2K-1); "
-        f"top octave K = {Kmax // 2}..{Kmax}; reference (K-1) log K (the paper's rate integrated to that level; K log K "
-        "differs by < 0.1 in slope there)",
+     f"top-octave slope of T^1 minus that of (K-1) log K, {scfg.M} prompts, per seed (noisy, not counted)":
+         [round(v - top_ref, 3) for v in top_T1_seeds],
+     f"top-octave T^1 with {M_big} prompts, per seed": T1_big, "top-octave slope of (K-1) log K": top_ref,
+     "top-octave slope of T^1 minus that of (K-1) log K": criteria.median_of([v - top_ref for v in top_T1_big])},
+    how=f"exact GD, K in {list(scfg.K_grid)}, N = max(100, 2K^3), end of Phase I at Attn_k = K/(2K-1); decided on the top "
+        f"octave K = {Kmax // 2}..{Kmax} with {M_big} prompts (3 prompt sets, median with bootstrap interval), where the "
+        f"sample loss is close to the population loss: with {scfg.M} prompts each feature is the query of about "
+        f"{scfg.M / Kmax:.0f} prompts at K = {Kmax} and T^1 waits for the least sampled one (per-seed excess slopes "
+        f"{min(top_T1_seeds) - top_ref:.2f} to {max(top_T1_seeds) - top_ref:.2f}); reference (K-1) log K (the paper's rate "
+        "integrated to that level; K log K differs by < 0.1 in slope there)",
     hypotheses={"N >= K^3": True})
 ledger["C13"].measure(
-    {"T^1 against Delta": sweep.T1_delta.tolist(), "slope of T^1 in Delta, eta ~ ||v||^-4": slope_D,
-     "slope of T^1 in Delta at fixed eta": slope_D_raw},
-    how=f"exact GD, Delta in {list(scfg.delta_grid)}, v_k = Delta/sqrt2 e_k")
+    under={"eta ~ ||v||^-4 (the paper's scaling)": {"T^1 against Delta": sweep.T1_delta.tolist(), "slope of T^1 in Delta": slope_D},
+           "fixed eta": {"T^1 against Delta": (sweep.T1_delta * sweep.eta_delta / scfg.eta_ref).tolist(),
+                         "slope of T^1 in Delta": slope_D_raw}},
+    how=f"exact GD, Delta in {list(scfg.delta_grid)}, v_k = Delta/sqrt2 e_k; at fixed eta the steps are converted by T ~ 1/eta (R1)")
 
 # %% tags=["remove-cell"]
 assert all(abs(s + 2) < 0.25 for s in slopes_L) and bool((sweep.T1_delta[1:] <= sweep.T1_delta[:-1]).all())
+
+# %% [markdown]
+# The $K$-dependence is sensitive to the number $M$ of training prompts. With $M = 150$ and $K = 32$
+# each feature is the query of about five prompts, and $T^1$ (the mean own attention reaching its level)
+# waits for the features whose sampled share of queries is smallest: the top-octave slope changes a lot
+# from one prompt set to the next. With $M = 3000$ the training loss is close to the population loss
+# that Prop. 2 is about, the three prompt sets agree, and the ledger decides $T^1\propto K\log K$ there
+# (at `book` scale the excess slope sits at the edge of our tolerance, so the verdict is left to that threshold:
+# inconclusive).
 
 # %% [markdown]
 # ### The threshold $L^*$ and the data collapse
