@@ -179,7 +179,9 @@ class Claim:
             q = {**quantities, **under[best]}
             other = {o: criteria.status_of(x) for o, x in verdicts.items() if o != best}
             differ = {o: s for o, s in other.items() if s != criteria.status_of(v)}
-            choice = f"the {d.choice['what']} (decided under {best}, the closest to the paper's analysis)"
+            ours = str(d.choice.get("source", "")).startswith("ours")
+            choice = f"the {d.choice['what']} (decided under {best}, " + (
+                "our reading: the paper leaves it open)" if ours else "the closest to the paper's analysis)")
             if differ:
                 others = "; ".join(f"under {o}: {s}" for o, s in differ.items())
                 if v.inconclusive:  # the card keeps what the other options gave
