@@ -84,15 +84,19 @@ display(Markdown(f"Counted apart: consistency checks of the library's own code o
 #
 # 1. **Where do phase boundaries come from?** The convergence paper's literal thresholds
 #    ($-0.49\log K$, $1.01\log K$, $\log K$) mis-time the phases at moderate $K$: at $p_1 = 0.3$ the
-#    end of phase I, $B_{k,1} \le -0.49\log K$, is reached only at $K = 10$, and the lowest value of
-#    $B_{k,1}/\log K$ moves away from $-0.49$ as $K$ grows (claim U2-p03). In the nonlinear paper's
+#    end of phase I, $B_{k,1} \le -0.49\log K$, is reached at $K = 10$ and then only for $K$ above
+#    about $6\cdot10^{21}$: the lowest value of $B_{k,1}/\log K$ approaches $-\tfrac12$ from above as
+#    slowly as $\log((1-p_1)/p_1)/\log K$ vanishes, so at any $K$ one could train the literal phase I
+#    never ends (claim U2-p03). In the nonlinear paper's
 #    theory model GD at $(\eta, L)$ is
 #    exactly GD at $(\eta L^2, 1)$, so $L$ only rescales time (finding R1): a flat/sharp transition
 #    at a threshold $L^\star$ must be stated in terms of $\eta L^2$ and the step size, not of $L$
 #    alone.
 # 2. **The flat regime's logarithmic rate.** The nonlinear paper's Theorem 1 predicts that the time
 #    to accuracy $\epsilon$ grows like $\log(K/\epsilon)$ in the flat regime; inside the theorem's
-#    hypotheses ($K \ge 1/\epsilon$, $N = 2K^3$) it grows like a power of $1/\epsilon$ (C8b), as the
+#    hypotheses ($K \ge 1/\epsilon$, $N = 2K^3$) it grows like a power of $1/\epsilon$ (C8b:
+#    $\epsilon^{-1.05}$; over the factor of 4 in $\epsilon$ that $K \ge 1/\epsilon$ leaves, the times stay
+#    below the bound with constant 1, so the bound is not contradicted, but the rate is not its logarithm), as the
 #    sharp regime's $1/\epsilon$ law (C9) and the convergence paper's phase IV (B3, F1) do. The late
 #    phase of both Q-only models is polynomial, $\mathcal L \approx (K-1)/(4\eta s^4 t)$ for the
 #    nonlinear one (R2) and $\mathcal L_k \approx 1/(4p_k\tau)$ for the convergence one (U5); a
