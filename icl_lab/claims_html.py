@@ -74,11 +74,17 @@ def claim_card(claim) -> str:
     how = f' <span style="color:{_MUTED}">({markdown_inline(claim.how)})</span>' if claim.how else ""
     lines = [("Measured", (claim.measured or claim.how) and (markdown_inline(claim.measured) or "—") + how),
              ("Caveat", claim.caveat and caveat_html(claim)),
-             *((label, f'<span style="color:{_MUTED}">{html.escape("; ".join(items))}</span>') for label, items in
-               (("Criterion", claim.criterion), ("Robust to", claim.robust), ("Depends on", claim.depends)) if items),
              ("Other scales", claim.elsewhere and html.escape(_elsewhere(claim)))]
     rows += [f'<div class="mathjax_process" style="font-size:.92em"><strong>{label}:</strong> {body}</div>'
              for label, body in lines if body]
+    # how it is decided: folded, so that a page of cards stays short; the summary says if a choice of ours decides
+    decided = [f'<div><strong>{label}:</strong> {html.escape("; ".join(items))}</div>' for label, items in
+               (("Criterion", claim.criterion), ("Robust to", claim.robust), ("Depends on", claim.depends)) if items]
+    if decided:
+        n = len(claim.depends)
+        rows.append(f'<details style="font-size:.92em;color:{_MUTED}"><summary>How it is decided'
+                    + (f" (depends on {n} choice{'s' if n > 1 else ''} of ours)" if n else "")
+                    + f'</summary>{"".join(decided)}</details>')
     return (f'<div class="icl-claim-card" id="{anchor(claim)}" data-claim-id="{html.escape(claim.id)}" '
             f'data-status="{html.escape(claim.status)}" '
             f'style="border:1px solid #d0d7de;border-left:6px solid {color};border-radius:6px;'
