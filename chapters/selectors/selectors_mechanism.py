@@ -835,7 +835,7 @@ ledger["O6"].measure({"negative coefficients (disjoint supports) - cone accuracy
                      how=how_ood)
 assert abs(qperp_acc - 0.5) < 0.1 and flip_acc < 0.2 and fresh_acc < 0.7 and unseen_acc > 0.8
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input", "hide-output"]
 ledger.cards("O1", "O2", "O3", "O4", "O5", "O6")
 
 # %% [markdown]
