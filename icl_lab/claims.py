@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -70,17 +71,29 @@ class Declared:
     choice: dict | None = None  # an open choice the verdict may depend on: [claim.choice]
     caveat: str = ""  # what a pass always carries (may name measured quantities: {name:.2f})
     how: str = ""  # how it is measured, when the chapter does not say more
+    unconditional: str = ""  # why a claim that cites a result has no hypotheses to record
+
+
+#: a location that cites a result of the paper (its conditions must be declared: ``hypotheses``)
+CITES_RESULT = re.compile(r"\b(Thm|Theorem|Lemma|Prop|Proposition|Cor|Corollary)s?\.?\s*[0-9A-Z]")
 
 
 def declare(id: str, location: str, statement: str, *, kind: str = "paper", hypotheses=(),
             not_checkable: str = "", part: str = "", tests=(), choice=None, caveat: str = "",
-            how: str = "") -> Declared:
-    """Declare a claim (one ``[[claim]]`` row of ``icl_lab/papers/<key>/claims.toml``)."""
+            how: str = "", unconditional: str = "") -> Declared:
+    """Declare a claim (one ``[[claim]]`` row of ``icl_lab/papers/<key>/claims.toml``). A checkable
+    claim whose location cites a theorem, lemma, proposition or corollary lists that result's
+    conditions (``hypotheses``), or says why it has none to record (``unconditional``)."""
     if not id or not statement or not location:
         raise chk.ConfigError("id, location and statement must be non-empty")
     chk.one_of("kind", kind, KINDS)
+    if hypotheses and unconditional:
+        raise chk.ConfigError(f"claim {id}: hypotheses and unconditional exclude each other")
+    if not (hypotheses or unconditional or not_checkable) and CITES_RESULT.search(location):
+        raise chk.ConfigError(f"claim {id}: its location ({location}) cites a result but hypotheses is empty: list "
+                              "the result's conditions, or say why there are none with unconditional = '...'")
     return Declared(id, location, statement, kind, tuple(hypotheses), not_checkable, part, tuple(tests), choice,
-                    caveat, how)
+                    caveat, how, unconditional)
 
 
 def declared(paper: str) -> dict[str, Declared]:
@@ -129,7 +142,8 @@ def parse_declarations(text: str, paper: str) -> dict[str, Declared]:
                     not_checkable=row.get("not_checkable", ""), part=row.get("part", ""),
                     tests=criteria.parse_tests(row.get("test", []), name),
                     choice=criteria.parse_choice(row["choice"], name) if "choice" in row else None,
-                    caveat=row.get("caveat", ""), how=row.get("how", ""))
+                    caveat=row.get("caveat", ""), how=row.get("how", ""),
+                    unconditional=row.get("unconditional", ""))
         if d.id in out:
             raise chk.ConfigError(f"{where}: claim id {d.id!r} is declared twice")
         out[d.id] = d
@@ -137,7 +151,7 @@ def parse_declarations(text: str, paper: str) -> dict[str, Declared]:
 
 
 _FIELDS = {"id", "location", "statement", "kind", "hypotheses", "not_checkable", "part", "test", "choice", "caveat",
-           "how"}
+           "how", "unconditional"}
 
 
 @dataclass
@@ -169,6 +183,10 @@ class Claim:
         if d is None or not d.tests:
             raise chk.ConfigError(f"claim {self.id} declares no test in icl_lab/papers/{self.paper}/claims.toml")
         where = f"claim {self.id}"
+        missing = [h for h in d.hypotheses if h not in (hypotheses or {})]
+        if missing:
+            raise chk.ConfigError(f"{where}: hypotheses must say whether each declared condition held where it was "
+                                  f"measured; missing: {missing}")
         if d.choice:
             opts = d.choice["options"]
             if not isinstance(under, dict) or set(under) != set(opts):
@@ -203,7 +221,7 @@ class Claim:
         notes = [criteria._fmt_note(d.caveat, q)] if d.caveat else []
         self._decide(measured=shown, how=how or d.how, passed=v.passed,
                      caveat="; ".join(notes + list(v.caveats)) or None, hypotheses=hypotheses,
-                     inconclusive=v.inconclusive or None)
+                     inconclusive=v.inconclusive or None, regardless=v.regardless)
         self.criterion = [criteria.describe(t) for t in d.tests]
         self.robust, self.depends = list(v.robust), list(v.depends)
         self.elsewhere = _elsewhere(self)
@@ -231,14 +249,15 @@ class Claim:
         return self
 
     def _decide(self, *, measured, how: str, passed: bool, caveat: str | None = None,
-                hypotheses: dict | None = None, inconclusive: str | None = None) -> "Claim":
+                hypotheses: dict | None = None, inconclusive: str | None = None, regardless: str = "") -> "Claim":
         """Record a measurement. ``passed`` is the outcome of comparing the measurement with the
         statement; with a ``caveat`` a pass becomes ``reproduced with caveat``.
 
         ``hypotheses`` maps each declared condition of the statement to whether it held where the
         measurement was taken. A failure where a condition was violated is ``inconclusive``, not
         ``not reproduced``; a pass there carries the violated conditions as a caveat.
-        ``inconclusive`` (a reason) records that the measurement cannot decide the statement."""
+        ``inconclusive`` (a reason) records that the measurement cannot decide the statement;
+        ``regardless`` (a reason) that a failure does not depend on the hypotheses."""
         if not isinstance(passed, bool):
             try:
                 passed = bool(passed)  # accepts 0-d tensors / numpy bools
@@ -259,12 +278,13 @@ class Claim:
         if inconclusive:
             self.status, self.caveat = "inconclusive", inconclusive
             return self
-        if violated and not passed:
+        if violated and not passed and not regardless:
             self.status = "inconclusive"
             self.caveat = "; ".join(notes + ["measured where these hypotheses do not hold: " + "; ".join(violated)])
             return self
         if violated:
-            notes.append("measured outside the hypotheses: " + "; ".join(violated))
+            notes.append("measured outside the hypotheses: " + "; ".join(violated)
+                         + (f" (they do not explain the failure: {regardless})" if regardless and not passed else ""))
         self.caveat = "; ".join(notes)
         self.status = ("reproduced with caveat" if self.caveat else "reproduced") if passed else "not reproduced"
         return self

@@ -78,8 +78,10 @@ def claim_card(claim) -> str:
     rows += [f'<div class="mathjax_process" style="font-size:.92em"><strong>{label}:</strong> {body}</div>'
              for label, body in lines if body]
     # how it is decided: folded, so that a page of cards stays short; the summary says if a choice of ours decides
+    held = [f"{h}: {'held' if ok else 'violated'}" for h, ok in (claim.hypotheses or {}).items()]
     decided = [f'<div><strong>{label}:</strong> {html.escape("; ".join(items))}</div>' for label, items in
-               (("Criterion", claim.criterion), ("Robust to", claim.robust), ("Depends on", claim.depends)) if items]
+               (("Criterion", claim.criterion), ("Hypotheses", held), ("Robust to", claim.robust),
+                ("Depends on", claim.depends)) if items]
     if decided:
         n = len(claim.depends)
         rows.append(f'<details style="font-size:.92em;color:{_MUTED}"><summary>How it is decided'

@@ -21,7 +21,7 @@ The rules, applied here once for every claim:
 * **Bounds as bounds, intervals with a margin** (rules 1 and 4). A test on an :class:`Estimate` holds
   when the whole interval satisfies it and fails when the whole interval violates it; an interval
   that straddles the threshold cannot decide, and the claim is inconclusive with that reason.
-* **Seeds**: ``interval = 'median'`` (bootstrap 95%), ``'mean'`` (+- 2 standard errors) or ``'rate'``
+* **Seeds**: ``interval = 'median'`` (bootstrap 95%), ``'mean'`` (Student's t 95%) or ``'rate'``
   (the Wilson 95% interval of a success rate) turns the per-seed values the chapter hands over into
   that statistic with its interval, and the test is decided on the interval.
 * **Sequences**: ``statistic`` says how the values of a sequence are combined (``all`` by default:
@@ -37,6 +37,9 @@ The rules, applied here once for every claim:
   its ``note`` (a test of whether the measurement can decide, e.g. that an optimum lies inside the grid:
   when it fails, no other test decides).
   Notes may name measured quantities: ``'the interval reaches {lo:.2f}'``.
+* **Hypotheses**: a failure where a hypothesis of the statement was violated is inconclusive, unless
+  the failing test says why no hypothesis can explain it (``regardless = '<why>'``: e.g. a bound that
+  no predictor can reach, whatever the training); such a failure is a failure of the statement.
 """
 from __future__ import annotations
 
@@ -50,8 +53,8 @@ TESTS = ("below", "above", "between", "equal", "true", "false", "increasing", "d
 STATISTICS = ("all", "any", "mean", "median", "min", "max")
 FAILS = ("not reproduced", "caveat", "inconclusive")
 _TEST_FIELDS = {"quantity", "is", "than", "to", "range", "tol", "source", "alternatives", "stated", "statistic",
-                "fails", "note", "strict", "interval"}
-INTERVALS = ("median", "mean", "rate")  # over seeds: bootstrap median, mean +- 2 SE, Wilson rate of successes
+                "fails", "note", "strict", "interval", "regardless"}
+INTERVALS = ("median", "mean", "rate")  # over seeds: bootstrap median, mean +- t SE, Wilson rate of successes
 _CHOICE_FIELDS = {"what", "options", "closest", "source"}
 
 
@@ -77,10 +80,20 @@ def median_of(values, seed: int = 0) -> Estimate:
     return Estimate(m, lo, hi, len(list(values)), "median, bootstrap 95%")
 
 
-def mean_of(values, z: float = 2.0) -> Estimate:
-    """The mean of ``values`` with +- ``z`` standard errors."""
+#: Student's t, two-sided 95%, by degrees of freedom (1 to 30; beyond, the normal 1.96)
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def mean_of(values, z: float | None = None) -> Estimate:
+    """The mean of ``values`` with its 95% interval: +- t(n-1) standard errors (Student's t: with two or
+    three seeds, +- 2 SE would claim far more than the seeds show), or +- ``z`` SE where given."""
+    values = list(values)
     m, se = metrics.mean_se(values)
-    return Estimate(m, m - z * se, m + z * se, len(list(values)), f"mean +- {z:g} SE")
+    df, what = len(values) - 1, "mean, t 95%" if z is None else f"mean +- {z:g} SE"
+    if z is None:  # one value: no interval (SE is NaN)
+        z = _T95[df - 1] if 1 <= df <= 30 else 1.96
+    return Estimate(m, m - z * se, m + z * se, len(values), what)
 
 
 def rate_of(successes: int, n: int) -> Estimate:
@@ -134,6 +147,8 @@ def parse_tests(rows, where: str) -> tuple:
             raise chk.ConfigError(f"{name}: a test that fails as '{r['fails']}' needs a note saying why")
         if "stated" in r:
             _within_statement(r, name)
+        if "regardless" in r and not (isinstance(r["regardless"], str) and r["regardless"]):
+            raise chk.ConfigError(f"{name}: regardless must say why no hypothesis of the statement can explain a failure")
     return tuple(rows)
 
 
@@ -292,7 +307,11 @@ def describe(test: dict, threshold=None) -> str:
 
 def _scaled(t: dict) -> list:
     """A test of ours with its threshold at half and at twice its size (its tolerance, for a range or
-    an equality), or [] where that means nothing (a comparison with another measured quantity)."""
+    an equality), or [] where that means nothing (a comparison with another measured quantity). A rate
+    lives in [0, 1]: its threshold moves by half its distance to the nearer end, either way."""
+    if t["is"] in ("below", "above") and t.get("interval") == "rate" and isinstance(t["than"], (int, float)):
+        d = min(t["than"], 1 - t["than"]) / 2
+        return [{**t, "than": t["than"] + e} for e in (-d, d)] if d > 0 else []
     if t["is"] in ("below", "above") and isinstance(t["than"], (int, float)) and t["than"] != 0:
         return [{**t, "than": t["than"] * f} for f in (0.5, 2.0)]
     if t["is"] == "between":
@@ -317,11 +336,12 @@ class Verdict:
     caveats: tuple = ()
     robust: tuple = ()  # what the verdict was checked against and does not depend on
     depends: tuple = ()  # what it depends on
+    regardless: str = ""  # a failure no violated hypothesis explains: why
 
 
 def decide(tests: tuple, q: dict, where: str) -> Verdict:
     """Apply a claim's tests to its measured quantities ``q`` (see the module's rules)."""
-    passed, reasons, invalid, caveats, robust, depends = True, [], [], [], [], []
+    passed, reasons, invalid, caveats, robust, depends, firm = True, [], [], [], [], [], []
     for t in tests:
         out = evaluate(t, q, where)
         alts = t.get("alternatives", ())
@@ -334,10 +354,14 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
                     f" (also {', '.join(map(str, alts))})"))
         elif deciding and str(t.get("source", "")).startswith("ours") and _scaled(t):
             # no alternatives declared: say whether half and twice the threshold would decide alike
-            same = all(evaluate(u, q, where) == out for u in _scaled(t))
+            tried = _scaled(t)
+            same = all(evaluate(u, q, where) == out for u in tried)
+            at = " and ".join(_num(u["than"]) if "than" in u and u["is"] in ("below", "above") else
+                              "±" + _num(u["tol"]) if "tol" in u and u["is"] == "equal" else
+                              "[" + ", ".join(map(_num, u["range"])) + "]" for u in tried)
             (robust if same else depends).append(
-                f"the threshold of ours in '{describe(t)}'" + (" (the same at half and twice it)" if same else
-                                                                " (the outcome changes at half or twice it)"))
+                f"the threshold of ours in '{describe(t)}'" + (f" (the same at {at})" if same else
+                                                                f" (the outcome changes at {at})"))
         if flips:
             reasons.append(f"decided by a threshold of ours: '{describe(t)}' {out}, but not at "
                            + ", ".join(map(str, flips)))
@@ -354,10 +378,12 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
                 invalid.append(_fmt_note(t["note"], q))
             else:
                 passed = False
+                if t.get("regardless"):
+                    firm.append(t["regardless"])
     # a measurement that is not a valid test decides nothing; otherwise a clear failure of the statement
     # decides, and failing that a test that cannot decide (an interval astride, a threshold of ours) does
     why = invalid or ([] if not passed else reasons)
-    return Verdict(passed, "; ".join(why), tuple(caveats), tuple(robust), tuple(depends))
+    return Verdict(passed, "; ".join(why), tuple(caveats), tuple(robust), tuple(depends), "; ".join(firm))
 
 
 def status_of(v: Verdict) -> str:

@@ -124,7 +124,7 @@ def test_claims_table_orders_papers_and_counts(tmp_path):
 
 
 DECL = {"A": declare("A", "Thm 1", r"$x > 0$ for $K \\ge 2$", hypotheses=("K >= 2",)),
-        "B": declare("B", "Lemma 2", "an identity", kind="consistency", part="theory"),
+        "B": declare("B", "Lemma 2", "an identity", kind="consistency", part="theory", unconditional="an identity"),
         "C": declare("C", "Fig. 3", "hidden constants", not_checkable="only hidden constants", part="experiments"),
         "D": declare("D", "this book", "our conjecture", kind="finding", part="experiments")}
 

@@ -93,6 +93,7 @@ TOML = """
 id = 'X1'
 location = 'Thm 1'
 statement = 'the rate is 2'
+unconditional = 'a test table: the rate alone is tested'
 caveat = 'measured at {n} points'
 [claim.choice]
 what = 'learning rate'
@@ -162,3 +163,58 @@ def test_one_interval_per_setting_and_a_failed_validity_check_overrides_a_failur
     valid = {"quantity": "inside grid", "is": "true", "fails": "inconclusive", "note": "the optimum is on the grid's edge"}
     v = _decide([t, valid], slopes=[cr.Estimate(0.7, 0.6, 0.8)], **{"inside grid": False})
     assert v.inconclusive == "the optimum is on the grid's edge"
+
+
+HYP = """
+[[claim]]
+id = 'H1'
+location = 'Thm 2'
+statement = 'the error is below 0.1'
+hypotheses = ['N >= K^3', 'K >= 1/eps']
+[[claim.test]]
+quantity = 'err'
+is = 'below'
+than = 0.1
+source = 'paper: Thm 2'
+"""
+
+
+def test_a_claim_citing_a_theorem_declares_its_hypotheses_and_every_measurement_reports_them(monkeypatch):
+    bare = HYP.replace("hypotheses = ['N >= K^3', 'K >= 1/eps']\n", "")
+    with pytest.raises(ConfigError, match="H1.*cites a result but hypotheses is empty"):
+        parse_declarations(bare, "common")
+    ok = parse_declarations(bare.replace("location", "unconditional = 'an identity'\nlocation"), "common")
+    assert ok["H1"].unconditional == "an identity"
+    decl = parse_declarations(HYP, "common")
+    monkeypatch.setattr("icl_lab.claims.declared", lambda paper: decl)
+    c = Claim(id="H1", paper="common", location="Thm 2", statement="s")
+    with pytest.raises(ConfigError, match=r"missing: \['K >= 1/eps'\]"):
+        c.measure(err=0.01, how="h", hypotheses={"N >= K^3": True})
+    c.measure(err=0.5, how="h", hypotheses={"N >= K^3": True, "K >= 1/eps": False})
+    assert c.status == "inconclusive" and "K >= 1/eps" in c.caveat
+    c.measure(err=0.01, how="h", hypotheses={"N >= K^3": True, "K >= 1/eps": True})
+    assert c.status == "reproduced" and c.hypotheses == {"N >= K^3": True, "K >= 1/eps": True}
+    assert "Hypotheses:" in c._repr_html_() and "K &gt;= 1/eps: held" in c._repr_html_()
+
+
+def test_a_rate_threshold_of_ours_is_tried_inside_0_and_1():
+    t = {"quantity": "ok", "is": "above", "than": 0.9, "interval": "rate", "source": "ours: most runs"}
+    v = _decide([t], ok=cr.rate_of(20, 20))
+    assert v.passed and "0.85 and 0.95" in v.robust[0]
+
+
+def test_a_mean_over_few_seeds_gets_students_t_interval():
+    e = cr.mean_of([1.0, 2.0])  # SE 0.5, t(1) = 12.706: two seeds show little
+    assert abs(e.hi - e.value - 12.706 * 0.5) < 1e-9 and "t 95%" in e.what
+    assert abs(cr.mean_of([1.0, 2.0], z=2).hi - 2.5) < 1e-9
+
+
+def test_a_failure_no_hypothesis_explains_is_not_excused_by_them(monkeypatch):
+    toml = HYP.replace("source = 'paper: Thm 2'", "source = 'paper: Thm 2'\nregardless = 'no predictor reaches it'")
+    decl = parse_declarations(toml, "common")
+    monkeypatch.setattr("icl_lab.claims.declared", lambda paper: decl)
+    c = Claim(id="H1", paper="common", location="Thm 2", statement="s")
+    c.measure(err=0.5, how="h", hypotheses={"N >= K^3": False, "K >= 1/eps": True})
+    assert c.status == "not reproduced" and "no predictor reaches it" in c.caveat and "N >= K^3" in c.caveat
+    with pytest.raises(ConfigError, match="regardless"):
+        parse_declarations(toml.replace("'no predictor reaches it'", "''"), "common")
