@@ -2,9 +2,12 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,mystnb
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -245,8 +248,12 @@ assert eq10_gap < 1e-12 and init_gap < 1e-12
 # bounded, and the signs of the cross terms. Random Gaussian directions in $d = 15$ are nearly
 # orthogonal, so we also test correlated features $v_k = u + s\,e_k$: every pairwise distance is exactly
 # $\Delta$ (inside Eq. 4's hypotheses) while $\cos(v_k, v_m) = \|u\|^2/(\|u\|^2 + s^2)$ is as large as we like.
-# At $\cos = 0.8$ the true $g_k$ is negative from the first step on (and some $q_k$ falls): $g_k \ge 0$
-# is a property of nearly orthogonal features, not of general ones.
+# With $G = s^2 I + \|u\|^2\mathbf 1\mathbf 1^\top$ and the rows of $\Gamma$ summing to zero, the true increment is
+# $g_k = -s^4\Gamma_{k,k} - s^2\|u\|^2\sum_j\Gamma_{j,k}$: the first term is App. C's (non-negative), the second a
+# column sum of $\Gamma$, which is zero in expectation when the features are exchangeable. Lemma 2 is about
+# the expected loss (Eq. 7), and there $g_k > 0$ holds even at $\cos = 0.8$ (we estimate it on $10^5$
+# prompts). On a training set of 300 prompts the column sum's sampling noise, amplified by
+# $\|u\|^2/s^2 = 4$ at $\cos = 0.8$, can make $g_k$ negative: a finite-sample effect, not a failure of the lemma.
 #
 # ```{admonition} Inconsistencies
 # :class: warning
@@ -261,16 +268,33 @@ assert eq10_gap < 1e-12 and init_gap < 1e-12
 # directions) features.
 
 # %% tags=["hide-input"]
-lemma2 = {kind: th.lemma2_errors(kind) for kind in ("unit", "orth", "gaussian")}
+L2_SET = dict(K=4, d=15, delta=3.0)  # the features of lemma2_errors
+lemma2 = {kind: th.lemma2_errors(kind, **L2_SET) for kind in ("unit", "orth", "gaussian")}
+
+
+def orthogonal(V):  # v_k^T v_m = 0 for k != m (to round-off)
+    G = V @ V.T
+    return bool((G - torch.diag(torch.diagonal(G))).abs().max() <= 1e-12 * float(torch.diagonal(G).max()))
+
+
+def separated(V, Delta):  # Sec. 3.1's ||v_k - v_k'|| = Theta(Delta), read as every distance within [Delta/2, 2 Delta]
+    dist = torch.pdist(V)
+    return bool(((dist >= Delta / 2) & (dist <= 2 * Delta)).all())
+
+
 display(Markdown("Largest relative error of each gradient formula against automatic differentiation:\n\n" + md_table(
     ["features", "Gram formula", "App. C", "$s^4 \\times$ App. C", "$s^4$"],
     [[{"unit": "unit norm", "orth": "orthogonal, norm $s$", "gaussian": "Gaussian"}.get(kind, kind), f"{gram:.1e}", f"{paper:.1e}",
       f"{paper_s4:.1e}", f"{s4:.2f}"] for kind, (gram, paper, paper_s4, s4) in lemma2.items()])))
 gram_max = max(v[0] for v in lemma2.values())
+ORTH = "orthogonal features (App. C uses v_k^T v_m = 1{k = m}; a norm s adds the factor s^4, R3)"
+SEP = "feature distances Theta(Delta) (Sec. 3.1), read as all within [Delta/2, 2 Delta]"
 ledger["C4a"].measure({"App. C error, unit features": lemma2["unit"][1],
-                        "s^4 x App. C error, norm-s orthogonal features": lemma2["orth"][2]})
+                        "s^4 x App. C error, norm-s orthogonal features": lemma2["orth"][2]},
+                       hypotheses={ORTH: all(orthogonal(nl.make_features(k, **L2_SET)) for k in ("unit", "orth"))})
 ledger["C4c"].measure({"s^4 x App. C error, Gaussian features": lemma2["gaussian"][2],
-                       "App. C error, unit features": lemma2["unit"][1]})
+                       "App. C error, unit features": lemma2["unit"][1]},
+                      hypotheses={SEP: separated(nl.make_features("gaussian", **L2_SET), L2_SET["delta"])})
 
 # Lemma 2 as a Theta-statement at non-orthogonal features: along a GD run and at random Q
 Vg = nl.make_features("gaussian", 4, 15, 3.0)
@@ -296,40 +320,39 @@ def correlated_features(K, d, Delta, cos):
     return V
 
 
-corr = {}
-for cos in (0.8, 0.5):
+# Lemma 2's g_k is the gradient of the expected loss (Eq. 7): the choice of claims.toml runs it on the
+# population loss (10^5 prompts) and on a training set of 300 prompts
+M_POP = 100_000 if SCALE != "ci" else 30_000
+
+
+def corr_gd(cos, M, seed):
+    """g_k = (q_k(t+1) - q_k(t)) / eta along 300 GD steps (eta = 1) from Q = 0: (smallest, smallest at t = 0, steps where some q_k falls)"""
     Vc = correlated_features(4, 15, 3.0, cos)
-    Gc = Vc @ Vc.T
-    per_seed = []
-    for sd in range(3):
-        fp_c = th.FeaturePrompts.from_batch(nl.cosine_sampler(Vc, 100, 0.5).sample(300, icl_lab.make_generator(10 + sd)))
-        q_c = th.feature_gd(fp_c, Gc, steps=300, lr=1.0, record_every=1, with_maps=False).q[:, 0]
-        th_c = th.lemma2_theta(q_c, fp_c, Gc)
-        qk_c = torch.diagonal(q_c, dim1=-2, dim2=-1)
-        per_seed.append((th_c["min_gk"], th.lemma2_theta(q_c[:1], fp_c, Gc)["min_gk"], th_c["ratio_lo"],
-                         int(((qk_c[1:] - qk_c[:-1]) < -1e-12).any(-1).sum())))
-    corr[cos] = per_seed
+    fp_c = (th.FeaturePrompts.from_batch(nl.cosine_sampler(Vc, 100, 0.5).sample(M, icl_lab.make_generator(seed))) if M <= 1000
+            else nl.cosine_feature_prompts(Vc, 100, M, 0.5, icl_lab.make_generator(seed)))  # the same law, drawn as counts
+    qk = torch.diagonal(th.feature_gd(fp_c, Vc @ Vc.T, steps=300, lr=1.0, record_every=1, with_maps=False).q[:, 0], dim1=-2, dim2=-1)
+    dq = qk[1:] - qk[:-1]
+    return float(dq.min()), float(dq[0].min()), int((dq < -1e-12).any(-1).sum())
+
+
+corr = {(cos, M): [corr_gd(cos, M, 10 + sd) for sd in range(3)] for cos, M in ((0.8, 300), (0.5, 300), (0.8, M_POP))}
 display(Markdown("Correlated features $v_k = u + s e_k$ (pairwise distance exactly $\\Delta = 3$), 300 GD steps from $Q = 0$, "
-                 "three prompt sets:\n\n" + md_table(
-    ["$\\cos(v_k, v_m)$", "smallest true $g_k$", "smallest $g_k(0)$", "smallest ratio to App. C", "steps where some $q_k$ falls"],
-    [[f"{cos:g}", ", ".join(f"{v[0]:.3f}" for v in ps), ", ".join(f"{v[1]:.3f}" for v in ps),
-      ", ".join(f"{v[2]:.2f}" for v in ps), ", ".join(f"{v[3]}" for v in ps)] for cos, ps in corr.items()])))
+                 "three prompt sets each:\n\n" + md_table(
+    ["$\\cos(v_k, v_m)$", "prompts", "smallest true $g_k$", "smallest $g_k(0)$", "steps where some $q_k$ falls"],
+    [[f"{cos:g}", f"{M}", ", ".join(f"{v[0]:.4f}" for v in ps), ", ".join(f"{v[1]:.3f}" for v in ps),
+      ", ".join(f"{v[2]}" for v in ps)] for (cos, M), ps in corr.items()])))
+CORR_Q = "smallest g_k along GD, correlated features (cos 0.8, distance Delta), median over prompt sets"
 ledger["C4b"].measure(
     {"smallest g_k": theta2["min_gk"], "g_k_ratio_low": theta2["ratio_lo"], "g_k_ratio_high": theta2["ratio_hi"],
      "share of off-diagonal signs that agree": theta2["sign_agree"],
-     "smallest g_k along GD, correlated features (cos 0.8, distance Delta), median over prompt sets":
-         criteria.median_of([v[0] for v in corr[0.8]]),
-     "per prompt set (cos 0.8)": [round(v[0], 4) for v in corr[0.8]],
-     "smallest g_k along GD at cos 0.5, per prompt set": [round(v[0], 4) for v in corr[0.5]]},
-    measured=f"Gaussian features (cos ~ 0): smallest g_k {theta2['min_gk']:.1e} > 0, true/App. C in [{theta2['ratio_lo']:.2f}, "
-             f"{theta2['ratio_hi']:.2f}], {theta2['sign_agree']:.0%} of off-diagonal signs agree; correlated features at distance "
-             f"Delta with cos 0.8: smallest g_k " + ", ".join(f"{v[0]:.3f}" for v in corr[0.8]) + " (g_k(0) "
-             + ", ".join(f"{v[1]:.3f}" for v in corr[0.8]) + "; some q_k falls in " + ", ".join(str(v[3]) for v in corr[0.8])
-             + " of 300 steps) on 3 prompt sets: g_k >= 0 fails; at cos 0.5 it holds (smallest g_k "
-             + ", ".join(f"{v[0]:.4f}" for v in corr[0.5]) + "): Lemma 2 holds for near-orthogonal features, not for general ones",
-    how=f"Gaussian features (off-diagonal Gram up to {gram_off:.2f} s^2), {len(q_path)} weights along GD + {len(q_rand)} random Q; "
-        "correlated features v_k = u + (Delta/sqrt2) e_k (cos 0.8 and 0.5), 300 GD steps (eta = 1) from Q = 0, 300 prompts, 3 prompt "
-        "sets, median with bootstrap interval; g_k_ratio: true g_k / App. C's")
+     "smallest g_k along GD at cos 0.5, 300 prompts, per prompt set": [round(v[0], 4) for v in corr[(0.5, 300)]]},
+    under={opt: {CORR_Q: criteria.median_of([v[0] for v in corr[(0.8, M)]]), "per prompt set": [round(v[0], 4) for v in corr[(0.8, M)]]}
+           for opt, M in (("population loss (Eq. 7, estimated on 3 x 10^4 to 10^5 prompts)", M_POP), ("training set of 300 prompts", 300))},
+    how=f"Gaussian features (off-diagonal Gram up to {gram_off:.2f} s^2), {len(q_path)} weights along GD + {len(q_rand)} random Q, "
+        f"300 prompts; correlated features v_k = u + (Delta/sqrt2) e_k (cos 0.8, distance Delta): g_k = dq_k / eta along 300 GD steps "
+        f"(eta = 1) from Q = 0 on {M_POP} prompts (the population loss, Eq. 7) and on 300 prompts, 3 prompt sets each, median with "
+        "bootstrap interval; g_k_ratio: true g_k / App. C's",
+    hypotheses={SEP: separated(Vg, 3.0) and all(separated(correlated_features(4, 15, 3.0, c), 3.0) for c in (0.8, 0.5))})
 
 # %% tags=["remove-cell"]
 assert gram_max < 1e-10 and lemma2["unit"][1] < 1e-10 and lemma2["gaussian"][2] > 1e-3
@@ -537,7 +560,7 @@ theory_sharp = nl.run_theory(tcfg.replace(lr=tcfg.lr / 100, L_values=nl.SHARP))
 # %% tags=["hide-input"]
 steps_t = torch.arange(tcfg.steps + 1)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The theory model on the Sec. 6 setting (mean ± std over seeds): (a) training (solid) and held-out (dashed) loss for the flat set at $\\eta = 10$, (b) the sharp set at $\\eta = 0.1$, (c, d) the attention of queries $v_1$ on each feature. Reproduces Fig. 1 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-fig1"}, "image": {"alt": "Loss curves falling over hundreds of steps and attention curves in which the own-feature attention rises from 0.25 towards 1."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The theory model on the Sec. 6 setting (mean \u00b1 std over seeds): (a) training (solid) and held-out (dashed) loss for the flat set at $\\eta = 10$, (b) the sharp set at $\\eta = 0.1$, (c, d) the attention of queries $v_1$ on each feature. Reproduces Fig. 1 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-fig1"}, "image": {"alt": "Loss curves falling over hundreds of steps and attention curves in which the own-feature attention rises from 0.25 towards 1."}}
 nlfig.show(nlfig.fig1(steps_t, theory.loss, theory.test_loss, theory.maps, tcfg.L_values, "GD step t",
                       f"η = {tcfg.lr:g}",
                       sharp=dict(train=theory_sharp.loss, test=theory_sharp.test_loss, maps=theory_sharp.maps,
@@ -591,7 +614,9 @@ display(Markdown(f"The error stays within its envelopes: at most {lem_ratio:.3f}
                  f"the Lipschitz one. Along training $\\mathcal L / (L^2\\Delta^2\\,\\mathbb E(1-\\mathrm{{Attn}})^2)$ "
                  f"stays in $[{float(theta.min()):.3f}, {float(theta.max()):.3f}]$."))
 ledger["C3"].measure({"largest error / exact envelope": lem_ratio, "largest error / Lipschitz envelope": lip_ratio,
-                       "loss / (L^2 Delta^2 E(1-Attn)^2), range": [float(theta.min()), float(theta.max())]})
+                       "loss / (L^2 Delta^2 E(1-Attn)^2), range": [float(theta.min()), float(theta.max())]},
+                      # by construction: run_theory's tasks are (L/c) cos(c w.x + phi), L-Lipschitz for every w, phi
+                      hypotheses={"f L-Lipschitz (Eq. 4)": True})
 
 # %% tags=["remove-cell"]
 assert lem_ratio <= 1 + 1e-9 and lip_ratio <= 1 + 1e-9
@@ -610,7 +635,8 @@ row_sums = float((theory.q.sum(-1)).abs().max())
 display(Markdown(f"The smallest step increment of $q_k$ is {dq_min:.1e}; the mean final cross weight $q_{{k,k'}}$ is "
                  f"{off_final:.3f}, and {flips:.1%} of the cross-weight increments flip sign. "
                  f"$\\max_k |\\sum_m q_{{k,m}}| = {row_sums:.0e}$: the cross weights carry exactly $-q_k$ between them."))
-ledger["C5a"].measure({"smallest step increment of q_k": dq_min})
+ledger["C5a"].measure({"smallest step increment of q_k": dq_min},
+                      hypotheses={"orthogonal features (g_k is a mean of squares only then, C4b)": orthogonal(theory.V)})
 
 # %% tags=["remove-cell"]
 assert dq_min >= -1e-12 and row_sums < 1e-10
@@ -667,22 +693,25 @@ nlfig.show(nlfig.sweep_figure(sweep, dict(L=slopes_L, K=slope_K, KlogK=slope_Klo
 
 # %% tags=["hide-input"]
 Kmax = int(Kg[-1])
+# N >= K^3 where each sweep ran: the L, eta and Delta grids at N, the K sweep at N = max(N, 2 K^3)
+n_ok = scfg.N >= scfg.K**3
+n_ok_K = all(max(scfg.N, 2 * k**3) >= k**3 for k in scfg.K_grid)
 # rule 4: the K-dependence over three seeds (seeds 1 and 2 redraw every prompt of the sweep)
 sweeps_K = [sweep] + [nl.run_sweep(scfg.replace(seed=sd)) for sd in (1, 2)]
 top_T1_seeds = [metrics.loglog_slope(Kg[top], sw.T1_K[top]) for sw in sweeps_K]
 top_g0_seeds = [metrics.loglog_slope(Kg[top], sw.rate_K[top]) for sw in sweeps_K]
 ledger["C6"].measure(
     {"first-step rate g_k(0) against L, log-log slope": slope_rate,
-     "|q_(k,kp)| / q_k at the end of Phase I": sweep.cross_ratio.tolist(),
+     "|q_(k,kp)| / q_k at the end of Phase I (1/(K-1) by the row-sum identity, not counted)": sweep.cross_ratio.tolist(),
      "first-step rate g_k(0) against K, top-octave log-log slope": criteria.median_of(top_g0_seeds),
      "per seed": top_g0_seeds,
      "Phase-I mean rate q_k(T^1)/(eta T^1) against K, top-octave slope (seed 0; the T^1 of C7b, not counted)": top_rate},
     how=f"exact first-step g_k(0) over the L grid; g_k(0) over K in {list(scfg.K_grid)}, top octave K = {Kmax // 2}..{Kmax}, "
         f"{len(sweeps_K)} seeds (the same runs as C7b, another quantity: the rate at t = 1 of Phase I, not its duration)",
-    hypotheses={"N >= K^3": True})
+    hypotheses={"N >= K^3": n_ok and n_ok_K})
 ledger["C7a"].measure(
     {"slope of T^1 in L, per eta": slopes_L, "slope of T^1 in eta": slope_eta},
-    how=f"exact GD, L grid {list(scfg.L_grid)} x eta grid {list(scfg.eta_grid)} in one batched run", hypotheses={"N >= K^3": True})
+    how=f"exact GD, L grid {list(scfg.L_grid)} x eta grid {list(scfg.eta_grid)} in one batched run", hypotheses={"N >= K^3": n_ok})
 # the same top octave with M_big prompts: with M = 150 prompts and K = 32 each feature is the query of
 # about 5 prompts, and T^1 waits for the features whose sampled query share is smallest; M_big prompts
 # bring the sample loss close to the population loss the theorem is about
@@ -695,24 +724,45 @@ display(Markdown(f"With {M_big} prompts instead of {scfg.M}, $T^1$ at $K = {Kmax
                  f"{sweep.T1_K[top[0]]:.0f}, {sweep.T1_K[top[1]]:.0f}): the top-octave slope minus that of $(K-1)\\log K$ is "
                  + ", ".join(f"{v - top_ref:.2f}" for v in top_T1_big) + f" (with {scfg.M} prompts: "
                  + ", ".join(f"{v - top_ref:.2f}" for v in top_T1_seeds) + ")."))
+# the population limit (the expected loss of Eq. 7, N -> infinity: balanced counts): only second moments of the task
+# values enter the gradient, so K prompts with query v_1 and values sqrt(K) e_j represent it exactly (the other query
+# features follow by symmetry; lr / K restores p_k = 1/K); T^1 in units of eta x steps, the step set to make it ~300 steps
+def T1_population(K):
+    V, eye = nl.make_features("orth", K, K, scfg.delta), torch.eye(K, dtype=F64)
+    fp = th.FeaturePrompts(torch.ones(K, K, dtype=F64), math.sqrt(K) * eye, torch.zeros(K, dtype=torch.long), math.sqrt(K) * eye[:, 0])
+    lr = 2e-4 * K**2  # ~ T^1 / 300 (T^1 grows like K^2 here)
+    own = th.feature_gd(fp, V @ V.T, steps=1500, lr=lr / K, record_every=1500, with_maps=False).own
+    return float(th.first_time(own, nl.phase1_level(K))[0]) * lr
+
+
+K_pop = [8, 16, 32, 64, 128, 256]
+T1_pop = torch.tensor([T1_population(k) for k in K_pop], dtype=F64)
+Kp = torch.tensor(K_pop, dtype=F64)
+excess_pop = [metrics.loglog_slope(Kp[i:i + 2], T1_pop[i:i + 2]) - metrics.loglog_slope(Kp[i:i + 2], ((Kp - 1) * Kp.log())[i:i + 2])
+              for i in range(len(K_pop) - 1)]
+display(Markdown("In the population limit the excess slope of $T^1$ over $(K-1)\\log K$ on the octaves " + ", ".join(
+    f"{a}→{b}: {e:.2f}" for a, b, e in zip(K_pop, K_pop[1:], excess_pop)) + f" (with {M_big} prompts, {Kmax // 2}→{Kmax}: "
+    + ", ".join(f"{v - top_ref:.2f}" for v in top_T1_big) + ")."))
 ledger["C7b"].measure(
     {"T^1 against K (seed 0)": [int(v) for v in sweep.T1_K.tolist()],
      f"top-octave slope of T^1 minus that of (K-1) log K, {scfg.M} prompts, per seed (noisy, not counted)":
          [round(v - top_ref, 3) for v in top_T1_seeds],
-     f"top-octave T^1 with {M_big} prompts, per seed": T1_big, "top-octave slope of (K-1) log K": top_ref,
-     "top-octave slope of T^1 minus that of (K-1) log K": criteria.median_of([v - top_ref for v in top_T1_big])},
-    how=f"exact GD, K in {list(scfg.K_grid)}, N = max(100, 2K^3), end of Phase I at Attn_k = K/(2K-1); decided on the top "
-        f"octave K = {Kmax // 2}..{Kmax} with {M_big} prompts (3 prompt sets, median with bootstrap interval), where the "
-        f"sample loss is close to the population loss: with {scfg.M} prompts each feature is the query of about "
-        f"{scfg.M / Kmax:.0f} prompts at K = {Kmax} and T^1 waits for the least sampled one (per-seed excess slopes "
-        f"{min(top_T1_seeds) - top_ref:.2f} to {max(top_T1_seeds) - top_ref:.2f}); reference (K-1) log K (the paper's rate "
-        "integrated to that level; K log K differs by < 0.1 in slope there)",
+     f"the same with {M_big} prompts at K = {Kmax // 2}..{Kmax}, per seed (not counted)": [round(v - top_ref, 3) for v in top_T1_big],
+     "top-octave slope of T^1 minus that of (K-1) log K": excess_pop[-1], "K_top": K_pop[-1],
+     "finite_check": f"K = {Kmax // 2}..{Kmax}: population {excess_pop[K_pop.index(Kmax // 2)]:.2f}, "
+                     f"{M_big} prompts {float(np.median([v - top_ref for v in top_T1_big])):.2f}",
+     "excess_by_octave": ", ".join(f"{e:.2f}" for e in excess_pop)},
+    how=f"population dynamics (expected loss, balanced counts), K in {K_pop}, end of Phase I at Attn_k = K/(2K-1); decided on the "
+        f"top octave K = {K_pop[-2]}..{K_pop[-1]}; shown: exact GD on training sets, K in {list(scfg.K_grid)}, N = max(100, 2K^3), "
+        f"{scfg.M} and {M_big} prompts; reference (K-1) log K (the paper's rate integrated to that level)",
+    # True by construction: the decided population limit has N -> infinity (the shown sweeps have N = max(100, 2 K^3))
     hypotheses={"N >= K^3": True})
 ledger["C13"].measure(
     under={"eta ~ ||v||^-4 (the paper's scaling)": {"T^1 against Delta": sweep.T1_delta.tolist(), "slope of T^1 in Delta": slope_D},
            "fixed eta": {"T^1 against Delta": (sweep.T1_delta * sweep.eta_delta / scfg.eta_ref).tolist(),
                          "slope of T^1 in Delta": slope_D_raw}},
-    how=f"exact GD, Delta in {list(scfg.delta_grid)}, v_k = Delta/sqrt2 e_k; at fixed eta the steps are converted by T ~ 1/eta (R1)")
+    how=f"exact GD, Delta in {list(scfg.delta_grid)}, v_k = Delta/sqrt2 e_k; at fixed eta the steps are converted by T ~ 1/eta (R1)",
+    hypotheses={"N >= K^3": n_ok})
 
 # %% tags=["remove-cell"]
 assert all(abs(s + 2) < 0.25 for s in slopes_L) and bool((sweep.T1_delta[1:] <= sweep.T1_delta[:-1]).all())
@@ -722,9 +772,12 @@ assert all(abs(s + 2) < 0.25 for s in slopes_L) and bool((sweep.T1_delta[1:] <= 
 # each feature is the query of about five prompts, and $T^1$ (the mean own attention reaching its level)
 # waits for the features whose sampled share of queries is smallest: the top-octave slope changes a lot
 # from one prompt set to the next. With $M = 3000$ the training loss is close to the population loss
-# that Prop. 2 is about, the three prompt sets agree, and the ledger decides $T^1\propto K\log K$ there
-# (at `book` scale the excess slope sits at the edge of our tolerance, so the verdict is left to that threshold:
-# inconclusive).
+# that Prop. 2 is about, and the three prompt sets agree; but at $K\le 32$ the excess slope over
+# $(K-1)\log K$ sits at the edge of our tolerance. The population dynamics (the expected loss, balanced
+# counts: only second moments of the task values enter the gradient, so a handful of prompts represents
+# them exactly) extend $K$ to 256 in seconds and agree with the 3000-prompt runs where both exist: the
+# excess slope keeps growing, because $T^1\sim K(K-1)(1 + \mathcal O(\log K/K))$ — the first-step rate falls
+# like $K^{-2}$ (C6), not $K^{-1}$ — and the ledger decides Prop. 2's $K\log K$ on its top octave.
 
 # %% [markdown]
 # ### The threshold $L^*$ and the data collapse
