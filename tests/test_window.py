@@ -131,13 +131,6 @@ def test_claims_are_declared_in_two_parts():
     assert all(c.statement for c in [*theory, *experiments])
 
 
-def test_ordering_reports_unresolved_neighbours():
-    a, b, c = torch.tensor([1.0, 1.1, 0.9]), torch.tensor([2.0, 2.1, 1.9]), torch.tensor([2.05, 2.1, 2.0])
-    assert wtraining.ordering([a, b, c]) == (True, [(1, 2)])
-    assert wtraining.ordering([c, b, a], increasing=False) == (True, [(0, 1)])
-    assert wtraining.ordering([b, a])[0] is False
-
-
 def test_train_window_maps_runs_with_the_grid():
     a = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 1.0), N=5, num_queries=2, sigma=0.1)
     b = PromptSampler.from_inputs(_inp(3), TwoReLUTask(3, 3.0), N=5, num_queries=2, sigma=0.1)

@@ -3,7 +3,6 @@ W = 0.001 I, Adam, one task per iteration; every (swept value, trial) pair is on
 batched training, mapped by a :class:`~icl_lab.train.RunGrid`."""
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import torch
@@ -13,7 +12,6 @@ from ...metrics import spectral_norm
 from ...models import KernelAttention
 from ...train import RunGrid, train
 from .data import F64, PrefetchSampler
-from ...metrics import mean_se
 
 
 def icl_error(model, batch: PromptBatch) -> torch.Tensor:
@@ -57,16 +55,6 @@ def train_window(grid: RunGrid, sampler_of: Callable, d: int, seed: int, *, step
     return model.to("cpu"), hist
 
 
-def ordering(values: list, increasing: bool = True, margin: float = 2.0) -> tuple[bool, list]:
-    """Are the trial means of ``values`` (one (trials,) tensor per grid point) strictly ordered, and
-    which adjacent pairs are *not resolved* (difference of means below ``margin`` standard errors of
-    the difference)?  Returns (ordered, [(i, i+1), ...])."""
-    ms = [mean_se(v) for v in values]
-    diffs = [(b[0] - a[0]) * (1 if increasing else -1) for a, b in zip(ms, ms[1:])]
-    ses = [math.hypot(a[1], b[1]) for a, b in zip(ms, ms[1:])]
-    return all(d > 0 for d in diffs), [(i, i + 1) for i, (d, s) in enumerate(zip(diffs, ses)) if not d > margin * s]
-
-
 def error_drops(res) -> tuple[dict, dict, dict]:
     """Figure 1's reading of a :class:`~.trained.HillsResult`, per nu (means over trials): the error of
     softmax attention at the largest n over that at the smallest n, the same for linear attention, and
@@ -82,13 +70,3 @@ def final_norms(res, keys) -> list:
     return [float(res.norm[k][-1].mean()) for k in keys]
 
 
-def unresolved_caveat(res, kind: str, grid, increasing: bool) -> str | None:
-    """The adjacent grid values of a Figure 4 sweep (``kind`` = "sigma" or "n") whose final norms are not
-    separated by 2 standard errors of the difference (:func:`ordering`), per task class, as a caveat;
-    None when every pair is resolved."""
-    out = {}
-    for cls in res.config.classes:
-        ks = [k for k in res.keys if k[0] == kind and k[1] == cls]
-        out[cls] = [(grid[i], grid[j]) for i, j in ordering([res.norm[k][-1] for k in ks], increasing)[1]]
-    msg = ", ".join(f"{c}: {v}" for c, v in out.items() if v)
-    return (f"adjacent values not separated by 2 SE of the difference ({res.config.seeds} trials): " + msg) if msg else None
