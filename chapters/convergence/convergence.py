@@ -295,15 +295,18 @@ a2, b21, b23 = float(G_paper[1, 1]), float(G_paper[0, 1]), float(G_paper[2, 1])
 # scaling with K at S = 0 (mean field): alpha K^2 and |beta_k1| K stay of order one
 bal_scaled = [(K, float(gradient(torch.zeros(K, K), CountLaw.mean_field(th.p_for("balanced", K)))[0, 0]) * K**2,
                float(-gradient(torch.zeros(K, K), CountLaw.mean_field(th.p_for("balanced", K)))[1, 0]) * K**3) for K in (10, 100, 1000)]
-imb_scaled = [(K, float(-initial_gradient_mean_field(th.p_for("imbalanced", K, 0.5))["G"][0, 1]) * K,
-               float(initial_gradient_mean_field(th.p_for("imbalanced", K, 0.5))["G"][1, 1]) * K**2) for K in (10, 100, 1000)]
+G_imb = {K: initial_gradient_mean_field(th.p_for("imbalanced", K, 0.5))["G"] for K in (10, 100, 1000)}
+# per K: K |beta_k1|, K^2 alpha_k and K^2 |beta_kn| (query k = 2, rare n = 3: column 1, rows 0 and 2; beta_kn^(0) > 0)
+imb_scaled = [(K, float(-G[0, 1]) * K, float(G[1, 1]) * K**2, abs(float(G[2, 1])) * K**2) for K, G in G_imb.items()]
 ledger["G0-bal"].measure(
     {"alpha K^2": [r[1] for r in bal_scaled], "|beta| K^3": [r[2] for r in bal_scaled], "closed-form error": cf_err},
     measured="alpha K^2 = " + ", ".join(f"{r[1]:.3f}" for r in bal_scaled) + "; |beta| K^3 = " + ", ".join(f"{r[2]:.3f}" for r in bal_scaled)
              + f" (K = 10, 100, 1000); closed-form error {cf_err:.1e}")
 ledger["G0-imb"].measure(
-    {"|beta_k1| K": [r[1] for r in imb_scaled], "alpha_k K^2": [r[2] for r in imb_scaled]},
-    measured="|beta_k1| K = " + ", ".join(f"{r[1]:.3f}" for r in imb_scaled) + "; alpha_k K^2 = " + ", ".join(f"{r[2]:.3f}" for r in imb_scaled))
+    {"|beta_k1| K": [r[1] for r in imb_scaled], "alpha_k K^2": [r[2] for r in imb_scaled],
+     "K^2 |beta_kn| at K = 1000 / at K = 100": imb_scaled[2][3] / imb_scaled[1][3], "K^2 |beta_kn| at K = 1000": imb_scaled[2][3]},
+    measured="|beta_k1| K = " + ", ".join(f"{r[1]:.3f}" for r in imb_scaled) + "; alpha_k K^2 = " + ", ".join(f"{r[2]:.3f}" for r in imb_scaled)
+             + "; K^2 |beta_kn| = " + ", ".join(f"{r[3]:.4f}" for r in imb_scaled) + f" (K = 10, 100, 1000; ratio of the last two {imb_scaled[2][3] / imb_scaled[1][3]:.4f})")
 ledger["G0-fig3"].measure({"alpha_2": a2, "beta_21": b21, "beta_23": b23, "beta_21 + alpha_2": b21 + a2})
 ledger.cards('G0-bal', 'G0-imb', 'G0-fig3')
 
@@ -350,7 +353,9 @@ dev_bound = 3 * math.exp(-Nd * eps_d**2 / 25)
 n_dev = Xd.shape[0]
 dev_rate = criteria.rate_of(round(dev_prob * n_dev), n_dev)
 ledger["C3"].measure({"P(deviation > N eps)": dev_rate, "bound 3 exp(-N eps^2/25)": dev_bound},
-                     measured=f"{round(dev_prob * n_dev)} of {n_dev} draws, {dev_prob:.1e} (Wilson 95% upper {dev_rate.hi:.1e}) <= {dev_bound:.1e}")
+                     measured=f"{round(dev_prob * n_dev)} of {n_dev} draws, {dev_prob:.1e} (Wilson 95% upper {dev_rate.hi:.1e}) <= {dev_bound:.1e}",
+                     hypotheses={"0 < eps < 1": 0 < eps_d < 1,  # the edge K/N = eps^2/20 holds up to round-off:
+                                 "K/N <= eps^2/20": Kd / Nd <= eps_d**2 / 20 * (1 + 1e-12)})
 ledger.cards('I7', 'C3')
 
 # %% tags=["remove-cell"]
@@ -396,9 +401,19 @@ after_T1 = bt.tau > btimes["T1"]
 max_beta_after = float(be_b[after_T1].max())
 attn_o = bt.series("Attn_o")
 attn_o_monotone = bool(np.all(np.diff(attn_o) <= 1e-15))
+
+
+def thm_hyp(pairs, p1=None, eps=True):
+    """Thm 3.1's (p1 None) or Thm 3.2's hypotheses at every (K, eps) a claim uses, read as claims.toml says."""
+    h = ({"p_k = Theta(1/K)": all(0.1 <= K * float(th.p_for("balanced", K)[0]) <= 10 for K, _ in pairs)} if p1 is None else
+         {"p_1 = Theta(1), p_k = Theta(1/K)": all(p1 >= 0.1 and 0.1 <= (1 - p1) * K / (K - 1) <= 10 for K, _ in pairs)})
+    h["N >= poly(K) (mean field)"] = True  # the sweep's columns are mean-field flows: N = infinity by construction
+    return {**h, "polylog(K) >> log(1/eps)": all(math.log(1 / e) <= math.log(K) ** 2 for K, e in pairs)} if eps else h
+
+
 ledger["B1"].measure({"min alpha": float(al_b.min()), "max K|beta|/alpha": ratio_b, "max beta after T1": max_beta_after,
                       "off-target attention falls together": attn_o_monotone},
-                     how=f"mean-field flow of the balanced column, K = {Kb}")
+                     how=f"mean-field flow of the balanced column, K = {Kb} (K/(K-1) = {Kb / (Kb - 1):.3f})")
 ledger.cards('B1')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "A balanced column ($p_k = 1/K$) under the mean-field gradient flow: the weights $A_k$, $B_{k,n}$ (dashed: $\\log K$), their gradients, and the attention and error above the floor; dotted: the end of phase I, $T_1$ (first $A_k > \\log K$). Not a figure of the paper (its balanced case, Thm 3.1, has no figure).", "name": "fig-cv-balanced"}, "image": {"alt": "Three log-time panels: A_k rises past log K at T1 while B_k,n falls; the gradients decay; the target attention rises to 1 and the error falls as the other features' attention vanishes."}}
@@ -427,11 +442,13 @@ sel_b = (lb["tau"] >= 1e5) & (lb["tau"] <= 1e7)
 late_b_rng = (float(lb["ratio"][sel_b].min()), float(lb["ratio"][sel_b].max()))
 late_b = float(lb["ratio"][-1])
 ledger["B2"].measure({"T1/(K^2 log K)": np.round(norm_T1, 3).tolist(), "fitted_exponent": slope_T1},
-                     measured=f"T1/(K^2 log K) = {np.round(norm_T1, 3).tolist()} for K = {Ks}; fitted exponent {slope_T1:.2f}")
+                     measured=f"T1/(K^2 log K) = {np.round(norm_T1, 3).tolist()} for K = {Ks}; fitted exponent {slope_T1:.2f}",
+                     hypotheses=thm_hyp([(K, None) for K in Ks], eps=False))
 ledger["B3"].measure(
     {"slope in 1/eps": slope_b_eps, "slope in K": slope_b_K},
     measured=f"(tau_eps - T1) eps/(K log(K eps^-1/2)): log-log slope {slope_b_eps:+.2f} in 1/eps, {slope_b_K:+.2f} in K",
-    how=f"mean-field flow; slope over the three smallest eps of {eps_list} at K = {Kb}, and over K in {Ks} at eps = {sw_cfg.eps:g}")
+    how=f"mean-field flow; slope over the three smallest eps of {eps_list} at K = {Kb}, and over K in {Ks} at eps = {sw_cfg.eps:g}",
+    hypotheses=thm_hyp([(Kb, e) for e in eps_list[-3:]] + [(K, sw_cfg.eps) for K in Ks]))
 ledger["B4"].measure(
     {"4 p_k tau L_k, lowest and highest for tau in [1e5, 1e7]": [float(late_b_rng[0]), float(late_b_rng[1])]},
     measured=f"4 p_k tau L_k in [{late_b_rng[0]:.3f}, {late_b_rng[1]:.3f}] for tau in [1e5, 1e7] (K = {Kl}); (tau_eps - T1) eps/K at K = {Kb}: {ph2_eps[-1]:.3f} at eps = {min(eps_list):g} (law: 0.25)",
@@ -471,13 +488,16 @@ table(["$K$"] + [f"$\\tau_\\epsilon$ at $\\epsilon$ = {e:g}" for e in dom_eps],
 ledger["D1"].measure(
     {"max beta_1n": max(r[1] for r in d1_rows), "max K|beta|/alpha": max(r[2] for r in d1_rows)},
     measured=f"max beta_1n = {max(r[1] for r in d1_rows):.1e}; max K|beta|/alpha = {max(r[2] for r in d1_rows):.2f} (K = {Ks[0]}..{Ks[-1]})",
-    how=f"mean-field flow of column 1, p1 = {p1m}")
+    how=f"mean-field flow of column 1, p1 = {p1m} (K/(K-1) = {Ks[0] / (Ks[0] - 1):.3f} at the smallest K)")
 ledger["D2"].measure(
-    {"max/min of tau_eps over K": np.round(flat, 3).tolist(), "log-log slope of tau_eps in eps": np.round(slope_dom, 2).tolist()},
+    {"max/min of tau_eps over K": np.round(flat, 3).tolist(), "log-log slope of tau_eps in eps": np.round(slope_dom, 2).tolist(),
+     "shallowest slope in eps": float(np.max(slope_dom))},
     measured=f"max/min of tau_eps over K = {sw_cfg.dominant_K}: {np.round(flat, 3).tolist()}; slope in eps: {np.round(slope_dom, 2).tolist()}",
-    how=f"mean-field flow of column 1, p1 = {p1m}, time to L_1 - L_1^low <= eps")
+    how=f"mean-field flow of column 1, p1 = {p1m}, time to L_1 - L_1^low <= eps",
+    hypotheses=thm_hyp([(K, e) for K in sw_cfg.dominant_K for e in dom_eps], p1m))
 ledger["D3"].measure({"T_k/T_1": np.round(stage, 1).tolist(), "T_k/T_1 at the smallest K": float(stage[0])},
-                     measured=f"T_k/T_1 = {np.round(stage, 1).tolist()} for K = {Ks}", how=f"mean-field flows, eps = {sw_cfg.eps:g}, p1 = {p1m}")
+                     measured=f"T_k/T_1 = {np.round(stage, 1).tolist()} for K = {Ks}", how=f"mean-field flows, eps = {sw_cfg.eps:g}, p1 = {p1m}",
+                     hypotheses=thm_hyp([(K, sw_cfg.eps) for K in Ks], p1m))
 ledger.cards('D1', 'D2', 'D3')
 
 # %% tags=["remove-cell"]
@@ -551,7 +571,8 @@ u1 = {"beta_k1 leads at the start (tau_sw > 0)": bool(pt["tau_sw"] > 0 and abs(b
       "order T1 < T2 < T3 < T4": bool(pt["T1"] < pt["T2"] < pt["T3"] < pt["T4"])}
 ledger["U1"].measure(
     u1, measured="; ".join(f"{k}: {v}" for k, v in u1.items()) + f"; B_k1/log K at tau_sw = {sw_ratio:.2f}",
-    how=f"mean-field flow, K = {po_cfg.K}, p1 = {po_cfg.p1}; GD on N = {po_cfg.N} gives {po.finite_times['T1']:.0f}/{po.finite_times['T2']:.0f}/{po.finite_times['T3']:.0f}")
+    how=f"mean-field flow, K = {po_cfg.K}, p1 = {po_cfg.p1}; GD on N = {po_cfg.N} gives {po.finite_times['T1']:.0f}/{po.finite_times['T2']:.0f}/{po.finite_times['T3']:.0f}",
+    hypotheses=thm_hyp([(po_cfg.K, po_cfg.eps)], po_cfg.p1))  # Lemmas 4.2-4.5: the conditions of Thm 3.2, on the mean-field flow
 assert bool(np.all(np.abs(b1[early]) > al[early]))  # beta_k1 leads until tau_sw: the definition of tau_sw, a test of the page
 assert u1["beta_k1 leads at the start (tau_sw > 0)"] and u1["all beta <= 0 in phase IV"] and u1["order T1 < T2 < T3 < T4"]
 min_alpha_all = min([hres.min_alpha, float(po.flow.series("alpha").min()), float(po.finite.series("alpha").min())]
@@ -593,7 +614,8 @@ big = [K for K in Ks if K >= 20]
 u2 = all(order_ok[(p1m, K)] for K in big)
 ledger["U2"].measure(
     {"ordered at p1 = 0.5 for K >= 20": u2, "ordered at the smallest K": order_ok[(p1m, Ks[0])]},
-    measured=f"p1 = {p1m}: ordered for K = {big}: {u2}; K = {Ks[0]}: {order_ok[(p1m, Ks[0])]} (p1 = 0.3: claim U2-p03)")
+    measured=f"p1 = {p1m}: ordered for K = {big}: {u2}; K = {Ks[0]}: {order_ok[(p1m, Ks[0])]} (p1 = 0.3: claim U2-p03)",
+    hypotheses=thm_hyp([(K, sw_cfg.eps) for K in Ks], p1m))
 if 0.3 in p1_vals:
     b1min = {K: float(sw.under[(0.3, K)]["traj"].series("B1").min() / math.log(K)) for K in Ks}
     reached = [K for K in Ks if np.isfinite(sw.under[(0.3, K)]["times"]["T1"])]
@@ -613,6 +635,7 @@ if 0.3 in p1_vals:
         lo_e, hi_e = (lo_e, mid) if run_under(10.0 ** mid, 0.3, eps=1e-3).lowest_ratio <= -0.49 else (mid, hi_e)
     K_reach = 10.0 ** hi_e
     crossed = [r for r in far.values() if np.isfinite(r.tau_cross)]
+    K_first = min(K for K, r in far.items() if np.isfinite(r.tau_cross))  # the first K of the line that reaches -0.49 log K
     table(["$K$", r"lowest $B_{k,1}/\log K$", r"first $B_{k,1}\le-0.49\log K$ at $\tau$", r"$A_k/\log K$ there",
            r"first $A_k\ge\log K$ at $\tau$"],
           [(f"1e{round(math.log10(K))}", f"{r.lowest_ratio:+.4f}", f"{r.tau_cross:.3g}" if np.isfinite(r.tau_cross) else "never",
@@ -624,7 +647,7 @@ if 0.3 in p1_vals:
         {"lowest B_k1/log K at the largest K": big_far.lowest_ratio,
          "A_k/log K when B_k1 first reaches -0.49 log K, largest K": big_far.A_at_cross,
          "B_k1 reaches the threshold before A_k reaches log K": all(r.tau_cross < r.tau_A_logK for r in crossed),
-         "K_reach": K_reach},
+         "K_reach": K_reach, "K_first": K_first, "A_first": far[K_first].A_at_cross, "A_largest": big_far.A_at_cross},
         measured="lowest B_k1/log K over the run (flows until L_k <= eps): sweep " + ", ".join(f"K = {K}: {v:+.3f}" for K, v in b1min.items())
                  + f" (threshold reached for K = {reached}); reduced flow beyond it: "
                  + ", ".join(f"K = 1e{round(math.log10(K))}: {r.lowest_ratio:+.4f}" for K, r in far.items())
@@ -632,7 +655,7 @@ if 0.3 in p1_vals:
                  f"tau = {big_far.tau_cross:.2e} with A_k/log K = {big_far.A_at_cross:.4f}, before A_k >= log K (tau = {big_far.tau_A_logK:.2e})",
         how=f"mean-field flows at p1 = 0.3 until L_k - L_k^low <= eps: the library's columns at K = {Ks} (eps = {sw_cfg.eps:g}), "
             f"and the three-class reduction (asymptotics.run_under, checked against them to {far_dev:.0e}) at K = 1e3 .. 1e100 (eps = 1e-3)",
-        hypotheses={"p_1 = Theta(1), p_k = Theta(1/K)": True, "N >= poly(K) (mean field)": True})
+        hypotheses=thm_hyp([(K, None) for K in list(Ks) + far_K], 0.3, eps=False))
 big50 = [K for K in Ks if K >= 50]
 mk = all(marker_ok[(p1, K)] for p1 in p1_vals for K in big50)
 ledger["U2m"].measure({"markers ordered for every p1 and K >= 50": mk},
@@ -659,8 +682,9 @@ if short_fit:  # the measurement cannot decide, whatever the exponents: no test 
         why=f"the fit spans K = {min(fitK)}..{max(fitK)}, less than a decade: a log factor cannot be told from a "
             "power there (the book scale fits over a decade)")
 else:
-    ledger["U3"].measure({f"phase {ph} exponent - {bounds[ph]:g}": slopes[ph][1] - bounds[ph] for ph in bounds},
-                         measured=u3_measured, how=u3_how)
+    ledger["U3"].measure({**{f"phase {ph} exponent - {bounds[ph]:g}": slopes[ph][1] - bounds[ph] for ph in bounds},
+                          **{f"rate {ph}": slopes[ph][1] for ph in bounds}},
+                         measured=u3_measured, how=u3_how, hypotheses=thm_hyp([(K, sw_cfg.eps) for K in fitK], p1m))
 ratios = {K: th.gradient_ratios(sw.under[(p1m, K)], sw_cfg.eps) for K in fitK}
 keys = [k for k in ratios[fitK[0]] if not k.startswith("IV: max beta")]
 spread = {}
@@ -672,7 +696,7 @@ max_beta_IV = max(ratios[K]["IV: max beta"] for K in fitK)
 ledger["U4"].measure(
     {"largest max/min of a normalised ratio across K": max(spread.values()), "max beta in phase IV": max_beta_IV},
     measured=f"largest max/min of a normalised ratio across K: {max(spread.values()):.2f} ({max(spread, key=spread.get)}); max beta in phase IV = {max_beta_IV:.1e}",
-    how=f"min/max of alpha K^2, |beta_k1| K^1.98, ... per phase window, K = {fitK}")
+    how=f"min/max of alpha K^2, |beta_k1| K^1.98, ... per phase window, K = {fitK}", hypotheses=thm_hyp([(K, sw_cfg.eps) for K in fitK], p1m))
 ledger.cards('U3', 'U4')
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Durations of the four phases of an under-represented column against $K$ (mean-field flow), with the fitted log-log slope of each and the exponent of the paper's bound (Thm 3.2, Lemmas 4.1–4.4). Not a figure of the paper.", "name": "fig-cv-durations"}, "image": {"alt": "Four straight lines on log-log axes, the phase durations growing with K at slopes near or below the bounds' exponents."}}
@@ -745,7 +769,7 @@ table([r"$\epsilon$", r"phase IV length $\tau_\epsilon - T_3$", r"late-time law 
       [(f"{e:g}", f"{v:.1f}", f"{1 / (4 * pk_u * e):.1f}") for e, v in zip(eps_u, ph4)])
 ledger["F1"].measure({"slope of log(tau_eps - T3) in log(1/eps)": slope_f},
                      measured=f"slope {slope_f:.2f} of log(tau_eps - T3) vs log(1/eps) (three smallest eps of {eps_u})",
-                     how=f"mean-field flow, K = {sw_cfg.K_eps}, p1 = {p1m}")
+                     how=f"mean-field flow, K = {sw_cfg.K_eps}, p1 = {p1m}", hypotheses=thm_hyp([(sw_cfg.K_eps, e) for e in eps_u[-3:]], p1m))
 ledger.cards('F1')
 
 # %% tags=["remove-cell"]
@@ -768,7 +792,9 @@ say(f"Distance $|B_{{k,1}}/\\log K + 1/2|$ at $K = {big50[0]}$ and $K = {Ks[-1]}
 ledger["J1"].measure(
     {"|B_k1/log K + 1/2| shrinks from K = 50 to the largest K": [b < a for a, b in trend.values()]},
     measured="; ".join(f"p1 = {p}: {sw_pos[(p, Ks[-1])]:+.3f} at K = {Ks[-1]}" for p in p1_vals),
-    how=f"B_k1/log K at tau_sw, mean-field flows, K = {Ks}")
+    how=f"B_k1/log K at tau_sw, mean-field flows, K = {Ks}",
+    hypotheses={h: all(thm_hyp([(K, None) for K in Ks], p1, eps=False)[h] for p1 in p1_vals)  # Sec. 4.1.2, under Thm 3.2's conditions
+                for h in ("p_1 = Theta(1), p_k = Theta(1/K)", "N >= poly(K) (mean field)")})
 ledger.cards('J1')
 
 # %% tags=["remove-cell"]
@@ -826,8 +852,10 @@ lemma_c4 = {"N >= 20 K^3 (Lemma C.4)": bool(max(tested_N) >= 20 * fn_cfg.K ** 3)
 say(f"Lemma C.4's event needs $N\\ge 20K^3$ = {20 * fn_cfg.K ** 3:.2e} at $K$ = {fn_cfg.K}; the largest $N$ tested is "
     f"{max(tested_N):.0e} (there $c\\ge\\sqrt{{20K^3/N}}$ = {math.sqrt(20 * fn_cfg.K ** 3 / max(tested_N)):.2g}): "
     f"the hypothesis {'holds' if lemma_c4['N >= 20 K^3 (Lemma C.4)'] else 'does not hold'}.")
+share_c1 = b5_shares(1.0)  # C = 1: reported only (below 2 it fails by construction at tau_eps)
 ledger["B5"].measure(
-    under={"C = 3": share, "C = 1": b5_shares(1.0)}, hypotheses=lemma_c4,
+    {**share, "share_C1_under": share_c1["under-represented: share at the largest N"].value,
+     "share_C1_bal": share_c1["balanced: share at the largest N"].value}, hypotheses=lemma_c4,
     measured=f"fraction of fresh prompts with (1-Attn_k)^2 > 3 eps at tau_eps: {np.round(tails, 4).tolist()} (under-repr.), "
              f"{np.round(btails, 4).tolist()} (balanced), N = {tested_N}; Wilson 95% interval at the largest N: "
              + ", ".join(f"[{share[k].lo:.1e}, {share[k].hi:.1e}] ({k.split(':')[0]})" for k in share if k.endswith("largest N"))
