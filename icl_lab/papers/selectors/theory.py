@@ -144,6 +144,14 @@ INIT6 = "Lemma 6 (B.4): log M1 >= delta^2 beta^2"
 THM1 = (WIDTH, BATCH, BATCH6, LENGTH, NOISE, PATTERNS, SCALE, INIT, INIT6)
 # Props. 1-2 and Lemmas 3-7 are steps of Theorem 1's proof and share its conditions; Lemma 7 needs two.
 LEMMA7 = (WIDTH, NOISE)
+# Theorem 2 (and Cor. 1) speak of the model Theorem 1 returns, so they carry Theorem 1's conditions and
+# add four on the test distribution.
+TEST_MU = "test-relevant patterns: mu'_j = sum_i k_i mu_i with k_i >= 0, M1' <= M1"
+TEST_NU = "test-irrelevant patterns: nu'_j outside span{mu}"
+TEST_Q = "label embeddings: +-q, the training ones"
+TEST_L = "test prompt length: l_ts >= 2/alpha'"
+THM2_TEST = (TEST_MU, TEST_NU, TEST_Q, TEST_L)
+THM2 = THM1 + THM2_TEST
 
 
 def theorem1_conditions(*, M1: int, M: int, m: int, B: int, T: int, beta: float, delta: float, tau: float,
