@@ -147,10 +147,10 @@ def value_slider(values: Sequence, name: str, fmt="{}", value=None, continuous_u
                                       layout=ipywidgets.Layout(width="100%", max_width="40rem"))
 
 
-def _interactive(fn: Callable, heavy: bool, controls: dict):
+def _interactive(fn: Callable, heavy: bool, controls: dict, manual: str = ""):
     import ipywidgets
 
-    w = ipywidgets.interactive(fn, **controls)
+    w = ipywidgets.interactive(fn, {"manual": True, "manual_name": manual} if manual else {}, **controls)
     if heavy:  # recompute on release, not at every step of a drag
         for c in w.children:
             if hasattr(c, "continuous_update"):
@@ -158,19 +158,21 @@ def _interactive(fn: Callable, heavy: bool, controls: dict):
     return w
 
 
-def live(fn: Callable, heavy: bool = True, **controls) -> None:
+def live(fn: Callable, heavy: bool = True, manual: str = "", **controls) -> None:
     """Display ``ipywidgets.interact(fn, **controls)`` when ipywidgets is importable.
 
     Controls are ipywidgets (e.g. :func:`value_slider`, ``FloatSlider``) or ``(min, max, step)``
-    tuples. ``heavy=True`` (default): recompute on release only. Returns None, so the cell shows
-    only the widget. Prefer :func:`explore`, which also gives the static book its slider."""
+    tuples. ``heavy=True`` (default): recompute on release only. ``manual`` (a button's label): compute
+    only when the reader presses it, never while the notebook is executed (a training that takes
+    seconds). Returns None, so the cell shows only the widget. Prefer :func:`explore`, which also
+    gives the static book its slider."""
     try:
         import ipywidgets  # noqa: F401
         from IPython.display import display
     except ImportError:  # pragma: no cover
         print("ipywidgets is not installed: no live controls")
         return None
-    display(_interactive(fn, heavy, controls))
+    display(_interactive(fn, heavy, controls, manual))
     return None
 
 

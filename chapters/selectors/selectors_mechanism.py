@@ -983,7 +983,8 @@ widgets.static_slider(lambda name: SF.draw_condition(viz[names.index(name)]), na
 # %% [markdown]
 # In a live notebook, the widget below retrains a small model (one seed, a few hundred steps) for the
 # $\alpha$, $\tau$, $\lambda_*$, prompt length and task set you choose and redraws Figure 1 with the
-# accuracy and attention mass (it takes a few seconds per setting). It is hidden in the static book.
+# accuracy and attention mass when you press "Train and draw" (a few seconds per setting). It is hidden in
+# the static book.
 
 # %% tags=["remove-cell"]
 SF.live_mechanism()

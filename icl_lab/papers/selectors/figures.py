@@ -90,7 +90,7 @@ def live_mechanism() -> None:
         plt.show()
         plt.close(fig)
 
-    widgets.live(_live, alpha=ipywidgets.FloatSlider(value=0.6, min=0.2, max=1.0, step=0.05),
+    widgets.live(_live, manual="Train and draw", alpha=ipywidgets.FloatSlider(value=0.6, min=0.2, max=1.0, step=0.05),
                  tau=ipywidgets.FloatSlider(value=0.25, min=0.0, max=4.0, step=0.25),
                  lambda_star=ipywidgets.FloatSlider(value=0.6, min=0.2, max=1.0, step=0.1),
                  l_tr=ipywidgets.IntSlider(value=14, min=2, max=32), task_set=["all_pairs", "cyclic"],
