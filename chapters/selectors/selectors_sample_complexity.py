@@ -496,7 +496,7 @@ widgets.static_slider(lambda a: SC.draw_alpha_seeds(a_sweep, acfg, a), list(acfg
 # %% [markdown]
 # In a live notebook, the widget below retrains one model for the $\alpha$, noise $\tau$ (isotropic),
 # $\lambda_*$, prompt length and task set you choose, and redraws Figure 1 with the accuracy and the
-# attention mass. It is hidden in the static book.
+# attention mass when you press "Train and draw". It is hidden in the static book.
 
 # %% tags=["remove-cell"]
 SF.live_mechanism()
