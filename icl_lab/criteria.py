@@ -355,13 +355,13 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
         elif deciding and str(t.get("source", "")).startswith("ours") and _scaled(t):
             # no alternatives declared: say whether half and twice the threshold would decide alike
             tried = _scaled(t)
-            same = all(evaluate(u, q, where) == out for u in tried)
-            at = " and ".join(_num(u["than"]) if "than" in u and u["is"] in ("below", "above") else
-                              "±" + _num(u["tol"]) if "tol" in u and u["is"] == "equal" else
-                              "[" + ", ".join(map(_num, u["range"])) + "]" for u in tried)
-            (robust if same else depends).append(
-                f"the threshold of ours in '{describe(t)}'" + (f" (the same at {at})" if same else
-                                                                f" (the outcome changes at {at})"))
+            moved = [u for u in tried if evaluate(u, q, where) != out]
+            at = lambda us: " and ".join(_num(u["than"]) if u["is"] in ("below", "above") else  # noqa: E731
+                                         "±" + _num(u["tol"]) if u["is"] == "equal" else
+                                         "[" + ", ".join(map(_num, u["range"])) + "]" for u in us)
+            (depends if moved else robust).append(
+                f"the threshold of ours in '{describe(t)}'" + (f" (the outcome changes at {at(moved)})" if moved else
+                                                                f" (the same at {at(tried)})"))
         if flips:
             reasons.append(f"decided by a threshold of ours: '{describe(t)}' {out}, but not at "
                            + ", ".join(map(str, flips)))

@@ -218,3 +218,9 @@ def test_a_failure_no_hypothesis_explains_is_not_excused_by_them(monkeypatch):
     assert c.status == "not reproduced" and "no predictor reaches it" in c.caveat and "N >= K^3" in c.caveat
     with pytest.raises(ConfigError, match="regardless"):
         parse_declarations(toml.replace("'no predictor reaches it'", "''"), "common")
+
+
+def test_the_depends_line_names_only_the_values_that_flip_the_outcome():
+    t = {"quantity": "slope", "is": "equal", "to": -1, "tol": 0.25, "source": "ours: the fit error"}
+    v = _decide([t], slope=-1.14)  # inside +-0.25 and +-0.5, outside +-0.125
+    assert v.passed and v.depends and "±0.125" in v.depends[0] and "±0.5" not in v.depends[0]
