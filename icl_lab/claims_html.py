@@ -157,9 +157,10 @@ def hypotheses_html(claims, paper: str, prefix: str = "hypotheses") -> str:
                     f'{condition_html(h.partition(": ")[2])}</li>' for h in named)
     bare = [h for h in hyps if hypothesis_name(h) == h]
     more = (f'<li>{"; ".join(condition_html(h) for h in bare)}</li>') if bare else ""
-    return (f'<div class="icl-hypotheses mathjax_process" id="{_slug(prefix, paper)}">'
-            f"<strong>Hypotheses</strong> (the conditions of the theorems, named in the cards and rows):"
-            f"<ul>{items}{more}</ul></div>")
+    # folded, as the table is: a page's ledger stays short; a card's link to it opens it (fragment navigation)
+    return (f'<details class="icl-hypotheses mathjax_process" id="{_slug(prefix, paper)}"><summary>'
+            f"<strong>Hypotheses</strong> ({len(named) + len(bare)} conditions of the theorems, named in the cards "
+            f"and rows)</summary><ul>{items}{more}</ul></details>")
 
 
 def caveat_html(claim, prefix: str = "hypotheses") -> str:
