@@ -250,7 +250,7 @@ ledger["M1"].measure({"relative error": rel_err})
 ledger["M2"].measure({"max |grad| on the label columns of W_Q": wq_label_cols})
 assert rel_err < 1e-9 and wq_label_cols == 0.0
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input", "hide-output"]
 ledger.cards("M1", "M2")
 
 # %% [markdown]
@@ -279,7 +279,7 @@ print(f"max |softmax(delta^2 x_s^T x_q) - initial attention| = {init_gap:.1e}")
 ledger["M3"].measure({"max |softmax(delta^2 x_s^T x_q) - initial attention|": init_gap})
 assert init_gap < 1e-12
 
-# %% tags=["remove-input"]
+# %% tags=["remove-input", "hide-output"]
 ledger.cards("M3")
 
 # %% [markdown]
