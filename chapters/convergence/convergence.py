@@ -195,7 +195,7 @@ e = ids.errors
 ledger["I1"].measure({"relative error": e["I1"]},
                      how=f"{id_cfg.prompts} prompts, K={id_cfg.K}, d={id_cfg.d}, random Q and V, float64")
 ledger["I2"].measure({"relative error": e["I2"]})
-ledger["I3"].measure({"formula gap": e["I3_formula"], "sampled-w loss off by (standard errors)": e["I3_z"]})
+_ = ledger["I3"].measure({"formula gap": e["I3_formula"], "sampled-w loss off by (standard errors)": e["I3_z"]})
 
 # %% tags=["remove-input", "hide-output"]
 ledger.cards('I1', 'I2', 'I3')
