@@ -43,3 +43,38 @@ def test_a_notebook_that_fails_twice_fails_naming_it(tmp_path):
     always = _notebook(tmp_path / "always_dies.ipynb", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
     r = _run(tmp_path, always)
     assert r.returncode == 1 and "failed twice" in r.stderr and "always_dies.ipynb" in r.stderr
+
+
+def test_the_kernel_client_reads_a_reply_its_event_loop_missed_within_a_second(monkeypatch):
+    """jupyter/nbclient#312: a missed wake-up left a sent reply unread until the cell's timeout. The
+    sliced get_msg polls again every second (pyzmq checks the socket when a poll times out)."""
+    import asyncio
+    import time
+    from queue import Empty
+
+    from jupyter_client.channels import AsyncZMQSocketChannel
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    import kernel_poll
+
+    calls = []
+
+    async def original(self, timeout=None):  # the reply "arrives" 2.5 s in; a missed wake-up hides it until a poll ends
+        calls.append(timeout)
+        if time.monotonic() - start < 2.5:
+            await asyncio.sleep(timeout)
+            raise Empty
+        return {"msg_type": "execute_reply"}
+
+    monkeypatch.setattr(AsyncZMQSocketChannel, "get_msg", original)
+    kernel_poll.install()
+    start = time.monotonic()
+    assert asyncio.run(AsyncZMQSocketChannel.get_msg(None, timeout=600))["msg_type"] == "execute_reply"
+    assert time.monotonic() - start < 4 and max(calls) <= kernel_poll.SLICE and len(calls) >= 3
+    calls.clear()
+    start = time.monotonic() + 100  # never arrives: the overall timeout still holds
+    with pytest.raises(Empty):
+        asyncio.run(AsyncZMQSocketChannel.get_msg(None, timeout=1.5))
+    assert sum(calls) == pytest.approx(1.5, abs=0.05)
+    kernel_poll.install()  # twice: wraps once
+    assert getattr(AsyncZMQSocketChannel.get_msg, "_sliced", False)

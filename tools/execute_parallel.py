@@ -11,7 +11,9 @@ reproduction page) are left to the build. Each kernel inherits the environment (
 ``ICL_LAB_THREADS``). The longest notebooks start first (their last measured time, else the order
 of the table of contents). A notebook that fails (its kernel died or stopped answering, seen once
 under load) is executed once more, alone, with a warning in the log; a second failure exits non-zero
-naming the notebook and showing the end of its traceback.
+naming the notebook and showing the end of its traceback. The kernel client polls for replies in
+slices of a second (``_ext/kernel_poll.py``): its event loop sometimes missed a reply after a widget
+cell, and the notebook then sat idle until the cell timeout.
 
 It prints one line when a notebook starts and one when it ends (with its seconds), so a long build is
 never silent. Each kernel's log line "Kernel is running over TCP without encryption" (ipykernel's
@@ -74,6 +76,10 @@ def filter_stderr(harmless=HARMLESS):
 
 def _execute(args):
     cache_path, pk, uri, timeout = args
+    sys.path.insert(0, str(ROOT / "_ext"))
+    from kernel_poll import install
+
+    install()  # a reply the event loop missed is read within a second, not after the cell timeout
     from jupyter_cache import get_cache
     from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
 
