@@ -207,6 +207,9 @@ class Claim:
                 else:
                     v.caveats += (others,)
                 v.depends += (choice,)
+                same = [o for o in other if o not in differ]
+                if same:  # the options that agree with the one that decides
+                    v.robust += (f"the {d.choice['what']}: the same under " + ", ".join([best] + same),)
             else:
                 v.robust += (f"the {d.choice['what']}: the same under " + ", ".join(opts),)
             shown = measured if measured is not None else "; ".join(
