@@ -220,28 +220,36 @@ print(n_sweep.report("tau"))
 display(Markdown("Final held-out accuracy (median over seeds) at each noise level: "
                  + ", ".join(f"{v:.2f}" for v in n_acc.tolist()) + "."))
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy (left axis) and final accuracy (right axis) against the norm of noise inside span$\\{\\mu\\}$, with the $\\tau = \\beta/M_1$ mark. Book scale: 600 steps instead of 1000.", "name": "fig-sel-noise"}, "image": {"alt": "Iterations stay flat, then grow, and accuracy drops at the largest noise."}}
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy (left axis) and final accuracy (right axis) against the norm of noise inside span$\\{\\mu\\}$, with the $\\tau = \\beta/M_1$ mark; shaded: Theorem 1's condition $\\tau M_1 < 1-\\epsilon_m$, which holds for the three smallest nonzero noise levels. Book scale: 600 steps instead of 1000.", "name": "fig-sel-noise"}, "image": {"alt": "Iterations stay flat, then grow, and accuracy drops at the largest noise."}}
 plotting.finish(SC.draw_noise_sweep(n_sweep, ncfg, n_acc))
 
 # %% tags=["hide-input", "remove-output"]
 first_fail = next((t for t, v in zip(ncfg.taus, n_sweep.median) if not np.isfinite(v)), None)
-noise_ok = np.isfinite(n_sweep.median[0]) and first_fail is not None and n_acc[-1] < n_acc[0] - 0.1
+tau_max = (1 - sel.theory.EPS_M) / ncfg.M1  # Theorem 1's noise condition tau M1 < 1 - eps_m
+inside = [i for i, t in enumerate(ncfg.taus) if 0 < t < tau_max]
+factor = {i: math.sqrt((1 - sel.theory.EPS_M) / (1 - sel.theory.EPS_M - ncfg.taus[i] * ncfg.M1)) for i in inside}
+slow = {i: float(n_sweep.median[i] / n_sweep.median[0]) for i in inside}  # inf where the median seed never got there
 ledger["S2"].measure(
-    {"reached at tau = 0": bool(np.isfinite(n_sweep.median[0])), "some tau fails": first_fail is not None,
-     "accuracy drop from the smallest to the largest tau": float(n_acc[0] - n_acc[-1]),
-     "median T_hit": n_sweep.medians(), "first failing tau": first_fail,
+    {"reached at every tau inside the noise condition": bool(np.isfinite(n_sweep.median[[0] + inside]).all()),
+     "T_hit(tau) / T_hit(0) over the factor of eq. (6), per tau inside the condition": [slow[i] / factor[i] for i in inside],
+     "slowdown at the largest tau inside the condition": slow[inside[-1]], "largest tau inside": ncfg.taus[inside[-1]],
+     "factor at the largest tau inside": factor[inside[-1]],
+     "median T_hit": n_sweep.medians(), "final accuracy (median)": [round(float(v), 3) for v in n_acc],
      "first_failing_tau_over_beta": first_fail / ncfg.beta if first_fail else float("nan"), "1/M1": 1 / ncfg.M1,
-     "largest tau meeting the noise condition": (1 - sel.theory.EPS_M) / ncfg.M1},  # tau M1 < 1 - eps_m
-    hypotheses=sel.holds_all([ncfg.theorem1(tau=t) for t in ncfg.taus]))
-assert n_acc[0] > 0.95 and n_acc[-1] < n_acc[0] - 0.1
+     "largest tau meeting the noise condition": tau_max},
+    hypotheses=sel.holds_all([ncfg.theorem1(tau=ncfg.taus[i]) for i in [0] + inside]))
+assert n_acc[0] > 0.95 and n_acc[-1] < n_acc[0] - 0.1 and len(inside) >= 1
 
 # %% tags=["remove-input"]
 ledger.cards("S2")
 
 # %% [markdown]
-# The prediction's *shape* holds: a flat stretch, a slowdown, then failure. The threshold does not:
-# $\tau M_1 < 1$ would put it at $\tau = 1/M_1$ (in absolute units; $\tau/\beta = 0.025$ here), while
-# training copes with span-noise up to about half the pattern norm. The theorem's
+# Theorem 1 covers only $\tau M_1 < 1-\epsilon_m$, here $\tau < 0.064$, and there eq. (6) allows the
+# iterations to grow by the factor $\big((1-\epsilon_m)/(1-\epsilon_m-\tau M_1)\big)^{1/2}$, up to about 4 at
+# $\tau = 0.06$. The three noise levels inside that condition train exactly as fast as $\tau = 0$: the bound
+# holds and is not tight in $\tau$. Outside the condition the sweep shows a flat stretch, a slowdown, then failure,
+# but far above $\tau = 1/M_1$ (in absolute units; $\tau/\beta = 0.025$ here): training copes with
+# span-noise up to about half the pattern norm. The condition is sufficient, not necessary; the theorem's
 # $(1-\epsilon_m-\tau M_1)$ comes from bounding the lucky-neuron fraction (Lemma 7), a worst case.
 #
 # ## Iterations against $\lambda_*$

@@ -84,9 +84,11 @@ class NoiseSweepConfig(SelectorsConfig):
     """Noise of norm exactly tau inside span{mu} (isotropic noise barely changes the inner
     products), against the iterations and the final accuracy."""
 
-    taus: tuple = (0.0, 1.0, 2.0, 2.5, 3.0, 4.0)
+    # 0.02-0.06: inside Theorem 1's noise condition tau M1 < 1 - eps_m (tau < 0.064 at M1 = 8), where eq. (6)'s
+    # (1 - eps_m - tau M1)^(-1/2) applies; 1-4: far outside it, where training slows and then fails
+    taus: tuple = (0.0, 0.02, 0.04, 0.06, 1.0, 2.0, 2.5, 3.0, 4.0)
     noise_in_span: bool = True
-    CI = dict(taus=(0.0, 2.0, 4.0), seeds=2, steps=350, test_prompts=300)
+    CI = dict(taus=(0.0, 0.04, 2.0, 4.0), seeds=2, steps=350, test_prompts=300)
     BOOK = dict(steps=600)
     BOOK_WHY = dict(steps="hits come within about 350 steps; 600 still separate slow from failing")
 

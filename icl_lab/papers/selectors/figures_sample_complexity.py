@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ... import plotting
-from .theory import oracle_accuracy
+from .theory import EPS_M, oracle_accuracy
 
 
 def draw_alpha_sweep(a_sweep, acfg, A: float, Cfit: float):
@@ -35,12 +35,14 @@ def draw_alpha_sweep(a_sweep, acfg, A: float, Cfit: float):
 
 def draw_noise_sweep(n_sweep, ncfg, n_acc):
     """Median iterations to the hit level (left axis) and final accuracy ``n_acc`` (right axis)
-    against the norm of the noise inside span{mu}, with the tau = beta / M1 mark."""
+    against the norm of the noise inside span{mu}, with the tau = beta / M1 mark and Theorem 1's noise condition
+    tau M1 < 1 - eps_m shaded."""
     fig, ax = plotting.figure(1, height=4.0)
     ax2 = ax.twinx()
     ax.plot(n_sweep.values / ncfg.beta, np.where(np.isfinite(n_sweep.median), n_sweep.median, np.nan), "o-", color=plotting.COLORS[0], label=r"median $T_\mathrm{hit}$")
     ax2.plot(n_sweep.values / ncfg.beta, n_acc, "s--", color=plotting.COLORS[1], label="final accuracy")
     ax.axvline(1 / ncfg.M1, color="k", lw=0.8, ls=":", label=r"$\tau/\beta = 1/M_1$")
+    ax.axvspan(0, (1 - EPS_M) / ncfg.M1 / ncfg.beta, color="0.85", label=r"Theorem 1: $\tau M_1 < 1-\epsilon_m$")
     plotting.label(ax, r"noise norm $\tau/\beta$ (inside span$\{\mu\}$)", r"$T_\mathrm{hit}$", "Iterations and accuracy against noise")
     ax2.set_ylabel("final held-out accuracy")
     h1, l1 = ax.get_legend_handles_labels()
