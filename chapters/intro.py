@@ -63,10 +63,9 @@ from icl_lab import get_scale, paths
 from icl_lab.claims import STATUSES, ClaimsTable
 from icl_lab.render import md_table
 
-# the ledgers shipped with the book (results/reference/claims/<scale>/), at this scale if shipped
+# the headline: the ledgers exported at the papers' own settings, shipped in results/reference/claims/paper/
 shipped = paths.REFERENCE / "claims"
-where = get_scale() if (shipped / get_scale()).is_dir() else "book"
-verdicts = ClaimsTable.load(shipped / where)
+verdicts = ClaimsTable.load(shipped / "paper")
 names = {"common": "Chapter 1 (previews of the papers)", "convergence": "convergence (Huang, Cheng, Liang)",
          "nonlinear": "nonlinear regression (Li, Duan, Liang)", "window": "Lipschitz window (Collins et al.)",
          "selectors": "feature selectors (Li, Wang et al.)"}
@@ -75,10 +74,11 @@ for paper in [*(p for p in verdicts.papers if sum(verdicts.counts(p).values())),
     c = verdicts.counts(paper)
     rows.append([names.get(paper, paper) if paper else "**all papers**", *(c[s] for s in STATUSES), sum(c.values())])
 apart = {kind: sum(verdicts.counts(None, kind).values()) for kind in ("consistency", "finding")}
-display(Markdown(md_table(["paper", *STATUSES, "total"], rows) + f"\n\nLedgers of the {where} scale. Counted apart: "
-                 f"{apart['consistency']} consistency checks of the book's own code and {apart['finding']} "
-                 "findings of the book's own. Each chapter's ledger and the synthesis show the verdicts of "
-                 "the build you are reading."))
+display(Markdown(md_table(["paper", *STATUSES, "total"], rows) + "\n\nDecided at the papers' own settings (the `paper` "
+                 f"scale). Counted apart: {apart['consistency']} consistency checks of the book's own code and "
+                 f"{apart['finding']} findings of the book's own. Each chapter's ledger and the synthesis show the "
+                 f"verdicts of the build you are reading (`{get_scale()}` scale); the reproduction page lists the claims "
+                 "whose status differs between the scales, with the reason."))
 
 # %% [markdown]
 # **Who it is for.** Graduate students and researchers who want to understand what the theory of
