@@ -456,10 +456,12 @@ ledger["M8"].measure({"final gamma = 1 - mass on N_*": criteria.median_of(1 - fi
 # O(1/T) is an upper bound (rule 1): T gamma_T per seed against a constant (a mass rounded to 1 gives gamma 0)
 T_end = int(steps[-1])
 t_gam = steps[None, :] * np.maximum(gam, 0.0)  # t gamma_t along each seed's trajectory
-ledger["M9"].measure({"T gamma_T": criteria.median_of(T_end * np.maximum(gam[:, -1], 0.0)),
-                      "peak t gamma_t": float(np.median(t_gam.max(1))),
+RATE_TRAJ, RATE_END = "the trajectory: t gamma_t below c at every recorded t", "the final step T only"
+ledger["M9"].measure({"peak t gamma_t": float(np.median(t_gam.max(1))),
                       "t at the peak": float(np.median(steps[t_gam.argmax(1)])),
-                      "gamma_half": g_half, "gamma_T": g_end, "T": T_end, "inv_T": 1 / T_end}, hypotheses=H1)
+                      "gamma_half": g_half, "gamma_T": g_end, "T": T_end, "inv_T": 1 / T_end}, hypotheses=H1,
+                     under={RATE_TRAJ: {"T gamma_T": criteria.median_of(t_gam.max(1))},
+                            RATE_END: {"T gamma_T": criteria.median_of(T_end * np.maximum(gam[:, -1], 0.0))}})
 assert final_mass > 0.9
 
 # %% tags=["remove-input"]
@@ -471,9 +473,11 @@ ledger.cards("M8", "M9")
 # noise, and in some runs it rises again by an order of magnitude between $T/2$ and $T$ (still far
 # below $1/M$). That is what eq. (9) says: the limit is $1-\Theta(1/M^C)$, not $1$, so once $\gamma$
 # sits at its floor $t\gamma_t$ grows with $t$, and the rate $O(1/T)$ can only be an upper bound. The
-# card above checks it as one (rule 1): $T\gamma_T$ per seed against a constant; $\gamma_T$ is orders
-# of magnitude below $1/T$ — the bound is far from tight, because $\gamma$ collapses exponentially
-# rather than as $1/t$.
+# card above checks it as one (rule 1), at every recorded $t$: with a constant step the state after $t$
+# steps is that of a run of length $t$, and $t\gamma_t$ peaks at the end of the plateau, above every
+# constant tried. Read at the final step only, $\gamma_T$ is orders of magnitude below $1/T$, because
+# $\gamma$ collapses exponentially rather than as $1/t$. The constant is hidden, so a finite run cannot
+# contradict the rate; with the theorem's width condition violated, the card calls it inconclusive.
 #
 # ### The feature selector $W_K^\top W_Q$
 

@@ -401,8 +401,13 @@ display(Markdown(md_table(["$\\alpha$", "shortest $l_{tr}$ with median accuracy 
 print(f"largest excess of the median over the oracle: {excess:+.3f}")
 acc_s = pres.acc.numpy()  # (L, A, S); per seed the shortest l_tr reaching 0.9, twice the longest if none does
 need_s = np.where((acc_s >= 0.9).any(0), Ls[(acc_s >= 0.9).argmax(0)], 2 * Ls[-1])  # (A, S)
+# the exact oracle caps the accuracy at test prompts of the training length: the shortest l where even it reaches 0.9
+oracle_need = [next((int(Ls[j]) for j in range(len(Ls)) if pres.oracle[j, i] >= 0.9), None) for i in range(len(pcfg.alphas))]
 ledger["S6"].measure(
     {"shortest l_tr reaching accuracy 0.9 at the smallest alpha / at the largest, per seed": need_s[0] / need_s[-1],
+     "the trained model needs a longer l_tr than the oracle at some alpha": any(
+         o_ is not None and (n_ is None or n_ > o_) for n_, o_ in zip(needed, oracle_need)),
+     "oracle_shortest_l_tr": dict(zip(pcfg.alphas, oracle_need)),  # per alpha, where the oracle first reaches 0.9
      "shortest l_tr with median accuracy >= 0.9": dict(zip(pcfg.alphas, needed)),
      "2 ln M/alpha": {a: round(2 * math.log(pcfg.M) / a, 1) for a in pcfg.alphas}},
     hypotheses={k: v for k, v in sel.holds_all([pcfg.replace(alpha=a, l_tr=l).theorem1() for a in pcfg.alphas
@@ -420,7 +425,10 @@ ledger.cards("S6", "S7")
 # No model beats the oracle, and with enough $\alpha$ the trained model sits on it: the only errors left
 # are the prompts whose query pattern is absent. Small $\alpha$ needs longer prompts, about as
 # $1/\alpha$ — and long prompts with small $\alpha$ also learn more slowly (more distractors per prompt),
-# the reason some grid points fall short of the oracle after a fixed number of steps.
+# the reason some grid points fall short of the oracle after a fixed number of steps. The test prompts
+# have the training length, so the oracle alone already needs longer prompts at small $\alpha$: where the
+# trained model reaches 0.9 exactly where the oracle does, this experiment sees the information in a test
+# prompt, not a training requirement like eq. (5), and the ledger calls the claim inconclusive.
 #
 # ## How many training tasks? (Lemma 1)
 #
@@ -587,8 +595,9 @@ assert np.isfinite(K_est) and K_est > 0
 # $\sum_{k=0}^{M_1}(-1)^k\binom{M_1}{k}(1-k/M_1)^B$. At $B = M_1\ln M_1$, the constant that (39) prints,
 # it tends to $e^{-1}$ as $M_1$ grows: $M_1\ln M_1$ is the coupon collector's *mean* waiting time, not a
 # size that succeeds with high probability. Theorem 1's $B > \Omega(M_1\log M_1)$ leaves the constant
-# free, and any constant $c > 1$ does succeed ($P \ge 1 - M_1^{1-c}$). The card decides under (39)'s
-# constant and shows $c = 2$ too; our training batch is larger than both. And the theorem's sample
+# free (the proof itself ends with $B \gtrsim \Theta(M_1\log M_1)$), and any constant $c > 1$ does succeed
+# ($P \ge 1 - M_1^{1-c}$). The card decides under $c = 2$, the smallest integer constant, and reports (39)'s
+# printed constant beside it; our training batch is larger than both. And the theorem's sample
 # complexity $N = BT$ counts fresh prompts: our SGD draws a new batch at every step.
 
 # %% tags=["remove-output"]
