@@ -570,15 +570,25 @@ for name, Lv, limit in (("F2", 0.1, 300), ("F3", 1.0, 200)):
     t_first = {o: float(bt[opt]["diag"][i]) for o, opt in OPTS.items()}
     ledger[name].measure(
         {"epochs": bcfg.epochs, "paper_epoch": limit, "reference": refb_note(Lv)},
-        under={o: {"not reached by the epoch the paper gives, in a run that long":
-                   not (math.isfinite(t) and t <= limit) and bcfg.epochs >= limit,
-                   "reached by the paper's epoch": math.isfinite(t) and t <= limit} for o, t in t_first.items()},
+        under={o: {"reached within the run": math.isfinite(t), "first epoch": t,
+                   "the run decides: the level reached, or a run at least as long as the paper's epoch":
+                   math.isfinite(t) or bcfg.epochs >= limit,
+                   "if reached, by the paper's epoch": not math.isfinite(t) or t <= limit} for o, t in t_first.items()},
         measured=f"every diagonal entry >= 0.9 from epoch {t_first['SGD 0.03']:.0f} (SGD), {t_first['Adam 1e-3']:.0f} (Adam); "
                  f"final min diagonal {float(diag_b[-1, i].min()):.3f} (SGD)",
         how=f"practical block, held-out prompts, {bcfg.epochs} epochs, mean over {bcfg.seeds} seed(s); 'approaches 1' read "
             "as every diagonal entry >= 0.9" + ("" if SCALE == "paper" else f"; {SCALE} scale: N = {bcfg.N}, M = {bcfg.M}"))
 
 # %% [markdown]
+# Figures 2 and 3 come with epochs (before 300 at $L = 0.1$, before 200 at $L = 1$) for an optimizer
+# and a step size the paper does not name, and an epoch count scales with the step size. The ledger
+# therefore reads the level (every diagonal entry at least 0.9 within the run) as the statements'
+# content and the epoch as a remark, under plain SGD, the reading closest to the gradient descent of the
+# paper's analysis, and reports Adam beside it. At the papers' sizes (400 epochs, five seeds) SGD reaches
+# the level at $L = 1$ after the paper's epoch and never at $L = 0.1$, where the own attention stalls
+# near 0.3, while Adam reaches both in time. A run shorter than the paper's epoch that has not reached
+# the level decides nothing.
+#
 # **Do the cross attentions oscillate?** The paper says $q_{k,k'}$ "oscillates ... with an overall
 # decreasing trend" (Props. 2–3), the abstract that attention to irrelevant features "can
 # oscillate". In the theory model with orthogonal features the increments of $q_{k,k'}$ do not change
