@@ -288,14 +288,20 @@ def test_reference_records_match_the_paper_config():
     assert ResultsStore(root).records("selectors.theorem1")
 
 
-def test_theorem1_config_meets_the_conditions_but_beta():
-    """selectors.theorem1 meets every condition of Theorem 1 read with constant 1, except the scale beta
-    (the Theta(log log M1) leaves the constant free); the default setting violates the width condition."""
+def test_theorem1_regime_configs_meet_the_conditions():
+    """selectors.theorem1 and the paper-scale lambda_* sweep meet every condition of Theorem 1 read with
+    constant 1 (the scale beta = Theta(log log M1) fixes no value at one M1); the common setting and the
+    book's narrow lambda_* sweep violate the width condition, and at lambda_* = 0.3 the batch one."""
     conds = sel.Theorem1Config().theorem1()
-    assert {k for k, v in conds.items() if not v[2]} == {lib.theory.SCALE}
+    assert all(v[2] for v in conds.values()), {k: v for k, v in conds.items() if not v[2]}
+    assert "c = 6.8" in conds[lib.theory.SCALE][0]
     assert not sel.SelectorsConfig().theorem1()[lib.theory.WIDTH][2]
-    cfg = sel.LambdaSweepConfig()
-    assert not cfg.theorem1(lambda_star=0.3)[lib.theory.BATCH6][2] and cfg.theorem1(lambda_star=0.5)[lib.theory.BATCH6][2]
+    wide = sel.LambdaSweepConfig()
+    for lam in wide.lambdas:
+        assert all(v[2] for v in wide.theorem1(lambda_star=lam).values()), lam
+    narrow = sel.LambdaSweepConfig.for_scale("book")
+    assert not narrow.theorem1(lambda_star=0.5)[lib.theory.WIDTH][2]
+    assert not narrow.theorem1(lambda_star=0.3)[lib.theory.BATCH6][2] and narrow.theorem1(lambda_star=0.5)[lib.theory.BATCH6][2]
 
 
 def test_flushing_denormals_gives_the_process_its_setting_back():

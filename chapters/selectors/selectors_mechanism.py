@@ -111,7 +111,7 @@ SCALE, ledger = icl_lab.notebook.chapter("selectors", part="mechanism")
 # |---|---|---|
 # | patterns | $\mu_j = \beta e_j$, $\nu_k = \beta e_{M_1+k}$, 8 spare directions | $W_Q^{(0)} = \delta I$, so the basis does not matter |
 # | $M_1, M_2$ | $8, 56$ ($M = 64 = M_1^2$) | smallest size meeting $M \ge M_1^2$ |
-# | $\beta, \delta, \xi$ | $5, 0.1, 0.01$ | $\beta = \Theta(\log\log M_1)\approx 1$ barely learns |
+# | $\beta, \delta, \xi$ | $5, 0.1, 0.01$ ($\delta = 0.09$ in the runs inside Theorem 1's regime) | $\beta\approx\log\log M_1\approx 1$ barely learns; $\delta = 0.1$ is the edge of the paper's $(0, 0.1)$ |
 # | $m$, $m_a$, $m_b$ | $200$, $d_\mathcal X + d_\mathcal Y$, $d_\mathcal X + d_\mathcal Y + 8$ | extra rows of $W_Q, W_K$ are provably inert (§2) |
 # | $\eta$, $B$ | $1$, $64$ | $a_i = \pm 1/m$ averages the neurons: $\eta$ of order 1 |
 # | $\alpha$, $l_{tr}$ | $0.6$, $\lceil 2\ln M/\alpha\rceil = 14$ | eq. (5) with constant 1 |
@@ -663,9 +663,9 @@ display(Markdown(f"Our setting violates Theorem 1's width condition (35) by a fa
                  "so a stalled seed is no failure of the theorem."))
 
 # %% [markdown]
-# The book's reference run meets the conditions instead (all but the scale
-# $\beta$, whose $\Theta(\log\log M_1)$ hides a constant; with $\beta\le 2$ the model does not
-# learn within thousands of steps): $m = 3400$, $B = 128$, $T = 2000$, $\tau = 0.05$,
+# The book's reference run meets the conditions instead, the scale $\beta = 5 = 6.8\log\log M_1$
+# included (a $\Theta$ fixes no value at one $M_1$; with $\beta\le 2$ the model does not learn within
+# thousands of steps): $m = 3400$, $B = 128$, $T = 2000$, $\tau = 0.05$,
 # $\delta = 0.09$, cyclic tasks, 16 seeds, computed once with `icl-lab run selectors.theorem1 --scale
 # paper` and stored with the book.
 

