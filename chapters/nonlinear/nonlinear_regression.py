@@ -649,10 +649,12 @@ assert dq_min >= -1e-12 and row_sums < 1e-10
 # scales), on $K$ from 2 to 32 (16 at `ci` scale; with $N = \max(100, 2K^3)$, the paper's
 # $N\ge\Theta(K^3)$, prompts drawn directly as feature counts, all $K$ in the same dimension
 # $d = \max(15, K_{\max})$ because the task values vary like $1/\sqrt d$), and on $\Delta$.
-# For the $\Delta$ sweep the step is divided by $\|v\|^4\propto\Delta^4$ (R3), so that what remains is
-# the paper's $\Delta$-dependence: the paper's analysis runs on Sec. 5.1's update $q_k \leftarrow q_k + \eta g_k$ with
-# App. C's unit-norm identity, so its $\eta$ is the step of $q$, which is $\|v\|^4$ times the step on $Q$ of Eq. (8).
-# The chapter reads every $\eta$ of the paper that way (C8b too) and reports the literal reading beside it.
+# For the $\Delta$ sweep the step is divided by $\|v\|^4\propto\Delta^4$ (R3), and the durations at the paper's
+# own step, Eq. (8)'s $\eta$ on $Q$, follow by R1's rescaling. Sec. 5.1's update $q_k \leftarrow q_k + \eta g_k$
+# holds with Eq. (8)'s $\eta$ for features of any norm (App. C defines $g_k = -v_k^\top\nabla_Q\mathcal L\,v_k$),
+# but App. C evaluates $g_k$ with unit-norm features and so drops the factor $\|v\|^4$ that features of norm
+# $\Delta/\sqrt2$ carry (C4a): the divided step is the one that corrects the derivation. The ledger decides
+# at the paper's step (C13, and C8b on the next page) and reports the corrected step beside it.
 
 # %% tags=["hide-input"]
 scfg = nl.SweepConfig.for_scale(SCALE)
@@ -690,7 +692,7 @@ display(Markdown(
     "Cross/own ratio $|q_{k,k'}|/q_k$ at the end of Phase I: " + ", ".join(f"{v:.2f}" for v in sweep.cross_ratio.tolist())
     + f" ($1/K$ = {1 / scfg.K:.2f})."))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Phase-I duration $T^1$ of the theory model (a) against $L$ for three $\\eta$, (b) against $K$ with the references $(K-1)\\log K$ and $K\\log K$, (c) against $\\Delta$. Not a figure of the paper.", "name": "fig-nl-sweeps"}, "image": {"alt": "Log-log plots: T1 falls like L^-2 and Delta^-2; against K it grows faster than both references."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Phase-I duration $T^1$ of the theory model (a) against $L$ for three $\\eta$, (b) against $K$ with the references $(K-1)\\log K$ and $K\\log K$, (c) against $\\Delta$ with the step divided by $\\|v\\|^4$ (at the paper's step of Eq. (8) the durations fall like $\\Delta^{-6}$). Not a figure of the paper.", "name": "fig-nl-sweeps"}, "image": {"alt": "Log-log plots: T1 falls like L^-2 and, at the step divided by the fourth power of the feature norm, like Delta^-2; against K it grows faster than both references."}}
 nlfig.show(nlfig.sweep_figure(sweep, dict(L=slopes_L, K=slope_K, KlogK=slope_KlogK, Kref=slope_ref, D=slope_D, D_raw=slope_D_raw)))
 
 # %% tags=["hide-input"]
