@@ -96,7 +96,9 @@ display(Markdown("Decided at the papers' own settings (`paper` scale). Counted a
 #    theory model GD at $(\eta, L)$ is
 #    exactly GD at $(\eta L^2, 1)$, so $L$ only rescales time (finding R1): a flat/sharp transition
 #    at a threshold $L^\star$ must be stated in terms of $\eta L^2$ and the step size, not of $L$
-#    alone.
+#    alone. The feature norm enters the same way: App. C evaluates the attention gradient for unit-norm
+#    features and drops the factor $\|v\|^4 = \Delta^4/4$ that features at distance $\Delta$ carry, so at
+#    the paper's step the first phase shortens like $\Delta^{-6}$, not $\Delta^{-2}$ (C13).
 # 2. **The flat regime's logarithmic rate.** The nonlinear paper's Theorem 1 predicts that the time
 #    to accuracy $\epsilon$ grows like $\log(K/\epsilon)$ in the flat regime; inside the theorem's
 #    hypotheses ($K \ge 1/\epsilon$, $N = 2K^3$) it grows like a power of $1/\epsilon$ (C8b:
@@ -107,13 +109,15 @@ display(Markdown("Decided at the papers' own settings (`paper` scale). Counted a
 #    nonlinear one (R2) and $\mathcal L_k \approx 1/(4p_k\tau)$ for the convergence one (U5); a
 #    logarithmic rate would need an $\epsilon$-dependent step size.
 # 3. **The practical block's training setup is unstated.** The nonlinear paper names no optimizer
-#    for its practical block, and its ordering claims ("larger $L$ converges faster", Figs. 1 and 4)
-#    depend on that choice. Trained with plain SGD, the reading closest to the paper's
-#    gradient-descent analysis, the block follows the paper's ordering in the sharp set, and at the
-#    paper's full size (Fig. 4, 400 epochs) in the flat set too; under Adam, whose steps do not grow
-#    with the gradient, the order is absent or reversed (the nonlinear chapter shows both). What is
-#    open is the paper's training setup, not a property of its transformer. Separately, the
-#    convergence paper's optimiser settings cannot train the Q-only model it analyses (A'2).
+#    for its practical block, and its ordering and timing claims ("larger $L$ converges faster",
+#    Figs. 1 and 4; the epochs of Figs. 2 and 3) depend on that choice. Plain SGD is the reading
+#    closest to the paper's gradient-descent analysis, but the paper's own epochs (a ratio near 1.5
+#    between $L = 0.1$ and $L = 1$) rule out plain SGD at one step size, whose times scale like $1/L^2$;
+#    under Adam, whose steps do not grow with the gradient, the sharp set's order is reversed and
+#    Fig. 2's level is reached in time. Where the two disagree the nonlinear chapter files the figure
+#    as inconclusive (F1b, F2). What is open is the paper's training setup, not a property of its
+#    transformer. Separately, the convergence paper's optimiser settings cannot train the Q-only model
+#    it analyses (A'2).
 # 4. **Dimension in the window paper's rates.** The measured noise exponent is the intrinsic
 #    $(d-1)/2$, not $d/2$, and the window's scaling with $\Lambda$ saturates gradually rather than at
 #    a threshold; the theorem's admissible regime is empty for every $n$ we could simulate. In the
@@ -121,12 +125,11 @@ display(Markdown("Decided at the papers' own settings (`paper` scale). Counted a
 #    back for the quadratic and cosine classes; the sphere's coupling of the directions outside the
 #    subspace does not explain it alone (E-F9-sphere), and the paper gives no iteration count to
 #    compare with.
-# 5. **How the selectors paper's iteration count depends on $\lambda_*$.** Outside Theorem 1's
-#    width condition the iterations to zero error grow like $\lambda_*^{-2.2}$, beyond the bound's
-#    $\lambda_*^{-1}$ (S3, inconclusive there). The proof's initial score gap carries two factors,
-#    $\lambda_s\lambda_{l+1}$, where Lemma 4 keeps one, which would explain a second power. Whether
-#    the bound holds inside the theorem's regime needs a $\lambda_*$ sweep at the width of the
-#    Theorem-1 configuration, which one machine did not afford here. (The other two "failures" an
+# 5. **How the selectors paper's iteration count depends on $\lambda_*$.** Inside Theorem 1's regime
+#    (width, batch, initialisation and noise conditions all met, $m = 3700$) the iterations to zero
+#    error grow like $\lambda_*^{-2.15}$, beyond the bound's $\lambda_*^{-1}$ (S3, not reproduced; the
+#    narrow setting gives $\lambda_*^{-2.2}$ too). The proof's initial score gap carries two factors,
+#    $\lambda_s\lambda_{l+1}$, where Lemma 4 keeps one, which would explain a second power. (The other two "failures" an
 #    earlier reading listed are not open: the iteration count is flat in $M$ where eq. (6) grows
 #    like $\sqrt M$, a bound that is not tight (S5), and combinations with negative coefficients
 #    generalise out of domain, which Theorem 2's sufficient conditions allow (O6, a finding).)

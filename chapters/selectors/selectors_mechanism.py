@@ -345,14 +345,14 @@ G = {name: i for i, name in enumerate(sweep.labels)}
 THM1 = cfg.theorem1()  # Theorem 1's conditions at this setting: required, actual, holds
 H1 = sel.holds(THM1)  # recorded with every claim that shares them
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Fig. 1 of the paper, reproduced: (a) the norms of $W_Q$ and $W_K$ along the relevant patterns $\\mu$ grow while those along the irrelevant $\\nu$ stay near $\\delta\\beta$; (b) the label part of the MLP input outgrows the feature part. Mean ± std over the all-pairs seeds (the ledger uses medians with intervals); the number of seeds and steps is the scale's (ci: 4 seeds, 500 steps; book: 6 and 1000; paper: 8 and 1500).", "name": "fig-sel-fig1"}, "image": {"alt": "Relevant-pattern norms rise and irrelevant ones stay flat; the label contribution rises far above the feature contribution."}}
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Fig. 1 of the paper, reproduced: (a) the norms of $W_Q$ and $W_K$ along the relevant patterns $\\mu$ grow while those along the irrelevant $\\nu$ stay within a small factor of $\\delta\\beta$ (the ledger's M5 gives it); (b) the label part of the MLP input outgrows the feature part. Mean ± std over the all-pairs seeds (the ledger uses medians with intervals); the number of seeds and steps is the scale's (ci: 4 seeds, 500 steps; book: 6 and 1000; paper: 8 and 1500).", "name": "fig-sel-fig1"}, "image": {"alt": "Relevant-pattern norms rise and irrelevant ones stay flat; the label contribution rises far above the feature contribution."}}
 plotting.finish(SF.draw_figure1(sweep, cfg, "all_pairs"))
 
 # %% [markdown]
 # Mean ± std over the all-pairs seeds (the cyclic seeds are analysed in §3.5); the ledger below
 # decides on medians over seeds with their bootstrap intervals instead, which a single odd seed does not
 # move. Both panels reproduce the shape the paper describes: the relevant-pattern norms grow by an order
-# of magnitude while the irrelevant-pattern norms stay near $\delta\beta$, and the MLP's input is
+# of magnitude while the irrelevant-pattern norms stay within a small factor of $\delta\beta$ (M5's card), and the MLP's input is
 # dominated by the label embeddings (solid curves). The dashed coordinate split of eq. (10) points the
 # same way here, with a smaller gap. Not every seed does: an all-pairs seed that settles in the partial
 # "partner" solution of §3.5 (one of the six at book scale) ends with a *feature* contribution larger
@@ -957,7 +957,7 @@ ledger.cards("O7")
 # At the shortest grid length that meets the condition, $l_{ts}\ge 2/\alpha'$ ($l_{ts} = 4$ at
 # $\alpha' = 0.6$, $16$ at $\alpha' = 0.2$), every same-pattern selector — the trained model and the
 # oracle alike — errs on about a tenth of the prompts (oracle $0.880$ and $0.907$), and at
-# $l_{ts} = 2/\alpha'$ exactly on about a fifth, because $\mathcal N_*$ is often empty: the bound (64) guarantees one
+# $l_{ts} = 2/\alpha'$ exactly on about a sixth, because $\mathcal N_*$ is often empty: the bound (64) guarantees one
 # same-pattern demonstration *on average*, not with high probability. That cap holds for every model
 # whose attention sits on $\mathcal N_*$ — the model of Corollary 1 — whatever its width or training,
 # so the card files the failure as the statement's although Theorem 1's conditions (the width, among
