@@ -314,7 +314,7 @@ ledger["C15"].measure(
              f"(outside K >= 1/eps): T* {', '.join(f'{v:.2f}' for v in sl_Ts)}",
     hypotheses={"N > 20 K^3": min(dcfg_in.N_grid) > 20 * dcfg_in.K**3, "K >= 1/eps": dcfg_in.K >= 1 / dcfg_in.eps - 1e-9})
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Durations $T^1$, $T^*$ (left) and the Phase-II rate (right) against the context length $N$ between fixed attention levels, with the paper's $\\propto N$ and $\\propto 1/N$ (dotted). The ledger decides C14 and C15 between the ends Props. 2–3 state, where the rate does fall like $1/N$ (their cards give the slopes); this figure shows the fixed-level reading only. Not a figure of the paper.", "name": "fig-nl-delta"}, "image": {"alt": "Between fixed levels the measured durations and rates are nearly flat in N, while the dotted paper scalings rise or fall steeply."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Durations $T^1$, $T^*$ (left) and the Phase-II rate (right) against the context length $N$ between fixed attention levels, with the paper's $\\propto N$ and $\\propto 1/N$ (dotted). The ledger decides between the ends Props. 2–3 state instead, where the rate does fall like $1/N$ (the cards above give the slopes). Not a figure of the paper.", "name": "fig-nl-delta"}, "image": {"alt": "Between fixed levels the measured durations and rates are nearly flat in N, while the dotted paper scalings rise or fall steeply."}}
 nlfig.show(nlfig.delta_figure(dres))
 
 # %% [markdown]

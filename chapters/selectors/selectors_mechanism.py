@@ -111,7 +111,7 @@ SCALE, ledger = icl_lab.notebook.chapter("selectors", part="mechanism")
 # |---|---|---|
 # | patterns | $\mu_j = \beta e_j$, $\nu_k = \beta e_{M_1+k}$, 8 spare directions | $W_Q^{(0)} = \delta I$, so the basis does not matter |
 # | $M_1, M_2$ | $8, 56$ ($M = 64 = M_1^2$) | smallest size meeting $M \ge M_1^2$ |
-# | $\beta, \delta, \xi$ | $5, 0.1, 0.01$ ($\delta = 0.09$ in the runs inside Theorem 1's regime) | $\beta\approx\log\log M_1\approx 1$ barely learns; $\delta = 0.1$ is the edge of the paper's $(0, 0.1)$ |
+# | $\beta, \delta, \xi$ | $5, 0.1, 0.01$ | $\beta\approx\log\log M_1$ barely learns; $\delta$: the edge of $(0, 0.1)$ |
 # | $m$, $m_a$, $m_b$ | $200$, $d_\mathcal X + d_\mathcal Y$, $d_\mathcal X + d_\mathcal Y + 8$ | extra rows of $W_Q, W_K$ are provably inert (§2) |
 # | $\eta$, $B$ | $1$, $64$ | $a_i = \pm 1/m$ averages the neurons: $\eta$ of order 1 |
 # | $\alpha$, $l_{tr}$ | $0.6$, $\lceil 2\ln M/\alpha\rceil = 14$ | eq. (5) with constant 1 |
@@ -345,14 +345,14 @@ G = {name: i for i, name in enumerate(sweep.labels)}
 THM1 = cfg.theorem1()  # Theorem 1's conditions at this setting: required, actual, holds
 H1 = sel.holds(THM1)  # recorded with every claim that shares them
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Fig. 1 of the paper, reproduced: (a) the norms of $W_Q$ and $W_K$ along the relevant patterns $\\mu$ grow while those along the irrelevant $\\nu$ stay within a small factor of $\\delta\\beta$ (the ledger's M5 gives it); (b) the label part of the MLP input outgrows the feature part. Mean ± std over the all-pairs seeds (the ledger uses medians with intervals); the number of seeds and steps is the scale's (ci: 4 seeds, 500 steps; book: 6 and 1000; paper: 8 and 1500).", "name": "fig-sel-fig1"}, "image": {"alt": "Relevant-pattern norms rise and irrelevant ones stay flat; the label contribution rises far above the feature contribution."}}
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Fig. 1 of the paper, reproduced: (a) the norms of $W_Q$ and $W_K$ along the relevant patterns $\\mu$ grow while those along the irrelevant $\\nu$ stay within a small factor of $\\delta\\beta$; (b) the label part of the MLP input outgrows the feature part. Mean ± std over the all-pairs seeds (the ledger uses medians with intervals); the number of seeds and steps is the scale's (ci: 4 seeds, 500 steps; book: 6 and 1000; paper: 8 and 1500).", "name": "fig-sel-fig1"}, "image": {"alt": "Relevant-pattern norms rise and irrelevant ones stay flat; the label contribution rises far above the feature contribution."}}
 plotting.finish(SF.draw_figure1(sweep, cfg, "all_pairs"))
 
 # %% [markdown]
 # Mean ± std over the all-pairs seeds (the cyclic seeds are analysed in §3.5); the ledger below
 # decides on medians over seeds with their bootstrap intervals instead, which a single odd seed does not
 # move. Both panels reproduce the shape the paper describes: the relevant-pattern norms grow by an order
-# of magnitude while the irrelevant-pattern norms stay within a small factor of $\delta\beta$ (M5's card), and the MLP's input is
+# of magnitude while the irrelevant-pattern norms stay within a small factor of $\delta\beta$, and the MLP's input is
 # dominated by the label embeddings (solid curves). The dashed coordinate split of eq. (10) points the
 # same way here, with a smaller gap. Not every seed does: an all-pairs seed that settles in the partial
 # "partner" solution of §3.5 (one of the six at book scale) ends with a *feature* contribution larger
@@ -468,16 +468,13 @@ assert final_mass > 0.9
 ledger.cards("M8", "M9")
 
 # %% [markdown]
-# Right after the collapse $\gamma_t$ falls far faster than $1/t$. It does not keep falling: once the
-# hinge loss stops pushing ($yF\ge 1$ on almost every prompt, eq. 57) $\gamma_t$ drifts with the SGD
-# noise, and in some runs it rises again by an order of magnitude between $T/2$ and $T$ (still far
-# below $1/M$). That is what eq. (9) says: the limit is $1-\Theta(1/M^C)$, not $1$, so once $\gamma$
-# sits at its floor $t\gamma_t$ grows with $t$, and the rate $O(1/T)$ can only be an upper bound. The
-# card above checks it as one (rule 1), at every recorded $t$: with a constant step the state after $t$
-# steps is that of a run of length $t$, and $t\gamma_t$ peaks at the end of the plateau, above every
-# constant tried. Read at the final step only, $\gamma_T$ is orders of magnitude below $1/T$, because
-# $\gamma$ collapses exponentially rather than as $1/t$. The constant is hidden, so a finite run cannot
-# contradict the rate; with the theorem's width condition violated, the card calls it inconclusive.
+# Right after the collapse $\gamma_t$ falls far faster than $1/t$; once the hinge loss stops pushing
+# ($yF\ge 1$, eq. 57) it drifts with the SGD noise, sometimes rising by an order of magnitude (still far
+# below $1/M$), as eq. (9)'s limit $1-\Theta(1/M^C)$ allows: $O(1/T)$ can only be an upper bound. The card
+# checks it as one at every recorded $t$ (with a constant step the state after $t$ steps is that of a run
+# of length $t$): $t\gamma_t$ peaks at the end of the plateau, above every constant tried, while at the
+# final step $\gamma_T$ is orders of magnitude below $1/T$. The constant is hidden, so a finite run cannot
+# contradict the rate: inconclusive.
 #
 # ### The feature selector $W_K^\top W_Q$
 
@@ -663,9 +660,8 @@ display(Markdown(f"Our setting violates Theorem 1's width condition (35) by a fa
                  "so a stalled seed is no failure of the theorem."))
 
 # %% [markdown]
-# The book's reference run meets the conditions instead, the scale $\beta = 5 = 6.8\log\log M_1$
-# included (a $\Theta$ fixes no value at one $M_1$; with $\beta\le 2$ the model does not learn within
-# thousands of steps): $m = 3400$, $B = 128$, $T = 2000$, $\tau = 0.05$,
+# The book's reference run meets the conditions instead ($\beta = 5 = 6.8\log\log M_1$: a $\Theta$ fixes
+# no value at one $M_1$): $m = 3400$, $B = 128$, $T = 2000$, $\tau = 0.05$,
 # $\delta = 0.09$, cyclic tasks, 16 seeds, computed once with `icl-lab run selectors.theorem1 --scale
 # paper` and stored with the book.
 
