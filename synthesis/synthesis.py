@@ -111,8 +111,7 @@ display(Markdown("Decided at the papers' own settings (`paper` scale). Counted a
 # 3. **The practical block's training setup is unstated.** The nonlinear paper names no optimizer
 #    for its practical block, and its ordering and timing claims ("larger $L$ converges faster",
 #    Figs. 1 and 4; the epochs of Figs. 2 and 3) depend on that choice. Plain SGD is the reading
-#    closest to the paper's gradient-descent analysis, but the paper's own epochs (a ratio near 1.5
-#    between $L = 0.1$ and $L = 1$) rule out plain SGD at one step size, whose times scale like $1/L^2$;
+#    closest to the paper's gradient-descent analysis, but nothing in the paper says it trained that way;
 #    under Adam, whose steps do not grow with the gradient, the sharp set's order is reversed and
 #    Fig. 2's level is reached in time. Where the two disagree the nonlinear chapter files the figure
 #    as inconclusive (F1b, F2). What is open is the paper's training setup, not a property of its

@@ -589,8 +589,8 @@ for name, Lv, limit in (("F2", 0.1, 300), ("F3", 1.0, 200)):
 # and a step size the paper does not name, and an epoch count scales with the step size. The ledger
 # therefore reads the level (every diagonal entry at least 0.9 within the run) as the statements'
 # content and the epoch as a remark. Which optimizer the paper used cannot be told: gradient descent is
-# its analysis's, but its own epochs (a ratio near 1.5 between $L = 0.1$ and $L = 1$) rule out plain SGD at
-# one step size, whose durations scale like $1/L^2$ (a ratio near 100). Where plain SGD and Adam disagree,
+# its analysis's, an adaptive optimizer the common practice, and its epochs are bounds ("before"), which
+# neither reading contradicts. Where plain SGD and Adam disagree,
 # the ledger files the figure as inconclusive (so also Fig. 1's sharp ordering, which Adam reverses). At the
 # papers' sizes (400 epochs, five seeds) SGD reaches the level at $L = 1$ after the paper's epoch and never
 # at $L = 0.1$, where the own attention stalls near 0.3, while Adam reaches both in time: Fig. 3 is
