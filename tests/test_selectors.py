@@ -337,3 +337,54 @@ def test_upper_bound_check_and_query_coverage():
     assert abs(query_coverage(3, 2)) < 1e-12 and query_coverage(1, 1) == 1.0  # 2 queries cannot show 3 patterns
     # two patterns, B queries: all present unless every query shows the same one
     assert math.isclose(query_coverage(2, 5), 1 - 2 * 0.5**5)
+
+
+def test_output_layer_split_readings_and_slope_interval():
+    cfg = sel.LambdaSweepConfig.for_scale("ci", M1=4, M2=12, d_extra=4, m=16, m_b_extra=3, batch=16, steps=40,
+                                          seeds=3, test_prompts=64, eval_every=5, l_tr=6, lambdas=(0.5, 0.9))
+    res = sel.run_lambda_sweep(cfg)
+    coord = lib.output_layer_split(cfg, res, "coordinates")
+    proj = lib.output_layer_split(cfg, res, "projections")
+    assert coord.shape == proj.shape == (2, 3, 2)
+    # a projection onto span{mu_l} (or onto q) cannot exceed the norm of the coordinates it projects
+    assert bool((proj <= coord + 1e-6).all()) and bool((proj > 0).any())
+    with pytest.raises(ConfigError, match="reading"):
+        lib.output_layer_split(cfg, res, "tokens")
+    hs = lib.HitSweep.of(res)
+    est, again = hs.slope_estimate(inverse=True), hs.slope_estimate(inverse=True)
+    assert repr(est) == repr(again) and est.n == 3
+    if math.isfinite(est.value):
+        assert est.lo <= est.value <= est.hi
+
+
+def test_measurements_give_freed_heap_back():
+    """The heap trim between records is what keeps a long training's memory flat: evaluating on a
+    large held-out batch and keeping the small recorded values grows the C heap without it."""
+    import resource  # noqa: F401  (Linux only: the trim is glibc's)
+    from icl_lab.papers.selectors import training as tr
+    if tr._TRIM is None:
+        pytest.skip("no glibc malloc_trim here")
+    cfg = sel.LambdaSweepConfig.for_scale("ci", m=600, test_prompts=1000, lambdas=(0.5,), seeds=1)
+    model = cfg.model([0]).to(dtype=torch.float32)
+    from icl_lab.data.prompts import PromptBatch
+    test = cfg.sampler(lambda_range=(0.5, 0.5)).sample(1000, make_generator(0), dtype=torch.float32)
+    pats = cfg.patterns()
+
+    def rss() -> float:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096 / 2**20
+
+    def grow(trim: bool) -> float:
+        keep = [tr.evaluate(model, test, None, pats)]
+        if trim:
+            tr.release_freed_heap()
+        start = rss()
+        for _ in range(12):
+            keep.append(tr.evaluate(model, test, None, pats))
+            if trim:
+                tr.release_freed_heap()
+        return rss() - start
+
+    grown_without, grown_with = grow(False), grow(True)
+    assert grown_with < 40, f"{grown_with:.0f} MB grown with the trim"
+    assert isinstance(PromptBatch, type) and grown_with < grown_without + 1
