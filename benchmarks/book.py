@@ -1,10 +1,12 @@
 """Benchmark: wall and CPU time of every notebook of the table of contents, at ci and book scale.
 
-    .venv/bin/python benchmarks/book.py [--scales ci book] [--threads 2] [--out benchmarks/results]
+    .venv/bin/python benchmarks/book.py [--scales ci book] [--threads 2] [--out benchmarks/results] [--merge]
 
 Executes each notebook in a fresh kernel (as nbval and the book build do), one after the other, and
 writes ``<out>/book.json`` (per notebook: wall seconds, the kernel's CPU seconds, the machine's load
-average before and after; the machine, the commit and the date), plus a Markdown table on stdout.
+average before and after, the commit and the date; the machine), plus a Markdown table on stdout.
+``--merge`` keeps the rows of the scales not run from the existing file (e.g. to add the hour of
+``--scales paper`` to a ci/book measurement).
 The reproduction page shows the latest file. It reports; it never fails on slowness.
 """
 from __future__ import annotations
@@ -57,7 +59,16 @@ def run(nb_path: Path, scale: str, threads: int) -> dict:
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     return {"notebook": str(nb_path.relative_to(ROOT)), "scale": scale, "wall_seconds": round(wall, 1),
-            "cpu_seconds": round(cpu, 1), "load_before": round(load0, 2), "load_after": round(os.getloadavg()[0], 2)}
+            "cpu_seconds": round(cpu, 1), "load_before": round(load0, 2), "load_after": round(os.getloadavg()[0], 2),
+            "commit": commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip()
+    except OSError:
+        return ""
 
 
 def main():
@@ -66,8 +77,14 @@ def main():
     ap.add_argument("--threads", type=int, default=min(4, os.cpu_count() or 1))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--only", nargs="*", default=None, help="notebook paths (default: the whole table of contents)")
+    ap.add_argument("--merge", action="store_true", help="keep the existing file's rows of the scales not run")
     args = ap.parse_args()
     rows = []
+    out = Path(args.out)
+    if args.merge and (out / "book.json").exists():
+        old = json.loads((out / "book.json").read_text())
+        rows = [{**r, "commit": r.get("commit", old.get("commit")), "date": r.get("date", old.get("date"))}
+                for r in old.get("notebooks", []) if r["scale"] not in args.scales]
     nbs = [ROOT / p for p in args.only] if args.only else toc_notebooks()
     for scale in args.scales:
         for nb in nbs:
@@ -75,15 +92,10 @@ def main():
             rows.append(r)
             print(f"{r['notebook']} [{scale}]: {r['wall_seconds']:.1f} s wall, {r['cpu_seconds']:.1f} s CPU, "
                   f"load {r['load_before']} -> {r['load_after']}", flush=True)
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    except OSError:
-        commit = ""
     report = {"machine": {"platform": platform.platform(), "cpu": cpu_model(), "cpus": os.cpu_count(),
                           "threads": args.threads, "gpu": "none used"},
-              "commit": commit, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "commit": commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "notebooks": rows}
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "book.json").write_text(json.dumps(report, indent=2) + "\n")
     print("\n" + md_table(["notebook", "scale", "wall s", "CPU s"],

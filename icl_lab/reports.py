@@ -90,8 +90,14 @@ def timings_markdown(path: Path | None = None) -> str:
                 *(f"**{sum(r['wall_seconds'] for r in runs if r['scale'] == s):.0f} / "
                   f"{sum(r['cpu_seconds'] for r in runs if r['scale'] == s):.0f}**" for s in scales)])
     loads = [r["load_before"] for r in runs]
+    when = []
+    for s in scales:  # rows carry their own commit and date when scales were measured apart
+        sr = [r for r in runs if r["scale"] == s]
+        c = sorted({str(r.get("commit", data.get("commit", "?"))) for r in sr})
+        d = sorted(str(r.get("date", data.get("date", "?")))[:10] for r in sr)
+        when.append(f"`{s}` at commit {', '.join(c)} on {d[0]}" + (f" to {d[-1]}" if d[-1] != d[0] else ""))
     note = (f"\n\nMeasured on {m.get('cpus', '?')} cores ({m.get('cpu', '?')}), {m.get('threads', '?')} torch threads, "
-            f"GPU: {m.get('gpu', 'none')}, commit {data.get('commit', '?')}, {data.get('date', '?')}; "
+            f"GPU: {m.get('gpu', 'none')}; {'; '.join(when)}; "
             f"load average before each notebook between {min(loads):.2f} and {max(loads):.2f}."
             if loads else "")
     return md_table(["notebook", *(f"`{s}` wall / CPU (s)" for s in scales)], out) + note

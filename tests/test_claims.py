@@ -226,3 +226,14 @@ def test_a_status_that_differs_at_another_scale_is_noted(monkeypatch, tmp_path):
     from icl_lab.claims_html import claim_card
 
     assert "reproduced at paper scale (the ledger shipped for that scale)" in claim_card(a)
+
+
+def test_shipped_ledgers_notes_on_other_scales_are_current():
+    """Each shipped ledger names the other scales' statuses where they differ (rule 6); a ledger
+    regenerated after another must not keep a note about the other's previous version."""
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("refresh_elsewhere", Path(__file__).parents[1] / "tools" / "refresh_elsewhere.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.stale() == [], "run tools/refresh_elsewhere.py"

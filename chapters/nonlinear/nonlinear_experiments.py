@@ -567,6 +567,9 @@ if refb_own:
     display(Markdown("In the paper-scale record (SGD 0.03, 400 epochs, $N = 100$, $M = 300$, "
                      f"{len(refb.seeds)} seeds) the final own attention is " + "; ".join(
                          f"{min(v):.2f} to {max(v):.2f} at $L = {Lv:g}$" for Lv, v in refb_own.items()) + "."))
+# the highest level that every diagonal entry reaches at some record, in the worst seed, per L
+top_diag = {o: torch.diagonal(res.maps, dim1=-2, dim2=-1).min(-1).values.amax(0).min(-1).values.tolist()
+            for o, res in (("SGD 0.03", block), ("Adam 1e-3", block_adam))}
 for name, Lv, limit in (("F2", 0.1, 300), ("F3", 1.0, 200)):
     i = list(bcfg.L_values).index(Lv)
     t_first = {o: float(bt[opt]["diag"][i]) for o, opt in OPTS.items()}
@@ -575,14 +578,15 @@ for name, Lv, limit in (("F2", 0.1, 300), ("F3", 1.0, 200)):
          "the same outcome under both optimizers": len({math.isfinite(t) for t in t_first.values()}) == 1,
          "optimizer_outcomes": "; ".join(f"{o}: " + (f"every diagonal entry >= 0.9 from epoch {t:.0f}" if math.isfinite(t) else
                                                     f"not within {bcfg.epochs} epochs") for o, t in t_first.items())},
-        under={o: {"reached within the run": math.isfinite(t), "first epoch": t,
+        under={o: {"highest level every diagonal entry reaches within the run, worst seed": top_diag[o][i], "first epoch": t,
                    "the run decides: the level reached, or a run at least as long as the paper's epoch":
                    math.isfinite(t) or bcfg.epochs >= limit,
                    "if reached, by the paper's epoch": not math.isfinite(t) or t <= limit} for o, t in t_first.items()},
         measured=f"every diagonal entry >= 0.9 from epoch {t_first['SGD 0.03']:.0f} (SGD), {t_first['Adam 1e-3']:.0f} (Adam); "
-                 f"final min diagonal {float(diag_b[-1, i].min()):.3f} (SGD)",
+                 f"highest level every diagonal entry reaches, worst seed: {top_diag['SGD 0.03'][i]:.3f} (SGD), "
+                 f"{top_diag['Adam 1e-3'][i]:.3f} (Adam); final min diagonal {float(diag_b[-1, i].min()):.3f} (SGD)",
         how=f"practical block, held-out prompts, {bcfg.epochs} epochs, mean over {bcfg.seeds} seed(s); 'approaches 1' read "
-            "as every diagonal entry >= 0.9" + ("" if SCALE == "paper" else f"; {SCALE} scale: N = {bcfg.N}, M = {bcfg.M}"))
+            "as every diagonal entry reaching 0.9 in every seed (0.8 and 0.95 tried)" + ("" if SCALE == "paper" else f"; {SCALE} scale: N = {bcfg.N}, M = {bcfg.M}"))
 
 # %% [markdown]
 # Figures 2 and 3 come with epochs (before 300 at $L = 0.1$, before 200 at $L = 1$) for an optimizer
@@ -599,17 +603,19 @@ for name, Lv, limit in (("F2", 0.1, 300), ("F3", 1.0, 200)):
 #
 # **Do the cross attentions oscillate?** The paper says $q_{k,k'}$ "oscillates ... with an overall
 # decreasing trend" (Props. 2–3), the abstract that attention to irrelevant features "can
-# oscillate". In the theory model with orthogonal features the increments of $q_{k,k'}$ do not change
-# sign in our runs (that the rows of $q$ sum to zero does not by itself force it), and with Gaussian,
-# non-orthogonal feature directions only a few tenths of a percent of them do. The block is different: some cross attentions
-# $\mathrm{Attn}_{k,1}$ of queries $v_1$ first *rise* before decaying (Fig. 1(d) of the block above).
-# Whether this contradicts the paper depends on how "oscillates" is read. Its proof (Lemma 4) only bounds
-# $|g_{k,k'}|$, and Sec. 5.2 says $g_{k,k'}$ "may fluctuate in sign": a sign change is permitted, not
-# asserted. Under that rate-bound reading (a slower rate than $q_k$ and a decreasing trend) nothing measured here
-# can fail: with orthogonal features the rows of $q$ sum to zero and $g_k\ge0$, so the mean cross weight is
-# $-q_k/(K-1)$ and each cross increment is at most $q_k$'s unless a row's increments differ in sign. The ledger
-# therefore files it as inconclusive, with the by-construction values shown, and reports the sign-change reading
-# (more than 1 % of the increments), which fails.
+# oscillate". Its proof (Lemma 4) only bounds $|g_{k,k'}|$, and Sec. 5.2 says $g_{k,k'}$ "may fluctuate
+# in sign": a sign change is permitted, not asserted. The ledger therefore reads the statement as a
+# rate bound with a trend — every cross weight ends below where it started, and moves less per step
+# than its row's own weight — and reports the sign-change reading (more than 1 % of the increments
+# change sign) beside it. In the theory model with orthogonal features the trend holds for every pair
+# (the rows of $q$ sum to zero, so the cross weights fall on average, though not each one by force),
+# and no increment changes sign. The paper states its results for general features that keep the
+# separation of Sec. 3.1, not only orthonormal ones, so the ledger also runs three draws of Gaussian
+# feature directions that keep it: there some cross weights *rise* steadily through training, which
+# the statement's decreasing trend excludes (App. C evaluates the gradients for orthonormal features
+# only, C4c). The block is a third picture: some cross attentions $\mathrm{Attn}_{k,1}$ of queries
+# $v_1$ first rise before decaying (Fig. 1(d) of the block above); it is another model and is shown,
+# not counted.
 
 # %% tags=["hide-input"]
 # the theory model's cross weights q_(k,k') on the flat L (Props. 2-3: L <= L*): final mean, the largest per-step
@@ -634,31 +640,45 @@ for opt, res in (("SGD", block), ("Adam", block_adam)):
 display(Markdown("At $L = 1$: " + "; ".join(
     f"under {opt}, $\\mathrm{{Attn}}_{{{b[0]},1}}$ goes from {b[1]:.2f} up to {b[2]:.2f} and ends at {b[3]:.2f}"
     for opt, b in bump.items()) + "."))
-# the same with Gaussian (non-orthogonal) feature directions: the share of increments of q_(k,k') that change sign
-Vg5 = nl.make_features("gaussian", 4, 15, 3.0)
-fp_g5 = th.FeaturePrompts.from_batch(nl.cosine_sampler(Vg5, 100, 0.5).sample(300, icl_lab.make_generator(20)))
-q_g5 = th.feature_gd(fp_g5, Vg5 @ Vg5.T, steps=tcfg.steps, lr=tcfg.lr, scale=torch.tensor(tcfg.L_values, dtype=F64),
-                     record_every=1, with_maps=False).q  # (T + 1, nL, K, K)
-off_g5 = (q_g5 - torch.diag_embed(torch.diagonal(q_g5, dim1=-2, dim2=-1)))[..., ~torch.eye(tcfg.K, dtype=torch.bool)]
-inc_g5 = off_g5[1:] - off_g5[:-1]
-flips_g5 = float(((inc_g5[1:] * inc_g5[:-1]) < 0).float().mean())
+# the same with Gaussian (non-orthogonal) feature directions that meet Sec. 3.1's separation, three draws: which
+# cross weights end above their start, and the share of increments that change sign
+off_mask = ~torch.eye(tcfg.K, dtype=torch.bool)
+final_orth = off[:, -1][..., off_mask]  # (seeds, n_flat, K(K-1)) final cross weights, start 0
+rising_g, flips_g, dist_ok = [], [], []
+for draw in range(3):
+    Vg = nl.make_features("gaussian", tcfg.K, 15, 3.0, seed=1234 + draw)
+    dists = torch.cdist(Vg, Vg)[off_mask]
+    dist_ok.append(bool(((dists >= 1.5) & (dists <= 6.0)).all()))  # within [Delta/2, 2 Delta], Delta = 3
+    fp_g = th.FeaturePrompts.from_batch(nl.cosine_sampler(Vg, 100, 0.5).sample(300, icl_lab.make_generator(20 + draw)))
+    q_g = th.feature_gd(fp_g, Vg @ Vg.T, steps=tcfg.steps, lr=tcfg.lr,
+                        scale=torch.tensor([tcfg.L_values[i] for i in flat_t], dtype=F64), record_every=1,
+                        with_maps=False).q  # (T + 1, n_flat, K, K)
+    off_g = q_g[..., off_mask]  # (T + 1, n_flat, K(K-1))
+    rising_g.append(int((off_g[-1] > off_g[0]).sum()))
+    inc_g = off_g[1:] - off_g[:-1]
+    flips_g.append(float(((inc_g[1:] * inc_g[:-1]) < 0).float().mean()))
+n_cross_g = len(flat_t) * tcfg.K * (tcfg.K - 1)
+flips_g5 = float(np.mean(flips_g))
+c5b_common = {"every cross weight ends below its start, orthogonal features": bool((final_orth < 0).all()),
+              "every cross weight ends below its start, Gaussian features": sum(rising_g) == 0,
+              "largest |dq_(k,k')| / dq_k, orthogonal features": cross_over_own,
+              "rising_gaussian": f"{', '.join(map(str, rising_g))} of {n_cross_g}",
+              "orth_flip_share": flips, "gaussian_flip_share": flips_g5}
 ledger["C5b"].measure(
-    {"mean_final_cross_weight": off_final, "largest_cross_over_own": cross_over_own,
-     "orth_flip_share": flips, "gaussian_flip_share": flips_g5},
-    # the rate reading asserts a decreasing trend and a slower rate, which hold by construction here (rows of q sum to 0,
-    # g_k >= 0), and nothing about signs; the sign reading asserts sign changes, which can fail
-    under={"a rate bound (Lemma 4 bounds |g_(k,k')| only)": {"the reading asserts something that can fail here": False,
-                                                            "the increments change sign as the reading asserts": True},
-           "sign changes (more than 1% of the increments)": {"the reading asserts something that can fail here": True,
-                                                            "the increments change sign as the reading asserts": flips > 0.01}},
-    measured=f"theory model, flat L = {[tcfg.L_values[i] for i in flat_t]} (L* = {Lstar_t:.2f}): mean final q_(k,k') = {off_final:.2f}, "
-             f"largest |dq_(k,k')| / dq_k = {cross_over_own:.2f} (1/(K-1) = {1 / (tcfg.K - 1):.2f}; both by construction, shown); increments that change sign: {flips:.2%} with orthogonal features, "
-             f"{flips_g5:.2%} with Gaussian (non-orthogonal) features (rows of q summing to 0 do not by themselves make each entry "
-             "monotone); block (L = 1, shown, not counted): "
+    c5b_common,
+    under={"a rate bound (Lemma 4 bounds |g_(k,k')| only)": {"the increments change sign as the reading asserts": True},
+           "sign changes (more than 1% of the increments)": {"the increments change sign as the reading asserts": flips > 0.01}},
+    measured=f"theory model, flat L = {[tcfg.L_values[i] for i in flat_t]} (L* = {Lstar_t:.2f}); orthogonal features: "
+             f"{int((final_orth < 0).sum())} of {final_orth.numel()} final cross weights below their start (mean final "
+             f"q_(k,k') = {off_final:.2f}), largest |dq_(k,k')| / dq_k = {cross_over_own:.2f}, increments that change sign "
+             f"{flips:.2%}; Gaussian features (3 draws): cross weights ending above their start {', '.join(map(str, rising_g))} "
+             f"of {n_cross_g}, increments that change sign {flips_g5:.2%}; block (L = 1, shown, not counted): "
              + "; ".join(f"{o} Attn_({b[0]},1) {b[1]:.2f} -> {b[2]:.2f} -> {b[3]:.2f}" for o, b in bump.items()),
-    how=f"theory model: every GD step, all seeds, flat L, orthogonal features (decided); one prompt set with Gaussian feature "
-        f"directions, {tcfg.steps} steps at eta = {tcfg.lr:g}, all L (stated)",
-    hypotheses={"N >= K^3": tcfg.N >= tcfg.K**3, "L <= L* (flat regime of Props. 2-3)": bool(flat_t)})
+    how=f"theory model: every GD step, flat L, {tcfg.steps} steps at eta = {tcfg.lr:g}; orthogonal features (all seeds) "
+        "and three draws of Gaussian feature directions that meet Sec. 3.1's separation (one prompt set each): the paper "
+        "states its results for general features (Sec. 1 (ii), Sec. 3.1)",
+    hypotheses={"N >= K^3": tcfg.N >= tcfg.K**3, "L <= L* (flat regime of Props. 2-3)": bool(flat_t),
+                "feature distances Theta(Delta) (Sec. 3.1), read as all within [Delta/2, 2 Delta]": all(dist_ok)})
 
 # %% [markdown]
 # ## Figure 4: polynomial tasks on Gaussian inputs
