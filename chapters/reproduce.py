@@ -109,8 +109,9 @@ display(Markdown(reports.scale_differences_markdown("book", "paper")))
 # ## How long it takes
 #
 # `benchmarks/book.py` executes every notebook in a fresh kernel, one after the other, and records
-# its wall and CPU time at `ci` and `book` scale, with the machine and its load. The latest
-# measurement:
+# its wall and CPU time at `ci` and `book` scale, with the machine and its load, and at `paper` scale
+# for the pages measured so far (`--scales paper --merge`, the three longest: the other pages take a
+# few minutes each at that scale but are not yet measured apart). The latest measurement:
 
 # %% tags=["remove-input"]
 display(Markdown(reports.timings_markdown()))

@@ -126,9 +126,13 @@ display(Markdown("Decided at the papers' own settings (`paper` scale). Counted a
 #    compare with.
 # 5. **How the selectors paper's iteration count depends on $\lambda_*$.** Inside Theorem 1's regime
 #    (width, batch, initialisation and noise conditions all met, $m = 3700$) the iterations to zero
-#    error grow like $\lambda_*^{-2.15}$, beyond the bound's $\lambda_*^{-1}$ (S3, not reproduced; the
+#    error grow like $\lambda_*^{-2.15}$ (bootstrap interval over seeds $[2.09, 2.22]$), beyond the bound's
+#    $\lambda_*^{-1}$ (S3, not reproduced; the
 #    narrow setting gives $\lambda_*^{-2.2}$ too). The proof's initial score gap carries two factors,
-#    $\lambda_s\lambda_{l+1}$, where Lemma 4 keeps one, which would explain a second power. (The other two "failures" an
+#    $\lambda_s\lambda_{l+1}$, where Lemma 4 keeps one, which would explain a second power. The output
+#    layer does not follow $\lambda_*$ either: Lemma 3's ratio of feature to label updates is flat in
+#    $\lambda_*$ on the coordinate blocks of its statement and along the directions its proof evaluates
+#    (S10). (The other two "failures" an
 #    earlier reading listed are not open: the iteration count is flat in $M$ where eq. (6) grows
 #    like $\sqrt M$, a bound that is not tight (S5), and combinations with negative coefficients
 #    generalise out of domain, which Theorem 2's sufficient conditions allow (O6, a finding).)
