@@ -230,6 +230,16 @@ class Claim:
         self.elsewhere = _elsewhere(self)
         return self
 
+    def outcome(self, quantity: str, value) -> str:
+        """How this claim's declared test of ``quantity`` judges ``value`` on its own: ``"holds"``,
+        ``"fails"`` or ``"straddles"`` (an interval on both sides of the threshold). For a chapter that
+        must say whether two options of a choice reach the same outcome, without typing the criterion."""
+        d = declared(self.paper).get(self.id)
+        tests = [t for t in (d.tests if d is not None else ()) if t["quantity"] == quantity]
+        if not tests:
+            raise chk.ConfigError(f"claim {self.id} declares no test of {quantity!r} in icl_lab/papers/{self.paper}/claims.toml")
+        return criteria.evaluate(tests[0], {quantity: value}, f"claim {self.id}")
+
     def cannot_decide(self, *, how: str, why: str, measured="—") -> "Claim":
         """Record that nothing measured here can decide the claim (e.g. a record is missing)."""
         self._decide(measured=measured, how=how, passed=False, inconclusive=why)

@@ -122,6 +122,17 @@ def test_a_claim_decided_under_the_option_closest_to_the_paper_names_the_others(
         c.measure(rate=2.0, how="fit")
 
 
+def test_a_chapter_asks_how_a_declared_test_judges_one_value(monkeypatch):
+    """Claim.outcome: whether each option of a choice passes the claim's own test, without retyping it."""
+    decl = parse_declarations(TOML, "common")
+    monkeypatch.setattr("icl_lab.claims.declared", lambda paper: decl)
+    c = Claim(id="X1", paper="common", location="Thm 1", statement="the rate is 2")
+    assert c.outcome("rate", 2.05) == "holds" and c.outcome("rate", 1.2) == "fails"
+    assert c.outcome("rate", cr.Estimate(2.1, 1.7, 2.3, 5, "mean")) == "straddles"
+    with pytest.raises(ConfigError, match="no test of 'slope'"):
+        c.outcome("slope", 2.0)
+
+
 @pytest.mark.declarations
 def test_declared_tests_cannot_be_bypassed_with_a_typed_verdict():
     ledger = Ledger("common")

@@ -28,10 +28,12 @@ def test_reference_records_merge(tmp_path):
 
 def _paper_record(root, seed=0, **changes):
     from icl_lab.papers.nonlinear.experiments import PolynomialConfig
+    from icl_lab.registry import all_experiments
 
     cfg = PolynomialConfig.for_scale("paper").replace(seed=seed, seeds=1, **changes)
     rec = records.make_record("nonlinear.polynomial", cfg, {"final_train_loss": [[1.0]] * 6}, scale="paper",
-                            started="2026-01-01T00:00:00", wall=1.0, cpu=1.0, device="cpu")
+                            started="2026-01-01T00:00:00", wall=1.0, cpu=1.0, device="cpu",
+                            fingerprint=all_experiments()["nonlinear.polynomial"].fingerprint)
     return store.ResultsStore(root).write(rec)
 
 
@@ -63,3 +65,24 @@ def test_no_records(tmp_path, root_exists):
         root.mkdir()
     assert reports.reference_records(root=root) == []
     assert reports.reference_markdown(root) == "No reference records have been shipped yet."
+
+
+def test_a_chapter_reads_the_shipped_summary_only_for_its_exact_current_config(tmp_path):
+    """reports.shipped_summary: the merged record for exactly the paper config, every seed, current code; else None."""
+    from icl_lab.papers.nonlinear.experiments import PolynomialConfig
+
+    paper = PolynomialConfig.for_scale("paper")
+    _paper_record(tmp_path, seed=0)
+    assert reports.shipped_summary("nonlinear.polynomial", paper.replace(seeds=1), tmp_path) is None  # 1 of 30 seeds
+    assert reports.shipped_summary("nonlinear.polynomial", paper, tmp_path) is None
+    for s in range(1, 30):
+        _paper_record(tmp_path, seed=s)
+    summary = reports.shipped_summary("nonlinear.polynomial", paper, tmp_path)
+    assert summary is not None and len(summary["final_train_loss"][0]) == 30
+    assert reports.shipped_summary("nonlinear.polynomial", paper.replace(lr=0.01), tmp_path) is None  # another config
+    p = sorted(tmp_path.rglob("*.json"))[0]  # a record computed by other code
+    rec = json.loads(p.read_text())
+    rec["meta"]["code"]["fingerprint"] = "0" * 16
+    rec["checksum"] = records.checksum(rec)
+    p.write_text(json.dumps(rec))
+    assert reports.shipped_summary("nonlinear.polynomial", paper, tmp_path) is None

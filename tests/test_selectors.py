@@ -159,6 +159,25 @@ def test_oracle_and_binomial_tail():
     assert lib.prompt_length_bound(64, 0.6) == 14
 
 
+def test_chernoff_hoeffding_certificate_of_37():
+    """(37) holds at every l where KL((1-c)p || p) >= c^2 alpha/2, and fails at large l where the inequality
+    is strict the other way: the certificate and the exact tail agree."""
+    from icl_lab.papers.selectors import tails
+
+    assert abs(tails.log_lower_tail(0.5, 9, 0.4) - math.log(lib.binomial_lower_tail(0.5, 9, 0.4))) < 1e-12
+    assert abs(tails.kl_bernoulli(0.25, 0.25)) < 1e-15 and tails.kl_bernoulli(0.0, 0.3) == pytest.approx(-math.log(0.7))
+    # alpha = 1 (p = 1/2): Hoeffding's KL >= 2 (p - a)^2 = c^2 / 2 certifies every c
+    assert tails.smallest_certified_c(1.0) == pytest.approx(1e-3)
+    for alpha in (0.2, 0.6):
+        c = tails.smallest_certified_c(alpha)
+        assert 0.5 < c < 1 and tails.certified(alpha, c) and not tails.certified(alpha, c - 2e-3)
+        bound = lambda l, cc: -l * cc * cc * alpha / 2  # noqa: E731  log of (37)
+        # certified: below the bound at every l tried, long prompts included
+        assert all(tails.log_lower_tail(alpha, l, c) <= bound(l, c) + 1e-9 for l in (1, 7, 50, 400, 3000, 20_000))
+        # not certified (0.1 below): the exact tail overtakes the bound once l is long
+        assert tails.log_lower_tail(alpha, 20_000, c - 0.1) > bound(20_000, c - 0.1) + 10
+
+
 def test_collapse_recursion_plateau_collapse_and_scale_free_width():
     g = lib.collapse_recursion(0.6, 400, eta=0.1, M1=8)
     assert abs(g[0] - 0.4 / 0.6) < 1e-12 and g[-1] < 1e-3

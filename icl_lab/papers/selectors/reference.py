@@ -4,11 +4,12 @@ conditions, see :class:`~icl_lab.papers.selectors.experiments.Theorem1Config`) s
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from ...paths import REFERENCE
 from ...records import config_to_json
 from ...store import ResultsStore
-from .experiments import EXPERIMENTS, Theorem1Config
+from .experiments import EXPERIMENTS, PromptLengthConfig, PromptLengthResult, Theorem1Config
 
 
 def theorem1_records(root=None) -> dict | None:
@@ -39,3 +40,10 @@ def theorem1_records(root=None) -> dict | None:
 def _without_seeds(cfg_json: dict) -> dict:
     """A stored config without its seed split (tasks hold a slice of the seeds)."""
     return {k: v for k, v in cfg_json.items() if k not in ("seeds", "seed")}
+
+
+def prompt_length_from_summary(cfg: PromptLengthConfig, summary: dict) -> PromptLengthResult:
+    """The :class:`PromptLengthResult` of a stored ``selectors.prompt_length`` summary (without the
+    per-length training histories, which the summary does not keep)."""
+    return PromptLengthResult(cfg, torch.tensor(summary["acc"]), torch.tensor(summary["mass"]),
+                              np.asarray(summary["oracle"], dtype=float), [], float(summary.get("seconds", 0.0)))
