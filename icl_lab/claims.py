@@ -110,7 +110,8 @@ def declared(paper: str) -> dict[str, Declared]:
 def parse_declarations(text: str, paper: str) -> dict[str, Declared]:
     """Read a paper's claims table. Each ``[[claim]]`` gives ``id``, ``location``, ``statement`` and
     optionally ``kind``, ``hypotheses``, ``not_checkable`` and ``part``. ``hypotheses`` is a list of
-    conditions in words, or the name of a tuple in the paper's ``theory`` module (``"THM1"``), so that
+    conditions in words, or the name of a tuple in the paper's ``conditions`` module, else its ``theory``
+    module (``"THM1"``), so that
     a theorem's conditions are written once, beside the code that checks them."""
     import importlib
     import tomllib
@@ -129,11 +130,13 @@ def parse_declarations(text: str, paper: str) -> dict[str, Declared]:
         if not all(isinstance(row.get(f, ""), str) for f in _FIELDS - {"hypotheses", "test", "choice"}):
             raise chk.ConfigError(f"{name}: every field but hypotheses, test and choice must be a string")
         hyp = row.get("hypotheses", [])
-        if isinstance(hyp, str):
-            theory = importlib.import_module(f"icl_lab.papers.{paper}.theory")
+        if isinstance(hyp, str):  # a paper's conditions module, where it has one, else its theory module
+            try:
+                theory = importlib.import_module(f"icl_lab.papers.{paper}.conditions")
+            except ModuleNotFoundError:
+                theory = importlib.import_module(f"icl_lab.papers.{paper}.theory")
             if not isinstance(getattr(theory, hyp, None), tuple):
-                raise chk.ConfigError(f"{name}: hypotheses {hyp!r} names no tuple in "
-                                      f"icl_lab.papers.{paper}.theory")
+                raise chk.ConfigError(f"{name}: hypotheses {hyp!r} names no tuple in {theory.__name__}")
             hyp = getattr(theory, hyp)
         elif not (isinstance(hyp, list) and all(isinstance(h, str) for h in hyp)):
             raise chk.ConfigError(f"{name}: hypotheses must be a list of strings or a name")
@@ -208,9 +211,9 @@ class Claim:
                     v.caveats += (others,)
                 v.depends += (choice,)
                 same = [o for o in other if o not in differ]
-                if same:  # the options that agree with the one that decides
+                if same and not v.inconclusive:  # the options that agree with the one that decides
                     v.robust += (f"the {d.choice['what']}: the same under " + ", ".join([best] + same),)
-            else:
+            elif not v.inconclusive:  # an undecided claim is robust to nothing
                 v.robust += (f"the {d.choice['what']}: the same under " + ", ".join(opts),)
             shown = measured if measured is not None else "; ".join(
                 f"{o}: {_quantities(under[o], d.tests)}" for o in opts) + (

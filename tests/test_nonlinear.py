@@ -187,7 +187,7 @@ def test_registry_summaries_are_json():
     from icl_lab.registry import all_experiments
 
     exps = {k: v for k, v in all_experiments().items() if k.startswith("nonlinear.")}
-    assert len(exps) == 10 and all(e.seed_splittable for e in exps.values() if e.config is not nl.ConcentrationConfig
+    assert len(exps) == 11 and all(e.seed_splittable for e in exps.values() if e.config is not nl.ConcentrationConfig
                                   and e.config is not nl.SweepConfig and e.config is not nl.LateConfig
                                   and e.config is not nl.GeneralizationConfig and e.config is not nl.DeltaConfig
                                   and e.config is not nl.NonUniformConfig)
@@ -196,7 +196,8 @@ def test_registry_summaries_are_json():
              "late_phase": dict(M=20, steps=200),
              "generalization": dict(M=20, steps=10, test_prompts=20, snapshots=(0, 10)),
              "delta": dict(M=20, steps=50, N_grid=(100, 400)),
-             "nonuniform": dict(M=40, steps=50)}
+             "nonuniform": dict(M=40, steps=50),
+             "polynomial_adam": dict(d=4, N=12, M=10, batch=5, epochs=2, L_values=(0.1, 1.0), test_prompts=8, eval_train=8)}
     for name, over in small.items():
         exp = exps[f"nonlinear.{name}"]
         json.dumps(exp.summary(exp.run(exp.config.for_scale("ci", **over))))

@@ -7,6 +7,7 @@ import os
 import time
 
 import pytest
+import torch
 
 from icl_lab import ConfigError, store, sweep
 from icl_lab import records, tasks
@@ -43,6 +44,16 @@ def test_record_roundtrip_and_metadata(tmp_path):
     meta = back["meta"]
     assert {"code", "versions", "device", "host", "started", "finished", "wall_seconds", "cpu_seconds"} <= set(meta)
     assert meta["code"]["icl_lab"] and meta["versions"]["torch"] and meta["device"] == "cpu"
+    # the kind of CPU, numerically (what makes bit-for-bit comparisons meaningful): 12 hex digits, the same
+    # whatever the thread count of the caller
+    assert meta["cpu_kind"] == records.cpu_kind() and len(meta["cpu_kind"]) == 12 and int(meta["cpu_kind"], 16) >= 0
+    threads = torch.get_num_threads()
+    records.cpu_kind.cache_clear()
+    torch.set_num_threads(2)
+    try:
+        assert records.cpu_kind() == meta["cpu_kind"] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
     assert back["checksum"].startswith("sha256:") and back["checksum"] == records.checksum(back)
     assert st.get("toy.toy", ToyConfig(seeds=2), exp=TOY)["key"] == rec["key"]
     assert st.get("toy.toy", ToyConfig(seeds=3), exp=TOY) is None

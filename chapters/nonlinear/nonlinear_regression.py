@@ -417,7 +417,8 @@ assert r1_q < 1e-10 and r1_loss < 1e-10
 # $g_k \approx p_k\cdot\frac1K\,\mathbb E(f(v_k)-\bar f)^2 \propto 1/K^2$. (6) Lemma 3's denominator
 # contains a leftover $E_j^x$ from the notation of {cite:t}`huang2024convergence`. (7) Lemma 5 writes
 # $N/|\mathcal V_k| = \Theta(1/\delta)$ and $1/u_k - 1/K = \Theta(\delta)$; with $u_k = K(p_k - \delta)$ and
-# $p_k \approx 1/K$ the second is $\approx 1 - 1/K$, not $\Theta(\delta)$. Moreover the concentration
+# $p_k \approx 1/K$ the second is $\approx 1 - 1/K$, not $\Theta(\delta)$ (the next page measures the consequence:
+# the time to reach $1-\mathrm{Attn}_k \le \delta/(1+\delta)$ grows with $N$, claim C16). Moreover the concentration
 # parameter satisfies $\delta\ge\sqrt{20K/N} = 0.89 > p_k = 0.25$ at the paper's $K = 4$, $N = 100$, so
 # "$\delta = o(1)$" (used in Lemmas 5–6) fails at the paper's own sizes; $\delta < 1/K$ needs $N > 20K^3 = 1280$.
 # ```

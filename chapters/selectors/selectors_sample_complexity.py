@@ -75,6 +75,7 @@ from icl_lab.render import md_table
 from IPython.display import Markdown, display
 from icl_lab.data import PairClassificationSampler, cyclic_pair_tasks
 from icl_lab.papers import selectors as sel
+from icl_lab.papers.selectors import conditions as sconds
 from icl_lab.papers.selectors import tails
 from icl_lab.papers.selectors import experiments as X
 from icl_lab.papers.selectors import figures as SF
@@ -221,7 +222,7 @@ T_seed = np.nan_to_num(np.asarray(a_sweep.res.hits(), dtype=float), nan=np.inf) 
 i_, j_ = np.triu_indices(len(acfg.alphas), 1)  # every pair alpha_i < alpha_j
 tau_seed = ((T_seed[j_] < T_seed[i_]).astype(float) - (T_seed[j_] > T_seed[i_])).mean(0)  # Kendall tau-a, per seed
 print(f"Kendall's tau of -T_hit against alpha, per seed: {tau_seed.round(2).tolist()}")
-H_alpha = sel.holds_all([acfg.replace(alpha=a).theorem1() for a in acfg.alphas])
+H_alpha = sconds.holds_all([acfg.replace(alpha=a).theorem1() for a in acfg.alphas])
 ledger["S1"].measure(
     {"Kendall's tau of -T_hit against alpha, per seed": tau_seed,
      "reached at the largest alpha": bool(finite[-1]), "median T_hit": a_sweep.medians(), "fit C": Cfit,
@@ -266,7 +267,7 @@ ledger["S2"].measure(
      "median T_hit": n_sweep.medians(), "final accuracy (median)": [round(float(v), 3) for v in n_acc],
      "first_failing_tau_over_beta": first_fail / ncfg.beta if first_fail else float("nan"), "1/M1": 1 / ncfg.M1,
      "largest tau meeting the noise condition": tau_max},
-    hypotheses=sel.holds_all([ncfg.theorem1(tau=ncfg.taus[i]) for i in [0] + inside]))
+    hypotheses=sconds.holds_all([ncfg.theorem1(tau=ncfg.taus[i]) for i in [0] + inside]))
 assert n_acc[0] > 0.95 and n_acc[-1] < n_acc[0] - 0.1 and len(inside) >= 1
 
 # %% tags=["remove-input"]
@@ -326,7 +327,7 @@ plotting.finish(SC.draw_rates(l_sweep, e_sweep, m_sweep))
 # %% tags=["hide-input", "remove-output"]
 # Eq. (6) is an upper bound with hidden constants: contradicted only by a log-log slope above the
 # predicted rate by more than 0.4 (sel.theory.upper_bound_check); a much smaller slope: "bound not tight".
-H_lam = sel.holds_all([lcfg.theorem1(lambda_star=v) for v in lcfg.lambdas])
+H_lam = sconds.holds_all([lcfg.theorem1(lambda_star=v) for v in lcfg.lambdas])
 lam_ok = np.asarray([lcfg.batch >= v**-4 for v in lcfg.lambdas])  # B >= lambda_*^-4 per value
 slope_l_ok = metrics.loglog_slope(1 / l_sweep.values[lam_ok], l_sweep.median[lam_ok]) if lam_ok.sum() >= 2 else float("nan")
 ledger["S3"].measure(
@@ -342,12 +343,12 @@ ledger["S4"].measure(
      "eta range": f"[{min(ecfg.etas):g}, {max(ecfg.etas):g}]", "mass on N_* at eta = 2": float(e2.final("mass_present").median()),
      "accuracy at eta = 2": float(e2.final("acc").median()),
      "seeds reaching the hit accuracy at eta = 2": f"{int((e2.final('acc') >= ecfg.hit_acc).sum())} of {ecfg.seeds}"},
-    hypotheses=sel.holds(ecfg.theorem1()),
+    hypotheses=sconds.holds(ecfg.theorem1()),
     how=f"log-log slope of the median T_hit against 1/eta; per-run learning rates in one batched training, same data "
         f"streams, median over {ecfg.seeds} seeds; eq. (6) read as an upper bound")
 ledger["S5"].measure(
     {"slope": slope_m, "median T_hit": m_sweep.medians()},
-    hypotheses=sel.holds_all([mcfg.replace(M2=v, M2s=(v,), l_tr=mcfg.l).theorem1() for v in mcfg.M2s]),
+    hypotheses=sconds.holds_all([mcfg.replace(M2=v, M2s=(v,), l_tr=mcfg.l).theorem1() for v in mcfg.M2s]),
     how=f"log-log slope of the median T_hit against M; M2 in {list(mcfg.M2s)} (M >= M1^2 throughout) at fixed d_x, "
         f"median over {mcfg.seeds} seeds, logged every {mcfg.eval_every} steps; eq. (6) read as an upper bound")
 assert l_sweep.fastest[0] > l_sweep.fastest[-1] and e_sweep.fastest[0] > e_sweep.fastest[-1]
@@ -469,7 +470,7 @@ ledger["S6"].measure(
      "oracle_shortest_l_tr": dict(zip(pcfg.alphas, oracle_need)),  # per alpha, where the oracle first reaches 0.9
      "shortest l_tr with median accuracy >= 0.9": dict(zip(pcfg.alphas, needed)),
      "2 ln M/alpha": {a: round(2 * math.log(pcfg.M) / a, 1) for a in pcfg.alphas}},
-    hypotheses={k: v for k, v in sel.holds_all([pcfg.replace(alpha=a, l_tr=l).theorem1() for a in pcfg.alphas
+    hypotheses={k: v for k, v in sconds.holds_all([pcfg.replace(alpha=a, l_tr=l).theorem1() for a in pcfg.alphas
                                                 for l in pcfg.lengths]).items() if k != sel.theory.LENGTH},
     how=f"final accuracy after {pcfg.steps} steps, grid l_tr in {list(pcfg.lengths)}, alpha in {list(pcfg.alphas)}, "
         f"{pcfg.seeds} seeds; per seed the ratio of the shortest l_tr reaching 0.9 at the smallest and the largest "
