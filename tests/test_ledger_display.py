@@ -48,11 +48,11 @@ def test_conditions_are_written_as_math_and_prose():
 
 @pytest.mark.declarations
 def test_hypotheses_are_stated_once_and_cards_name_them():
-    from icl_lab.papers.selectors import theory
+    from icl_lab.papers.selectors import conditions  # Theorem 1's conditions, the proof's (88) included
 
     led = Ledger("selectors", part="mechanism")
-    held = {h: i % 2 == 0 for i, h in enumerate(theory.THM1)}
-    claim = next(c for c in led if c.status == "pending" and c.hypotheses_declared == theory.THM1)
+    held = {h: i % 2 == 0 for i, h in enumerate(conditions.THM1)}
+    claim = next(c for c in led if c.status == "pending" and c.hypotheses_declared == conditions.THM1)
     claim._decide(measured=1, how="h", passed=True, hypotheses=held)  # the display, not the criterion, is tested
     assert "M1^2" in claim.caveat  # stored as declared
     cav = caveat_html(claim)
