@@ -401,7 +401,7 @@ ledger.cards("M4", "M5")
 
 # %% [markdown]
 # The irrelevant-pattern norms do drift: by tens of percent on average, and the largest of the $M_2$ patterns
-# by a factor of a few (the per-seed values are printed above), which is what eq. (8), a statement for every
+# by a factor of about three (the M5 card above gives the median over seeds), which is what eq. (8), a statement for every
 # $l\in[M_2]$, is held to. Each $\nu_k$ appears in a few demonstrations per batch, and the proof's bound (61) on
 # this drift is small but not zero.
 #
