@@ -265,9 +265,8 @@ ledger.cards("M1", "M2")
 # $\mathcal N_{n_u}$ of (84)–(88)). Starting from these scores, the proofs track
 # $\gamma_t$, the attention mass **outside** $\mathcal N_*$ (eqs. 43, 91). The bounds (84)–(88) use
 # "$\log M_2\ge\delta^2\beta^2$" and "$\log M_1\le\delta^2\beta^2$", and (155) "$\log M_1\ge\delta^2\beta^2$":
-# the last two hold together only at $\delta^2\beta^2 = \log M_1$ exactly ($\beta\approx 16$ at $\delta = 0.09$,
-# $M_1 = 8$). Our settings ($\delta^2\beta^2\approx 0.2 < \log 8$) meet (155) and violate (88), and every card
-# that carries Theorem 1's conditions records both. We treat $\beta$ as a free scale: with $\beta\approx 1$ the initial bias
+# the last two hold together only at $\delta^2\beta^2 = \log M_1$; ours ($\approx 0.2 < \log 8$) meet (155), violate
+# (88), and every card records both. We treat $\beta$ as a free scale: with $\beta\approx 1$ the initial bias
 # $\delta^2\beta^2\lambda^2\approx 0.004$ is too weak to start learning in any reasonable time.
 
 # %% tags=["hide-input", "remove-output"]
@@ -304,10 +303,8 @@ ledger.cards("M3")
 # $$
 #
 # "when $\sum_{b<t_0}\eta^2b^2\gamma_b/a \ge \frac{1-\alpha}\alpha\eta^{-1}M_1\sqrt{\log M}$, $\gamma_{t_0}$
-# reaches $\Theta(1/M)$". Two remarks on the text: the prefactor $(1-\alpha)/\alpha$ exceeds 1 for
-# $\alpha < 1/2$, so (46) must be read with $\gamma\le 1$ (we clip); and the $\eta^2$ in front of the sum
-# and the $b^2$ inside are what the proof keeps of (44) — "we only consider the term related to $T$ and
-# $\gamma_b$" — so the constants are free. While $\gamma\approx\gamma_0$, the sum grows like $t^3$ and the
+# reaches $\Theta(1/M)$". The prefactor exceeds 1 for $\alpha < 1/2$ (we clip at $\gamma\le 1$), and the proof
+# keeps only some terms of (44), so the constants are free. While $\gamma\approx\gamma_0$, the sum grows like $t^3$ and the
 # exponent like $t^6$: a **plateau, then a sudden collapse**, whose *relative* width
 # $(t_{10\%} - t_{90\%})/t_{50\%}$ does not depend on the free constants at all (they only rescale
 # time). We compare that scale-free number with the measured collapse in §3.4.
@@ -321,22 +318,16 @@ ledger.cards("M3")
 # $h = W_O W_V[:,\text{input}]\,\bar x + W_O W_V[:,\text{label}]\,\bar y$ with
 # $\bar p = (\bar x, \bar y) = \sum_s\sigma_s p_s$. The two agree at initialisation ($W_V = \delta I$)
 # and differ once $W_V$ has learned to write label information into the first $d_\mathcal X$
-# coordinates of the values. We measure both; **the figure uses the token-part split**,
-# because it is what the caption describes, it is basis-free, and its two terms add up to $h$ exactly
-# (the coordinate split leaves a third term, the coordinates beyond $d_\mathcal X + d_\mathcal Y$).
+# coordinates of the values. We measure both; **the figure uses the token-part split**, which the caption
+# describes and whose two terms add up to $h$ exactly.
 #
 # ## Figure 1: the mechanism, over many seeds
 #
-# The paper's caption of Figure 1(a) lists "$\|W_Q\mu_j\|, \|W_K\mu_j\|, \|W_Q\mu_j\|, \|W_Q\mu_l\|,
-# \|W_Q\mu_l\|$ for $j\in[M_1]$, $l\in[M_2]$" — a garbled list whose intended four curves (Proposition 1)
-# are $\|W_Q\mu_j\|$, $\|W_K\mu_j\|$, $\|W_Q\nu_l\|$, $\|W_K\nu_l\|$; the text calls the figure
-# "Figure 3.4". Its parameters and axes are not given; we plot against iterations.
+# The caption of the paper's Figure 1(a) garbles its list of curves (and the text calls it "Figure 3.4"); we draw
+# Proposition 1's four, $\|W_Q\mu_j\|$, $\|W_K\mu_j\|$, $\|W_Q\nu_l\|$, $\|W_K\nu_l\|$, against iterations.
 #
-# `X.run_seed_sweep` trains every seed for two task sets — the minimal **cyclic** set
-# $\{(i, i+1)\}$ of $M_1$ tasks that the theorem is "built on", and **all** ordered pairs — in **one**
-# batched training (the run dimension $R$ of the trainer), and logs on held-out prompts (from their own
-# generator) the norms, the attention mass on $\mathcal N_*$, both splits of the MLP input and the
-# lucky-neuron counts.
+# One batched training runs every seed on two task sets, the minimal **cyclic** set $\{(i, i+1)\}$ the theorem
+# is "built on" and **all** ordered pairs, and logs on held-out prompts what the cards below use.
 
 # %% tags=["hide-input", "remove-output"]
 cfg = X.SeedSweepConfig.for_scale(SCALE)
@@ -400,10 +391,8 @@ assert mu_growth > 3 * nu_growth and nu_growth < 2.5
 ledger.cards("M4", "M5")
 
 # %% [markdown]
-# The irrelevant-pattern norms do drift: by tens of percent on average, and the largest of the $M_2$ patterns
-# by a factor of about three (the M5 card above gives the median over seeds), which is what eq. (8), a statement for every
-# $l\in[M_2]$, is held to. Each $\nu_k$ appears in a few demonstrations per batch, and the proof's bound (61) on
-# this drift is small but not zero.
+# The irrelevant-pattern norms drift by tens of percent on average, the largest by a factor of about three (M5
+# holds eq. (8) to every $l\in[M_2]$); the proof's bound (61) on this drift is small but not zero.
 #
 # ### Proposition 2 in numbers
 
@@ -588,16 +577,11 @@ ledger.cards("M15")
 # relevant pattern) and stay close to $\delta^2\beta^2$ on $\mathrm{span}\{\nu\}$: the
 # attention ignores the irrelevant patterns, exactly the "feature selector" of the title.
 #
-# The *mean* cross score is $-1/(M_1-1)$ of the mean diagonal in every run, and that says nothing about
-# Lemma 4: every key carries one relevant pattern with $\lambda\in[\lambda_*, 1]$, so all keys have almost
-# the same component along $\sum_l\mu_l$, and the softmax, blind to a shift common to all scores, gives
-# $W_K$ no gradient along it (only $\lambda_s - \bar\lambda$ and the noise). The key-side sums
-# $\sum_l \mu_l^\top W_K^\top W_Q\mu_j$ stay near zero, so the cross terms of a column add up to minus its
-# diagonal whatever their individual sizes: $M_1\,|\text{mean cross}|/\text{diagonal}$ stays near
-# $M_1/(M_1-1)\le 2$ in every run, solved or not, so a test on it could not fail. Lemma 4 bounds each cross
-# term, "for any $j, l\ne j$", so the card tests the largest one against its own diagonal. It is several
-# times $1/M_1$ of the diagonal: individually the cross terms are not $1/M_1$ smaller, only their mean is.
-# Our setting violates Theorem 1's width condition (among others), so the card files this as inconclusive.
+# The *mean* cross score is $-1/(M_1-1)$ of the mean diagonal in every run, solved or not: the softmax is blind to
+# a shift common to all keys, so the cross terms of a column add up to minus its diagonal, and a test on the mean
+# could not fail. Lemma 4 bounds each cross term ("for any $j, l\ne j$"), so the card tests the largest against its
+# own diagonal: it is several times $1/M_1$ of it. Our setting violates Theorem 1's width condition (among others), so
+# the card files this as inconclusive.
 #
 # ### The attention collapse against the recursion (46)
 
