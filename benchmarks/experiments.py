@@ -3,6 +3,8 @@ available device — and, where a GPU is present, its float32 summary against th
 
     .venv/bin/python benchmarks/experiments.py [--scales ci paper] [--only NAME ...] [--threads N]
         [--compare-devices]   # run each experiment on the CPU and on CUDA, report the largest difference
+        [--against-references]  # at paper scale: the largest difference from the shipped reference's
+                                # summary, and the time that reference took where it was computed
 
 Writes benchmarks/out/experiments.json and a Markdown table. It reports; it never fails on slowness.
 Each experiment runs in this process one after another (the paper-scale column is what a reader who
@@ -21,6 +23,7 @@ import torch
 
 import icl_lab
 from icl_lab.registry import all_experiments
+from icl_lab.reports import load_reference, provenance
 
 
 def _numbers(x, path=""):
@@ -66,6 +69,7 @@ def main():
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--compare-devices", action="store_true")
+    ap.add_argument("--against-references", action="store_true")
     ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
     args = ap.parse_args()
     threads = icl_lab.configure_threads(args.threads)
@@ -82,6 +86,13 @@ def main():
                 s2, wall2, _ = run_one(exps[name], scale, other)
                 row.update({"other_device": str(other), "other_wall_s": round(wall2, 2),
                             "max_rel_diff_vs_other": max_rel_diff(summary, s2)})
+            if args.against_references and scale == "paper":
+                ref = load_reference(name)
+                if ref.summary is not None and ref.complete:
+                    p = provenance(ref.records)
+                    row.update({"reference_wall_s": round(p["wall_seconds"], 1), "reference_cpu_s": round(p["cpu_seconds"], 1),
+                                "reference_hosts": p["hosts"], "reference_devices": p["devices"],
+                                "max_rel_diff_vs_reference": max_rel_diff(summary, ref.summary)})
             rows.append(row)
             print(json.dumps(row), flush=True)
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
