@@ -86,3 +86,28 @@ def test_a_chapter_reads_the_shipped_summary_only_for_its_exact_current_config(t
     rec["checksum"] = records.checksum(rec)
     p.write_text(json.dumps(rec))
     assert reports.shipped_summary("nonlinear.polynomial", paper, tmp_path) is None
+
+
+def _check_references_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("check_references", reports.ROOT / "tools" / "check_references.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_check_references_tells_another_cpu_kind_from_a_failure():
+    """Records without a CPU kind: when at least half differ, the machine is of another kind (reported, not
+    failed); when most reproduce, the one that differs fails. A record of this machine's kind always fails."""
+    judge = _check_references_module().judge
+    # two of three kind-less records differ: another kind, nothing fails
+    fails, other, another = judge([("a", False, "x: 1 -> 2"), ("b", False, "y"), ("c", True, "")], {"a", "b", "c"})
+    assert another and not fails and len(other) == 2 and other[0].startswith("a (no CPU kind stored")
+    # one of three differs: the code changed what it computes, so it fails
+    fails, other, another = judge([("a", False, "x"), ("b", True, ""), ("c", True, "")], {"a", "b", "c"})
+    assert not another and not other and len(fails) == 1 and fails[0].startswith("a: the current code does not reproduce")
+    # a record stamped with this machine's kind (not in the kind-less set) fails even when the others differ too
+    fails, other, another = judge([("a", False, "x"), ("b", False, "y"), ("k", False, "z")], {"a", "b"})
+    assert another and [f.split(":")[0] for f in fails] == ["k"] and len(other) == 2
+    # everything reproduces
+    assert judge([("a", True, ""), ("k", True, "")], {"a"}) == ([], [], False)

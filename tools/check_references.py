@@ -72,6 +72,26 @@ def recompute(name: str, rec: dict) -> tuple[str, bool, float, str]:
     return name, same, time.perf_counter() - t0, "; ".join(_differences(old, now))
 
 
+def judge(results: list[tuple[str, bool, str]], unknown: set[str]) -> tuple[list[str], list[str], bool]:
+    """Failures and not-comparable notes from recomputed records ``(name, identical, what differs)``.
+
+    ``unknown`` names the records stored without a CPU kind. When at least half of those differ here,
+    this machine is taken to be of another kind than theirs: their differences are reported, not
+    failed. A record of this machine's kind (not in ``unknown``) that differs always fails, and so does
+    one without a kind when most of the others reproduce."""
+    differ_unknown = [n for n, same, _ in results if n in unknown and not same]
+    another_kind = bool(unknown) and 2 * len(differ_unknown) >= len(unknown)
+    failures, other = [], []
+    for name, same, diff in results:
+        if same:
+            continue
+        if name in unknown and another_kind:
+            other.append(f"{name} (no CPU kind stored; differs here: {diff.split(';')[0]})")
+        else:
+            failures.append(f"{name}: the current code does not reproduce its reference ({diff})")
+    return failures, other, another_kind
+
+
 def main(argv=None) -> int:
     os.environ["ICL_LAB_PROGRESS"] = "0"  # no progress bars from the recomputations
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -109,18 +129,12 @@ def main(argv=None) -> int:
             print(f"{'ok  ' if same else 'DIFF'} {name}: cheapest record recomputed in {seconds:.0f} s"
                   + ("" if same else f"; differs: {diff}; regenerate: tools/reference_runs.sh {name}"), flush=True)
             results.append((name, same, diff))
-    differ_unknown = [n for n, same, _ in results if n in unknown and not same]
-    another_kind = bool(unknown) and 2 * len(differ_unknown) >= len(unknown)
-    for name, same, diff in results:
-        if same:
-            continue
-        if name in unknown and another_kind:
-            other.append(f"{name} (no CPU kind stored; differs here: {diff.split(';')[0]})")
-        else:
-            failures.append(f"{name}: the current code does not reproduce its reference ({diff})")
+    fails, others, another_kind = judge(results, unknown)
+    failures += fails
+    other += others
     if another_kind:
-        print(f"{len(differ_unknown)} of the {len(unknown)} records stored without a CPU kind differ here: this machine "
-              f"(CPU kind {here}) is taken to be of another kind than theirs")
+        print(f"{sum(1 for n, same, _ in results if n in unknown and not same)} of the {len(unknown)} records stored "
+              f"without a CPU kind differ here: this machine (CPU kind {here}) is taken to be of another kind than theirs")
     for o in other:
         print(f"not comparable bit for bit on this kind of CPU: {o}")
     print(f"{len(todo)} references recomputed, {len(other)} not comparable on this CPU kind, {len(failures)} failure(s), "
