@@ -143,7 +143,6 @@ def in_regime(cfg):
             "N > 20 K^3 (delta = o(1))": cfg.N > 20 * cfg.K**3}
 
 
-hyp_k = in_regime(kcfg)
 # the flat regime once more with delta_min = sqrt(20K/N) < 1/K: N = 10^5 > 20 K^3 (prompts drawn as counts, the same cost),
 # on 8 prompt sets (seeds), 4000 steps each (every time below is reached well before)
 dcfg_k = nl.LateConfig.for_scale(SCALE, **{**nl.LATE_IN_REGIME, "N": 100_000, "L_values": (kcfg.L_values[0],), "steps": 4000})
@@ -177,12 +176,27 @@ ledger["C8b"].measure(
     how=f"exact GD at fixed eta = {dcfg_k.lr}, L = {dcfg_k.L_values[0]:g} < L* = {Lstar_d:.2f} (flat), K = {dcfg_k.K}, "
         f"N = {dcfg_k.N}, M = {dcfg_k.M}, {len(late_ds)} prompt sets (median with bootstrap interval of the largest ratio over eps)",
     hypotheses={**in_regime(dcfg_k), "L <= L* (flat regime of Thm 1)": dcfg_k.L_values[0] <= Lstar_d})
+# Thm 2 inside every condition: the same N = 10^5 prompt sets, at L = 8 > L* (sharp) and eta = 1/64 (eta L^2 = 1)
+scfg_k = dcfg_k.replace(L_values=(8.0,), lr=1 / 64)
+Lstar_s = th.threshold_scale(scfg_k.K, scfg_k.N, scfg_k.delta)["L_star"]
+late_ss = [nl.run_late(scfg_k.replace(seed=sd)) for sd in range(len(late_ds))]
+exp_loss_s, exp_thm2_s = [], []
+for r in late_ss:
+    ok = torch.isfinite(r.T_eps_loss[:, 0])
+    exp_loss_s.append(metrics.loglog_slope(1 / eps_k[ok], r.T_eps_loss[ok, 0]))
+    exp_thm2_s.append(1 + 1 / math.log(scfg_k.K * scfg_k.L_values[0] * scfg_k.delta / float(eps_k[ok].log().mean().exp())))
+diff_s = [a - b for a, b in zip(exp_loss_s, exp_thm2_s)]
 ledger["C9"].measure(
-    {"eps exponent of the time to loss/loss0 <= eps^2, minus Thm 2": exp_loss_k - exp_thm2_k},
-    measured=f"K = {kcfg.K}: time to loss/loss0 <= eps^2 ~ eps^-{exp_loss_k:.2f} (Thm 2 local exponent {exp_thm2_k:.2f}); "
-             f"K = {lcfg.K}: eps^-{exp_eps_loss:.2f}; N = {kcfg.N} (20 K^3 = {20 * kcfg.K**3})",
-    how=f"exact GD at fixed eta = {kcfg.lr}, L = {kcfg.L_values[1]:g} > L* = {Lstar_k:.2f} (sharp), N = {kcfg.N}",
-    hypotheses={**hyp_k, "L >= L* (sharp regime of Thm 2)": kcfg.L_values[1] >= Lstar_k})
+    {"eps exponent of the time to loss/loss0 <= eps^2, minus Thm 2, per prompt set": diff_s,
+     "exponent": float(np.median(exp_loss_s)), "thm2": float(np.median(exp_thm2_s)), "L": scfg_k.L_values[0], "eta": scfg_k.lr},
+    measured=f"K = {scfg_k.K}, N = {scfg_k.N} > 20 K^3, L = {scfg_k.L_values[0]:g} > L* = {Lstar_s:.2f}, {len(late_ss)} prompt sets: "
+             f"time to loss/loss0 <= eps^2 ~ eps^-e with e = {', '.join(f'{v:.2f}' for v in exp_loss_s)} (Thm 2's local exponent "
+             f"{float(np.median(exp_thm2_s)):.2f}); e minus Thm 2: {criteria.median_of(diff_s)}; outside delta = o(1) "
+             f"(N = {kcfg.N} < 20 K^3 = {20 * kcfg.K**3}, L = {kcfg.L_values[1]:g}): eps^-{exp_loss_k:.2f} against {exp_thm2_k:.2f}; "
+             f"K = {lcfg.K}, eps below 1/K: eps^-{exp_eps_loss:.2f}",
+    how=f"exact GD at fixed eta = {scfg_k.lr:g}, L = {scfg_k.L_values[0]:g} > L* = {Lstar_s:.2f} (sharp), K = {scfg_k.K}, N = {scfg_k.N}, "
+        f"M = {scfg_k.M}, eps = {', '.join(f'{e:g}' for e in scfg_k.eps_grid)}, {len(late_ss)} prompt sets (median with bootstrap interval)",
+    hypotheses={**in_regime(scfg_k), "L >= L* (sharp regime of Thm 2)": scfg_k.L_values[0] >= Lstar_s})
 
 # %% tags=["remove-cell"]
 assert abs(exp_loss + 1) < 0.3 and exp_eps > 1.0
@@ -193,9 +207,10 @@ assert abs(exp_loss + 1) < 0.3 and exp_eps > 1.0
 # holds $K = 4$, $N = 100$ and pushes $\epsilon$ far below $1/K$, so it cannot decide them alone. The
 # second run ($K = 16$, $N = 2K^3$, $\epsilon\ge 1/16$) has one flat and one sharp $L$ but
 # $\delta_{\min} = 0.20 > 1/K$; the flat regime is therefore run once more at $N = 10^5 > 20K^3$
-# ($\delta_{\min} = 0.057 < 1/K$), inside every condition, on eight prompt sets, and the ledger decides Thm 1 there. Thm 2 is
-# decided on the $N = 2K^3$ run (its sharp $L$ would need $L > 1/(\Delta\delta) \approx 6$ at $N = 10^5$), and its
-# card says that $\delta = o(1)$ did not hold.
+# ($\delta_{\min} = 0.057 < 1/K$), inside every condition, on eight prompt sets, and the ledger decides Thm 1 there. Thm 2
+# is decided on the same eight prompt sets at $L = 8$, above $L^* = 1/(\Delta\delta_{\min}) \approx 5.9$, with the step
+# $\eta = 1/64$ so that $\eta L^2$ stays 1. By R1 the two runs follow one trajectory: in the theory model the flat and
+# sharp regimes at equal $\eta L^2$ differ only in the step, so one law in $\epsilon$ is compared with both theorems.
 #
 # At a fixed step size the time to accuracy grows like a power of $1/\epsilon$, not like
 # $\log(K/\epsilon)$: $\epsilon^{-2}$ for $1-\mathrm{Attn}$ deep in the late phase (D10), and the loss ratio
@@ -378,7 +393,8 @@ display(Markdown(f"The rows of the attention maps sum to 1 within {row_sum_err:.
                  f"theory model the diagonal is at least {float(diag_final.min()):.3f} and the off-diagonal at most "
                  f"{off_final_max:.3f}; in the long run $1 - \\mathrm{{Attn}} = {late_gap:.4f}$."))
 ledger["C12"].measure(
-    {"largest row-sum error": row_sum_err, "smallest diagonal entry after the run": float(diag_final.min()),
+    {"largest row-sum error": row_sum_err,
+     "smallest diagonal entry after the run, per seed": diag_final.flatten(1).min(1).values.tolist(),
      "largest 1 - Attn in the long run": late_gap},
     how=f"theory model, all seeds and L, {tcfg.steps} steps; long run of Sec. 5",
     hypotheses={"N >= K^3": tcfg.N >= tcfg.K**3 and lcfg.N >= lcfg.K**3})
@@ -427,17 +443,22 @@ nlfig.show(nlfig.nonuniform_figure(nu))
 # on it. Its explanation — "stronger gradient updates" for larger $L$ — is a property of plain
 # gradient descent (R1), so the primary reading here is plain SGD (learning rate 0.03); Adam
 # ($10^{-3}$), whose steps do not grow with the gradient, is the alternative. Both are trained and
-# reported; the ledger decides under SGD and quotes Adam in the caveats.
+# reported; where they disagree the figure is undecided. Figures 2 and 3 are also trained with SGD at
+# a second step, 0.1, for their two values of $L$.
 #
 # ```{note}
 # Scale. The paper gives no seeds; at `paper` scale we train 5 seeds per $L$ (30 runs × 4000
-# steps per optimizer); the `ci` and `book` scales use $N = 50$, $M = 200$, 100 epochs, 1 seed.
+# steps per optimizer, and 10 more at SGD 0.1); the `ci` and `book` scales use $N = 50$, $M = 200$,
+# 100 epochs, 1 seed.
 # ```
 
 # %% tags=["hide-input"]
 bcfg = nl.BlockConfig.for_scale(SCALE)
 block = nl.run_block(bcfg)
 block_adam = nl.run_block(bcfg.replace(optimizer="adam", lr=1e-3))
+# plain SGD at a second step size, for Figs. 2-3 (L = 0.1 and 1 only): the paper gives no step size, and whether
+# "approaches 1 before epoch 200" holds at a given epoch depends on it (0.3 diverges; at 0.1 some runs at L = 0.1 do)
+block_sgd01 = nl.run_block(bcfg.replace(lr=0.1, L_values=(0.1, 1.0)))
 
 # %% tags=["remove-cell"]
 bsteps = block.epochs
@@ -520,14 +541,14 @@ assert float(bt["Adam"]["final_own"].mean()) > 0.8 and float(bt["Adam"]["final_n
 assert float(bt["SGD"]["final_own"][iS].mean()) > 0.7
 
 # %% [markdown]
-# Under SGD the paper's ordering within the sharp set appears in this page's single run, as the paper's
-# explanation predicts, but one run per $L$ cannot decide an ordering: in the paper-scale record (five
-# seeds) the final own attention at $L = 2$ is below that at $L = 1.5$ in two of them. Under Adam it need not appear: Adam's steps do not grow with the gradient, and the block must grow the
-# scale of its read-out in proportion to $L$. With SGD the flat set converges slowly — its gradients
-# are $L^2$ times smaller — so within the 100 epochs of the book-scale run its ordering is undecided by
-# the times to 0.9. The paper-scale record (below the attention maps) runs 400 epochs: there too the
-# flat set stays below 0.9 (at $L = 0.1$ the own attention stalls near 0.3), but its final own attention
-# is ordered as the paper says in every seed.
+# Under SGD the paper's ordering within the sharp set appears in the mean over seeds, as the paper's
+# explanation predicts, but not seed by seed: in the paper-scale record (five seeds) the final own
+# attention at $L = 2$ is below that at $L = 1.5$ in two of them. Under Adam it need not appear: Adam's
+# steps do not grow with the gradient, and the block must grow the scale of its read-out in proportion
+# to $L$. With SGD the flat set converges slowly — its gradients are $L^2$ times smaller — and even in
+# 400 epochs it stays below 0.9 (at $L = 0.1$ the own attention stalls near 0.3), so its ordering is
+# undecided by the times to 0.9; its final own attention is ordered as the paper says in every seed of
+# the paper-scale record.
 #
 # The loss *values* of the paper's text cannot all come from the stated task family. At $L = 0.1$,
 # $|f|\le L/c = 0.2$, so a predictor with values in the label range has a loss of at most 0.08: "around 1.0
@@ -545,7 +566,7 @@ snap_ep = [e for e in (0, 25, 50, 100, 200, 400) if e <= bcfg.epochs]
 snap_idx = [int(torch.argmin((bsteps - e).abs())) for e in snap_ep]
 iLb = {Lv: list(bcfg.L_values).index(Lv) for Lv in (0.1, 1.0)}
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention maps of the practical block (SGD) at $L = 0.1$, seed 0, held-out prompts; key $i$ = row, query $j$ = column. Reproduces Fig. 2 of Li, Duan and Liang (at the book scale: see the reproduction page for its reductions).", "name": "fig-nl-block-maps-flat"}, "image": {"alt": "Heat maps of the block's attention at several epochs for L = 0.1."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention maps of the practical block (SGD) at $L = 0.1$, seed 0, held-out prompts; key $i$ = row, query $j$ = column. Reproduces Fig. 2 of Li, Duan and Liang (the runs, epochs and sizes of this scale are in the page's first cell).", "name": "fig-nl-block-maps-flat"}, "image": {"alt": "Heat maps of the block's attention at several epochs for L = 0.1."}}
 nlfig.show(nlfig.attention_maps_figure([block.maps[j, iLb[0.1], 0] for j in snap_idx], [f"epoch {ep_list[j]:.0f}" for j in snap_idx]))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure at $L = 1$. Reproduces Fig. 3 of Li, Duan and Liang (the runs, epochs and sizes of this scale are in the page's first cell).", "name": "fig-nl-block-maps-sharp"}, "image": {"alt": "Heat maps of the block's attention at several epochs for L = 1: the diagonal grows faster than at L = 0.1."}}
@@ -579,41 +600,77 @@ if refb_own:
     display(Markdown("In the paper-scale record (SGD 0.03, 400 epochs, $N = 100$, $M = 300$, "
                      f"{len(refb.seeds)} seeds) the final own attention is " + "; ".join(
                          f"{min(v):.2f} to {max(v):.2f} at $L = {Lv:g}$" for Lv, v in refb_own.items()) + "."))
-# the highest level that every diagonal entry reaches at some record, per L and seed: (nL, S)
-top_diag = {o: torch.diagonal(res.maps, dim1=-2, dim2=-1).min(-1).values.amax(0).tolist()
-            for o, res in (("SGD 0.03", block), ("Adam 1e-3", block_adam))}
+# F2/F3 are decided under three settings of the optimizer and its step size (claims.toml's [claim.choice])
+RUNS23 = {"SGD 0.03": block, "SGD 0.1": block_sgd01, "Adam 1e-3": block_adam}
+LEVELS23 = (0.8, 0.9, 0.95)  # the threshold of claims.toml (0.9) and its alternatives
+
+
+def top_diag(res, Lv):
+    """The highest level that every diagonal entry reaches at some record, per seed, at L = Lv (a run that
+    diverges counts with the level it reached before its maps became NaN)."""
+    i = list(res.config.L_values).index(Lv)
+    low = torch.diagonal(res.maps[:, i], dim1=-2, dim2=-1).min(-1).values  # (n_rec, S)
+    return low.nan_to_num(nan=0.0).amax(0).tolist()
+
+
+def diverged(res, Lv):
+    """How many seeds end with NaN maps (a diverged training) at L = Lv."""
+    i = list(res.config.L_values).index(Lv)
+    return int(res.maps[-1, i].isnan().flatten(1).any(1).sum())
+
+
+def diag_epoch(res, Lv):
+    """First epoch with every diagonal entry >= 0.9 (censored mean over seeds) at L = Lv."""
+    return float(nl.block_times(res)["diag"][list(res.config.L_values).index(Lv)])
+
+
+f23 = {}  # per figure: {option: (first epoch, per-seed top levels)}
 for name, Lv, limit in (("F2", 0.1, 300), ("F3", 1.0, 200)):
-    i = list(bcfg.L_values).index(Lv)
-    t_first = {o: float(bt[opt]["diag"][i]) for o, opt in OPTS.items()}
+    t_first = {o: diag_epoch(res, Lv) for o, res in RUNS23.items()}
+    tops = {o: top_diag(res, Lv) for o, res in RUNS23.items()}
+    f23[name] = (t_first, tops)
+    # the outcome under an option: at which of the levels the median over seeds gets there
+    outcome = {o: tuple(float(np.median(v)) >= lev for lev in LEVELS23) for o, v in tops.items()}
     ledger[name].measure(
         {"epochs": bcfg.epochs, "paper_epoch": limit, "reference": refb_note(Lv),
-         "the same outcome under both optimizers": len({math.isfinite(t) for t in t_first.values()}) == 1,
-         "optimizer_outcomes": "; ".join(f"{o}: " + (f"every diagonal entry >= 0.9 from epoch {t:.0f}" if math.isfinite(t) else
-                                                    f"not within {bcfg.epochs} epochs") for o, t in t_first.items())},
-        under={o: {"highest level every diagonal entry reaches within the run, per seed": top_diag[o][i], "first epoch": t,
+         "the same outcome under every optimizer and step size": len(set(outcome.values())) == 1,
+         "optimizer_outcomes": "; ".join(
+             f"{o}: " + (f"every diagonal entry >= 0.9 from epoch {t:.0f}" if math.isfinite(t) else f"not within {bcfg.epochs} epochs")
+             + f", median of the highest levels {float(np.median(tops[o])):.3f}" for o, t in t_first.items())},
+        under={o: {"highest level every diagonal entry reaches within the run, per seed": tops[o], "first epoch": t,
                    "the run decides: the level reached, or a run at least as long as the paper's epoch":
                    math.isfinite(t) or bcfg.epochs >= limit,
                    "if reached, by the paper's epoch": not math.isfinite(t) or t <= limit} for o, t in t_first.items()},
-        measured=f"every diagonal entry >= 0.9 from epoch {t_first['SGD 0.03']:.0f} (SGD), {t_first['Adam 1e-3']:.0f} (Adam); "
-                 "highest level every diagonal entry reaches, per seed: " + ", ".join(f"{v:.3f}" for v in top_diag['SGD 0.03'][i])
-                 + " (SGD), " + ", ".join(f"{v:.3f}" for v in top_diag['Adam 1e-3'][i]) + " (Adam)",
-        how=f"practical block, held-out prompts, {bcfg.epochs} epochs, mean over {bcfg.seeds} seed(s); 'approaches 1' read "
+        measured="every diagonal entry >= 0.9 from epoch " + ", ".join(f"{t:.0f} ({o})" for o, t in t_first.items())
+                 + "; highest level every diagonal entry reaches, per seed: "
+                 + "; ".join(", ".join(f"{v:.3f}" for v in tops[o]) + f" ({o}"
+                             + (f"; {diverged(res, Lv)} of {bcfg.seeds} seeds diverge, counted with the level reached before"
+                                if diverged(res, Lv) else "") + ")" for o, res in RUNS23.items()),
+        how=f"practical block, held-out prompts, {bcfg.epochs} epochs, {bcfg.seeds} seed(s) per setting; 'approaches 1' read "
             "as every diagonal entry reaching 0.9, median over seeds with its bootstrap interval (0.8 and 0.95 tried)" + ("" if SCALE == "paper" else f"; {SCALE} scale: N = {bcfg.N}, M = {bcfg.M}"))
+
+display(Markdown("Figures 2 and 3 under each setting (first epoch at which every diagonal entry is at least 0.9, "
+                 f"censored mean over {bcfg.seeds} seed(s); the highest level every diagonal entry reaches, median over seeds):\n\n"
+                 + md_table(["figure", *RUNS23], [[f"Fig. {name[1]} ($L = {Lv:g}$)", *[
+                     (f"epoch {f23[name][0][o]:.0f}" if math.isfinite(f23[name][0][o]) else "not reached")
+                     + f"; {float(np.median(f23[name][1][o])):.3f}" for o in RUNS23]]
+                     for name, Lv in (("F2", 0.1), ("F3", 1.0))])))
 
 # %% [markdown]
 # Figures 2 and 3 come with epochs (before 300 at $L = 0.1$, before 200 at $L = 1$) for an optimizer
 # and a step size the paper does not name, and an epoch count scales with the step size. The ledger
 # therefore reads the level (every diagonal entry at least 0.9 within the run) as the statements'
-# content and the epoch as a remark. Which optimizer the paper used cannot be told: gradient descent is
-# its analysis's, an adaptive optimizer the common practice, and its epochs are bounds ("before"), which
-# neither reading contradicts. Where plain SGD and Adam disagree,
-# the ledger files the figure as inconclusive (so also Fig. 1's sharp ordering, which Adam reverses).
-# "Approaches 1" fixes no level either: we read it as every diagonal entry reaching 0.9 (the median over
-# seeds, with its bootstrap interval), and try 0.8 and 0.95. At the papers' sizes (400 epochs, five seeds) SGD never gets there at
-# $L = 0.1$, where the own attention stalls near 0.3, while Adam does by epoch 126: Fig. 2 is undecided.
-# At $L = 1$ SGD's seeds top out between 0.90 and 0.95 (median 0.948; all of them at 0.9 from epoch 236,
-# after the paper's 200), so the level read into "approaches 1" decides, and Fig. 3 is undecided as
-# well; Adam reaches 0.99 in every seed.
+# content and the epoch as a remark, and it trains three settings: plain SGD at two steps, 0.03 and
+# 0.1 (at 0.3 every run diverges; at 0.1 some runs at $L = 0.1$ do), and Adam ($10^{-3}$). Which one the paper used cannot be
+# told: gradient descent at a free step is its analysis's, an adaptive optimizer the common practice,
+# and its epochs are bounds ("before"), which none of them contradicts. "Approaches 1" fixes no level
+# either: we read it as every diagonal entry reaching 0.9 (the median over seeds, with its bootstrap
+# interval), and try 0.8 and 0.95. Where the settings disagree at any of these levels, our choice, not
+# the measurement, would decide, and the ledger files the figure as inconclusive (so also Fig. 1's
+# sharp ordering, which Adam reverses). The table above gives each setting's first epoch and level. At
+# the paper's size (400 epochs, five seeds) only Adam gets there at $L = 0.1$, and at $L = 1$ the faster
+# SGD step and Adam get close to 1 while the slower SGD step tops out near 0.95, after the paper's epoch
+# 200: both figures are undecided.
 # A run shorter than the paper's epoch that has not reached the level decides nothing.
 #
 # **Do the cross attentions oscillate?** The paper says $q_{k,k'}$ "oscillates ... with an overall
@@ -628,7 +685,9 @@ for name, Lv, limit in (("F2", 0.1, 300), ("F3", 1.0, 200)):
 # separation of Sec. 3.1, not only orthonormal ones, so the ledger also runs three draws of Gaussian
 # feature directions that keep it: there some cross weights *rise* steadily through training, which
 # the statement's decreasing trend excludes (App. C evaluates the gradients for orthonormal features
-# only, C4c). The block is a third picture: some cross attentions $\mathrm{Attn}_{k,1}$ of queries
+# only, C4c). The propositions' proofs use $\delta = o(1)$, which needs $N > 20K^3$, so the ledger decides
+# on prompts of $N = 10^5$ demonstrations, inside it: the rising cross weights remain there, and there
+# are more of them. The block is a third picture: some cross attentions $\mathrm{Attn}_{k,1}$ of queries
 # $v_1$ first rise before decaying (Fig. 1(d) of the block above); it is another model and is shown,
 # not counted.
 
@@ -674,25 +733,56 @@ for draw in range(3):
     flips_g.append(float(((inc_g[1:] * inc_g[:-1]) < 0).float().mean()))
 n_cross_g = len(flat_t) * tcfg.K * (tcfg.K - 1)
 flips_g5 = float(np.mean(flips_g))
-c5b_common = {"every cross weight ends below its start, orthogonal features": bool((final_orth < 0).all()),
-              "every cross weight ends below its start, Gaussian features": sum(rising_g) == 0,
-              "largest |dq_(k,k')| / dq_k, orthogonal features": cross_over_own,
-              "rising_gaussian": f"{', '.join(map(str, rising_g))} of {n_cross_g}",
-              "orth_flip_share": flips, "gaussian_flip_share": flips_g5}
+# Props. 2-3's proofs use delta = o(1) (Lemmas 5-6), which needs N > 20 K^3: the same features once more on prompts
+# of N = 10^5 demonstrations (drawn as feature counts, the same cost), every L flat there; the ledger decides on these
+N_in = 100_000
+Lstar_in = th.threshold_scale(tcfg.K, N_in, tcfg.delta)["L_star"]
+flat_in = torch.tensor([Lv for Lv in tcfg.L_values if Lv <= Lstar_in], dtype=F64)
+
+
+def cross_weights(V, seed):
+    """Cross weights of the theory model on N_in-demonstration prompts: (how many end above their start, of how
+    many; share of increments that change sign; largest |dq_(k,k')| / dq_k)."""
+    fp = nl.cosine_feature_prompts(V, N_in, 300, 0.5, icl_lab.make_generator(seed))
+    q = th.feature_gd(fp, V @ V.T, steps=tcfg.steps, lr=tcfg.lr, scale=flat_in, record_every=1, with_maps=False).q
+    qd = torch.diagonal(q, dim1=-2, dim2=-1)
+    offq = q - torch.diag_embed(qd)
+    inc = offq[1:] - offq[:-1]
+    offv = q[..., off_mask]
+    incv = offv[1:] - offv[:-1]
+    return (int((offv[-1] > offv[0]).sum()), offv[-1].numel(), float(((incv[1:] * incv[:-1]) < 0).float().mean()),
+            float((inc.abs().amax(-1) / (qd[1:] - qd[:-1]).clamp_min(1e-300)).max()))
+
+
+in_orth = cross_weights(V4, 19)
+in_gauss = [cross_weights(nl.make_features("gaussian", tcfg.K, 15, 3.0, seed=1234 + draw), 20 + draw) for draw in range(3)]
+c5b_common = {"every cross weight ends below its start, orthogonal features": in_orth[0] == 0,
+              "every cross weight ends below its start, Gaussian features": sum(g[0] for g in in_gauss) == 0,
+              "largest |dq_(k,k')| / dq_k, orthogonal features": in_orth[3],
+              "rising_gaussian": f"{', '.join(str(g[0]) for g in in_gauss)} of {in_gauss[0][1]}",
+              "rising_gaussian_outside": f"{', '.join(map(str, rising_g))} of {n_cross_g}", "N_in": N_in,
+              "orth_flip_share": in_orth[2], "gaussian_flip_share": float(np.mean([g[2] for g in in_gauss]))}
 ledger["C5b"].measure(
     c5b_common,
     under={"a rate bound (Lemma 4 bounds |g_(k,k')| only)": {"the increments change sign as the reading asserts": True},
-           "sign changes (more than 1% of the increments)": {"the increments change sign as the reading asserts": flips > 0.01}},
-    measured=f"theory model, flat L = {[tcfg.L_values[i] for i in flat_t]} (L* = {Lstar_t:.2f}); orthogonal features: "
+           "sign changes (more than 1% of the increments)": {"the increments change sign as the reading asserts": in_orth[2] > 0.01}},
+    measured=f"inside delta = o(1): N = {N_in} > 20 K^3, flat L = {flat_in.tolist()} (L* = {Lstar_in:.2f}), 300 prompts each; orthogonal "
+             f"features: {in_orth[0]} of {in_orth[1]} cross weights end above their start, largest |dq_(k,k')| / dq_k = {in_orth[3]:.2f}, "
+             f"increments that change sign {in_orth[2]:.2%}; Gaussian features (3 draws): "
+             f"{', '.join(str(g[0]) for g in in_gauss)} of {in_gauss[0][1]} end above their start, increments that change sign "
+             f"{float(np.mean([g[2] for g in in_gauss])):.2%}. Outside it (N = {tcfg.N}): "
+             f"flat L = {[tcfg.L_values[i] for i in flat_t]} (L* = {Lstar_t:.2f}); orthogonal features: "
              f"{int((final_orth < 0).sum())} of {final_orth.numel()} final cross weights below their start (mean final "
              f"q_(k,k') = {off_final:.2f}), largest |dq_(k,k')| / dq_k = {cross_over_own:.2f}, increments that change sign "
              f"{flips:.2%}; Gaussian features (3 draws): cross weights ending above their start {', '.join(map(str, rising_g))} "
              f"of {n_cross_g}, increments that change sign {flips_g5:.2%}; block (L = 1, shown, not counted): "
              + "; ".join(f"{o} Attn_({b[0]},1) {b[1]:.2f} -> {b[2]:.2f} -> {b[3]:.2f}" for o, b in bump.items()),
-    how=f"theory model: every GD step, flat L, {tcfg.steps} steps at eta = {tcfg.lr:g}; orthogonal features (all seeds) "
+    how=f"theory model: every GD step, flat L, {tcfg.steps} steps at eta = {tcfg.lr:g}; orthogonal features "
         "and three draws of Gaussian feature directions that meet Sec. 3.1's separation (one prompt set each): the paper "
-        "states its results for general features (Sec. 1 (ii), Sec. 3.1)",
-    hypotheses={"N >= K^3": tcfg.N >= tcfg.K**3, "L <= L* (flat regime of Props. 2-3)": bool(flat_t),
+        f"states its results for general features (Sec. 1 (ii), Sec. 3.1); decided at N = {N_in} (inside delta = o(1)), "
+        f"N = {tcfg.N} shown",
+    hypotheses={"N >= K^3": N_in >= tcfg.K**3, "N > 20 K^3 (delta = o(1))": N_in > 20 * tcfg.K**3,
+                "L <= L* (flat regime of Props. 2-3)": len(flat_in) > 0,
                 "feature distances Theta(Delta) (Sec. 3.1), read as all within [Delta/2, 2 Delta]": all(dist_ok)})
 
 # %% [markdown]
