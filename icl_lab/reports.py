@@ -89,7 +89,8 @@ def timings_markdown(path: Path | None = None) -> str:
     out.append(["**all, one after the other**",
                 *(f"**{sum(r['wall_seconds'] for r in runs if r['scale'] == s):.0f} / "
                   f"{sum(r['cpu_seconds'] for r in runs if r['scale'] == s):.0f}**" for s in scales)])
-    loads = [r["load_before"] for r in runs]
+    loads = [r["load_before"] for r in runs if "load_before" in r]
+    apart = [r for r in runs if "how" in r]  # rows measured otherwise than by benchmarks/book.py (their own note)
     when = []
     for s in scales:  # rows carry their own commit and date when scales were measured apart
         sr = [r for r in runs if r["scale"] == s]
@@ -98,8 +99,13 @@ def timings_markdown(path: Path | None = None) -> str:
         when.append(f"`{s}` at commit {', '.join(c)} on {d[0]}" + (f" to {d[-1]}" if d[-1] != d[0] else ""))
     note = (f"\n\nMeasured on {m.get('cpus', '?')} cores ({m.get('cpu', '?')}), {m.get('threads', '?')} torch threads, "
             f"GPU: {m.get('gpu', 'none')}; {'; '.join(when)}; "
-            f"load average before each notebook between {min(loads):.2f} and {max(loads):.2f}."
+            f"load average before each notebook between {min(loads):.2f} and {max(loads):.2f}"
+            + (" (rows measured by benchmarks/book.py)" if apart else "") + "."
             if loads else "")
+    if apart:
+        note += "\n\n" + "; ".join(
+            f"`{r['notebook']}` at `{r['scale']}`: {r['how']} ({r.get('cpu', '?')}, peak {r['max_rss_mb'] / 1024:.1f} GB resident)"
+            if "max_rss_mb" in r else f"`{r['notebook']}` at `{r['scale']}`: {r['how']}" for r in apart) + "."
     return md_table(["notebook", *(f"`{s}` wall / CPU (s)" for s in scales)], out) + note
 
 
