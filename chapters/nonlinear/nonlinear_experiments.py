@@ -548,15 +548,8 @@ LEVELS_F1d = (0.6, 0.1, 0.05)
 
 def level_epochs(res):
     """(seeds, 3): first epoch with training loss <= each level at L = 1 (inf: not within the run)."""
-    tl = res.train_loss[:, i1]  # (n_rec, S)
-    out = torch.full((tl.shape[1], len(LEVELS_F1d)), math.inf, dtype=F64)
-    for k, lev in enumerate(LEVELS_F1d):
-        hit = tl <= lev
-        for sd in range(tl.shape[1]):
-            idx = hit[:, sd].nonzero()
-            if len(idx):
-                out[sd, k] = float(bsteps[int(idx[0])])
-    return out
+    t = torch.stack([th.first_time(res.train_loss[:, i1], lev, above=False, times=bsteps) for lev in LEVELS_F1d], -1)
+    return t.nan_to_num(nan=math.inf)
 
 
 tF1d = {o: level_epochs(res) for o, res in (("SGD 0.03", block), ("Adam 1e-3", block_adam))}
