@@ -76,11 +76,11 @@ browser-check: $(TEST_STAMP)
 lab: $(TEST_STAMP)
 	$(BIN)/jupyter lab
 
-# the unit tests and the chapters' notebooks on $(JOBS) pytest workers (one notebook stays on one worker,
-# its cells in order: --dist loadscope), $(KERNEL_THREADS) torch thread(s) each; then the synthesis, which
-# reads the ledgers the chapters exported
+# the chapters' notebooks (collected first: the longest work starts first) and the unit tests on $(JOBS) pytest
+# workers (one notebook stays on one worker, its cells in order: --dist loadscope), $(KERNEL_THREADS) torch
+# thread(s) each; then the synthesis, which reads the ledgers the chapters exported
 test: $(TEST_STAMP)
-	ICL_LAB_SCALE=ci ICL_LAB_THREADS=$(KERNEL_THREADS) ICL_LAB_PROGRESS=0 $(BIN)/python -m pytest --nbval-lax -q -n $(JOBS) --dist loadscope tests chapters </dev/null
+	ICL_LAB_SCALE=ci ICL_LAB_THREADS=$(KERNEL_THREADS) ICL_LAB_PROGRESS=0 $(BIN)/python -m pytest --nbval-lax -q -n $(JOBS) --dist loadscope chapters tests </dev/null
 	ICL_LAB_SCALE=ci ICL_LAB_PROGRESS=0 $(BIN)/python -m pytest --nbval-lax -q synthesis </dev/null
 
 unit: $(TEST_STAMP)

@@ -26,23 +26,24 @@ def _run(tmp_path, *notebooks):
                           capture_output=True, text=True, timeout=200, stdin=subprocess.DEVNULL)
 
 
-def test_a_kernel_killed_mid_run_is_executed_once_more_with_a_warning(tmp_path):
+def test_a_killed_kernel_runs_its_notebook_once_more_and_a_second_failure_fails_naming_it(tmp_path):
+    """One pre-execution of three notebooks (one run, to start the kernels once): a notebook whose kernel
+    is killed mid-run the first time runs once more with a warning and is cached; one whose kernel dies
+    every time fails the build naming it; a notebook that runs through is not repeated."""
     marker = tmp_path / "died-once"
     dies_once = _notebook(tmp_path / "dies_once.ipynb", (
         "import os, pathlib, signal\n"
         f"m = pathlib.Path({str(marker)!r})\n"
         "if not m.exists():\n    m.write_text('x')\n    os.kill(os.getpid(), signal.SIGKILL)\nprint('ran')"))
-    fine = _notebook(tmp_path / "fine.ipynb", "print(1 + 1)")
-    r = _run(tmp_path, dies_once, fine)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "WARNING" in r.stdout and "dies_once.ipynb" in r.stdout and "executing it once more" in r.stdout
-    assert marker.exists()
-
-
-def test_a_notebook_that_fails_twice_fails_naming_it(tmp_path):
     always = _notebook(tmp_path / "always_dies.ipynb", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
-    r = _run(tmp_path, always)
-    assert r.returncode == 1 and "failed twice" in r.stderr and "always_dies.ipynb" in r.stderr
+    fine = _notebook(tmp_path / "fine.ipynb", "print(1 + 1)")
+    r = _run(tmp_path, dies_once, always, fine)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "WARNING" in r.stdout and "dies_once.ipynb" in r.stdout and "executing it once more" in r.stdout
+    assert marker.exists() and "dies_once.ipynb: finished" in r.stdout
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("execute_parallel: failed twice:") and "always_dies.ipynb" in last and "dies_once" not in last
+    assert r.stdout.count("fine.ipynb: started") == 1 and "fine.ipynb: finished" in r.stdout
 
 
 def test_the_kernel_client_reads_a_reply_its_event_loop_missed_within_a_second(monkeypatch):

@@ -33,8 +33,6 @@ from pathlib import Path
 
 import nbformat
 
-from icl_lab.reports import toc_notebooks
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -107,8 +105,14 @@ def main(argv=None) -> int:
     from jupyter_cache import get_cache
 
     cache = get_cache(args.cache)
+    if args.notebooks:
+        notebooks = args.notebooks
+    else:  # imported here, not at the top: the spawned workers re-import this module, and the library's import
+        from icl_lab.reports import toc_notebooks  # (torch) would add seconds to every worker's start
+
+        notebooks = toc_notebooks()
     todo = []
-    for nb in args.notebooks or toc_notebooks():
+    for nb in notebooks:
         if forced(nb):
             continue
         rec = cache.add_nb_to_project(str(nb))
