@@ -84,13 +84,17 @@ def timings_markdown(path: Path | None = None) -> str:
     rows = {}
     for r in runs:
         rows.setdefault(r["notebook"], {})[r["scale"]] = r
-    out = [[nb, *(f"{per[s]['wall_seconds']:.0f} / {per[s]['cpu_seconds']:.0f}" if s in per else "—" for s in scales)]
+    def secs(v):  # a time not recorded (None) shows as a dash, not as a crash of the page
+        return "—" if v is None else f"{v:.0f}"
+
+    out = [[nb, *(f"{secs(per[s]['wall_seconds'])} / {secs(per[s].get('cpu_seconds'))}" if s in per else "—" for s in scales)]
            for nb, per in rows.items()]
+    shown = [r for per in rows.values() for r in per.values()]  # the rows the table shows (a later row replaces an earlier)
     out.append(["**all, one after the other**",
-                *(f"**{sum(r['wall_seconds'] for r in runs if r['scale'] == s):.0f} / "
-                  f"{sum(r['cpu_seconds'] for r in runs if r['scale'] == s):.0f}**" for s in scales)])
+                *(f"**{secs(sum(r['wall_seconds'] or 0 for r in shown if r['scale'] == s))} / "
+                  f"{secs(sum(r.get('cpu_seconds') or 0 for r in shown if r['scale'] == s))}**" for s in scales)])
     loads = [r["load_before"] for r in runs if "load_before" in r]
-    apart = [r for r in runs if "how" in r]  # rows measured otherwise than by benchmarks/book.py (their own note)
+    apart = [r for r in shown if "how" in r]  # rows measured otherwise than by benchmarks/book.py (their own note)
     when = []
     for s in scales:  # rows carry their own commit and date when scales were measured apart
         sr = [r for r in runs if r["scale"] == s]
@@ -102,10 +106,14 @@ def timings_markdown(path: Path | None = None) -> str:
             f"load average before each notebook between {min(loads):.2f} and {max(loads):.2f}"
             + (" (rows measured by benchmarks/book.py)" if apart else "") + "."
             if loads else "")
-    if apart:
+    if apart:  # one sentence per way of measuring, naming its notebooks (with their peak memory where recorded)
+        groups = {}
+        for r in apart:
+            groups.setdefault((r["scale"], r["how"], r.get("cpu")), []).append(r)
         note += "\n\n" + "; ".join(
-            f"`{r['notebook']}` at `{r['scale']}`: {r['how']} ({r.get('cpu', '?')}, peak {r['max_rss_mb'] / 1024:.1f} GB resident)"
-            if "max_rss_mb" in r else f"`{r['notebook']}` at `{r['scale']}`: {r['how']}" for r in apart) + "."
+            ", ".join(f"`{r['notebook']}`" + (f" (peak {r['max_rss_mb'] / 1024:.1f} GB resident)" if "max_rss_mb" in r else "")
+                      for r in rs) + f" at `{scale}`: {how}" + (f" ({cpu})" if cpu else "")
+            for (scale, how, cpu), rs in groups.items()) + "."
     return md_table(["notebook", *(f"`{s}` wall / CPU (s)" for s in scales)], out) + note
 
 

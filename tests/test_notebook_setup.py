@@ -121,3 +121,20 @@ def test_binder_environment_matches_the_pinned_requirements():
     assert {"numpy", "matplotlib", "ipywidgets", "ipykernel"} <= set(binder)
     assert not {"jupyter-book", "playwright", "dask", "pytest"} & set(binder)  # only what the notebooks need
     assert (ROOT / "binder" / "postBuild").read_text().count("pip install") == 1
+
+
+def test_the_timings_table_groups_rows_measured_apart_and_shows_a_missing_time_as_a_dash(tmp_path):
+    from icl_lab import reports
+    how = "nbclient, 1 torch thread"
+    rows = [dict(notebook="a.ipynb", scale="ci", wall_seconds=10.0, cpu_seconds=12.0, load_before=1.0, load_after=1.0),
+            dict(notebook="a.ipynb", scale="paper", wall_seconds=100.0, cpu_seconds=None, how=how, cpu="X", max_rss_mb=2048),
+            dict(notebook="b.ipynb", scale="paper", wall_seconds=50.0, cpu_seconds=40.0, how=how, cpu="X", max_rss_mb=1024),
+            dict(notebook="b.ipynb", scale="paper", wall_seconds=60.0, cpu_seconds=45.0, how=how, cpu="X", max_rss_mb=1024)]
+    path = tmp_path / "book.json"
+    path.write_text(json.dumps({"machine": {"cpus": 2}, "notebooks": rows}))
+    text = reports.timings_markdown(path)
+    assert "| a.ipynb | 10 / 12 | 100 / — |" in text
+    assert "| b.ipynb | — | 60 / 45 |" in text  # the later measurement of b replaces the earlier one
+    assert "**160 / 45**" in text  # the total sums the rows shown, not the replaced one
+    assert text.count(how) == 1 and text.count("`b.ipynb`") == 1
+    assert "`a.ipynb` (peak 2.0 GB resident), `b.ipynb` (peak 1.0 GB resident) at `paper`: nbclient" in text
