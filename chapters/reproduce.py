@@ -110,8 +110,8 @@ display(Markdown(reports.scale_differences_markdown("book", "paper")))
 #
 # `benchmarks/book.py` executes every notebook in a fresh kernel, one after the other, and records
 # its wall and CPU time at `ci` and `book` scale, with the machine and its load, and at `paper` scale
-# for the pages measured so far (`--scales paper --merge`, the three longest: the other pages take a
-# few minutes each at that scale but are not yet measured apart). The latest measurement:
+# for every page (`--scales paper --merge` for the two selectors pages; the others measured apart, one
+# torch thread each, as the note under the table says). The latest measurement:
 
 # %% tags=["remove-input"]
 display(Markdown(reports.timings_markdown()))
