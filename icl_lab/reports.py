@@ -93,11 +93,11 @@ def timings_markdown(path: Path | None = None) -> str:
     out.append(["**all, one after the other**",
                 *(f"**{secs(sum(r['wall_seconds'] or 0 for r in shown if r['scale'] == s))} / "
                   f"{secs(sum(r.get('cpu_seconds') or 0 for r in shown if r['scale'] == s))}**" for s in scales)])
-    loads = [r["load_before"] for r in runs if "load_before" in r]
+    loads = [r["load_before"] for r in shown if "load_before" in r]
     apart = [r for r in shown if "how" in r]  # rows measured otherwise than by benchmarks/book.py (their own note)
     when = []
     for s in scales:  # rows carry their own commit and date when scales were measured apart
-        sr = [r for r in runs if r["scale"] == s]
+        sr = [r for r in shown if r["scale"] == s]
         c = sorted({str(r.get("commit", data.get("commit", "?"))) for r in sr})
         d = sorted(str(r.get("date", data.get("date", "?")))[:10] for r in sr)
         when.append(f"`{s}` at commit {', '.join(c)} on {d[0]}" + (f" to {d[-1]}" if d[-1] != d[0] else ""))

@@ -28,7 +28,7 @@ def _run(tmp_path, *notebooks):
 
 def test_a_killed_kernel_runs_its_notebook_once_more_and_a_second_failure_fails_naming_it(tmp_path):
     """One pre-execution of three notebooks (one run, to start the kernels once): a notebook whose kernel
-    is killed mid-run the first time runs once more with a warning and is cached; one whose kernel dies
+    is killed mid-run the first time runs once more with a warning and finishes; one whose kernel dies
     every time fails the build naming it; a notebook that runs through is not repeated."""
     marker = tmp_path / "died-once"
     dies_once = _notebook(tmp_path / "dies_once.ipynb", (
