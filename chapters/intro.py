@@ -336,7 +336,7 @@ plotting.finish(fig)
 # library and do not define models or training loops of their own. From the repository root:
 #
 # ```bash
-# make book                      # build the HTML book at book scale
+# make book                      # build the HTML book at paper scale (the papers' setting)
 # make test                      # run the unit tests and the notebooks at ci scale
 # .venv/bin/jupyter lab          # open the notebooks interactively
 # ```
@@ -344,9 +344,12 @@ plotting.finish(fig)
 # Each notebook's first cell chooses the **scale** of its experiments and prints how long the
 # notebook takes at each one:
 #
-# - `book` (the default) uses the paper's parameters wherever they fit a laptop's budget; every
-#   reduction is listed, with its reason, on the page about reproducing the results.
-# - `paper` uses exactly the paper's parameters (it can take much longer on a CPU).
+# - `paper` uses exactly the paper's parameters. It is the setting the book is built at (`make book`):
+#   what takes long to compute is read from the results shipped with the book, and recomputing it all
+#   takes hours on a CPU.
+# - `book` (the default when you open a notebook) reduces what does not fit a laptop's minutes; every
+#   reduction is listed, with its reason, on the page about reproducing the results, and stated above
+#   the figures it changes when a page runs at this scale.
 # - `ci` is a smaller configuration, used by the tests, that still shows the effect each claim checks.
 #
 # Change it in that cell, `icl_lab.notebook.setup(scale="ci")`, or set `ICL_LAB_SCALE=ci|book|paper`

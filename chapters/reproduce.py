@@ -26,15 +26,15 @@
 #
 # | scale | what it runs | used by |
 # |---|---|---|
-# | `paper` | exactly the papers' parameters (where a paper gives none, the book's documented reference setting) | `make book-paper`, reference results |
-# | `book` | the paper's parameters wherever they fit a laptop's budget; every reduction is listed below | `make book`, notebooks by default |
+# | `paper` | exactly the papers' parameters (where a paper gives none, the book's documented reference setting); what takes long is read from the results shipped with the book | `make book`, reference results |
+# | `book` | reduced wherever the papers' parameters do not fit a laptop's minutes; every reduction is listed below | notebooks by default, `make book-reduced` |
 # | `ci` | smaller configurations that still show each effect the claims check | `make test`, CI |
 #
 # A notebook's first cell chooses the scale; from a terminal, `ICL_LAB_SCALE=paper` does the same.
 #
 # ```bash
-# make book          # the whole book at book scale -> _build/book/_build/html
-# make book-paper    # the whole book at paper scale (hours) -> _build/paper/_build/html
+# make book          # the whole book at paper scale, reading the shipped results -> _build/paper/_build/html
+# make book-reduced  # the whole book at book scale, every experiment computed -> _build/book/_build/html
 # .venv/bin/icl-lab list                                   # experiments and claims
 # .venv/bin/icl-lab show window.fig3                       # a configuration's parameters at every scale
 # .venv/bin/icl-lab run window.fig3 --scale paper          # one experiment, into the results store
@@ -66,7 +66,8 @@ from icl_lab import reports
 # ## Where the book departs from the papers
 #
 # At `book` scale these parameters differ from the papers' settings (at `paper` scale none does).
-# Each figure affected names its reduction in its caption.
+# When a page runs at `book` scale, it states its reductions above the figures they change; the captions
+# describe the papers' setting, at which the book is built.
 
 # %% tags=["remove-input"]
 display(Markdown(reports.deviations_markdown()))
@@ -74,20 +75,33 @@ display(Markdown(reports.deviations_markdown()))
 # %% [markdown]
 # ## Reference results at the papers' full size
 #
-# Where `book` reduces an experiment, the full-size run was made once, on the machine named in the
-# record, through `icl-lab run <experiment> --scale paper`, and its record ships with the book in
-# `results/reference/` (configuration, date, commit, host, wall and CPU time, library versions). The
-# nonlinear chapter draws Fig. 4 at full size from its records beside the book-scale figure, and the
-# selectors chapter reads Theorem 1's regime from its records; the others are listed here for reuse
-# (`icl_lab.reports.load_reference`) and are not yet drawn in their chapters. A test fails when a record's
-# configuration no longer equals the current `paper` configuration; `tools/reference_runs.sh`
-# regenerates them all (resumable: a finished seed chunk is stored at once and skipped on the next
-# call; `tools/reference_runs.sh --list` names the experiments). A record may cover only part of an
-# experiment's runs while a long run is still under way; the table says so and the chapters caption
-# the figure with the runs it holds.
+# The book is built at the papers' setting. What a laptop cannot recompute in minutes was computed once,
+# on the machine each record names, and ships with the book in `results/reference/`; every page reads it
+# from there and computes the rest itself. Two kinds of stored results do this.
+#
+# **Reference records** hold an experiment's summary, one record per chunk of seeds, made by
+# `icl-lab run <experiment> --scale paper` (configuration, date, commit, host, wall and CPU time,
+# library versions). `tools/reference_runs.sh` regenerates them all (resumable: a finished seed chunk is
+# stored at once and skipped on the next call; `tools/reference_runs.sh --list` names the experiments).
+# A record may cover only part of an experiment's runs while a long run is still under way; the table
+# says so and the chapters caption the figure with the runs it holds.
 
 # %% tags=["remove-input"]
 display(Markdown(reports.reference_markdown()))
+
+# %% [markdown]
+# **Full results** hold everything a page draws from one computation at the papers' setting: training
+# curves, attention maps, trained weights. `tools/reference_pages.sh` executes every chapter at `paper`
+# scale and stores each run function's whole result as it is computed (`icl_lab.memo.full`).
+#
+# Both kinds are read only while they are *current*: the code that computes them is unchanged. Each
+# stores a fingerprint of its experiment's code, the run function's module and every computing module it
+# imports; plotting, widgets, the ledger, reports and the command line do not count, so changing a figure
+# leaves them current while changing a training loop does not. CI checks every fingerprint and computes
+# every reference record's cheapest seed chunk, and the quicker full results, again, bit for bit.
+
+# %% tags=["remove-input"]
+display(Markdown(reports.full_results_markdown()))
 
 # %% [markdown]
 # ## Claims whose status depends on the scale

@@ -221,12 +221,13 @@ def _row(c, link: str | None = None, paper: bool = False, row_prefix: str = "led
         ident = f'<a href="{html.escape(link)}">{ident}</a>'
     where = (f'<span class="icl-muted">{html.escape(c.paper) + " · " if paper else ""}{ident} · '
              f"{markdown_inline(c.location)} · {html.escape(KIND_LABELS.get(c.kind, c.kind))}</span>")
-    notes = (c.caveat and "<em>caveat:</em> " + caveat_html(c, hyp_prefix),
-             c.elsewhere and "<em>other scales:</em> " + html.escape(_elsewhere(c)))
-    # how it was measured is folded (the claim's card shows it in full): a page's ledger stays short
-    how = c.how and f'<details class="icl-muted"><summary>how</summary>{markdown_inline(c.how)}</details>'
-    measured = (markdown_inline(c.measured) or "—") + "".join(f'<br><span class="icl-muted">{n}</span>'
-                                                              for n in notes if n) + (how or "")
+    # the caveat, the other scales and how it was measured are folded under their names (the claim's card
+    # shows them in full): a page's ledger stays short
+    folds = (("caveat", c.caveat and caveat_html(c, hyp_prefix)),
+             ("other scales", c.elsewhere and html.escape(_elsewhere(c))),
+             ("how", c.how and markdown_inline(c.how)))
+    measured = (markdown_inline(c.measured) or "—") + "".join(
+        f'<details class="icl-muted"><summary>{name}</summary>{text}</details>' for name, text in folds if text)
     attrs = " ".join(f'data-{k}="{html.escape(v)}"' for k, v in (("claim-id", c.id), ("paper", c.paper),
                                                                 ("kind", c.kind), ("status", c.status)))
     return (f'<tr id="{anchor(c, row_prefix)}" {attrs}><td class="icl-status">{badge(c.status)}</td>'

@@ -26,8 +26,8 @@ from . import plotting
 
 WHAT = {
     "ci": "small, for the tests: shows each effect, fastest",
-    "book": "the book's setting: the paper's wherever it fits a laptop",
-    "paper": "exactly the paper's parameters (may take long on a CPU)",
+    "book": "reduced to recompute on a laptop; what is reduced is stated above the figures",
+    "paper": "the papers' own parameters; long computations read from the results shipped with the book",
 }
 
 
@@ -94,3 +94,49 @@ def chapter(paper: str, part: str | None = None):
     else:
         print(text)
     return scale, Ledger(paper, part=part)
+
+
+def _value(v) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, (tuple, list)):
+        return "(" + ", ".join(_value(x) for x in v) + ")" if len(v) <= 8 else f"{len(v)} values"
+    return str(v)
+
+
+def reduced_text(*cfgs, scale: str | None = None) -> str:
+    """What the active scale changes from the papers' setting in ``cfgs`` (the configs of one figure,
+    each alone or as ``(label, cfg)``), as one sentence; empty at paper scale or when nothing differs."""
+    import dataclasses
+
+    s = get_scale(scale)
+    if s == "paper":
+        return ""
+    groups = []
+    for item in cfgs:
+        label, cfg = item if isinstance(item, tuple) else (None, item)
+        paper = type(cfg).for_scale("paper")
+        parts = [f"{f.name.replace('_', ' ')} {_value(getattr(cfg, f.name))} instead of {_value(getattr(paper, f.name))}"
+                 for f in dataclasses.fields(cfg) if f.name != "device" and getattr(cfg, f.name) != getattr(paper, f.name)]
+        if parts:
+            groups.append((f"{label}: " if label else "") + ", ".join(parts))
+    if not groups:
+        return ""
+    return (f"Computed at the {s} scale, which reduces the papers' setting: " + "; ".join(groups)
+            + ". The captions describe the papers' setting, at which the book is built.")
+
+
+def reduced(*cfgs, scale: str | None = None) -> None:
+    """Show :func:`reduced_text` in the page (nothing at paper scale)."""
+    text = reduced_text(*cfgs, scale=scale)
+    if not text:
+        return
+    try:
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+    except ImportError:
+        get_ipython = None
+    if get_ipython is not None and get_ipython() is not None:
+        display(Markdown(f"*{text}*"))
+    else:
+        print(text)

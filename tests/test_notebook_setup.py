@@ -138,3 +138,17 @@ def test_the_timings_table_groups_rows_measured_apart_and_shows_a_missing_time_a
     assert "**160 / 45**" in text  # the total sums the rows shown, not the replaced one
     assert text.count(how) == 1 and text.count("`b.ipynb`") == 1
     assert "`a.ipynb` (peak 2.0 GB resident), `b.ipynb` (peak 1.0 GB resident) at `paper`: nbclient" in text
+
+
+def test_a_reduced_scale_names_its_reductions_above_the_figures():
+    """At a reduced scale a page states what differs from the papers' setting (the captions describe the
+    papers' setting, at which the book is built); at paper scale it says nothing."""
+    from icl_lab.notebook import reduced_text
+    from icl_lab.papers.convergence import experiments as cv
+
+    assert reduced_text(cv.ReplicaConfig.for_scale("paper"), scale="paper") == ""
+    text = reduced_text(cv.ReplicaConfig.for_scale("book"), scale="book")
+    assert "book scale" in text and "seeds 3 instead of 5" in text and "test prompts 1000 instead of 3000" in text
+    labelled = reduced_text(("the replica", cv.ReplicaConfig.for_scale("ci")), scale="ci")
+    assert labelled.startswith("Computed at the ci scale") and "the replica: " in labelled
+    assert reduced_text(cv.SweepConfig.for_scale("book"), scale="book") == ""  # nothing reduced: nothing said

@@ -16,6 +16,11 @@ and records from before kinds were stored (no ``cpu_kind``) are recomputed: when
 differ, this machine is taken to be of another kind than theirs and their differences are reported, not
 failed; otherwise every difference fails.
 
+3. every stored full result in ``results/reference/full/`` (:mod:`icl_lab.memo`: what the pages draw at
+   paper scale) must be current, and those that took at most ``--full-seconds`` of CPU time are computed
+   again and compared bit for bit (tensors, arrays, floats, trained weights), on their kind of CPU; the
+   longer ones (the trainings a laptop cannot redo in CI's budget) are checked by fingerprint only.
+
 Two records are recomputed at a time (one per core). Prints one line per experiment and the total
 time; exits 1 on any failure::
 
@@ -72,6 +77,50 @@ def recompute(name: str, rec: dict) -> tuple[str, bool, float, str]:
     return name, same, time.perf_counter() - t0, "; ".join(_differences(old, now))
 
 
+def recompute_full(meta_path: str) -> tuple[str, bool, float, str]:
+    """Compute a stored full result again (one torch thread per stored threads); (path, identical, seconds,
+    what differs)."""
+    import torch
+
+    from icl_lab import memo
+    from icl_lab.config import configure_threads
+
+    meta = json.loads(Path(meta_path).read_text())
+    # the threads it was stored with, and the allocator tuning the pages run with: where a buffer lands can
+    # change a vector kernel's last bits (seen: the convergence theory model's Adam curves 1e-7 apart without it)
+    configure_threads(int(meta.get("threads") or 1))
+    old = torch.load(Path(meta_path).with_suffix(".pt"), map_location="cpu", weights_only=False)
+    t0 = time.perf_counter()
+    new = memo.recompute(meta)
+    diff = memo.differences(old, new)
+    return meta_path, not diff, time.perf_counter() - t0, "; ".join(diff)
+
+
+def check_full(jobs: int, limit: float, here: str) -> tuple[list[str], list[str], int]:
+    """The stored full results (results/reference/full): every one current, and those that took at most
+    ``limit`` CPU seconds computed again bit for bit (on their CPU kind). (failures, notes, recomputed)."""
+    from icl_lab import memo
+
+    failures, notes, todo = [], [], []
+    for m in memo.stored():
+        name = m["call"]["function"]
+        if not m["current"]:
+            failures.append(f"full result {m['path']} ({name}) was computed by other code; regenerate: "
+                            "tools/reference_pages.sh")
+        elif m.get("cpu_kind") != here:
+            notes.append(f"{name} (full result computed on CPU kind {m.get('cpu_kind')})")
+        elif m["cpu_seconds"] <= limit:
+            todo.append(m["path"])
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for path, same, seconds, diff in pool.map(recompute_full, todo) if todo else ():
+            name = json.loads(Path(path).read_text())["call"]["function"]
+            print(f"{'ok  ' if same else 'DIFF'} full result {name} ({Path(path).stem[:8]}): recomputed in {seconds:.0f} s"
+                  + ("" if same else f"; differs: {diff}; regenerate: tools/reference_pages.sh"), flush=True)
+            if not same:
+                failures.append(f"full result {path} ({name}): the current code does not reproduce it ({diff})")
+    return failures, notes, len(todo)
+
+
 def judge(results: list[tuple[str, bool, str]], unknown: set[str]) -> tuple[list[str], list[str], bool]:
     """Failures and not-comparable notes from recomputed records ``(name, identical, what differs)``.
 
@@ -97,6 +146,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", help="experiments to check (default: every one with shipped records)")
     ap.add_argument("--jobs", type=int, default=2, help="records recomputed at a time (default 2)")
+    ap.add_argument("--full-seconds", type=float, default=30.0,
+                    help="recompute the stored full results that took at most this much CPU time (default 30)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     exps = registry.all_experiments()
@@ -132,12 +183,16 @@ def main(argv=None) -> int:
     fails, others, another_kind = judge(results, unknown)
     failures += fails
     other += others
+    full_failures, full_other, full_done = ([], [], 0) if args.names else check_full(args.jobs, args.full_seconds, here)
+    failures += full_failures
+    other += full_other
     if another_kind:
         print(f"{sum(1 for n, same, _ in results if n in unknown and not same)} of the {len(unknown)} records stored "
               f"without a CPU kind differ here: this machine (CPU kind {here}) is taken to be of another kind than theirs")
     for o in other:
         print(f"not comparable bit for bit on this kind of CPU: {o}")
-    print(f"{len(todo)} references recomputed, {len(other)} not comparable on this CPU kind, {len(failures)} failure(s), "
+    print(f"{len(todo)} references and {full_done} full results recomputed, {len(other)} not comparable on this CPU kind, "
+          f"{len(failures)} failure(s), "
           f"{time.perf_counter() - t0:.0f} s in all")
     for f in failures:
         print(f"FAILED {f}")

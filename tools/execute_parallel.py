@@ -121,12 +121,15 @@ def main(argv=None) -> int:
     if not todo:
         print("execute_parallel: every notebook's execution is cached")
         return 0
-    last = {}
+    # the last measured time at this scale ($ICL_LAB_SCALE), else at any scale; paths as given or absolute
+    last, scale = {}, os.environ.get("ICL_LAB_SCALE", "book")
     timings = ROOT / "benchmarks" / "results" / "book.json"
     if timings.exists():
         for r in json.loads(timings.read_text()).get("notebooks", []):
-            last[str(ROOT / r["notebook"])] = max(last.get(str(ROOT / r["notebook"]), 0), r.get("wall_seconds", 0))
-    todo.sort(key=lambda t: -last.get(t[1], 0))
+            key, secs = str((ROOT / r["notebook"]).resolve()), r.get("wall_seconds") or 0
+            rank = (r.get("scale") == scale, secs)
+            last[key] = max(last.get(key, (False, 0)), rank)
+    todo.sort(key=lambda t: tuple(-v for v in last.get(str(Path(t[1]).resolve()), (False, 0))))
     print(f"execute_parallel: {len(todo)} notebook(s), {args.jobs} at a time", flush=True)
     restore = filter_stderr()
     try:

@@ -33,7 +33,7 @@
 # (ICML 2024) is by Yu Huang, Yuan Cheng and Yingbin Liang. Equation and lemma numbers below are
 # those of the text we read. Time is always reported as $\tau = \eta t$ (every bound of the paper
 # is proportional to $1/\eta$). The scale is set by `ICL_LAB_SCALE` (`book` by default, `ci` in
-# the tests); the text says where the two differ.
+# the tests, `paper` for the built book); the text says where they differ.
 
 # %% tags=["remove-cell"]
 # Setup cell, generated from _config.yml by tools/check_notebooks.py --first-cell.
@@ -57,6 +57,7 @@ import numpy as np
 import torch
 
 import icl_lab
+from icl_lab.memo import full
 from icl_lab import criteria, metrics, plotting, widgets
 from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, feature_attention, gradient, initial_gradient_mean_field,
                               loss_floor, phase_times, value_at)
@@ -190,7 +191,7 @@ assert grouping_err < 1e-12
 
 # %% tags=["hide-input"]
 id_cfg = cv.IdentitiesConfig.for_scale(SCALE)
-ids = cv.run_identities(id_cfg)
+ids = full(cv.run_identities, id_cfg)
 e = ids.errors
 ledger["I1"].measure({"relative error": e["I1"]},
                      how=f"{id_cfg.prompts} prompts, K={id_cfg.K}, d={id_cfg.d}, random Q and V, float64")
@@ -214,7 +215,8 @@ assert e["I6_span"] < 1e-12 and e["I6_columns"] < 1e-14 < e["I6_column0_changed"
 
 # %% tags=["hide-input"]
 h_cfg = cv.FullVsReducedConfig.for_scale(SCALE)
-hres = cv.run_full_vs_reduced(h_cfg)
+hres = full(cv.run_full_vs_reduced, h_cfg)
+icl_lab.notebook.reduced(h_cfg)
 say(f"The smallest $\\alpha_k$ along the run is {hres.min_alpha:.2e}.")
 
 
@@ -226,7 +228,7 @@ ledger["I6"].measure({"off-span": max(hres.off_span, e["I6_span"]), "change of t
                      measured=f"off-span {max(hres.off_span, e['I6_span']):.1e}; other columns change by {e['I6_columns']:.1e} when column 1 is perturbed")
 ledger.cards('I4', 'I6')
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Four entries of $S = V^\\top QV$ along GD: the reduced $K\\times K$ model (thick), the full $d\\times d$ model with the $w$-marginalised loss (dotted, on top of it) and with sampled $w$ (dashed). Not a figure of the paper; book scale: 200 of the paper scale's 1000 steps.", "name": "fig-cv-full-vs-reduced"}, "image": {"alt": "Four thick curves of S entries over the GD steps; the dotted full-model curves lie exactly on them, the dashed sampled-w curves close by."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Four entries of $S = V^\\top QV$ along GD: the reduced $K\\times K$ model (thick), the full $d\\times d$ model with the $w$-marginalised loss (dotted, on top of it) and with sampled $w$ (dashed). Not a figure of the paper; 1000 GD steps.", "name": "fig-cv-full-vs-reduced"}, "image": {"alt": "Four thick curves of S entries over the GD steps; the dotted full-model curves lie exactly on them, the dashed sampled-w curves close by."}}
 plotting.finish(cplot.draw_full_vs_reduced(hres, h_cfg.K))
 
 # %% tags=["remove-cell"]
@@ -391,7 +393,7 @@ assert dev_prob <= dev_bound
 
 # %% tags=["hide-input"]
 sw_cfg = cv.SweepConfig.for_scale(SCALE)
-sw = cv.run_sweep(sw_cfg)
+sw = full(cv.run_sweep, sw_cfg)
 Kb = sw_cfg.K_eps
 bt = sw.balanced[Kb]["traj"]
 btimes = sw.balanced[Kb]["times"]
@@ -543,7 +545,7 @@ assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 
 # %% tags=["hide-input"]
 po_cfg = cv.PortraitConfig.for_scale(SCALE)
-po = cv.run_portrait(po_cfg)
+po = full(cv.run_portrait, po_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The four phases of an under-represented feature $v_k$ ($k\\ge2$) under the mean-field gradient flow, with GD at finite $N$ dashed in the weights panel: top, the attention on the dominant feature, the target and all others (dark = 1); below, the bilinear weights (grey: $-0.49\\log K$ and $\\log K$), their gradients, the attention scores, and the error above the floor for the target and the dominant feature (grey: $\\epsilon$). Shaded: phases I–IV between the paper's thresholds $T_1, \\dots, T_4$. A data-driven version of Figure 1 of Huang, Cheng and Liang (their figure is a sketch).", "name": "fig-cv-portrait"}, "image": {"alt": "A grey strip and four log-time panels with four shaded phases: the attention on the dominant feature falls, the target attention rises towards 1 in phases III and IV, and the error falls to epsilon."}}
 plotting.finish(cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.dominant, finite=po.finite,
@@ -595,8 +597,10 @@ assert min_alpha_all >= 0
 # (one weight per feature) cannot reach; but the $K-2$ other keys move together, so the column is three
 # numbers whatever $K$: `icl_lab.papers.convergence.asymptotics` integrates that three-class mean-field
 # flow for a real-valued $K$, first checked against the sweep's own columns, then run up to $K = 10^{100}$.
+# The phase ends $T_1,\dots,T_4$ and the markers of every column of the sweep, for each $p_1$ and $K$, are
+# in two tables under the next cell (folded: open them with the button).
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "hide-output"]
 p1_vals = sw_cfg.p1_values
 phase_rows = []
 order_ok, marker_ok, sw_pos = {}, {}, {}
@@ -682,7 +686,7 @@ if short_fit:  # the measurement cannot decide, whatever the exponents: no test 
     ledger["U3"].cannot_decide(
         how=u3_how, measured=u3_measured,
         why=f"the fit spans K = {min(fitK)}..{max(fitK)}, less than a decade: a log factor cannot be told from a "
-            "power there (the book scale fits over a decade)")
+            "power there (the book and paper scales fit over a decade)")
 else:
     ledger["U3"].measure({**{f"phase {ph} exponent - {bounds[ph]:g}": slopes[ph][1] - bounds[ph] for ph in bounds},
                           **{f"rate {ph}": slopes[ph][1] for ph in bounds}},
@@ -768,7 +772,7 @@ ph4 = np.array([sw.eps_under[e] - T3u for e in eps_u])
 slope_f = loglog_slope(1 / np.array(eps_u[-3:]), ph4[-3:])
 pk_u = (1 - p1m) / (sw_cfg.K_eps - 1)
 table([r"$\epsilon$", r"phase IV length $\tau_\epsilon - T_3$", r"late-time law $1/(4p_k\epsilon)$"],
-      [(f"{e:g}", f"{v:.1f}", f"{1 / (4 * pk_u * e):.1f}") for e, v in zip(eps_u, ph4)])
+      [(f"{e:g}", *(f"{x:.1f}" if x < 1e4 else f"{x:.0f}" for x in (v, 1 / (4 * pk_u * e)))) for e, v in zip(eps_u, ph4)])
 ledger["F1"].measure({"slope of log(tau_eps - T3) in log(1/eps)": slope_f},
                      measured=f"slope {slope_f:.2f} of log(tau_eps - T3) vs log(1/eps) (three smallest eps of {eps_u})",
                      how=f"mean-field flow, K = {sw_cfg.K_eps}, p1 = {p1m}", hypotheses=thm_hyp([(sw_cfg.K_eps, e) for e in eps_u[-3:]], p1m))
@@ -815,7 +819,7 @@ assert all(sw_pos[(p1, Ks[-1])] < 0 for p1 in p1_vals)
 
 # %% tags=["hide-input"]
 fn_cfg = cv.FiniteNConfig.for_scale(SCALE)
-fn = cv.run_finite_n(fn_cfg)
+fn = full(cv.run_finite_n, fn_cfg)
 fn_rows = []
 for N, t, flo, ab in zip(fn.N, fn.times, fn.floor, fn.absent):
     tl = fn.tail.get(N, {})
@@ -871,7 +875,7 @@ assert rel[-1] < 0.05
 
 # %% tags=["hide-input"]
 eta_cfg = cv.EtaCheckConfig.for_scale(SCALE)
-eres = cv.run_eta_check(eta_cfg)
+eres = full(cv.run_eta_check, eta_cfg)
 table(["$K$", "dynamics", "$T_1$", "$T_2$", "$T_3$", "$T_4$"],
       [(key[0], "gradient flow" if key[1] == "flow" else f"GD, $\\eta$ = {key[1]}", *(f"{t[k]:.4g}" for k in ("T1", "T2", "T3", "T4")))
        for key, t in eres.times.items()])

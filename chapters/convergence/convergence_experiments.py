@@ -42,6 +42,7 @@ import numpy as np
 import torch
 
 import icl_lab
+from icl_lab.memo import full
 from icl_lab import criteria, metrics, plotting, widgets
 from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, feature_attention, gradient, initial_gradient_mean_field,
                               loss_floor, phase_times, value_at)
@@ -77,19 +78,20 @@ SCALE, ledger = icl_lab.notebook.chapter("convergence", part="experiments")
 
 # %% tags=["hide-input"]
 rp_cfg = cv.ReplicaConfig.for_scale(SCALE)
-rp = cv.run_replica(rp_cfg)
+rp = full(cv.run_replica, rp_cfg)
+icl_lab.notebook.reduced(rp_cfg)
 runs = rp.runs
 ep = np.array(runs.epochs)
 snap = [e for e in rp_cfg.snapshots if e in runs.epochs]
 snap_i = [runs.epochs.index(e) for e in snap]
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The one-block transformer of App. A trained with Adam (learning rate 0.002, full batch, $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ (with the factor 1/2) on held-out prompts (solid) and on the training prompts (dotted), mean ± std over seeds, for (a) $p = (0.8, 0.1, 0.1)$ and (b) $p = 1/3$. Reproduces Figure 2 of Huang, Cheng and Liang; book scale: 3 of the paper scale's 5 seeds and 1000 of its 3000 held-out prompts.", "name": "fig-cv-replica-fig2"}, "image": {"alt": "Two panels of falling error curves: in (a) the dominant feature's error falls first and the two rare features follow; in (b) the three curves fall together."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The one-block transformer of App. A trained with Adam (learning rate 0.002, full batch, $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ (with the factor 1/2) on held-out prompts (solid) and on the training prompts (dotted), mean ± std over seeds, for (a) $p = (0.8, 0.1, 0.1)$ and (b) $p = 1/3$. Reproduces Figure 2 of Huang, Cheng and Liang with its 5 seeds and 3000 held-out prompts.", "name": "fig-cv-replica-fig2"}, "image": {"alt": "Two panels of falling error curves: in (a) the dominant feature's error falls first and the two rare features follow; in (b) the three curves fall together."}}
 plotting.finish(cplot.draw_replica_losses(runs, cv.select))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Mean attention map of the one-block transformer over seeds on held-out prompts, imbalanced $p = (0.8, 0.1, 0.1)$, at several epochs: row = query feature, column = attended feature. Reproduces Figure 3(a) of Huang, Cheng and Liang; book scale: 3 of 5 seeds, 1000 of 3000 held-out prompts.", "name": "fig-cv-replica-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: attention first goes to the dominant feature v_1 in every row, then each row concentrates on its own feature."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Mean attention map of the one-block transformer over seeds on held-out prompts, imbalanced $p = (0.8, 0.1, 0.1)$, at several epochs: row = query feature, column = attended feature. Reproduces Figure 3(a) of Huang, Cheng and Liang: 5 seeds, 3000 held-out prompts.", "name": "fig-cv-replica-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: attention first goes to the dominant feature v_1 in every row, then each row concentrates on its own feature."}}
 plotting.finish(cplot.draw_heatmaps(cplot.replica_maps(runs, 'imbalanced', cv.select)[snap_i].numpy(), snap))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. Reproduces Figure 3(b) of Huang, Cheng and Liang; book scale: 3 of 5 seeds, 1000 of 3000 held-out prompts.", "name": "fig-cv-replica-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly in all rows."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. Reproduces Figure 3(b) of Huang, Cheng and Liang: 5 seeds, 3000 held-out prompts.", "name": "fig-cv-replica-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly in all rows."}}
 plotting.finish(cplot.draw_heatmaps(cplot.replica_maps(runs, 'balanced', cv.select)[snap_i].numpy(), snap))
 
 # %% tags=["hide-input"]
@@ -196,7 +198,8 @@ ledger.cards('F2a', 'F2b', 'F3a', 'F3b', 'F3c')
 
 # %% tags=["hide-input"]
 tm_cfg = cv.TheoryModelConfig.for_scale(SCALE)
-tm = cv.run_theory_model(tm_cfg)
+tm = full(cv.run_theory_model, tm_cfg)
+icl_lab.notebook.reduced(tm_cfg)
 steps_show = [s for s in (1, 10, 30, 100, 300, 1000, 3000, 20000) if s <= tm_cfg.gd_steps]
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The analysed Q-only model (3) under exact population GD ($\\eta = 1$, our choice; $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ for the imbalanced $p = (0.8, 0.1, 0.1)$ ($\\mathcal L_3 = \\mathcal L_2$, dashed) and balanced settings, dotted: the floors $\\mathcal L_k^{\\rm low}$; right: the weights of query $v_2$ in the imbalanced setting. The analysed model's version of Figure 2 of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig2"}, "image": {"alt": "Three log-time panels: imbalanced, the dominant feature's error is small from the start while the rare features' errors stay high for tens of steps, then fall towards their floor; balanced, all three fall together; the weights: A_2 grows while B_2,1 and later B_2,3 fall below zero."}}
@@ -213,13 +216,13 @@ ad = tm.adam
 ep_a = np.array(ad.epochs)
 sn = [e for e in tm_cfg.snapshots if e in ad.epochs]
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The analysed Q-only model trained with Adam (full batch, 300 prompts) at the paper's learning rate 0.002 (dashed) and at 0.02 (solid): held-out $\\mathcal L_k$, mean ± std over seeds, imbalanced and balanced. The analysed model's version of Figure 2 of Huang, Cheng and Liang under the paper's optimiser; book scale: 3 of the paper scale's 5 seeds.", "name": "fig-cv-adam-losses"}, "image": {"alt": "Two panels: at learning rate 0.002 the errors fall only part of the way in 400 epochs and stay far above the floor, at 0.02 they fall much further, the dominant feature first in the imbalanced case."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The analysed Q-only model trained with Adam (full batch, 300 prompts) at the paper's learning rate 0.002 (dashed) and at 0.02 (solid): held-out $\\mathcal L_k$, mean ± std over seeds, imbalanced and balanced. The analysed model's version of Figure 2 of Huang, Cheng and Liang under the paper's optimiser; 5 seeds.", "name": "fig-cv-adam-losses"}, "image": {"alt": "Two panels: at learning rate 0.002 the errors fall only part of the way in 400 epochs and stay far above the floor, at 0.02 they fall much further, the dominant feature first in the imbalanced case."}}
 plotting.finish(cplot.draw_adam_losses(ad, tm_cfg.adam_lrs, cv.select))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention map of the Q-only model trained with Adam at learning rate 0.02, held-out prompts, mean over seeds, imbalanced $p = (0.8, 0.1, 0.1)$: row = query feature, column = attended feature. The analysed model's version of Figure 3(a) of Huang, Cheng and Liang; book scale: 3 of 5 seeds.", "name": "fig-cv-adam-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: rows first lean to v_1, then concentrate on their own feature."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention map of the Q-only model trained with Adam at learning rate 0.02, held-out prompts, mean over seeds, imbalanced $p = (0.8, 0.1, 0.1)$: row = query feature, column = attended feature. The analysed model's version of Figure 3(a) of Huang, Cheng and Liang; 5 seeds.", "name": "fig-cv-adam-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: rows first lean to v_1, then concentrate on their own feature."}}
 plotting.finish(cplot.draw_heatmaps(cplot.adam_maps(ad, 'imbalanced', max(tm_cfg.adam_lrs), sn, cv.select), sn))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. The analysed model's version of Figure 3(b) of Huang, Cheng and Liang; book scale: 3 of 5 seeds.", "name": "fig-cv-adam-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. The analysed model's version of Figure 3(b) of Huang, Cheng and Liang; 5 seeds.", "name": "fig-cv-adam-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly."}}
 plotting.finish(cplot.draw_heatmaps(cplot.adam_maps(ad, 'balanced', max(tm_cfg.adam_lrs), sn, cv.select), sn))
 
 # %% tags=["hide-input"]
@@ -307,7 +310,7 @@ assert gap2 < 1e-3 and float(A_slow.max()) < 1.25 * move
 
 # %% tags=["hide-input"]
 uw_cfg = cv.UnseenWConfig.for_scale(SCALE)
-uw = cv.run_unseen_w(uw_cfg)
+uw = full(cv.run_unseen_w, uw_cfg)
 errs = {f: v[-1] for f, v in uw.median_rel_err.items()}
 fams = [f for f in uw.median_rel_err if not f.startswith("w = 10")]
 oma = np.array(uw.median_one_minus_attn)

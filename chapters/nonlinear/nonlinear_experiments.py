@@ -46,6 +46,7 @@ import torch
 from IPython.display import Markdown, display
 
 import icl_lab
+from icl_lab.memo import full
 from icl_lab import criteria, metrics, plotting, reports, widgets
 from icl_lab.render import md_table
 from icl_lab.data import PromptBatch
@@ -60,7 +61,7 @@ F64 = torch.float64
 # %% tags=["remove-cell"]
 # the previous page's theory-model runs (the same seeded computation) and its orthonormal features
 tcfg = nl.TheoryConfig.for_scale(SCALE)
-theory = nl.run_theory(tcfg)
+theory = full(nl.run_theory, tcfg)
 V4 = nl.make_features("orth", 4, 15, 3.0)
 
 # %% [markdown]
@@ -73,7 +74,7 @@ V4 = nl.make_features("orth", 4, 15, 3.0)
 
 # %% tags=["hide-input"]
 lcfg = nl.LateConfig.for_scale(SCALE)
-late = nl.run_late(lcfg)
+late = full(nl.run_late, lcfg)
 eps = torch.tensor(lcfg.eps_grid, dtype=F64)
 # local exponents over the last decade
 t1, t2 = lcfg.steps // 10, lcfg.steps
@@ -123,7 +124,7 @@ ledger["C8a"].measure(
 # inside the theorems' hypotheses: K = 16 >= 1/eps down to eps = 1/16, N = 2 K^3; there
 # delta_min = sqrt(20K/N) ~ 0.2 and L* = 1/(Delta delta_min) ~ 1.7: L = 1 is flat, L = 2 sharp
 kcfg = nl.LateConfig.for_scale(SCALE, **nl.LATE_IN_REGIME)
-late_k = nl.run_late(kcfg)
+late_k = full(nl.run_late, kcfg)
 eps_k = torch.tensor(kcfg.eps_grid, dtype=F64)
 Lstar_k = th.threshold_scale(kcfg.K, kcfg.N, kcfg.delta)["L_star"]
 ok_a = torch.isfinite(late_k.T_eps_attn[:, 0])
@@ -146,7 +147,7 @@ def in_regime(cfg):
 # the flat regime once more with delta_min = sqrt(20K/N) < 1/K: N = 10^5 > 20 K^3 (prompts drawn as counts, the same cost),
 # on 8 prompt sets (seeds), 4000 steps each (every time below is reached well before)
 dcfg_k = nl.LateConfig.for_scale(SCALE, **{**nl.LATE_IN_REGIME, "N": 100_000, "L_values": (kcfg.L_values[0],), "steps": 4000})
-late_ds = [nl.run_late(dcfg_k.replace(seed=sd)) for sd in range(8)]
+late_ds = [full(nl.run_late, dcfg_k.replace(seed=sd)) for sd in range(8)]
 exp_eps_d = float(np.median([metrics.loglog_slope(1 / eps_k[torch.isfinite(r.T_eps_attn[:, 0])],
                                                    r.T_eps_attn[torch.isfinite(r.T_eps_attn[:, 0]), 0]) for r in late_ds]))
 Lstar_d = th.threshold_scale(dcfg_k.K, dcfg_k.N, dcfg_k.delta)["L_star"]
@@ -179,7 +180,7 @@ ledger["C8b"].measure(
 # Thm 2 inside every condition: the same N = 10^5 prompt sets, at L = 8 > L* (sharp) and eta = 1/64 (eta L^2 = 1)
 scfg_k = dcfg_k.replace(L_values=(8.0,), lr=1 / 64)
 Lstar_s = th.threshold_scale(scfg_k.K, scfg_k.N, scfg_k.delta)["L_star"]
-late_ss = [nl.run_late(scfg_k.replace(seed=sd)) for sd in range(len(late_ds))]
+late_ss = [full(nl.run_late, scfg_k.replace(seed=sd)) for sd in range(len(late_ds))]
 exp_loss_s, exp_thm2_s = [], []
 for r in late_ss:
     ok = torch.isfinite(r.T_eps_loss[:, 0])
@@ -239,7 +240,7 @@ assert abs(exp_loss + 1) < 0.3 and exp_eps > 1.0
 
 # %% tags=["hide-input"]
 dcfg = nl.DeltaConfig.for_scale(SCALE)
-dres = nl.run_delta(dcfg)
+dres = full(nl.run_delta, dcfg)
 Ng = torch.tensor(dcfg.N_grid, dtype=F64)
 sl_T1 = [metrics.loglog_slope(Ng, dres.T1[:, j]) for j in range(len(dcfg.L_values))]
 sl_Ts = [metrics.loglog_slope(Ng, dres.T_star[:, j]) for j in range(len(dcfg.L_values))]
@@ -251,7 +252,7 @@ display(Markdown(f"Steps to $T^1$ and $T^*$ at $N = {', '.join(f'{v:g}' for v in
       f"{sl_T1[j]:.2f}", f"{sl_Ts[j]:.2f}", f"{sl_r2[j]:.2f}"] for j, Lv in enumerate(dcfg.L_values)])))
 # Prop. 3 inside its hypotheses: eps = 1/K = 0.25 (K >= 1/eps), N from 1600 to 102400 (> 20 K^3), one flat and one sharp L
 dcfg_in = dcfg.replace(eps=1 / dcfg.K, L_values=(0.5, 2.0), N_grid=(1600, 6400, 25_600, 102_400))
-dres_in = nl.run_delta(dcfg_in)
+dres_in = full(nl.run_delta, dcfg_in)
 Ng_in = torch.tensor(dcfg_in.N_grid, dtype=F64)
 sl_r2_in = [metrics.loglog_slope(Ng_in, dres_in.rate2[:, j]) for j in range(len(dcfg_in.L_values))]
 display(Markdown(f"Inside the hypotheses ($\\epsilon = 1/K = {dcfg_in.eps:g}$, $N$ = {', '.join(f'{v:g}' for v in dcfg_in.N_grid)}): "
@@ -366,7 +367,7 @@ nlfig.show(nlfig.delta_figure(dres))
 
 # %% tags=["hide-input"]
 gcfg = nl.GeneralizationConfig.for_scale(SCALE)
-gen = nl.run_generalization(gcfg)
+gen = full(nl.run_generalization, gcfg)
 display(Markdown(md_table(["test family", "error at $Q = 0$", "error trained", "largest per-prompt error / envelope"],
                           [[fam, f"{float(gen.err[fam][0]):.2e}", f"{float(gen.err[fam][-1]):.2e}", f"{gen.max_ratio[fam]:.3f}"]
                            for fam in gen.families])))
@@ -418,7 +419,7 @@ assert row_sum_err < 1e-12 and late_gap < 0.1
 
 # %% tags=["hide-input"]
 ucfg = nl.NonUniformConfig.for_scale(SCALE)
-nu = nl.run_nonuniform(ucfg)
+nu = full(nl.run_nonuniform, ucfg)
 slope_p = metrics.loglog_slope(torch.tensor(ucfg.p, dtype=F64), nu.T_level)
 display(Markdown(md_table(["$p_k$", f"first step with $\\mathrm{{Attn}}_k \\ge {ucfg.level:g}$", "final $\\mathrm{Attn}_k$"],
                           [[f"{p_:g}", f"{t:.0f}", f"{a:.3f}"] for p_, t, a in zip(ucfg.p, nu.T_level.tolist(), nu.own_k[-1].tolist())])
@@ -459,11 +460,11 @@ nlfig.show(nlfig.nonuniform_figure(nu))
 
 # %% tags=["hide-input"]
 bcfg = nl.BlockConfig.for_scale(SCALE)
-block = nl.run_block(bcfg)
-block_adam = nl.run_block(bcfg.replace(optimizer="adam", lr=1e-3))
+block = full(nl.run_block, bcfg)
+block_adam = full(nl.run_block, bcfg.replace(optimizer="adam", lr=1e-3))
 # plain SGD at a second step size, for Figs. 2-3 (L = 0.1 and 1 only): the paper gives no step size, and whether
 # "approaches 1 before epoch 200" holds at a given epoch depends on it (0.3 diverges; at 0.1 some runs at L = 0.1 do)
-block_sgd01 = nl.run_block(bcfg.replace(lr=0.1, L_values=(0.1, 1.0)))
+block_sgd01 = full(nl.run_block, bcfg.replace(lr=0.1, L_values=(0.1, 1.0)))
 
 # %% tags=["remove-cell"]
 bsteps = block.epochs
@@ -839,10 +840,12 @@ ledger["C5b"].measure(
 # shrinks its own output.
 #
 # ```{note}
-# Scale. The paper's setting (`paper` scale: 30 runs × 6 values of $L$ × 400 epochs = 180 runs ×
-# 4000 steps in one batched training) takes more than an hour per optimizer on one core:
-# `icl-lab run nonlinear.polynomial --scale paper` stores it as a reference result. The book trains
-# 1 run per $L$ with $N = 75$, $M = 150$ for 40 epochs (the reproduction page lists the reductions).
+# Scale. The paper's setting (30 runs × 6 values of $L$ × 400 epochs = 180 runs × 4000 steps in one
+# batched training) takes more than an hour per optimizer on one core, so the book reads these runs
+# from the reference results shipped with it (`icl-lab run nonlinear.polynomial --scale paper` and
+# `nonlinear.polynomial_adam` recompute them). The theory model is trained by the page, with one run per
+# $L$, $N = 75$, $M = 150$ and 200 GD steps. At the reduced `book` scale the page also trains the block
+# itself, with that smaller size and 40 epochs.
 # ```
 #
 # There is no finite feature set here, so no attention maps; we report the training loss, the
@@ -859,12 +862,13 @@ poly_ref_a = nl.polynomial_from_summary(ref4a.config, ref4a.summary) if ref4a.su
 # at the paper's setting the runs (30 x 400 epochs per optimizer, over an hour of one core each) are read from those
 # records, not trained again; the theory model (full-batch GD, minutes) is trained at every scale
 small = nl.PolynomialConfig.for_scale("book") if SCALE == "paper" else pcfg
-poly = poly_ref if SCALE == "paper" and poly_ref is not None else nl.run_polynomial(pcfg)
+poly = poly_ref if SCALE == "paper" and poly_ref is not None else full(nl.run_polynomial, pcfg)
 poly_adam = (poly_ref_a if SCALE == "paper" and poly_ref_a is not None else
-             nl.run_polynomial(small.replace(optimizer="adam", lr=1e-3)))
-poly_t = nl.run_polynomial_theory(small)
+             full(nl.run_polynomial, small.replace(optimizer="adam", lr=1e-3)))
+poly_t = full(nl.run_polynomial_theory, small)
+icl_lab.notebook.reduced(("the block", pcfg))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 4 tasks (random quadratics over Gaussian inputs): training (solid) and held-out (dashed) loss of the block under SGD and Adam, and of the theory model; dotted: predicting 0 (block) or uniform attention (theory model). Reproduces Fig. 4 of Li, Duan and Liang; at book scale every row is a reduced run, at paper scale the two block rows are the full-size runs (30 runs per $L$, 400 epochs each) and the theory row keeps the book's size (see the reproduction page).", "name": "fig-nl-fig4"}, "image": {"alt": "Three rows of loss curves: training losses fall, held-out losses stay at or above the dotted baselines."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 4 tasks (random quadratics over Gaussian inputs): training (solid) and held-out (dashed) loss of the block under SGD and Adam, and of the theory model; dotted: predicting 0 (block) or uniform attention (theory model). Reproduces Fig. 4 of Li, Duan and Liang: the two block rows are the paper's full-size runs (30 runs per $L$, 400 epochs, $N = 150$, $M = 500$); the theory row is a smaller run (one run per $L$, $N = 75$, $M = 150$, 200 GD steps).", "name": "fig-nl-fig4"}, "image": {"alt": "Three rows of loss curves: training losses fall, held-out losses stay at or above the dotted baselines."}}
 nlfig.show(nlfig.fig4([(poly, f"block, SGD {pcfg.lr:g}", "epoch", "predict 0", "zero_baseline"),
                             (poly_adam, "block, Adam 1e-3", "epoch", "predict 0", "zero_baseline"),
                             (poly_t, "theory model", "GD step", "uniform attention (Q = 0)", "baseline")]))
@@ -947,12 +951,13 @@ assert float(train_over_zero_a.max()) < 0.5
 # %% [markdown]
 # ### Figure 4 at the paper's full size
 #
-# The book's Fig. 4 is a reduced run. The full one — 30 runs per $L$, $N = 150$, $M = 500$, 400 epochs,
-# once under SGD and once under Adam from the same prompts and initialisations — is a pair of reference
-# results made once with `icl-lab run nonlinear.polynomial --scale paper` and
-# `icl-lab run nonlinear.polynomial_adam --scale paper`, shipped in `results/reference/` (see {ref}`reproduce`).
-# Below they are drawn by the same function as the book-scale figure; the ledger decides Fig. 4's orderings on
-# their runs, paired by seed (one reduced run per $L$ cannot decide an ordering), under both optimizers.
+# The full run — 30 runs per $L$, $N = 150$, $M = 500$, 400 epochs, once under SGD and once under Adam
+# from the same prompts and initialisations — is a pair of reference results made once with
+# `icl-lab run nonlinear.polynomial --scale paper` and `icl-lab run nonlinear.polynomial_adam --scale paper`,
+# shipped in `results/reference/` (see {ref}`reproduce`). At the papers' setting, at which the book is built,
+# they are the block rows of the figure above; a reader who recomputes the page at a reduced scale sees them
+# drawn alone below, beside that scale's own smaller runs. The ledger decides Fig. 4's orderings on their
+# runs, paired by seed (one reduced run per $L$ cannot decide an ordering), under both optimizers.
 
 # %% tags=["remove-input"]
 if poly_ref is None or poly_ref_a is None:
@@ -960,8 +965,8 @@ if poly_ref is None or poly_ref_a is None:
                      "`tools/reference_runs.sh nonlinear.polynomial nonlinear.polynomial_adam` computes them (over an hour of "
                      "one core each).\n```"))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 4 at the paper's size: training (solid) and held-out (dashed) loss of the block under SGD (top) and Adam (bottom) on the flat and sharp $L$-sets, mean and spread over 30 runs per $L$, 400 epochs, $N = 150$, $M = 500$; dotted: predicting 0. The training losses fall below the predict-0 line while the held-out losses stay at or above it, as at book scale. Reproduces Fig. 4 of Li, Duan and Liang at full size.", "name": "fig-nl-fig4-paper"}, "image": {"alt": "Two rows of loss curves at the paper's full size, flat and sharp L-sets: training losses fall, held-out losses stay near or above the dotted predict-0 line."}}
-if poly_ref is not None:
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 4 at the paper's size: training (solid) and held-out (dashed) loss of the block under SGD (top) and Adam (bottom) on the flat and sharp $L$-sets, mean and spread over 30 runs per $L$, 400 epochs, $N = 150$, $M = 500$; dotted: predicting 0. The training losses fall below the predict-0 line while the held-out losses stay at or above it, as in the page's smaller runs above. Reproduces Fig. 4 of Li, Duan and Liang at full size.", "name": "fig-nl-fig4-paper"}, "image": {"alt": "Two rows of loss curves at the paper's full size, flat and sharp L-sets: training losses fall, held-out losses stay near or above the dotted predict-0 line."}}
+if poly_ref is not None and SCALE != "paper":  # at paper scale: the block rows of the figure above
     plotting.finish(nlfig.fig4([(poly_ref, f"block, SGD {ref4.config.lr:g}", "epoch", "predict 0", "zero_baseline")]
                                + ([(poly_ref_a, f"block, Adam {ref4a.config.lr:g}", "epoch", "predict 0", "zero_baseline")]
                                   if poly_ref_a is not None else [])))
@@ -975,9 +980,10 @@ if poly_ref is not None:
         f"the reproduction page). Epochs to a training loss of half the predict-0 loss: {T_ref_txt}."
         + ("" if ref4.complete else " The run is incomplete: the remaining runs are computed by the same command, which resumes.")))
     display(Markdown(f"At full size the ordering of the convergence times is **{v4_ref[0]}** within the flat set and "
-                     f"**{v4_ref[1]}** within the sharp set (this page's run: {v4['SGD'][0]} and {v4['SGD'][1]}): "
-                     + ("the two scales agree" if agree4 else "the two scales **disagree**" if clash4 else
-                        f"the full-size run decides what this page's {pcfg.epochs} epochs leave undecided")
+                     f"**{v4_ref[1]}** within the sharp set"
+                     + ("" if SCALE == "paper" else f" (this page's run: {v4['SGD'][0]} and {v4['SGD'][1]}): "
+                        + ("the two scales agree" if agree4 else "the two scales **disagree**" if clash4 else
+                           f"the full-size run decides what this page's {pcfg.epochs} epochs leave undecided"))
                      + ". The larger $L$ reaches the level first in " + "; ".join(
                          f"{round(e.value * e.n)} of {e.n} runs for $L$ = {pr}" for pr, e in zip(F4_PAIRS.split(", "), larger_first(poly_ref)))
                      + " (runs paired by seed)."))

@@ -59,6 +59,7 @@ import torch
 from IPython.display import Markdown, display
 
 import icl_lab
+from icl_lab.memo import full
 from icl_lab import criteria, metrics, plotting, reports, widgets
 from icl_lab.render import md_table
 from icl_lab.data import PromptBatch
@@ -269,7 +270,7 @@ assert eq10_gap < 1e-12 and init_gap < 1e-12
 
 # %% tags=["hide-input"]
 L2_SET = dict(K=4, d=15, delta=3.0)  # the features of lemma2_errors
-lemma2 = {kind: th.lemma2_errors(kind, **L2_SET) for kind in ("unit", "orth", "gaussian")}
+lemma2 = {kind: full(th.lemma2_errors, kind, **L2_SET) for kind in ("unit", "orth", "gaussian")}
 
 
 def orthogonal(V):  # v_k^T v_m = 0 for k != m (to round-off)
@@ -509,7 +510,7 @@ assert r1_q < 1e-10 and r1_loss < 1e-10
 # ```
 
 # %% tags=["hide-input"]
-conc = nl.run_concentration(nl.ConcentrationConfig.for_scale(SCALE))
+conc = full(nl.run_concentration, nl.ConcentrationConfig.for_scale(SCALE))
 margins = []
 for emp, pap in zip(conc.empirical, conc.paper):
     se = (emp * (1 - emp) / conc.config.n_mc).sqrt()
@@ -540,9 +541,9 @@ nlfig.show(nlfig.concentration_figure(conc))
 
 # %% tags=["hide-input"]
 tcfg = nl.TheoryConfig.for_scale(SCALE)
-theory = nl.run_theory(tcfg)
+theory = full(nl.run_theory, tcfg)
 # the sharp set at a 100x smaller step resolves its phases (by R1: the curves of L/10 at eta = 10)
-theory_sharp = nl.run_theory(tcfg.replace(lr=tcfg.lr / 100, L_values=nl.SHARP))
+theory_sharp = full(nl.run_theory, tcfg.replace(lr=tcfg.lr / 100, L_values=nl.SHARP))
 
 # %% [markdown]
 # ### Figure 1 for the theory model
@@ -659,7 +660,7 @@ assert dq_min >= -1e-12 and row_sums < 1e-10
 
 # %% tags=["hide-input"]
 scfg = nl.SweepConfig.for_scale(SCALE)
-sweep = nl.run_sweep(scfg)
+sweep = full(nl.run_sweep, scfg)
 Lg, Eg = torch.tensor(scfg.L_grid), torch.tensor(scfg.eta_grid)
 # slopes over the points with T^1 > 5 steps (a duration of 1-2 steps cannot resolve a power law)
 slopes_L = [metrics.loglog_slope(Lg[sweep.T1_L_eta[j] > 5], sweep.T1_L_eta[j][sweep.T1_L_eta[j] > 5]) for j in range(len(Eg))]
@@ -702,7 +703,7 @@ Kmax = int(Kg[-1])
 n_ok = scfg.N >= scfg.K**3
 n_ok_K = all(max(scfg.N, 2 * k**3) >= k**3 for k in scfg.K_grid)
 # rule 4: the K-dependence over three seeds (seeds 1 and 2 redraw every prompt of the sweep)
-sweeps_K = [sweep] + [nl.run_sweep(scfg.replace(seed=sd)) for sd in (1, 2)]
+sweeps_K = [sweep] + [full(nl.run_sweep, scfg.replace(seed=sd)) for sd in (1, 2)]
 top_T1_seeds = [metrics.loglog_slope(Kg[top], sw.T1_K[top]) for sw in sweeps_K]
 top_g0_seeds = [metrics.loglog_slope(Kg[top], sw.rate_K[top]) for sw in sweeps_K]
 ledger["C6"].measure(
@@ -721,8 +722,9 @@ ledger["C7a"].measure(
 # about 5 prompts, and T^1 waits for the features whose sampled query share is smallest; M_big prompts
 # bring the sample loss close to the population loss the theorem is about
 M_big = 3000
-T1_big = [[float(nl._phase1(scfg.replace(M=M_big, seed=sd), Kk, max(scfg.N, 2 * Kk**3), scfg.delta, scfg.L_ref,
-                             scfg.eta_ref, M_big, direct=True)["T1"][0]) for Kk in Kg[top].int().tolist()] for sd in range(3)]
+T1_big = [[float(full(nl._phase1, scfg.replace(M=M_big, seed=sd), Kk, max(scfg.N, 2 * Kk**3), scfg.delta, scfg.L_ref,
+                      scfg.eta_ref, M_big, direct=True, _keep=("T1",))["T1"][0]) for Kk in Kg[top].int().tolist()]
+          for sd in range(3)]
 top_T1_big = [metrics.loglog_slope(Kg[top], torch.tensor(T)) for T in T1_big]
 display(Markdown(f"With {M_big} prompts instead of {scfg.M}, $T^1$ at $K = {Kmax // 2}, {Kmax}$ is "
                  + "; ".join(f"{T[0]:.0f}, {T[1]:.0f}" for T in T1_big) + f" steps (three prompt sets; {scfg.M} prompts, seed 0: "

@@ -58,6 +58,7 @@ import numpy as np
 import torch
 
 import icl_lab
+from icl_lab.memo import full
 from icl_lab import criteria, metrics, plotting, widgets
 from icl_lab.render import md_table
 from IPython.display import Markdown, display
@@ -331,7 +332,7 @@ ledger.cards("M3")
 
 # %% tags=["hide-input", "remove-output"]
 cfg = X.SeedSweepConfig.for_scale(SCALE)
-sweep = X.run_seed_sweep(cfg)
+sweep = full(X.run_seed_sweep, cfg)
 print(f"{len(sweep.seeds)} runs x {cfg.steps} steps in {sweep.seconds:.1f} s wall, {sweep.cpu_seconds:.1f} s CPU")
 steps = np.asarray(sweep.steps)
 G = {name: i for i, name in enumerate(sweep.labels)}
@@ -348,7 +349,7 @@ plotting.finish(SF.draw_figure1(sweep, cfg, "all_pairs"))
 # of magnitude while the irrelevant-pattern norms stay, on average, within a small factor of $\delta\beta$, and the MLP's input is
 # dominated by the label embeddings (solid curves). The dashed coordinate split of eq. (10) points the
 # same way here, with a smaller gap. Not every seed does: an all-pairs seed that settles in the partial
-# "partner" solution of §3.5 (one of the six at book scale) ends with a *feature* contribution larger
+# "partner" solution of §3.5 ends with a *feature* contribution larger
 # than its label contribution — the per-seed values are printed below — and the mean ± std of
 # panel (b) averages it in.
 

@@ -70,6 +70,7 @@ import numpy as np
 import torch
 
 import icl_lab
+from icl_lab.memo import full
 from icl_lab import metrics, plotting, widgets
 from icl_lab.render import md_table
 from IPython.display import Markdown, display
@@ -208,12 +209,15 @@ display(Markdown(f"With $M_1 = {M1}$ query patterns, the union bound on the prob
 
 # %% tags=["hide-input", "remove-output"]
 acfg = X.AlphaSweepConfig.for_scale(SCALE)
-a_sweep = sel.HitSweep.of(X.run_alpha_sweep(acfg))
+a_sweep = sel.HitSweep.of(full(X.run_alpha_sweep, acfg))
 print(a_sweep.report("alpha"))
 A, Cfit, err = sel.fit_alpha_law(a_sweep.values, a_sweep.median)
 print(f"fit T = A / (C - 1/alpha): A = {A:.0f}, C = {Cfit:.2f}, rms log error {err:.2f}")
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Left: held-out accuracy during training for each $\\alpha$ (mean \u00b1 std over seeds). Right: iterations to 95 % accuracy against $1/\\alpha$ per seed, their median, and the fit $A/(C-1/\\alpha)$ of eq. (6). Book scale: 800 steps instead of the reference 1200.", "name": "fig-sel-alpha"}, "image": {"alt": "Learning curves rise sooner for larger alpha; the iterations grow with 1/alpha."}}
+# %% tags=["remove-input"]
+icl_lab.notebook.reduced(acfg)
+
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Left: held-out accuracy during training for each $\\alpha$ (mean \u00b1 std over seeds). Right: iterations to 95 % accuracy against $1/\\alpha$ per seed, their median, and the fit $A/(C-1/\\alpha)$ of eq. (6). 1200 steps.", "name": "fig-sel-alpha"}, "image": {"alt": "Learning curves rise sooner for larger alpha; the iterations grow with 1/alpha."}}
 plotting.finish(SC.draw_alpha_sweep(a_sweep, acfg, A, Cfit))
 
 # %% tags=["hide-input", "remove-output"]
@@ -244,13 +248,16 @@ ledger.cards("S1")
 
 # %% tags=["hide-input", "remove-output"]
 ncfg = X.NoiseSweepConfig.for_scale(SCALE)
-n_sweep = sel.HitSweep.of(X.run_noise_sweep(ncfg))
+n_sweep = sel.HitSweep.of(full(X.run_noise_sweep, ncfg))
 n_acc = n_sweep.res.final("acc").median(1).values.numpy()
 print(n_sweep.report("tau"))
 display(Markdown("Final held-out accuracy (median over seeds) at each noise level: "
                  + ", ".join(f"{v:.2f}" for v in n_acc.tolist()) + "."))
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy (left axis) and final accuracy (right axis) against the norm of noise inside span$\\{\\mu\\}$, with the $\\tau = \\beta/M_1$ mark; shaded: Theorem 1's condition $\\tau M_1 < 1-\\epsilon_m$, which holds for the three smallest nonzero noise levels. Book scale: 600 steps instead of 1000.", "name": "fig-sel-noise"}, "image": {"alt": "Iterations stay flat, then grow, and accuracy drops at the largest noise."}}
+# %% tags=["remove-input"]
+icl_lab.notebook.reduced(ncfg)
+
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy (left axis) and final accuracy (right axis) against the norm of noise inside span$\\{\\mu\\}$, with the $\\tau = \\beta/M_1$ mark; shaded: Theorem 1's condition $\\tau M_1 < 1-\\epsilon_m$, which holds for the three smallest nonzero noise levels. 1000 steps.", "name": "fig-sel-noise"}, "image": {"alt": "Iterations stay flat, then grow, and accuracy drops at the largest noise."}}
 plotting.finish(SC.draw_noise_sweep(n_sweep, ncfg, n_acc))
 
 # %% tags=["hide-input", "remove-output"]
@@ -289,7 +296,7 @@ ledger.cards("S2")
 
 # %% tags=["hide-input", "remove-output"]
 lcfg = X.LambdaSweepConfig.for_scale(SCALE)
-l_sweep = sel.HitSweep.of(X.run_lambda_sweep(lcfg))
+l_sweep = sel.HitSweep.of(full(X.run_lambda_sweep, lcfg))
 slope_l, slope_l_min = l_sweep.slope(inverse=True), l_sweep.slope(inverse=True, fastest=True)
 print(l_sweep.report("lambda*"))
 print(f"log-log slope of T_hit vs 1/lambda*: median over seeds {slope_l:.2f}, fastest seed {slope_l_min:.2f} (Theorem 1: 1)")
@@ -301,7 +308,7 @@ print(f"log-log slope of T_hit vs 1/lambda*: median over seeds {slope_l:.2f}, fa
 
 # %% tags=["hide-input", "remove-output"]
 ecfg = X.EtaSweepConfig.for_scale(SCALE)
-e_sweep = sel.HitSweep.of(X.run_eta_sweep(ecfg))
+e_sweep = sel.HitSweep.of(full(X.run_eta_sweep, ecfg))
 slope_e = e_sweep.slope(inverse=True)
 print(e_sweep.report("eta"))
 display(Markdown("$\\eta\\, T_\\text{hit}$ (median over seeds): "
@@ -316,12 +323,15 @@ display(Markdown("$\\eta\\, T_\\text{hit}$ (median over seeds): "
 
 # %% tags=["hide-input", "remove-output"]
 mcfg = X.PatternCountConfig.for_scale(SCALE)
-m_sweep = sel.HitSweep.of(X.run_pattern_count(mcfg))
+m_sweep = sel.HitSweep.of(full(X.run_pattern_count, mcfg))
 slope_m = m_sweep.slope()
 print(m_sweep.report("M"))
 print(f"log-log slope of T_hit vs M: {slope_m:.2f} (Theorem 1: 0.5)")
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy per seed and their median against $1/\\lambda_*$, $1/\\eta$ and $M$, with the slopes of eq. (6) (dashed) and twice them (dotted). Book scale: $\\lambda_*$ sweep in the narrow setting ($m = 200$, $B = 64$, $\\delta = 0.1$, 1500 steps, $\\lambda_*$ from 0.3) instead of Theorem 1's regime ($m = 3700$, $B = 128$, $\\delta = 0.09$, 6000 steps, $\\lambda_*$ from 0.4); $\\eta$ sweep 1000 steps instead of 2400; $M \\in \\{64, 256\\}$ with 2 seeds and 400 steps instead of $\\{64, 128, 256\\}$, 3 seeds, 1000 steps.", "name": "fig-sel-rates"}, "image": {"alt": "Iterations grow faster than 1/lambda, like 1/eta, and stay flat in M."}}
+# %% tags=["remove-input"]
+icl_lab.notebook.reduced(("the $\\lambda_*$ sweep", lcfg), ("the $\\eta$ sweep", ecfg), ("the $M$ sweep", mcfg))
+
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Iterations to 95 % accuracy per seed and their median against $1/\\lambda_*$, $1/\\eta$ and $M$, with the slopes of eq. (6) (dashed) and twice them (dotted). The $\\lambda_*$ sweep in Theorem 1's regime ($m = 3700$, $B = 128$, $\\delta = 0.09$, 6000 steps, $\\lambda_*$ from 0.4); the $\\eta$ sweep 2400 steps; $M \\in \\{64, 128, 256\\}$, 3 seeds, 1000 steps.", "name": "fig-sel-rates"}, "image": {"alt": "Iterations grow faster than 1/lambda, like 1/eta, and stay flat in M."}}
 plotting.finish(SC.draw_rates(l_sweep, e_sweep, m_sweep))
 
 # %% tags=["hide-input", "remove-output"]
@@ -337,7 +347,7 @@ ledger["S3"].measure(
     how=f"log-log slope of the median T_hit against 1/lambda_*, with a bootstrap 95% interval over seeds; lambda fixed "
         f"for every token, tau = 0, median over {lcfg.seeds} seeds per value, m = {lcfg.m}, B = {lcfg.batch}, "
         f"delta = {lcfg.delta:g}, {lcfg.steps} steps; eq. (6) read as an upper bound")
-e2 = X.run_eta_sweep(ecfg.replace(etas=(2.0,), steps=800))  # beyond the sweep: does the 1/eta law go on? (seconds)
+e2 = full(X.run_eta_sweep, ecfg.replace(etas=(2.0,), steps=800))  # beyond the sweep: does the 1/eta law go on? (seconds)
 ledger["S4"].measure(
     {"slope": slope_e, "eta T_hit": (e_sweep.values * e_sweep.median).round(0).tolist(),
      "eta range": f"[{min(ecfg.etas):g}, {max(ecfg.etas):g}]", "mass on N_* at eta = 2": float(e2.final("mass_present").median()),
@@ -445,11 +455,14 @@ pcfg = X.PromptLengthConfig.for_scale(SCALE)
 from icl_lab import reports  # noqa: E402
 from icl_lab.papers.selectors.reference import prompt_length_from_summary  # noqa: E402
 p_rec = reports.shipped_summary("selectors.prompt_length", pcfg) if SCALE == "paper" else None
-pres = prompt_length_from_summary(pcfg, p_rec) if p_rec is not None else X.run_prompt_length(pcfg)
+pres = prompt_length_from_summary(pcfg, p_rec) if p_rec is not None else full(X.run_prompt_length, pcfg)
 print(f"{len(pcfg.lengths)} trainings in {pres.seconds:.1f} s" + (" (the shipped record)" if p_rec is not None else " wall"))
 Ls = np.asarray(pcfg.lengths)
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Final accuracy against the training prompt length for several $\\alpha$ (mean \u00b1 std over seeds), the exact oracle (dashed) and eq. (5)'s $2\\ln M/\\alpha$ (dotted). Book scale: 400 steps instead of 800.", "name": "fig-sel-length"}, "image": {"alt": "Accuracy rises with the prompt length and follows the oracle; smaller alpha needs longer prompts."}}
+# %% tags=["remove-input"]
+icl_lab.notebook.reduced(pcfg)
+
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Final accuracy against the training prompt length for several $\\alpha$ (mean \u00b1 std over seeds), the exact oracle (dashed) and eq. (5)'s $2\\ln M/\\alpha$ (dotted). 800 steps.", "name": "fig-sel-length"}, "image": {"alt": "Accuracy rises with the prompt length and follows the oracle; smaller alpha needs longer prompts."}}
 plotting.finish(SC.draw_prompt_length(pres, pcfg))
 
 # %% tags=["hide-input", "remove-output"]
@@ -515,14 +528,17 @@ ledger.cards("S6", "S7")
 
 # %% tags=["hide-input", "remove-output"]
 tcfg = X.TaskCountConfig.for_scale(SCALE)
-tres = X.run_task_count(tcfg)
+tres = full(X.run_task_count, tcfg)
 print(f"{len(tres.train.seeds)} runs in {tres.train.seconds:.1f} s wall ({tres.train.cpu_seconds:.1f} s CPU)")
 print(f"{'task set':>14} {'balanced':>9} {'shortcut acc':>13} {'train-task acc':>15} {'all-pairs acc':>14} {'all-pairs mass':>15}")
 for i, name in enumerate(tres.train.labels):
     print(f"{name:>14} {str(tres.balanced[i]):>9} {float(tres.shortcut_acc[i]):>13.3f} {float(tres.train_acc[i].median()):>15.3f} "
           f"{float(tres.all_pairs_acc[i].median()):>14.3f} {float(tres.all_pairs_mass[i].median()):>15.3f}")
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Median accuracy on the training tasks and on all ordered pairs for task sets of increasing size and an unbalanced set (Lemma 1). Book scale: 600 steps instead of 1000 (3 seeds at every scale).", "name": "fig-sel-tasks"}, "image": {"alt": "Accuracy on all pairs stays below that of the M1 cyclic tasks for smaller task sets; the unbalanced set does well only on its own tasks."}}
+# %% tags=["remove-input"]
+icl_lab.notebook.reduced(tcfg)
+
+# %% tags=["hide-input"] mystnb={"figure": {"caption": "Median accuracy on the training tasks and on all ordered pairs for task sets of increasing size and an unbalanced set (Lemma 1). 1000 steps, 3 seeds.", "name": "fig-sel-tasks"}, "image": {"alt": "Accuracy on all pairs stays below that of the M1 cyclic tasks for smaller task sets; the unbalanced set does well only on its own tasks."}}
 plotting.finish(SC.draw_task_sets(tres))
 
 # %% tags=["hide-input", "remove-output"]

@@ -34,8 +34,9 @@
 # $L$/$\sigma$/$n$ grids and Figure 9's learning rates (tuned over $\{10^{-3},10^{-2},10^{-1}\}$) are
 # not given in the paper; the choices are stated with each figure. Runs draw 500 iterations' worth of
 # tasks at a time (`icl_lab.papers.window.PrefetchSampler`): still one task per iteration, at a third of the
-# sampling cost. This page runs at the book's reduced scale (fewer trials and iterations, stated with
-# each figure and in the book's table of deviations); the `paper` scale runs the paper's settings.
+# sampling cost. The book is built at the paper's settings (`paper` scale); the reduced `book` scale, for
+# recomputing the page on a laptop, uses fewer trials and iterations, stated above the figures when it runs
+# and in the reproduction page's table of deviations.
 
 # %% tags=["remove-cell"]
 # Setup cell, generated from _config.yml by tools/check_notebooks.py --first-cell.
@@ -59,6 +60,7 @@ import numpy as np
 import torch
 
 import icl_lab
+from icl_lab.memo import full
 from icl_lab import criteria, plotting, widgets
 from icl_lab.render import md_table
 from IPython.display import Markdown, display
@@ -100,12 +102,13 @@ h_cfg = wtrained.HillsConfig.for_scale(SCALE)
 # the formula as printed, nu cos(theta - b). Linear attention's trained error at the largest n scatters widely between
 # trials under it (from 0.02 to 0.2 of its error at the smallest n), so at the paper's settings 20 trials, not 5, carry
 # the verdicts on it: with 5 the interval of their mean sat on a threshold of ours, and a CPU's rounding moved the status
-printed = wtrained.run_hills(h_cfg.replace(hills_mode="amp", **({"seeds": 20} if SCALE == "paper" else {})))
-hill = wtrained.run_hills(h_cfg)  # the book's one-hill construction (the config's default)
+printed = full(wtrained.run_hills, h_cfg.replace(hills_mode="amp", **({"seeds": 20} if SCALE == "paper" else {})))
+hill = full(wtrained.run_hills, h_cfg)  # the book's one-hill construction (the config's default)
 nus, ns = h_cfg.nus, printed.n
 n_show = ns[-1]
+icl_lab.notebook.reduced(h_cfg)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 1 with the task formula as printed, $\\nu\\cos(\\theta-b)$ for $\\nu=0,1.5,6$: target, noisy context and windows (top), attention weights (middle), ICL error against $n$ of trained units with the population optima dashed (bottom). Reproduces Fig. 1 of Collins et al.; book scale: fewer iterations (see the deviation table).", "name": "fig-win-fig1"}, "image": {"alt": "The tasks are linear on the circle: softmax windows narrow as nu grows, and both softmax and linear attention errors fall with n."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 1 with the task formula as printed, $\\nu\\cos(\\theta-b)$ for $\\nu=0,1.5,6$: target, noisy context and windows (top), attention weights (middle), ICL error against $n$ of trained units with the population optima dashed (bottom). Reproduces Fig. 1 of Collins et al.: 15000 iterations, $n \\in \\{4, 16, 64, 256\\}$, 20 trials.", "name": "fig-win-fig1"}, "image": {"alt": "The tasks are linear on the circle: softmax windows narrow as nu grows, and both softmax and linear attention errors fall with n."}}
 plotting.finish(WF.hills(printed))
 
 # %% [markdown]
@@ -115,7 +118,7 @@ plotting.finish(WF.hills(printed))
 # $\nu=0$ the task is $f\equiv0$ and both units predict about 0 (linear attention exactly, with $M=0$).
 # The book's one-hill construction, same layout and training:
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The book's one-hill construction $\\cos(\\min(\\nu|\\mathrm{wrap}(\\theta-b)|,\\pi))$, not the paper's formula: same layout and training as the figure above. Not a figure of the paper.", "name": "fig-win-fig1-hill"}, "image": {"alt": "Softmax windows narrow as nu grows and its error falls with n; linear attention's profile keeps one shape and its error barely moves."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The book's one-hill construction $\\cos(\\min(\\nu|\\mathrm{wrap}(\\theta-b)|,\\pi))$, not the paper's formula: same layout and training as the figure above, with 5 trials. Not a figure of the paper.", "name": "fig-win-fig1-hill"}, "image": {"alt": "Softmax windows narrow as nu grows and its error falls with n; linear attention's profile keeps one shape and its error barely moves."}}
 plotting.finish(WF.hills(hill))
 
 # %% [markdown]
@@ -182,7 +185,7 @@ assert all(np.diff(w_hill["optimal c over nu"]) > 0)
 # %% tags=["hide-input"]
 freq_cfg = wtrained.HillsConfig.for_scale(SCALE, hills_mode="freq", nus=(6.0,), n_values=(64,), seeds=2,
                                    steps=h_cfg.steps, test_tasks=500, population_tasks=500, linear_prompts=500)
-freq = wtrained.run_hills(freq_cfg)
+freq = full(wtrained.run_hills, freq_cfg)
 display(Markdown("Frequency reading, $\\nu = 6$, $n = 64$: the trained softmax scales $c$ are "
                  + ", ".join(f"{v:.2f}" for v in freq.c_trained[6.0][0].tolist()) + " (errors "
                  + ", ".join(f"{v:.3f}" for v in freq.trained[('softmax', 6.0)][0].tolist())
@@ -203,7 +206,7 @@ assert float(freq.c_trained[6.0][0].max()) < 0.1 * float(freq.c_opt[6.0][0])
 
 # %% tags=["hide-input"]
 f3_cfg = wtrained.NormVsLConfig.for_scale(SCALE)
-f3 = wtrained.run_norm_vs_L(f3_cfg)
+f3 = full(wtrained.run_norm_vs_L, f3_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Spectral norm of $M$ during pretraining for several $L$ (mean \u00b1 std over trials); dotted: population optimum $c^\\star(L)$. Top: $L$ near 1; bottom: small $L$. Reproduces Fig. 3 of Collins et al.", "name": "fig-win-fig3"}, "image": {"alt": "Curves order by L in the small-L grids and coincide around L = 1."}}
 plotting.finish(WF.norm_vs_L(f3))
@@ -275,7 +278,7 @@ ledger["E-34-trained"].measure(
 
 # %% tags=["hide-input"]
 f4_cfg = wtrained.NormVsSigmaNConfig.for_scale(SCALE)
-f4 = wtrained.run_norm_vs_sigma_n(f4_cfg)
+f4 = full(wtrained.run_norm_vs_sigma_n, f4_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Spectral norm of $M$ during pretraining for several noise levels $\\sigma$ (top) and context lengths $n$ (bottom), ReLU and cosine tasks; dotted: population optima. Reproduces Fig. 4 of Collins et al.", "name": "fig-win-fig4"}, "image": {"alt": "The norm ends lower for larger sigma and higher for larger n."}}
 plotting.finish(WF.norm_vs_sigma_n(f4))
@@ -324,7 +327,7 @@ assert s_ok["relu"] and n_ok["relu"]
 
 # %% tags=["hide-input"]
 iso_cfg = wtrained.IsotropyConfig.for_scale(SCALE)
-iso = wtrained.run_isotropy(iso_cfg)
+iso = full(wtrained.run_isotropy, iso_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Anisotropy (left) and scale (right) of $M$ during pretraining from a random anisotropic start, tied and untied, isotropic and non-isotropic inputs. Not a figure of the paper (Lemma B.5 by training).", "name": "fig-win-isotropy"}, "image": {"alt": "Anisotropy falls for isotropic inputs and stays higher for non-isotropic ones."}}
 plotting.finish(WF.isotropy(iso))
@@ -360,7 +363,7 @@ assert all(an[k][1] < 0.5 * an[k][0] for k in an if k[1] == "iso")
 
 # %% tags=["hide-input"]
 f5_cfg = wtrained.TransferTrainingConfig.for_scale(SCALE)
-f5 = wtrained.run_transfer_training(f5_cfg)
+f5 = full(wtrained.run_transfer_training, f5_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Test ICL error during pretraining on each 1-Lipschitz class (three panels) and, bottom right, cosine test error of units pretrained with mismatched $L$. Reproduces Fig. 5 of Collins et al.", "name": "fig-win-fig5"}, "image": {"alt": "Units pretrained on any 1-Lipschitz class reach similar errors; mismatched L ends several times higher."}}
 plotting.finish(WF.transfer_training(f5))
@@ -408,9 +411,10 @@ assert aff_on_cos < 2 and all(v > 1.5 for v in mism.values())
 
 # %% tags=["hide-input"]
 f9_cfg = lowrank.LowRankTrainingConfig.for_scale(SCALE)
-f9 = lowrank.run_lowrank_training(f9_cfg)
+f9 = full(lowrank.run_lowrank_training, f9_cfg)
+icl_lab.notebook.reduced(f9_cfg)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Subspace error $\\rho(M,B)$ (top) and test ICL error (bottom) during pretraining of softmax and linear attention on three low-rank task classes (mean \u00b1 std). Reproduces Fig. 9 of Collins et al.; book scale: fewer iterations and trials.", "name": "fig-win-fig9"}, "image": {"alt": "Softmax rho falls on the affine class; on the other two it falls and rises back; linear attention's rho grows."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Subspace error $\\rho(M,B)$ (top) and test ICL error (bottom) during pretraining of softmax and linear attention on three low-rank task classes (mean \u00b1 std). Reproduces Fig. 9 of Collins et al.: 5000 iterations, 5 trials.", "name": "fig-win-fig9"}, "image": {"alt": "Softmax rho falls on the affine class; on the other two it falls and rises back; linear attention's rho grows."}}
 plotting.finish(WF.lowrank_training(f9))
 
 # %% tags=["hide-input"]
@@ -462,7 +466,7 @@ rho_min = {k: float(v.mean(-1).min()) for k, v in f9.rho.items()}
 display(Markdown("Softmax $\\rho$ of this run, minimum over training and final: "
                  + "; ".join(f"{k[1]} tasks {rho_min[k]:.2f} and {rho_end[k]:.2f}" for k in f9.rho if k[0] == "softmax") + "."))
 cfg_ = lowrank.LowRankTrainingConfig.for_scale(SCALE, kinds=("quadratic", "cosine"), lrs=(1e-2,), steps=5000, records=26)
-cov = lowrank.run_covariate_laws(cfg_, laws=("J", "J-gaussian", "sphere"))
+cov = full(lowrank.run_covariate_laws, cfg_, laws=("J", "J-gaussian", "sphere"))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Softmax $\\rho(M,B)$ over 5000 iterations under three covariate laws (paper's $\\tilde J$ law on the sphere, the same law unprojected, isotropic on the sphere). Not a figure of the paper.", "name": "fig-win-covariates"}, "image": {"alt": "On the isotropic sphere rho falls to about 0.01; under the J law it falls and rises back."}}
 plotting.finish(WF.covariate_laws(cov))
@@ -493,7 +497,7 @@ ledger["E-F9-sphere"].measure(
 
 # %% tags=["hide-input"]
 t44_cfg = lowrank.LowRankTrainingConfig.for_scale(SCALE, kinds=("linear",), covariates="assumption43", sigma=0.0, lrs=(1e-2,))
-t44 = lowrank.run_lowrank_training(t44_cfg)
+t44 = full(lowrank.run_lowrank_training, t44_cfg)
 rho44 = float(t44.rho[("softmax", "linear")][-1].mean())
 cross44 = float(t44.cross[("softmax", "linear")][-1].mean())
 Mf = t44.final_M[("softmax", "linear")]

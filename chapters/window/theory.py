@@ -62,6 +62,7 @@ import numpy as np
 import torch
 
 import icl_lab
+from icl_lab.memo import full
 from icl_lab import criteria, plotting, widgets
 from icl_lab.data import PromptSampler, TwoReLUTask
 from icl_lab.metrics import loglog_slope
@@ -246,7 +247,7 @@ assert z_split.max() < 4 and homog_gap < 1e-10
 
 # %% tags=["hide-input"]
 bv_cfg = population.BiasVarianceConfig.for_scale(SCALE)
-bv = population.run_bias_variance(bv_cfg)
+bv = full(population.run_bias_variance, bv_cfg)
 k3 = len(bv_cfg.c_values)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The bias\u2013variance trade-off measured: one fixed cosine task $\\cos(3\\,\\mathrm{wrap}(\\theta-b))$ and query on the circle, the window of three scales $c$ (shaded), one noisy context, and the estimate's mean \u00b1 std over many contexts; bottom right: squared bias and variance against $c$. Reproduces the schematic Fig. 2 of Collins et al. from simulation.", "name": "fig-win-bias-variance"}, "image": {"alt": "Three panels with shrinking windows around the query: the estimate moves onto the true label while its spread grows; the last panel shows bias falling and variance rising with c."}}
@@ -401,7 +402,7 @@ assert iso_ok
 
 # %% tags=["hide-input"]
 pl_cfg = population.PowerLawConfig.for_scale(SCALE)
-pl = population.run_power_laws(pl_cfg)
+pl = full(population.run_power_laws, pl_cfg)
 c = pl.affine.c
 pos = c > 0
 lo, hi = pl_cfg.fit_signal
@@ -456,9 +457,10 @@ assert mono and relu_ge and under4 and abs(slope_radial + 2) < 0.4
 assert abs(pl.slope_noise - (d_ - 1) / 2) < 0.2  # the measured exponent is the intrinsic one
 
 # %% [markdown]
-# The fit above is taken at $n=3000$ (book scale; $10^4$ at the paper's) where, with its constants kept, Lemma D.1's middle regime
-# $d+\sqrt d\le w\le\big(n/(45\sqrt d\log n)\big)^{2/d}$ ($w=c/2$) is empty: its upper end lies below its
-# lower end. The regime opens only for large $n$; at $n=10^6$ in $d=3$ it is $c\in[9.5,190]$. The
+# The fit above is taken at $n=10^4$ (at the reduced `book` scale, $n=3000$). With its constants kept,
+# Lemma D.1's middle regime $d+\sqrt d\le w\le\big(n/(45\sqrt d\log n)\big)^{2/d}$ ($w=c/2$) is there only
+# a sliver, $c\in[9.5,11.6]$, too short to fit an exponent (at $n=3000$ it is empty: its upper end lies below
+# its lower end). The regime opens only for large $n$; at $n=10^6$ in $d=3$ it is $c\in[9.5,190]$. The
 # noise term needs no tasks, $N_n(c)=\mathbb E\sum_ia_i^2$, so the cell computes it there directly (one
 # draw of $10^6$ points on the sphere, 64 queries) and fits the exponent inside the regime, where the
 # lemma's hypothesis holds.
@@ -551,7 +553,7 @@ assert abs(slope_big - (d_ - 1) / 2) < 0.1
 
 # %% tags=["hide-input"]
 sc_cfg = population.ScalingConfig.for_scale(SCALE)
-sc = population.run_scaling(sc_cfg)
+sc = full(population.run_scaling, sc_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Optimal window scale $c^\\star$ against $\\Lambda=nL^2/\\sigma^2$ for the affine (left) and 2-ReLU (right) classes; circles mark the admissible regime of Theorem 3.4, dotted and dashed lines the bracket's lower and upper exponents. Not a figure of the paper.", "name": "fig-win-scaling"}, "image": {"alt": "c* grows as a power of Lambda inside the admissible regime and flattens for very small noise."}}
 plotting.finish(WF.scaling(sc))
@@ -568,7 +570,7 @@ plotting.finish(WF.scaling(sc))
 # local slope under a quarter of the admissible one at the two smallest $\sigma$. The table lists the fitted exponents with both dimension
 # conventions; the ReLU exponents sit at the upper edge of the Case-2 bracket, and the affine ones
 # match the heuristic $2/(d+3)$ of the intrinsic dimension. Each exponent is fitted to the few
-# admissible points of its curve (three at the book's scale), so the ledger judges it with its 95%
+# admissible points of its curve (three at the reduced `book` scale), so the ledger judges it with its 95%
 # interval (Student $t$ with $k-2$ degrees of freedom): an interval that reaches past the bracket's
 # edge cannot decide.
 
@@ -706,7 +708,7 @@ assert b7["bracket"][0] <= b7["w_star"] <= b7["bracket"][1]  # a check of the dr
 
 # %% tags=["hide-input"]
 tr_cfg = population.TransferConfig.for_scale(SCALE)
-tr = population.run_transfer(tr_cfg)
+tr = full(population.run_transfer, tr_cfg)
 Lp = tr.test_L
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Population loss of the window pretrained at $L=1$ (2-ReLU) tested at other $L'$, against the window matched to each $L'$. Illustrates Theorem 3.5; not a figure of the paper.", "name": "fig-win-transfer"}, "image": {"alt": "The pretrained loss grows like L' squared for large L' and stays at a noise floor for small L', while the matched loss keeps falling."}}
@@ -771,7 +773,7 @@ assert slope_pre > 1.7 and floor_ratio > 2 and abs(slope_direct - 2) < 0.3
 
 # %% tags=["hide-input"]
 la_cfg = population.LinearAttentionConfig.for_scale(SCALE)
-la = population.run_linear_attention(la_cfg)
+la = full(population.run_linear_attention, la_cfg)
 bound = la_cfg.L**2 / 3
 la_rows = []
 for cls in ("affine", "relu"):
@@ -832,7 +834,7 @@ assert z_held > -3 and soft_ratio < 0.2
 
 # %% tags=["hide-input"]
 lr_cfg = population.LowRankLandscapeConfig.for_scale(SCALE)
-lrl = population.run_lowrank_landscape(lr_cfg)
+lrl = full(population.run_lowrank_landscape, lr_cfg)
 titles = population.case_titles(lr_cfg)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Loss on the plane $M=c_1BB^\\top+c_2B_\\perp B_\\perp^\\top$ ($d=10$, $k=2$): Case 1, Case 2 and a general case outside Theorem 4.4 (star: grid minimum). Not a figure of the paper.", "name": "fig-win-landscape"}, "image": {"alt": "In every case the loss is smallest on the line c2 = 0 at positive c1."}}
