@@ -54,7 +54,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 0.05, "book": 0.07, "paper": 0.06})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.05, "book": 0.07, "paper": 0.05})
 
 # %% tags=["remove-input"]
 from IPython.display import Markdown, display

@@ -55,7 +55,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 0.08, "book": 0.09, "paper": 0.08})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.08, "book": 0.09, "paper": 0.17})
 
 # %% tags=["remove-cell"]
 from IPython.display import Markdown, display
@@ -123,9 +123,11 @@ display(Markdown(reports.scale_differences_markdown("book", "paper")))
 # ## How long it takes
 #
 # `benchmarks/book.py` executes every notebook in a fresh kernel, one after the other, and records
-# its wall and CPU time at `ci` and `book` scale, with the machine and its load, and at `paper` scale
-# for every page (`--scales paper --merge` for the two selectors pages; the others measured apart, one
-# torch thread each, as the note under the table says). The latest measurement:
+# its wall and CPU time at `ci`, `book` and `paper` scale, with the machine and its load. At `paper`
+# scale a page reads the stored results above and computes the rest: that is what `make book` runs.
+# Recomputing everything at `paper` scale instead (`tools/reference_pages.sh` and
+# `tools/reference_runs.sh`) takes hours; the tables above give each stored result's CPU time. The
+# latest measurement:
 
 # %% tags=["remove-input"]
 display(Markdown(reports.timings_markdown()))

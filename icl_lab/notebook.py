@@ -22,7 +22,7 @@ import os
 
 from .config import SCALES, configure_threads, default_device, get_scale
 from .claims import Ledger
-from . import plotting
+from . import paths, plotting
 
 WHAT = {
     "ci": "small, for the tests: shows each effect, fastest",
@@ -49,6 +49,9 @@ def table(scale: str, minutes: dict | None = None) -> str:
     cells = {s: _fmt_minutes(minutes.get(s), s) for s in SCALES}
     width = max(23, *(len(c) for c in cells.values()))
     rows = [f"{'*' if s == scale else ' '} {s:<6} {cells[s]:<{width}} {WHAT[s]}" for s in SCALES]
+    if not (paths.REFERENCE / "full").is_dir():  # e.g. a pip install: the shipped results are in the repository only
+        rows.append("  (the results shipped with the book, results/reference/, are not in this installation: "
+                    "at paper scale this notebook computes everything, hours on a CPU)")
     return "\n".join([f"  {'scale':<6} {'run time (2 CPU cores)':<{width}} what it is", *rows])
 
 
