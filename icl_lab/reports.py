@@ -237,26 +237,25 @@ def reference_markdown(root: Path | None = None) -> str:
 
 def full_results_markdown(folder: Path | None = None) -> str:
     """One row per run function with stored full results (:mod:`icl_lab.memo`): how many calls, their
-    CPU time, commit, date, and whether every one is current; threads, size and CPU kind below."""
+    CPU time and whether every one is current; below, the commits, dates, threads, size and CPU kinds."""
     groups: dict[str, list[dict]] = {}
     for m in memo.stored(folder):
         groups.setdefault(m["call"]["function"], []).append(m)
     rows = []
     for name, ms in sorted(groups.items()):
         cpu = sum(m["cpu_seconds"] for m in ms)
-        time = f"{cpu:.0f} s" if cpu < 120 else f"{cpu / 60:.0f} min"
-        commits = sorted({(m.get("code") or {}).get("git_commit") or "?" for m in ms})
-        rows.append([f"`{name.removeprefix('icl_lab.papers.')}`", len(ms), time, ", ".join(c[:7] for c in commits),
-                     max(m["finished"] for m in ms)[:10],
+        rows.append([f"`{name.removeprefix('icl_lab.papers.')}`", len(ms), f"{cpu:.0f} s" if cpu < 120 else f"{cpu / 60:.0f} min",
                      "yes" if all(m["current"] for m in ms) else f"{sum(not m['current'] for m in ms)} stale"])
     if not rows:
         return "No full results are stored yet: `tools/reference_pages.sh` computes them."
     every = [m for ms in groups.values() for m in ms]
-    threads = ", ".join(sorted({str(m.get("threads")) for m in every}))
-    return (md_table(["run function", "calls", "CPU time", "commit", "date", "current"], rows)
-            + f"\n\nTogether {len(every)} calls, {sum(m['cpu_seconds'] for m in every) / 60:.0f} min of CPU time "
-              f"with {threads} torch thread(s) each, {sum(m['bytes'] or 0 for m in every) / 1e6:.0f} MB; "
-              f"CPU kind {', '.join(sorted({str(m.get('cpu_kind')) for m in every}))}.")
+    sorted_set = lambda key: ", ".join(sorted({str(key(m)) for m in every}))  # noqa: E731
+    return (md_table(["run function", "calls", "CPU time", "current"], rows)
+            + f"\n\nTogether {len(every)} calls, {sum(m['cpu_seconds'] for m in every) / 60:.0f} min of CPU time, "
+              f"{sum(m['bytes'] or 0 for m in every) / 1e6:.0f} MB; computed at commit "
+              f"{sorted_set(lambda m: ((m.get('code') or {}).get('git_commit') or '?')[:7])} on "
+              f"{sorted_set(lambda m: m['finished'][:10])}, with {sorted_set(lambda m: m.get('threads'))} torch "
+              f"thread(s) each, on CPU kind {sorted_set(lambda m: m.get('cpu_kind'))} (`icl_lab.records.cpu_kind`).")
 
 
 def differences_markdown(a: ClaimsTable, b: ClaimsTable, name_a: str, name_b: str) -> tuple[str, int]:
