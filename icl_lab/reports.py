@@ -253,7 +253,7 @@ def full_results_markdown(folder: Path | None = None) -> str:
     return (md_table(["run function", "calls", "CPU time", "current"], rows)
             + f"\n\nTogether {len(every)} calls, {sum(m['cpu_seconds'] for m in every) / 60:.0f} min of CPU time, "
               f"{sum(m['bytes'] or 0 for m in every) / 1e6:.0f} MB; computed at commit "
-              f"{sorted_set(lambda m: ((m.get('code') or {}).get('git_commit') or '?')[:7])} on "
+              f"{sorted_set(lambda m: ((m.get('code') or {}).get('git_commit') or '?')[:7] + ('+dirty' if (m.get('code') or {}).get('git_dirty') else ''))} on "
               f"{sorted_set(lambda m: m['finished'][:10])}, with {sorted_set(lambda m: m.get('threads'))} torch "
               f"thread(s) each, on CPU kind {sorted_set(lambda m: m.get('cpu_kind'))} (`icl_lab.records.cpu_kind`).")
 
