@@ -101,7 +101,11 @@ def _read(folder: Path, name: str, key: str, call: dict, code: str):
         meta = json.loads(meta_path.read_text())
     except (OSError, ValueError):
         return None
-    if meta.get("call") != call or meta.get("fingerprint") != code or meta.get("format") != FORMAT:
+    if meta.get("call") != call or meta.get("format") != FORMAT:
+        return None
+    if meta.get("fingerprint") != code:  # computed by other code: say so, a paper-scale call can take long
+        warnings.warn(f"{name}: the result stored in {meta_path.parent} was computed by other code; computing it "
+                      "again (tools/reference_pages.sh regenerates the shipped ones)", stacklevel=3)
         return None
     try:
         return torch.load(folder / name / f"{key}.pt", map_location="cpu", weights_only=False)

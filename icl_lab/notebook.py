@@ -75,6 +75,19 @@ def setup(scale: str | None = None, minutes: dict | None = None, *, quiet: bool 
     return chosen
 
 
+def _say(text: str) -> None:
+    """In a notebook, an italic sentence of the page; elsewhere (a script, the tests) a line of output."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+    except ImportError:
+        get_ipython = None
+    if get_ipython is not None and get_ipython() is not None:
+        display(Markdown(f"*{text}*"))
+    else:
+        print(text)
+
+
 def chapter(paper: str, part: str | None = None):
     """``(scale, ledger)`` of a chapter page: the active scale and an empty
     :class:`~icl_lab.claims.Ledger` of ``paper`` (``part``: which page of a paper split in several);
@@ -87,15 +100,7 @@ def chapter(paper: str, part: str | None = None):
     where = "the CPU" if device == "cpu" else f"the GPU ({device})"
     text = (f"This page ran at the {scale} scale ({WHAT[scale]}) on {where}, "
             f"with {threads} torch thread{'s' if threads > 1 else ''}.")
-    try:  # in a notebook, a sentence of the page; elsewhere (a script, the tests) a line of output
-        from IPython import get_ipython
-        from IPython.display import Markdown, display
-    except ImportError:
-        get_ipython = None
-    if get_ipython is not None and get_ipython() is not None:
-        display(Markdown(f"*{text}*"))
-    else:
-        print(text)
+    _say(text)
     return scale, Ledger(paper, part=part)
 
 
@@ -132,14 +137,5 @@ def reduced_text(*cfgs, scale: str | None = None) -> str:
 def reduced(*cfgs, scale: str | None = None) -> None:
     """Show :func:`reduced_text` in the page (nothing at paper scale)."""
     text = reduced_text(*cfgs, scale=scale)
-    if not text:
-        return
-    try:
-        from IPython import get_ipython
-        from IPython.display import Markdown, display
-    except ImportError:
-        get_ipython = None
-    if get_ipython is not None and get_ipython() is not None:
-        display(Markdown(f"*{text}*"))
-    else:
-        print(text)
+    if text:
+        _say(text)

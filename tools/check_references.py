@@ -78,8 +78,8 @@ def recompute(name: str, rec: dict) -> tuple[str, bool, float, str]:
 
 
 def recompute_full(meta_path: str) -> tuple[str, bool, float, str]:
-    """Compute a stored full result again (one torch thread per stored threads); (path, identical, seconds,
-    what differs)."""
+    """Compute a stored full result again, with the torch threads it was stored with; (path, identical,
+    seconds, what differs)."""
     import torch
 
     from icl_lab import memo
@@ -146,6 +146,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", help="experiments to check (default: every one with shipped records)")
     ap.add_argument("--jobs", type=int, default=2, help="records recomputed at a time (default 2)")
+    ap.add_argument("--fingerprints-only", action="store_true",
+                    help="only check that every reference record and stored full result is current (seconds)")
     ap.add_argument("--full-seconds", type=float, default=30.0,
                     help="recompute the stored full results that took at most this much CPU time (default 30)")
     args = ap.parse_args(argv)
@@ -173,6 +175,8 @@ def main(argv=None) -> int:
             other.append(f"{name} (computed on CPU kind {kind})")
             continue
         todo.append((name, cheapest))
+    if args.fingerprints_only:
+        todo, other = [], []
     unknown = {name for name, rec in todo if rec["meta"].get("cpu_kind") is None}
     results = []
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -183,7 +187,8 @@ def main(argv=None) -> int:
     fails, others, another_kind = judge(results, unknown)
     failures += fails
     other += others
-    full_failures, full_other, full_done = ([], [], 0) if args.names else check_full(args.jobs, args.full_seconds, here)
+    full_failures, full_other, full_done = ([], [], 0) if args.names else check_full(
+        args.jobs, -1.0 if args.fingerprints_only else args.full_seconds, here)
     failures += full_failures
     other += full_other
     if another_kind:
