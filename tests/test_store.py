@@ -304,6 +304,25 @@ def test_the_fingerprint_covers_the_code_that_computes_an_experiment_only():
         assert reworded != text and fingerprint(module, {path: reworded.encode()}) == base
 
 
+def test_the_reduced_scales_are_not_in_the_fingerprint():
+    """A config class's CI/BOOK/BOOK_WHY choose other configs, whose records have other keys: changing
+    them leaves the paper's records current; changing a paper default (a field) does not."""
+    from icl_lab.records import PACKAGE, fingerprint
+
+    module = registry.all_experiments()["selectors.alpha"].run.__module__
+    base = fingerprint(module)
+    path = PACKAGE / "papers/selectors/experiments.py"
+    text = path.read_text()
+    cls = text.index("class AlphaSweepConfig")
+    ci = text.index("    CI = dict(", cls)
+    assert fingerprint(module, {path: (text[:ci] + "    CI = dict(steps=3)\n" + text[ci:]).encode()}) == base
+    steps = text.index("    steps: int = ", cls)
+    changed = text[:steps] + "    steps: int = 7\n" + text[text.index("\n", steps) + 1:]
+    assert fingerprint(module, {path: changed.encode()}) != base
+    # only a class's own assignments of those names: a module-level CI is code like any other
+    assert fingerprint(module, {path: (text + "\nCI = dict(steps=3)\n").encode()}) != base
+
+
 def test_shipped_references_are_a_read_only_layer(tmp_path, monkeypatch, toy_registry):
     """load_or_run serves a current record of the shipped references (whole or in seed chunks) when the
     results folder has none, computes nothing, and never writes into the shipped folder."""
