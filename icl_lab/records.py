@@ -186,7 +186,8 @@ def _computing(module: str) -> bool:
     return not (module.count(".") == 1 and last in NOT_COMPUTING) and not last.startswith("figures")
 
 
-def _imports_of(module: str, text: str) -> set[str]:
+@functools.lru_cache(maxsize=256)  # parsing is most of a fingerprint's cost; the arguments are the text
+def _imports_of(module: str, text: str) -> frozenset[str]:
     """The icl_lab modules ``module`` imports (anywhere in it); ``from pkg import name`` counts the
     submodule ``pkg.name`` where one exists, else the package."""
     out, pkg = set(), module if _source_of(module).name == "__init__.py" else module.rpartition(".")[0]
@@ -199,7 +200,7 @@ def _imports_of(module: str, text: str) -> set[str]:
                 out |= subs or {mod}
         elif isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.startswith("icl_lab")}
-    return out
+    return frozenset(out)
 
 
 #: a config class's reduced-scale overrides: they choose which configs run, and a config is part of its
@@ -212,6 +213,7 @@ def _override(node) -> bool:
             and node.targets[0].id in SCALE_OVERRIDES)
 
 
+@functools.lru_cache(maxsize=256)
 def _code_of(source: bytes) -> bytes:
     """A module's syntax tree without docstrings and without the ``CI``/``BOOK``/``BOOK_WHY`` assignments
     of its classes: rewording a comment or a docstring, re-wrapping a line or changing a reduced scale

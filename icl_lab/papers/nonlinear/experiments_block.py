@@ -59,7 +59,7 @@ class BlockConfig(Sec6Runs):
     test_prompts: int = 300
     record_epochs: int = 2
     test_seed: int = 70_000
-    CI = dict(N=50, M=200, epochs=100, seeds=1, test_prompts=200, record_epochs=2, batch=25)
+    CI = dict(N=50, M=200, epochs=60, seeds=1, test_prompts=200, record_epochs=2, batch=25)
     BOOK = dict(N=50, M=200, epochs=100, seeds=1, test_prompts=200, batch=25)
     BOOK_WHY = dict(N="half the paper's context halves the cost of every step; the attention maps still resolve the 4 features",
                     M="200 prompts (batch 25, 8 steps an epoch) instead of 300 (batch 30, 10 steps)",

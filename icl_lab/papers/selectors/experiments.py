@@ -88,7 +88,7 @@ class NoiseSweepConfig(SelectorsConfig):
     # (1 - eps_m - tau M1)^(-1/2) applies; 1-4: far outside it, where training slows and then fails
     taus: tuple = (0.0, 0.02, 0.04, 0.06, 1.0, 2.0, 2.5, 3.0, 4.0)
     noise_in_span: bool = True
-    CI = dict(taus=(0.0, 0.04, 2.0, 4.0), seeds=2, steps=350, test_prompts=300)
+    CI = dict(taus=(0.0, 0.04, 2.0, 4.0), seeds=2, steps=250, test_prompts=300)
     BOOK = dict(steps=600)
     BOOK_WHY = dict(steps="hits come within about 350 steps; 600 still separate slow from failing")
 
@@ -162,7 +162,7 @@ class PatternCountConfig(SelectorsConfig):
 
     M2s: tuple = (56, 120, 248)  # M = 64, 128, 256 >= M1^2 (Sec. 3.1)
     M2: int = 248
-    CI = dict(M2s=(56, 248), seeds=2, steps=300, test_prompts=300)
+    CI = dict(M2s=(56, 248), seeds=2, steps=200, test_prompts=300)
     BOOK = dict(M2s=(56, 248), seeds=2, steps=400)
     BOOK_WHY = dict(M2s="the two ends of the M range (64 and 256) give the slope; the middle adds 40% of the cost",
                     seeds="the hits do not vary with M for a given seed", steps="every hit comes before 200 steps")
@@ -244,7 +244,7 @@ class TaskCountConfig(SelectorsConfig):
     n_tasks: tuple = (1, 2, 4, 6, 8)
     extra_sets: tuple = ("unbalanced", "all_pairs")
     # seeds: 3 at every scale (the default), since S8b and S9 are decided on intervals over seeds
-    CI = dict(n_tasks=(2, 4, 8), extra_sets=("unbalanced",), seeds=3, steps=400, test_prompts=300)
+    CI = dict(n_tasks=(2, 4, 8), extra_sets=("unbalanced",), seeds=3, steps=250, test_prompts=300)
     BOOK = dict(steps=600)
     BOOK_WHY = dict(steps="the solvable sets converge within 400 steps")
 
