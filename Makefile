@@ -15,6 +15,12 @@ JB     := $(BIN)/jupyter-book
 NOTEBOOK_DIRS := chapters synthesis
 # notebooks executed at once by make book / book-ci, and torch threads per kernel (2 x 1 on two cores)
 JOBS ?= 2
+# make test: one pytest worker more than JOBS, because about a tenth of the suite waits (kernel start-ups,
+# timeouts, subprocesses) rather than computes
+TEST_JOBS ?= $(shell echo $$(( $(JOBS) + 1 )))
+# Python's byte-code caches (__pycache__, git-ignored) are written even where the environment turns them
+# off: every pytest process and command-line subprocess would otherwise compile the tests and the library again
+unexport PYTHONDONTWRITEBYTECODE
 KERNEL_THREADS ?= 1
 # seconds a cell may run in that pre-execution before it is abandoned (the build then executes that notebook
 # itself): a kernel that stops answering (seen once: two kernels started at the same moment) must not stall
@@ -82,11 +88,11 @@ browser-check: $(TEST_STAMP)
 lab: $(TEST_STAMP)
 	$(BIN)/jupyter lab
 
-# the chapters' notebooks (collected first: the longest work starts first) and the unit tests on $(JOBS) pytest
+# the chapters' notebooks (collected first: the longest work starts first) and the unit tests on $(TEST_JOBS) pytest
 # workers (one notebook stays on one worker, its cells in order: --dist loadscope), $(KERNEL_THREADS) torch
 # thread(s) each; then the synthesis, which reads the ledgers the chapters exported
 test: $(TEST_STAMP)
-	ICL_LAB_SCALE=ci ICL_LAB_THREADS=$(KERNEL_THREADS) ICL_LAB_PROGRESS=0 $(BIN)/python -m pytest --nbval-lax -q -n $(JOBS) --dist loadscope chapters tests </dev/null
+	ICL_LAB_SCALE=ci ICL_LAB_THREADS=$(KERNEL_THREADS) ICL_LAB_PROGRESS=0 $(BIN)/python -m pytest --nbval-lax -q -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder chapters tests </dev/null
 	ICL_LAB_SCALE=ci ICL_LAB_PROGRESS=0 $(BIN)/python -m pytest --nbval-lax -q synthesis </dev/null
 
 unit: $(TEST_STAMP)

@@ -159,6 +159,17 @@ def test_oracle_and_binomial_tail():
     assert lib.prompt_length_bound(64, 0.6) == 14
 
 
+def test_the_tails_of_a_grid_of_c_are_the_single_tails_exactly():
+    """tails.lower_tails reads every c from one pass over the terms: the same floats as one call per c,
+    c = 1 (k_max = 0) and c > 1 (an empty sum) included."""
+    from icl_lab.papers.selectors import tails
+
+    cs = [0.05, 0.3, 0.5, 0.95, 1.0, 1.5]
+    for alpha in (0.2, 0.6, 1.0):
+        for l in (1, 2, 7, 40, 333):
+            assert tails.lower_tails(alpha, l, cs) == [lib.binomial_lower_tail(alpha, l, c) for c in cs]
+
+
 def test_chernoff_hoeffding_certificate_of_37():
     """(37) holds at every l where KL((1-c)p || p) >= c^2 alpha/2, and fails at large l where the inequality
     is strict the other way: the certificate and the exact tail agree."""

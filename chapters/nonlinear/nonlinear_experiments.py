@@ -250,8 +250,9 @@ display(Markdown(f"Steps to $T^1$ and $T^*$ at $N = {', '.join(f'{v:g}' for v in
     ["$L$", "$T^1$", "$T^*$", "slope of $T^1$", "slope of $T^*$", "slope of the Phase-II rate"],
     [[f"{Lv:g}", ", ".join(f"{t:.0f}" for t in dres.T1[:, j].tolist()), ", ".join(f"{t:.0f}" for t in dres.T_star[:, j].tolist()),
       f"{sl_T1[j]:.2f}", f"{sl_Ts[j]:.2f}", f"{sl_r2[j]:.2f}"] for j, Lv in enumerate(dcfg.L_values)])))
-# Prop. 3 inside its hypotheses: eps = 1/K = 0.25 (K >= 1/eps), N from 1600 to 102400 (> 20 K^3), one flat and one sharp L
-dcfg_in = dcfg.replace(eps=1 / dcfg.K, L_values=(0.5, 2.0), N_grid=(1600, 6400, 25_600, 102_400))
+# Prop. 3 inside its hypotheses: eps = 1/K = 0.25 (K >= 1/eps), N from 1600 to 102400 (> 20 K^3; ci: to 25600), one flat and one sharp L
+dcfg_in = dcfg.replace(eps=1 / dcfg.K, L_values=(0.5, 2.0),
+                       N_grid=icl_lab.by_scale(ci=(1600, 6400, 25_600), paper=(1600, 6400, 25_600, 102_400)))
 dres_in = full(nl.run_delta, dcfg_in)
 Ng_in = torch.tensor(dcfg_in.N_grid, dtype=F64)
 sl_r2_in = [metrics.loglog_slope(Ng_in, dres_in.rate2[:, j]) for j in range(len(dcfg_in.L_values))]

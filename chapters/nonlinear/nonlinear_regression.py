@@ -721,7 +721,7 @@ ledger["C7a"].measure(
 # the same top octave with M_big prompts: with M = 150 prompts and K = 32 each feature is the query of
 # about 5 prompts, and T^1 waits for the features whose sampled query share is smallest; M_big prompts
 # bring the sample loss close to the population loss the theorem is about
-M_big = icl_lab.by_scale(ci=1000, paper=3000)
+M_big = icl_lab.by_scale(ci=500, paper=3000)
 T1_big = [[float(full(nl._phase1, scfg.replace(M=M_big, seed=sd), Kk, max(scfg.N, 2 * Kk**3), scfg.delta, scfg.L_ref,
                       scfg.eta_ref, M_big, direct=True, _keep=("T1",))["T1"][0]) for Kk in Kg[top].int().tolist()]
           for sd in range(3)]

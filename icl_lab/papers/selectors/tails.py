@@ -10,9 +10,10 @@ strict the other way: the exact tail decays like ``exp(-l KL) / sqrt(l)``, slowe
 
 from __future__ import annotations
 
+import itertools
 import math
 
-__all__ = ["kl_bernoulli", "certified", "smallest_certified_c", "log_lower_tail"]
+__all__ = ["kl_bernoulli", "certified", "smallest_certified_c", "log_lower_tail", "lower_tails"]
 
 
 def kl_bernoulli(a: float, p: float) -> float:
@@ -50,3 +51,13 @@ def log_lower_tail(alpha: float, l: int, c: float) -> float:
              for k in range(k_max + 1)]
     top = max(terms)
     return top + math.log(sum(math.exp(t - top) for t in terms))
+
+
+def lower_tails(alpha: float, l: int, cs) -> list[float]:
+    """:func:`~icl_lab.papers.selectors.theory.binomial_lower_tail` at every c of ``cs`` from one pass over
+    the binomial terms: the same terms added in the same order, so the same floats, for a grid of c at
+    the cost of one."""
+    p = alpha / 2
+    k_max = [math.floor((1 - c) * l * p + 1e-12) for c in cs]
+    partial = list(itertools.accumulate(math.comb(l, k) * p**k * (1 - p) ** (l - k) for k in range(max(k_max) + 1)))
+    return [float(partial[k]) if k >= 0 else 0.0 for k in k_max]
