@@ -331,7 +331,7 @@ plotting.finish(CF.draw_training(res, cfg))
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "The attention weights $a_i$ of one query over a prompt of 24 demonstrations (4 orthonormal features in $d = 8$), coloured by each demonstration's feature, for $Q = \\alpha I$: at $\\alpha = 0$ they are uniform; as $\\alpha$ grows they concentrate on the demonstrations that share the query's feature.", "name": "fig-common-alpha-slider"}}
 demo_sampler = PromptSampler.from_features(standard_basis(4, 8), LinearTask(8), N=24)
 demo = demo_sampler.sample(1, icl_lab.make_generator(5))
-widgets.static_slider(lambda alpha: CF.draw_attention(demo, alpha), [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0], name="$\\alpha$", fmt="{:.1f}",
+widgets.static_slider(lambda alpha: CF.draw_attention(demo, alpha), icl_lab.notebook.frames([0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0]), name="$\\alpha$", fmt="{:.1f}",
                       alt="the attention weights of one query over a prompt of 24 demonstrations, coloured by feature, for Q = alpha I")
 
 # %% tags=["remove-cell"]

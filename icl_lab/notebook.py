@@ -139,3 +139,12 @@ def reduced(*cfgs, scale: str | None = None) -> None:
     text = reduced_text(*cfgs, scale=scale)
     if text:
         _say(text)
+
+
+def frames(values, scale: str | None = None) -> list:
+    """The positions of a kernel-free slider: every value, except at the ci scale (the tests), where a
+    slider of more than three keeps its first, middle and last (each frame is a rendered figure)."""
+    values = list(values)
+    if get_scale(scale) != "ci" or len(values) <= 3:
+        return values
+    return [values[0], values[len(values) // 2], values[-1]]

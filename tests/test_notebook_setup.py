@@ -152,3 +152,13 @@ def test_a_reduced_scale_names_its_reductions_above_the_figures():
     labelled = reduced_text(("the replica", cv.ReplicaConfig.for_scale("ci")), scale="ci")
     assert labelled.startswith("Computed at the ci scale") and "the replica: " in labelled
     assert reduced_text(cv.SweepConfig.for_scale("book"), scale="book") == ""  # nothing reduced: nothing said
+
+
+def test_a_slider_keeps_every_frame_except_at_the_ci_scale():
+    from icl_lab.notebook import frames
+
+    seven = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+    assert frames(seven, scale="paper") == seven and frames(seven, scale="book") == seven
+    assert frames(seven, scale="ci") == [0.3, 0.6, 0.9]
+    assert frames([10, 30, 100, 300], scale="ci") == [10, 100, 300]
+    assert frames((1, 2, 3), scale="ci") == [1, 2, 3]

@@ -344,8 +344,7 @@ assert uw.bound_violation < 1e-9 and track
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The four phases of an under-represented feature (mean-field flow, as in the under-represented-feature figure of the previous page) for a chosen $p_1$; the slider works without a kernel. Not a figure of the paper.", "name": "fig-cv-p1-slider"}}
 K_demo = icl_lab.by_scale(ci=20, paper=50)
-p1_frames = icl_lab.by_scale(ci=[0.3, 0.6, 0.9], paper=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])  # ci: three frames (a test)
-widgets.static_slider(lambda p1: cplot.draw_p1_portrait(K_demo, p1), p1_frames, name="$p_1$ (the dominant feature's probability)", fmt="{:.1f}",
+widgets.static_slider(lambda p1: cplot.draw_p1_portrait(K_demo, p1), icl_lab.notebook.frames([0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]), name="$p_1$ (the dominant feature's probability)", fmt="{:.1f}",
                       alt="the weights A_k, B_k,1 and B_k,n of an under-represented feature over time under the mean-field flow, with its four phases shaded: the phases start later and last longer as p1 grows")
 
 # %% [markdown]
@@ -355,7 +354,7 @@ widgets.static_slider(lambda p1: cplot.draw_p1_portrait(K_demo, p1), p1_frames, 
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Population attention map of the analysed model under GD ($K = 3$, $N = 60$, $\\eta = 1$) for a chosen $p_1$, with $p_2 = p_3 = (1-p_1)/2$; the slider works without a kernel. Not a figure of the paper.", "name": "fig-cv-heat-slider"}}
 pops = {p1: th.population_columns(th.p_for("imbalanced", 3, p1), 60, 1.0, 1000, record_every=1)
-        for p1 in icl_lab.by_scale(ci=(0.34, 0.65, 0.9), paper=(0.34, 0.5, 0.65, 0.8, 0.9))}  # ci: three frames (a test)
+        for p1 in icl_lab.notebook.frames((0.34, 0.5, 0.65, 0.8, 0.9))}
 widgets.static_slider(lambda p1: cplot.draw_population_heat(pops[p1], p1), list(pops), name="$p_1$", fmt="{:.2f}",
                       alt="population attention maps (query feature against attended feature) after 1 to 1000 GD steps for this p1")
 

@@ -886,7 +886,7 @@ def draw_window(L=1.0, sigma=0.1, n=100, d=2):
     return WF.draw_window(L, sigma, n, d, tasks=TASKS)
 
 
-widgets.static_slider(lambda L: draw_window(L=L), [0.03, 0.1, 0.3, 1.0, 3.0, 10.0], name="$L$ ($\\sigma = 0.1$, $n = 100$, $d = 2$)", fmt="{:g}",
+widgets.static_slider(lambda L: draw_window(L=L), icl_lab.notebook.frames([0.03, 0.1, 0.3, 1.0, 3.0, 10.0]), name="$L$ ($\\sigma = 0.1$, $n = 100$, $d = 2$)", fmt="{:g}",
                       alt="the optimal attention window on the sphere and its attention profile against the angle from the query, next to linear attention's, for this L")
 
 # %% tags=["remove-cell"]
@@ -908,7 +908,7 @@ widgets.live(_live, L=ipywidgets.FloatLogSlider(value=1.0, base=10, min=-2, max=
 # narrower window.
 
 # %% tags=["hide-input"] mystnb={"figure": {"caption": "The optimal window for a chosen number of demonstrations $n$ ($L = 1$, $\\sigma = 0.1$, $d = 2$), drawn as in the previous figure: more demonstrations, a narrower window.", "name": "fig-win-n-slider"}}
-widgets.static_slider(lambda n_: draw_window(L=1.0, sigma=0.1, n=n_), [10, 30, 100, 300, 1000], name="$n$ ($L = 1$, $\\sigma = 0.1$, $d = 2$)",
+widgets.static_slider(lambda n_: draw_window(L=1.0, sigma=0.1, n=n_), icl_lab.notebook.frames([10, 30, 100, 300, 1000]), name="$n$ ($L = 1$, $\\sigma = 0.1$, $d = 2$)",
                       alt="the optimal attention window on the sphere and its attention profile against the angle from the query, next to linear attention's, for this n")
 
 # %% [markdown]
