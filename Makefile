@@ -88,7 +88,7 @@ browser-check: $(TEST_STAMP)
 lab: $(TEST_STAMP)
 	$(BIN)/jupyter lab
 
-# the chapters' notebooks (collected first: the longest work starts first) and the unit tests on $(TEST_JOBS) pytest
+# the chapters' notebooks and the unit tests, longest file first (conftest.py orders them), on $(TEST_JOBS) pytest
 # workers (one notebook stays on one worker, its cells in order: --dist loadscope), $(KERNEL_THREADS) torch
 # thread(s) each; then the synthesis, which reads the ledgers the chapters exported
 test: $(TEST_STAMP)

@@ -1,14 +1,15 @@
 """Root test configuration, applied to tests/ and to the notebooks that nbval collects from
 chapters/: use the small `ci` scale, two torch threads and a non-interactive matplotlib backend,
-unless the caller set them (ICL_LAB_SCALE=paper make test runs the notebooks at paper scale)."""
+unless the caller set them (ICL_LAB_SCALE=paper make test runs the notebooks at paper scale); and run
+the longest files first."""
+import json
 import os
+from pathlib import Path
 
 os.environ.setdefault("ICL_LAB_SCALE", "ci")
 os.environ.setdefault("ICL_LAB_THREADS", "2")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-import json  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 #: seconds a unit-test module takes at ci scale on 2 cores, for those that wait on kernels, clusters or

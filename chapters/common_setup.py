@@ -41,7 +41,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 0.14, "book": 0.27, "paper": 0.32})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.13, "book": 0.27, "paper": 0.31})
 
 # %%
 import math

@@ -55,7 +55,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 0.08, "book": 0.09, "paper": 0.17})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.08, "book": 0.09, "paper": 0.08})
 
 # %% tags=["remove-cell"]
 from IPython.display import Markdown, display

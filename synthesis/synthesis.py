@@ -37,7 +37,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 0.14, "book": 0.11, "paper": 0.15})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.09, "book": 0.11, "paper": 0.1})
 
 # %% tags=["remove-cell"]
 import math

@@ -162,3 +162,20 @@ def test_a_slider_keeps_every_frame_except_at_the_ci_scale():
     assert frames(seven, scale="ci") == [0.3, 0.6, 0.9]
     assert frames([10, 30, 100, 300], scale="ci") == [10, 100, 300]
     assert frames((1, 2, 3), scale="ci") == [1, 2, 3]
+
+
+def test_the_test_order_knows_every_chapters_ci_time():
+    """make test runs the longest files first from benchmarks/results/book.json: a notebook without a ci
+    row there would be handed out last, whatever its length."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("root_conftest", root / "conftest.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    seconds = mod._expected_seconds()
+    notebooks = sorted(p.relative_to(root).as_posix() for p in (root / "chapters").rglob("*.ipynb")
+                       if ".ipynb_checkpoints" not in p.parts)
+    assert notebooks and [nb for nb in notebooks if nb not in seconds] == []
+    assert all(seconds[k] > 0 for k in mod.SLOW_TESTS)

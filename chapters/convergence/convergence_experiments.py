@@ -32,7 +32,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 0.48, "book": 1.09, "paper": 0.35})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.38, "book": 1.09, "paper": 0.3})
 
 # %% tags=["hide-input"]
 import math

@@ -35,7 +35,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 1.11, "book": 1.23, "paper": 0.7})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.66, "book": 1.23, "paper": 0.36})
 
 # %%
 import math

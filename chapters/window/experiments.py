@@ -50,7 +50,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 0.67, "book": 0.61, "paper": 0.14})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.57, "book": 0.61, "paper": 0.09})
 
 # %%
 import math
