@@ -20,7 +20,7 @@ from .registry import experiments, resolve_experiment
 from .render import md_table
 from .reports import differences_markdown, point_text, seed_ranges, stored_results, stored_results_markdown
 from .store import ResultsStore, check_root
-from .tasks import check_environment
+from .runner import check_environment
 
 EPILOG_MAIN = """\
 examples:

@@ -33,7 +33,7 @@ PACKAGE = Path(__file__).resolve().parent
 #: modules that present, store or schedule results: not part of any experiment's fingerprint
 #: (nor is a paper's figures*.py), so editing them never makes a record stale
 NOT_COMPUTING = frozenset({"plotting", "widgets", "claims", "claims_html", "render", "cli", "reports", "notebook",
-                           "paths", "store", "tasks", "sweep", "registry", "records", "resources", "memo"})
+                           "paths", "store", "runner", "sweep", "registry", "records", "resources", "memo"})
 
 
 class StoreError(ConfigError):

@@ -32,7 +32,7 @@ from .render import split_top_level
 from .registry import resolve_experiment
 from .resources import check_memory, memory_limit
 from .store import ResultsStore, merge_records
-from .tasks import Busy, Task, at_point, check_environment, check_tasks, execute_task, usable_device, worker_wait
+from .runner import Busy, Task, at_point, check_environment, check_tasks, execute_task, usable_device, worker_wait
 
 EXECUTORS = ("local", "dask")
 ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$|^[\w.-]+:\d{1,5}$")

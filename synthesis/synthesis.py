@@ -47,7 +47,7 @@ import torch
 from IPython.display import Markdown, display
 
 import icl_lab
-from icl_lab import plotting, tasks, widgets
+from icl_lab import plotting, runner, widgets
 from icl_lab.claims import ClaimsTable
 from icl_lab.data import LinearTask, PromptSampler, standard_basis
 from icl_lab.papers.synthesis import figures as SF
@@ -229,13 +229,13 @@ ledger["X0"].measure({"largest difference": gap, "every prediction inside [min y
 #
 # The experiment trains one linear law and one cosine law per $L$, all seeds together, in **one**
 # batched training: a `StackedSampler` gives every run its own data law, the model and trainer are
-# the ones every chapter uses. `tasks.load_or_run` reads the result from the results store when a
+# the ones every chapter uses. `runner.load_or_run` reads the result from the results store when a
 # run of this exact configuration with the current library is stored there (e.g. by
 # `icl-lab run synthesis.cross_paper --scale paper`), and computes and stores it otherwise.
 
 # %% tags=["remove-input"]
 cfg = CrossPaperConfig.for_scale()
-res = result_from_summary(cfg, tasks.load_or_run("synthesis.cross_paper", cfg))
+res = result_from_summary(cfg, runner.load_or_run("synthesis.cross_paper", cfg))
 slope, intercept = contrast_law_fit(res)
 t_mean = res.t_half.nanmean(-1)
 lin = res.laws.index("linear")

@@ -15,7 +15,7 @@ import pytest
 
 import _sweep_toy
 from _sweep_toy import ToyConfig
-from icl_lab import ConfigError, cli, records, sweep, tasks
+from icl_lab import ConfigError, cli, records, runner, sweep
 from icl_lab.papers.convergence.experiments import ReplicaConfig
 from icl_lab.store import ResultsStore
 
@@ -44,7 +44,7 @@ def test_devices_torch_cannot_compute_on_are_refused_everywhere(capsys, tmp_path
     assert one_line_error(code, err) and "ICL_LAB_DEVICE" in err
     monkeypatch.delenv("ICL_LAB_DEVICE")
     with pytest.raises(ConfigError, match="^device must be cpu or cuda"):
-        tasks.load_or_run(toy, ToyConfig(seeds=1), tmp_path / "r", device=device)
+        runner.load_or_run(toy, ToyConfig(seeds=1), tmp_path / "r", device=device)
     with pytest.raises(ConfigError, match="^device must be cpu or cuda"):
         sweep.run(sweep.plan(toy, "paper", seeds=1), results_dir=tmp_path / "r", device=device, progress=False)
     assert not (tmp_path / "r").exists() and not _sweep_toy.CALLS
@@ -53,7 +53,7 @@ def test_devices_torch_cannot_compute_on_are_refused_everywhere(capsys, tmp_path
 def test_the_environment_is_checked_by_every_entry_point(tmp_path, monkeypatch, toy):
     monkeypatch.setenv("ICL_LAB_LOCK_STALE", "abc")
     for call in (lambda: sweep.run(sweep.plan(toy, "paper", seeds=1), results_dir=tmp_path, progress=False),
-                 lambda: tasks.load_or_run(toy, ToyConfig(seeds=1), tmp_path)):
+                 lambda: runner.load_or_run(toy, ToyConfig(seeds=1), tmp_path)):
         with pytest.raises(ConfigError, match="^ICL_LAB_LOCK_STALE must be"):
             call()
     assert not _sweep_toy.CALLS
@@ -64,14 +64,14 @@ def test_a_record_path_or_experiment_folder_taken_by_something_else_is_refused_b
     st = ResultsStore(tmp_path)
     st.path_for(toy, cfg).mkdir(parents=True)  # a folder where the record belongs
     with pytest.raises(ConfigError, match="is not a file; remove it"):
-        tasks.load_or_run(toy, cfg, tmp_path)
+        runner.load_or_run(toy, cfg, tmp_path)
     with pytest.raises(ConfigError, match="is not a file; remove it"):
         sweep.run(sweep.plan(toy, "paper", seeds=1), results_dir=tmp_path, progress=False)
     other = tmp_path / "other"
     other.mkdir()
     (other / toy).write_text("a file where the experiment's folder belongs")
     with pytest.raises(ConfigError, match="^results: cannot write to"):
-        tasks.load_or_run(toy, cfg, other)
+        runner.load_or_run(toy, cfg, other)
     assert not _sweep_toy.CALLS
 
 
@@ -82,7 +82,7 @@ def test_a_full_disk_is_refused_before_computing_and_leaves_no_folder(tmp_path, 
     with pytest.raises(ConfigError, match="KB free"):
         sweep.run(sweep.plan(toy, "paper", seeds=1), results_dir=tmp_path / "fresh", progress=False)
     with pytest.raises(ConfigError, match="KB free"):
-        tasks.load_or_run(toy, ToyConfig(seeds=1), tmp_path / "fresh2")
+        runner.load_or_run(toy, ToyConfig(seeds=1), tmp_path / "fresh2")
     assert not (tmp_path / "fresh").exists() and not (tmp_path / "fresh2").exists() and not _sweep_toy.CALLS
 
 
@@ -123,7 +123,7 @@ def test_seed_chunks_with_bad_seed_fields_are_neither_merged_nor_looped_over(tmp
         path.write_text(json.dumps(rec))
     n = len(_sweep_toy.CALLS)
     t0 = time.monotonic()
-    tasks.load_or_run(toy, ToyConfig(seeds=4), tmp_path)
+    runner.load_or_run(toy, ToyConfig(seeds=4), tmp_path)
     assert time.monotonic() - t0 < 30 and len(_sweep_toy.CALLS) == n + 1
 
 
@@ -136,7 +136,7 @@ def test_a_chunk_missing_a_declared_key_is_not_served(tmp_path, toy):
     rec["checksum"] = records.checksum(rec)
     path.write_text(json.dumps(rec))
     n = len(_sweep_toy.CALLS)
-    summary = tasks.load_or_run(toy, ToyConfig(seeds=4), tmp_path)
+    summary = runner.load_or_run(toy, ToyConfig(seeds=4), tmp_path)
     assert "shifts_count" in summary and len(_sweep_toy.CALLS) == n + 1
 
 
@@ -219,14 +219,14 @@ def test_a_summary_holding_text_where_numbers_are_declared_is_neither_stored_nor
     exp = registry.all_experiments()[toy]
     assert exp.summary_problem({"per_seed": [[0.5]], "shifts_count": 1, "seconds": 0.1}) is None
     assert "per_seed[0][0] = 'x'" in exp.summary_problem({"per_seed": [["x"]], "shifts_count": 1, "seconds": 0.1})
-    tasks.load_or_run(toy, ToyConfig(seeds=1), tmp_path)
+    runner.load_or_run(toy, ToyConfig(seeds=1), tmp_path)
     path = ResultsStore(tmp_path).path_for(toy, ToyConfig(seeds=1))
     rec = json.loads(path.read_text())
     rec["summary"]["shifts_count"] = "two"
     rec["checksum"] = records.checksum(rec)
     path.write_text(json.dumps(rec))
     n = len(_sweep_toy.CALLS)
-    assert tasks.load_or_run(toy, ToyConfig(seeds=1), tmp_path)["shifts_count"] == 2
+    assert runner.load_or_run(toy, ToyConfig(seeds=1), tmp_path)["shifts_count"] == 2
     assert len(_sweep_toy.CALLS) == n + 1
 
 
@@ -269,7 +269,7 @@ def test_a_later_grid_point_whose_prompts_miss_a_feature_is_refused_before_any_p
     assert not (tmp_path / "r").exists()
     cfg = ReplicaConfig.for_scale("ci", p1=1e-9)
     with pytest.raises(ConfigError, match="leaves feature"):
-        tasks.load_or_run("convergence.replica", cfg, tmp_path / "r")
+        runner.load_or_run("convergence.replica", cfg, tmp_path / "r")
     assert not (tmp_path / "r").exists()
 
 

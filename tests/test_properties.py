@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from icl_lab import (ConfigError, KernelAttention, QOnlyAttention, make_generator, make_generators, store, sweep,
                      train)
-from icl_lab import params, records, tasks
+from icl_lab import params, records, runner
 from icl_lab.data import (LinearTask, PromptSampler, QuadraticTask, sphere, standard_basis)
 from icl_lab.papers.common.experiments import ContextLengthConfig
 from icl_lab.models.attention import attend
@@ -111,8 +111,8 @@ def test_training_reproduces_bit_for_bit(seed, lr, optimizer):
 def test_experiment_summaries_reproduce_bit_for_bit():
     cfg = ContextLengthConfig.for_scale("ci", d=4, K=2, N_values=(2, 4), steps=3, batch=8, test_prompts=16,
                                         linear_fit_prompts=64, seeds=2)
-    a = tasks.run_and_record("common.context_length", cfg)
-    b = tasks.run_and_record("common.context_length", cfg)
+    a = runner.run_and_record("common.context_length", cfg)
+    b = runner.run_and_record("common.context_length", cfg)
     assert store.strip_timings(a["summary"]) == store.strip_timings(b["summary"])
     assert a["key"] == b["key"]
 

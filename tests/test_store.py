@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from icl_lab import ConfigError, store, sweep
-from icl_lab import records, tasks
+from icl_lab import records, runner
 from icl_lab import registry
 from icl_lab.records import StoreError
 from icl_lab.store import ResultsStore
@@ -30,7 +30,7 @@ def toy_registry(monkeypatch):
 
 def _record(cfg=None, **kw):
     cfg = cfg or ToyConfig(seeds=2)
-    return tasks.run_and_record("toy.toy", cfg, experiments={"toy.toy": TOY}, **kw)
+    return runner.run_and_record("toy.toy", cfg, experiments={"toy.toy": TOY}, **kw)
 
 
 def test_record_roundtrip_and_metadata(tmp_path):
@@ -124,19 +124,19 @@ def test_results_must_be_a_folder(tmp_path):
 
 def test_load_or_run_computes_once_then_reads(tmp_path, toy_registry):
     cfg = ToyConfig(seeds=3)
-    first = tasks.load_or_run(toy_registry, cfg, tmp_path)
+    first = runner.load_or_run(toy_registry, cfg, tmp_path)
     assert len(_sweep_toy.CALLS) == 1
-    again = tasks.load_or_run(toy_registry, cfg, tmp_path)
+    again = runner.load_or_run(toy_registry, cfg, tmp_path)
     assert again == first and len(_sweep_toy.CALLS) == 1
     # corrupt file: recomputed, same numbers
     path = ResultsStore(tmp_path).path_for(toy_registry, cfg)
     path.write_text(path.read_text()[:40])
     with pytest.warns(UserWarning, match="recomputed"):
-        third = tasks.load_or_run(toy_registry, cfg, tmp_path)
+        third = runner.load_or_run(toy_registry, cfg, tmp_path)
     assert len(_sweep_toy.CALLS) == 2
     assert store.strip_timings(third) == store.strip_timings(first)
     # default config follows the scale
-    ci = tasks.load_or_run(toy_registry, None, tmp_path, scale="ci")
+    ci = runner.load_or_run(toy_registry, None, tmp_path, scale="ci")
     assert len(ci["per_seed"][0]) == ToyConfig.CI["seeds"]
 
 
@@ -145,9 +145,9 @@ def test_load_or_run_merges_stored_seed_chunks(tmp_path, toy_registry):
     assert [len(t.seeds) for t in p.tasks] == [2, 2, 1]
     sweep.run(p, results_dir=tmp_path, progress=False)
     n = len(_sweep_toy.CALLS)
-    merged = tasks.load_or_run(toy_registry, ToyConfig(seeds=5), tmp_path)
+    merged = runner.load_or_run(toy_registry, ToyConfig(seeds=5), tmp_path)
     assert len(_sweep_toy.CALLS) == n  # nothing recomputed
-    whole = tasks.run_and_record(toy_registry, ToyConfig(seeds=5))["summary"]
+    whole = runner.run_and_record(toy_registry, ToyConfig(seeds=5))["summary"]
     assert store.strip_timings(merged) == store.strip_timings(whole)
 
 
@@ -155,7 +155,7 @@ def test_load_or_run_rejects_a_config_of_another_experiment(tmp_path, toy_regist
     from icl_lab.papers.common.experiments import ContextLengthConfig
 
     with pytest.raises(ConfigError, match="^cfg must be a ToyConfig"):
-        tasks.load_or_run(toy_registry, ContextLengthConfig.for_scale("ci"), tmp_path)
+        runner.load_or_run(toy_registry, ContextLengthConfig.for_scale("ci"), tmp_path)
     assert not list(tmp_path.iterdir())
 
 
@@ -200,23 +200,23 @@ def test_load_or_run_recomputes_a_record_made_by_other_library_code(tmp_path, mo
     """A stored summary is reused only while the code that computed it (its fingerprint) is unchanged."""
 
     calls = []
-    real = tasks.run_and_record
+    real = runner.run_and_record
 
     def counting(*a, **k):
         calls.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(tasks, "run_and_record", counting)
+    monkeypatch.setattr(runner, "run_and_record", counting)
     from icl_lab.papers.synthesis.experiments import CrossPaperConfig
 
     cfg = CrossPaperConfig.for_scale("ci", L_values=(2.0,), seeds=1, steps=20, contrast_tasks=200, eval_prompts=16)
-    first = tasks.load_or_run("synthesis.cross_paper", cfg, tmp_path)
-    again = tasks.load_or_run("synthesis.cross_paper", cfg, tmp_path)
+    first = runner.load_or_run("synthesis.cross_paper", cfg, tmp_path)
+    again = runner.load_or_run("synthesis.cross_paper", cfg, tmp_path)
     same = json.dumps(store.strip_timings(again), sort_keys=True) == json.dumps(store.strip_timings(first), sort_keys=True)
     assert len(calls) == 1 and same
     monkeypatch.setattr(type(registry.all_experiments()["synthesis.cross_paper"]), "fingerprint",
                         property(lambda self: "other-code"))
-    tasks.load_or_run("synthesis.cross_paper", cfg, tmp_path)
+    runner.load_or_run("synthesis.cross_paper", cfg, tmp_path)
     assert len(calls) == 2
 
 
@@ -234,11 +234,11 @@ def test_a_task_lock_blocks_while_its_holder_lives_and_frees_when_it_dies(tmp_pa
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        with pytest.raises(tasks.Busy):
-            tasks._locked(st, "exp", "0" * 24, wait=False)
+        with pytest.raises(runner.Busy):
+            runner._locked(st, "exp", "0" * 24, wait=False)
         holder.send_signal(signal.SIGKILL)
         holder.wait(10)
-        lock = tasks._locked(st, "exp", "0" * 24, wait=False)  # free at once: no staleness to wait out
+        lock = runner._locked(st, "exp", "0" * 24, wait=False)  # free at once: no staleness to wait out
         assert lock is not None and lock.is_locked
         lock.release()
     finally:
@@ -250,10 +250,10 @@ def test_waiting_for_a_lock_ends_after_icl_lab_lock_stale(tmp_path, monkeypatch)
     held = st.lock("exp", "1" * 24)
     held.acquire()
     monkeypatch.setenv("ICL_LAB_LOCK_STALE", "10")
-    monkeypatch.setattr(tasks, "lock_wait", lambda: 0.3)  # the variable's minimum is 10 s; the test waits less
+    monkeypatch.setattr(runner, "lock_wait", lambda: 0.3)  # the variable's minimum is 10 s; the test waits less
     t0 = time.monotonic()
     with pytest.warns(UserWarning, match="computing it here"):
-        assert tasks._locked(st, "exp", "1" * 24, wait=True) is None
+        assert runner._locked(st, "exp", "1" * 24, wait=True) is None
     assert time.monotonic() - t0 < 5
     held.release()
 
@@ -269,7 +269,7 @@ def test_odd_lock_files_never_hang(tmp_path, kind):
     else:
         open(path, "w").write("x\x00garbage" if kind == "garbage" else "")
     t0 = time.monotonic()
-    lock = tasks._locked(st, "exp", "2" * 24, wait=True)
+    lock = runner._locked(st, "exp", "2" * 24, wait=True)
     assert time.monotonic() - t0 < 5
     if lock is not None:
         lock.release()
@@ -335,10 +335,10 @@ def test_shipped_references_are_a_read_only_layer(tmp_path, monkeypatch, toy_reg
     monkeypatch.setattr(paths, "REFERENCE", shipped)
     n = len(_sweep_toy.CALLS)
     mine = tmp_path / "mine"
-    summary = tasks.load_or_run(toy_registry, ToyConfig(seeds=4), mine)
+    summary = runner.load_or_run(toy_registry, ToyConfig(seeds=4), mine)
     assert len(_sweep_toy.CALLS) == n and len(summary["per_seed"][0]) == 4  # merged from the shipped chunks
     assert not mine.exists()
-    tasks.load_or_run(toy_registry, ToyConfig(seeds=3), mine)  # not shipped: computed into the results folder
+    runner.load_or_run(toy_registry, ToyConfig(seeds=3), mine)  # not shipped: computed into the results folder
     assert len(_sweep_toy.CALLS) == n + 1 and len(list((mine / toy_registry).glob("*.json"))) == 1
     with pytest.raises(StoreError, match="only tools/reference_runs.sh writes"):
-        ResultsStore(shipped).write(tasks.run_and_record(toy_registry, ToyConfig(seeds=1)))
+        ResultsStore(shipped).write(runner.run_and_record(toy_registry, ToyConfig(seeds=1)))

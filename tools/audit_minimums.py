@@ -1,6 +1,6 @@
 """Degenerate-value audit: every integer parameter of every registered experiment at the smallest
 value its declaration allows (the other parameters at their ``ci`` values), run through the results
-store's task path (``tasks.run_and_record``: validation, memory guard, run, summary checks).
+store's task path (``runner.run_and_record``: validation, memory guard, run, summary checks).
 
     .venv/bin/python tools/audit_minimums.py [EXPERIMENT ...] [--timeout 60] > audit.jsonl
 
@@ -22,7 +22,7 @@ import signal
 import sys
 import time
 
-from icl_lab import tasks
+from icl_lab import runner
 from icl_lab.params import ConfigError
 from icl_lab.params import Int, constraints_of
 from icl_lab.records import _numbers
@@ -54,7 +54,7 @@ def audit(names, timeout: int):
                 continue
             signal.alarm(timeout)
             try:
-                rec = tasks.run_and_record(name, cfg, scale="ci", threads=1)
+                rec = runner.run_and_record(name, cfg, scale="ci", threads=1)
                 bad = [f"{path} = {v}" for path, v in _numbers(rec["summary"]) if not math.isfinite(v)]
                 out = ["undefined", "; ".join(bad[:5])] if bad else ["ok", ""]
             except ConfigError as e:

@@ -44,7 +44,7 @@ from icl_lab import paths, registry  # noqa: E402
 from icl_lab.store import strip_timings  # noqa: E402
 from icl_lab.records import config_from_json, cpu_kind  # noqa: E402
 from icl_lab.store import ResultsStore  # noqa: E402
-from icl_lab.tasks import run_and_record  # noqa: E402
+from icl_lab.runner import run_and_record  # noqa: E402
 
 
 def _differences(a, b, where="summary", out=None) -> list[str]:

@@ -173,7 +173,7 @@ def contrast_law_fit(res: CrossPaperResult, include_linear: bool = False) -> tup
 
 
 def result_from_summary(cfg: CrossPaperConfig, s: dict) -> CrossPaperResult:
-    """Rebuild the result (without the per-step loss) from a stored summary (``tasks.load_or_run``)."""
+    """Rebuild the result (without the per-step loss) from a stored summary (``runner.load_or_run``)."""
     t = lambda k: torch.as_tensor(s[k], dtype=torch.float64)  # noqa: E731
     return CrossPaperResult(config=cfg, laws=list(s["laws"]), contrast=t("contrast"), label_var=t("label_var"),
                             steps=list(s["steps"]), own_attention=t("own_attention"),
