@@ -39,7 +39,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -452,14 +451,7 @@ class Ledger:
         path = d / f"{name}.json"
         payload = {"paper": self.paper, "part": self.part or "", "scale": get_scale(), "counts": self.counts(None),
                    "counts_by_kind": self.counts_by_kind(), "claims": self.to_records()}
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{name}.", suffix=".json.tmp")
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(payload, f, indent=2)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        paths.atomic_write(path, lambda f: f.write(json.dumps(payload, indent=2).encode()))
         return path
 
 

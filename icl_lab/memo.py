@@ -1,19 +1,30 @@
-"""Full results of the pages' computations, stored so that the book is built at the papers' setting.
+"""The one way a page, the synthesis and the tools get a result: :func:`full`.
 
-A chapter draws what only a run function's whole result holds: training curves, attention maps, a
-trained model's weights. A record (:mod:`icl_lab.store`) keeps an experiment's summary only, so a page
-that computes ``fn(cfg)`` itself would train at the papers' setting on every build. :func:`full` keeps
-that whole result instead:
+``full(fn, *args, **kwargs)`` returns ``fn(*args, **kwargs)``, read from the results store when a stored
+result is **current** (computed by the same function, with the same arguments, by code with the same
+fingerprint: :func:`icl_lab.records.fingerprint` of ``fn``'s module, that module and every computing module it
+imports; plotting, widgets, the ledger and the command line do not count), and computed otherwise. It looks,
+in order:
 
-``full(fn, *args, **kwargs)`` returns ``fn(*args, **kwargs)``, read from a stored result when one is
-**current**: the same function, the same arguments, and the same fingerprint of the code that computes
-it (:func:`icl_lab.records.fingerprint` of ``fn``'s module: that module and every computing module it
-imports; plotting, widgets, the ledger and the CLI do not count). It looks in the user's results folder
-(``results/full/``), then in the shipped layer (``results/reference/full/``), read-only, and otherwise
-computes. A result is written only where ``$ICL_LAB_FULL_WRITE`` names a folder: the reference tool
-(``tools/reference_pages.sh``) sets it to the shipped one while it executes every page at paper scale.
+1. for a registered experiment's run function called as ``fn(cfg)`` whose experiment declares
+   ``from_summary``: a current record of ``cfg`` (whole, or seed chunks that tile its seeds) in the user's
+   results folder, then among the shipped reference records, rebuilt into a result by ``from_summary``. These
+   are the paper-scale runs of hours that ``tools/reference_runs.sh`` stores and CI recomputes chunk by chunk;
+2. a stored whole result: ``$ICL_LAB_FULL_WRITE`` if set, the user's ``results/full/``, then the shipped
+   ``results/reference/full/`` (read-only), written by ``tools/reference_pages.sh`` for what a page draws
+   (training curves, attention maps, trained weights) and a record's summary does not keep;
+3. otherwise it computes, after the experiment's own check of what the run would draw (a registered
+   experiment's ``check``), and writes the whole result only where ``$ICL_LAB_FULL_WRITE`` names a folder.
 
-Each stored result is two files named by a hash of the call: ``<key>.pt`` (``torch.save`` of the result,
+``full(fn, cfg, _summary=True)`` returns a registered experiment's summary instead (a record's, else the
+summary of the result found or computed as above); ``_if_stored=True`` returns None instead of computing
+(a page that compares with a paper-scale run only when one is stored); ``_keep=("a", "b")`` stores and
+returns only those entries of a large result.
+
+Records are written by ``icl-lab run`` (:mod:`icl_lab.sweep`) and :func:`icl_lab.runner.load_or_run`, never by
+a page: a page reads what is stored and computes the rest, so two runs of a page show the same numbers.
+
+Each stored whole result is two files named by a hash of the call: ``<key>.pt`` (``torch.save`` of the result,
 read to the CPU) and ``<key>.json`` (the call, the fingerprint, and where, when and how long it ran, which
 the reproduction page lists). Arguments must be plain values (numbers, strings, tuples, lists, dicts,
 config dataclasses); a call with anything else is computed, never stored.
@@ -26,7 +37,6 @@ import hashlib
 import json
 import os
 import time
-import uuid
 import warnings
 from pathlib import Path
 from typing import Any, Callable
@@ -116,41 +126,74 @@ def _read(folder: Path, name: str, key: str, call: dict, code: str):
 def _write(folder: Path, name: str, key: str, result, meta: dict) -> None:
     dest = folder / name
     dest.mkdir(parents=True, exist_ok=True)
-    for suffix, save in ((".pt", lambda f: torch.save(result, f)),
-                         (".json", lambda f: f.write(json.dumps(meta, indent=1, sort_keys=True).encode() + b"\n"))):
-        tmp = dest / f".{key}.{uuid.uuid4().hex[:12]}.tmp"
-        try:
-            with open(tmp, "wb") as f:
-                save(f)
-            os.replace(tmp, dest / f"{key}{suffix}")
-        finally:
-            tmp.unlink(missing_ok=True)
+    paths.atomic_write(dest / f"{key}.pt", lambda f: torch.save(result, f))
+    paths.atomic_write(dest / f"{key}.json", lambda f: f.write(json.dumps(meta, indent=1, sort_keys=True).encode() + b"\n"))
 
 
 def _kept(result, keep):
     return result if keep is None else {k: result[k] if isinstance(result, dict) else getattr(result, k) for k in keep}
 
 
-def full(fn: Callable, *args, _keep: tuple | None = None, **kwargs):
-    """``fn(*args, **kwargs)``, read from a current stored result when there is one (see the module).
-    ``_keep=("a", "b")`` stores and returns only those entries (keys or attributes) of the result, as a dict:
-    for a call whose page uses a few numbers of a large result."""
+def _experiment(fn: Callable, args: tuple, kwargs: dict):
+    """``(name, Experiment)`` when ``fn`` is a registered experiment's run function called as ``fn(cfg)``
+    with a config of that experiment; else ``(None, None)``."""
+    from .registry import experiments
+
+    if len(args) != 1 or set(kwargs) - {"device"}:
+        return None, None
+    for name, exp in experiments().items():
+        if exp.run is fn and isinstance(args[0], exp.config):
+            return name, exp
+    return None, None
+
+
+def _summary_of(exp, result) -> dict:
+    from .records import jsonable
+
+    return jsonable(exp.summary(result), "summary")
+
+
+def full(fn: Callable, *args, _keep: tuple | None = None, _summary: bool = False, _if_stored: bool = False, **kwargs):
+    """``fn(*args, **kwargs)``, read from the results store when a current result is stored, else computed
+    (see the module: records of experiments with ``from_summary``, then stored whole results, then computing).
+    ``_summary=True``: the registered experiment's summary instead; ``_if_stored=True``: None instead of
+    computing; ``_keep=("a", "b")``: store and return only those entries (keys or attributes), as a dict."""
     keep = None if _keep is None else tuple(_keep)
+    name, exp = _experiment(fn, args, kwargs)
+    if _summary and exp is None:
+        raise TypeError(f"full(..., _summary=True) needs a registered experiment's run function called with its "
+                        f"config (got {name_of(fn)})")
+    if exp is not None and (_summary or exp.from_summary is not None):
+        from .store import ResultsStore
+
+        summary = ResultsStore().summary(name, args[0], exp)  # the results folder, then the shipped references
+        if summary is not None:
+            return summary if _summary else exp.from_summary(args[0], summary)
+    result = _stored_or_computed(fn, args, kwargs, keep, exp, _if_stored)
+    return _summary_of(exp, result) if _summary and result is not None else result
+
+
+def _stored_or_computed(fn: Callable, args: tuple, kwargs: dict, keep, exp, if_stored: bool):
     try:
         call = call_of(fn, args, kwargs)
     except NotStorable:
-        return _kept(fn(*args, **kwargs), keep)
-    if keep is not None:
-        call["keep"] = list(keep)
-    name, key, code = call["function"], key_of(call), code_of(fn.__module__)
-    for folder in layers():
-        got = _read(folder, name, key, call, code)
-        if got is not None:
-            return got
+        call = None
+    if call is not None:
+        if keep is not None:
+            call["keep"] = list(keep)
+        name, key, code = call["function"], key_of(call), code_of(fn.__module__)
+        for folder in layers():
+            got = _read(folder, name, key, call, code)
+            if got is not None:
+                return got
+    if if_stored:
+        return None
+    if exp is not None and exp.check is not None:
+        exp.check(args[0])  # e.g. prompts that leave a feature unqueried: refused before any computation
     started, t0, c0 = now(), time.perf_counter(), time.process_time()
     result = _kept(fn(*args, **kwargs), keep)
     target = os.environ.get(WRITE_ENV)
-    if target:
+    if target and call is not None:
         meta = dict(format=FORMAT, call=call, fingerprint=code, code=code_version(), started=started,
                     finished=now(), wall_seconds=round(time.perf_counter() - t0, 3),
                     cpu_seconds=round(time.process_time() - c0, 3), threads=torch.get_num_threads(),
@@ -158,7 +201,7 @@ def full(fn: Callable, *args, _keep: tuple | None = None, **kwargs):
         try:
             _write(Path(target), name, key, result, meta)
         except Exception as e:  # noqa: BLE001 - an unpicklable result is still returned, only not stored
-            warnings.warn(f"{name}: result not stored ({type(e).__name__}: {e})", stacklevel=2)
+            warnings.warn(f"{name}: result not stored ({type(e).__name__}: {e})", stacklevel=3)
     return result
 
 

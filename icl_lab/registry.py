@@ -35,8 +35,11 @@ class Experiment:
     summary: Callable[[Any], dict]  # result -> JSON-serialisable dict
     claims: tuple = field(default=())  # ledger ids the experiment measures
     #: optional ``cfg -> None``: a cheap check of what a run would draw (e.g. that its prompts query every
-    #: feature), raising ConfigError; the sweep and load_or_run call it for every task before computing any
+    #: feature), raising ConfigError; the sweep and the results function call it for every task before computing any
     check: Callable[[Any], None] | None = None
+    #: optional ``(cfg, summary) -> result``: the run's result rebuilt from a stored summary, for an experiment
+    #: whose paper-scale runs are shipped as records (:func:`icl_lab.memo.full` then reads them)
+    from_summary: Callable[[Any, dict], Any] | None = None
 
     @property
     def seed_splittable(self) -> bool:

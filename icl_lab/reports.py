@@ -206,19 +206,6 @@ def load_reference(experiment: str, root: Path | None = None) -> Reference:
     return Reference(experiment, cfg, summary, seeds, len(want) if want else 0, good, problem)
 
 
-def shipped_summary(experiment: str, cfg, root: Path | None = None) -> dict | None:
-    """The merged summary of ``experiment``'s shipped reference when it holds exactly ``cfg`` (the
-    current paper config, every seed) and every record's fingerprint is the experiment's current one;
-    else None. A chapter at paper scale reads its result from there instead of training again, so its
-    numbers are those of the records CI recomputes (tools/check_references.py), whatever the threads."""
-    ref = load_reference(experiment, root)
-    current = registry.all_experiments()[experiment].fingerprint
-    if (ref.summary is None or not ref.complete or ref.config != cfg
-            or any(r["meta"]["code"].get("fingerprint") != current for r in ref.records)):
-        return None
-    return ref.summary
-
-
 def reference_markdown(root: Path | None = None) -> str:
     """One row per experiment with shipped reference records: runs, wall and CPU time, commit, date, host."""
     names = sorted({p.parent.name for p in (root or REFERENCE).glob("*/*.json")} & set(registry.all_experiments()))

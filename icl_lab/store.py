@@ -19,7 +19,6 @@ import shutil
 import stat
 import tempfile
 import time
-import uuid
 import warnings
 from pathlib import Path
 
@@ -110,22 +109,8 @@ class ResultsStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         if root not in path.parent.resolve().parents:
             raise StoreError(f"record path {str(path)!r} leads outside the results folder; not written")
-        tmp = path.parent / f".{record['key']}.{uuid.uuid4().hex[:12]}.tmp"
-        try:  # mode 0o666 less the umask, as open() would create it: collaborators can read it
-            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "w") as f:
-                f.write(json.dumps(record, indent=1, sort_keys=True, allow_nan=True) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        with contextlib.suppress(OSError):  # fsync the folder, where the platform allows it
-            fd = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        text = json.dumps(record, indent=1, sort_keys=True, allow_nan=True) + "\n"
+        paths.atomic_write(path, lambda f: f.write(text.encode()))
         return path
 
     def read(self, path: str | os.PathLike, experiments: dict | None = None) -> dict:

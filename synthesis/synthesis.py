@@ -47,11 +47,12 @@ import torch
 from IPython.display import Markdown, display
 
 import icl_lab
-from icl_lab import plotting, runner, widgets
+from icl_lab import plotting, widgets
+from icl_lab.memo import full
 from icl_lab.claims import ClaimsTable
 from icl_lab.data import LinearTask, PromptSampler, standard_basis
 from icl_lab.papers.synthesis import figures as SF
-from icl_lab.papers.synthesis.experiments import CrossPaperConfig, contrast_law_fit, result_from_summary
+from icl_lab.papers.synthesis.experiments import CrossPaperConfig, contrast_law_fit, run_cross_paper
 
 SCALE = icl_lab.get_scale()
 ledger = icl_lab.Ledger("synthesis")
@@ -229,13 +230,13 @@ ledger["X0"].measure({"largest difference": gap, "every prediction inside [min y
 #
 # The experiment trains one linear law and one cosine law per $L$, all seeds together, in **one**
 # batched training: a `StackedSampler` gives every run its own data law, the model and trainer are
-# the ones every chapter uses. `runner.load_or_run` reads the result from the results store when a
-# run of this exact configuration with the current library is stored there (e.g. by
-# `icl-lab run synthesis.cross_paper --scale paper`), and computes and stores it otherwise.
+# the ones every chapter uses. `full` reads the result from the results store when a run of this
+# exact configuration with the current library is stored there (e.g. by
+# `icl-lab run synthesis.cross_paper --scale paper`), and computes it otherwise.
 
 # %% tags=["remove-input"]
 cfg = CrossPaperConfig.for_scale()
-res = result_from_summary(cfg, runner.load_or_run("synthesis.cross_paper", cfg))
+res = full(run_cross_paper, cfg)
 slope, intercept = contrast_law_fit(res)
 t_mean = res.t_half.nanmean(-1)
 lin = res.laws.index("linear")

@@ -123,3 +123,78 @@ def test_keep_stores_only_the_named_entries(folders, monkeypatch):
     assert meta["call"]["keep"] == ["lowest_ratio"] and memo.differences(memo.recompute(meta), part) == []
     monkeypatch.delenv(memo.WRITE_ENV)
     assert memo.full(run_under, 100.0, 0.3, eps=1e-3, _keep=("lowest_ratio",)) == part  # read back
+
+
+@pytest.fixture
+def toy_from_summary(monkeypatch):
+    """The test-only toy experiment, registered as ``toy.toy`` with a ``from_summary``."""
+    import dataclasses
+
+    import _sweep_toy
+    from icl_lab import registry
+
+    def rebuild(cfg, s):
+        return _sweep_toy.ToyResult(torch.tensor(s["per_seed"], dtype=torch.float64), s["seconds"])
+
+    exp = dataclasses.replace(_sweep_toy.TOY, from_summary=rebuild)
+    real = registry.all_experiments
+    monkeypatch.setattr(registry, "all_experiments", lambda: {**real(), "toy.toy": exp})
+    _sweep_toy.CALLS.clear()
+    return _sweep_toy
+
+
+def test_one_path_reads_a_current_record_else_computes(folders, toy_from_summary):
+    """full() of a registered run function: computed while no record is stored (a page never writes one),
+    rebuilt by the experiment's from_summary from a current record (or seed chunks tiling its seeds) once
+    ``icl-lab run`` has stored it, and computed again when the record is of other code."""
+    from icl_lab import records, runner
+
+    toy = toy_from_summary
+    cfg = toy.ToyConfig(seeds=3)
+    first = memo.full(toy.run_toy, cfg)
+    assert len(toy.CALLS) == 1 and isinstance(first, toy.ToyResult)
+    assert not (folders / "results").exists()  # nothing written by a page's read
+    assert memo.full(toy.run_toy, cfg, _if_stored=True) is None and len(toy.CALLS) == 1
+    runner.load_or_run("toy.toy", cfg.replace(seeds=2))  # seeds 0, 1 ...
+    runner.load_or_run("toy.toy", cfg.replace(seed=2, seeds=1))  # ... and 2: chunks that tile the config's seeds
+    toy.CALLS.clear()
+    read = memo.full(toy.run_toy, cfg)
+    assert not toy.CALLS and torch.equal(read.per_seed, first.per_seed)
+    summary = memo.full(toy.run_toy, cfg, _summary=True)
+    assert summary["per_seed"] == first.per_seed.tolist() and not toy.CALLS
+    for path in (folders / "results" / "toy.toy").glob("*.json"):  # the records become other code's
+        rec = json.loads(path.read_text())
+        rec["meta"]["code"]["fingerprint"] = "0" * 16
+        rec["checksum"] = records.checksum(rec)
+        path.write_text(json.dumps(rec))
+    again = memo.full(toy.run_toy, cfg)
+    assert len(toy.CALLS) == 1 and torch.equal(again.per_seed, first.per_seed)
+
+
+def test_one_path_serves_the_shipped_records_and_checks_before_computing(folders, toy_from_summary, monkeypatch):
+    """A record in the shipped layer is read like one in the results folder; with none, the experiment's own
+    check refuses a config before anything is computed; ``_summary`` needs a registered experiment."""
+    import dataclasses
+
+    from icl_lab import registry, runner
+    from icl_lab.params import ConfigError
+
+    toy = toy_from_summary
+    cfg = toy.ToyConfig(seeds=2)
+    monkeypatch.setenv("ICL_LAB_RESULTS", str(folders / "reference"))
+    monkeypatch.setenv("ICL_LAB_REFERENCE_TOOL", "1")
+    runner.load_or_run("toy.toy", cfg)
+    monkeypatch.setenv("ICL_LAB_RESULTS", str(folders / "results"))
+    toy.CALLS.clear()
+    assert memo.full(toy.run_toy, cfg).per_seed.shape == (2, 2) and not toy.CALLS
+
+    def refuse(c):
+        raise ConfigError("n: refused by the experiment's check")
+
+    exp = dataclasses.replace(registry.all_experiments()["toy.toy"], check=refuse)
+    monkeypatch.setattr(registry, "all_experiments", lambda: {"toy.toy": exp})
+    with pytest.raises(ConfigError, match="refused by the experiment's check"):
+        memo.full(toy.run_toy, cfg.replace(n=7))
+    assert not toy.CALLS
+    with pytest.raises(TypeError, match="registered experiment"):
+        memo.full(run_under, 100.0, 0.3, _summary=True)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from icl_lab import ConfigError, Ledger, make_generator, make_generators
+from icl_lab import ConfigError, Ledger, make_generator, make_generators, paths
 from icl_lab.data import PairClassificationSampler, StackedSampler
 from icl_lab.metrics import loglog_slope
 from icl_lab.papers import selectors as lib
@@ -324,19 +324,15 @@ def test_factored_model_equals_attention_mlp(per_run):
 
 
 def test_reference_records_match_the_paper_config():
-    """The shipped selectors.theorem1 records were computed with today's paper-scale config."""
-    from icl_lab.papers.selectors.reference import theorem1_records
-    from icl_lab.store import ResultsStore
+    """The shipped selectors.theorem1 records hold today's paper-scale config, every seed, current code:
+    the chapter reads them through the one results function."""
+    from icl_lab.memo import full
 
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1] / "results" / "reference"
-    if not (root / "selectors.theorem1").exists():
+    if not (paths.REFERENCE / "selectors.theorem1").exists():
         pytest.skip("no reference records")
-    ref = theorem1_records(root)
-    assert ref is not None and ref["config_matches"], "re-run: icl-lab run selectors.theorem1 --scale paper"
-    assert len(ref["seeds"]) == sel.Theorem1Config().seeds
-    assert ResultsStore(root).records("selectors.theorem1")
+    ref = full(sel.run_theorem1, sel.Theorem1Config(), _summary=True, _if_stored=True)
+    assert ref is not None, "re-run: icl-lab run selectors.theorem1 --scale paper"
+    assert len(ref["final_acc"][0]) == sel.Theorem1Config().seeds
 
 
 def test_theorem1_regime_configs_meet_the_conditions():

@@ -47,7 +47,7 @@ from IPython.display import Markdown, display
 
 import icl_lab
 from icl_lab.memo import full
-from icl_lab import criteria, metrics, plotting, reports, widgets
+from icl_lab import criteria, metrics, plotting, widgets
 from icl_lab.render import md_table
 from icl_lab.data import PromptBatch
 from icl_lab.papers.nonlinear import experiments as nl
@@ -508,17 +508,17 @@ OPTS = {"SGD 0.03": "SGD", "Adam 1e-3": "Adam"}  # the options of claims.toml's 
 assert bcfg.lr == 0.03
 # the paper-scale record (icl-lab run nonlinear.block_figures --scale paper: SGD 0.03, 400 epochs), when shipped:
 # it keeps only the final own attention of each run, which says whether a longer run gets there, and in which order
-refb = reports.load_reference("nonlinear.block_figures")
-refb_own = ({float(Lv): [float(v) for v in own] for Lv, own in zip(refb.summary["L"], refb.summary["final_own_attention"])}
-            if refb.summary else {})
-
+refb_cfg = nl.BlockConfig.for_scale("paper")
+refb = full(nl.run_block, refb_cfg, _summary=True, _if_stored=True)  # read where stored, never trained here
+refb_own = ({float(Lv): [float(v) for v in own] for Lv, own in zip(refb["L"], refb["final_own_attention"])}
+            if refb else {})
 
 def refb_order(Ls):
     """In how many seeds of the paper-scale record the final own attention rises with L, pair by pair."""
     if not all(Lv in refb_own for Lv in Ls):
         return "no paper-scale record of the block shipped"
     n = len(refb_own[Ls[0]])
-    return (f"in the paper-scale record ({n} seeds, {refb.config.epochs} epochs, SGD {refb.config.lr:g}) the final own attention "
+    return (f"in the paper-scale record ({n} seeds, {refb_cfg.epochs} epochs, SGD {refb_cfg.lr:g}) the final own attention "
             "is higher at the larger L in " + ", ".join(
                 f"{sum(b > a for a, b in zip(refb_own[La], refb_own[Lb]))} of {n} seeds for L = {La:g} < {Lb:g}"
                 for La, Lb in zip(Ls[:-1], Ls[1:])))
@@ -631,7 +631,7 @@ def refb_note(Lv):
     if Lv not in refb_own:
         return "no paper-scale record of the block shipped"
     own = refb_own[Lv]
-    return (f"the paper-scale record ({len(own)} seeds, {refb.config.epochs} epochs, SGD {refb.config.lr:g}, N = {refb.config.N}) "
+    return (f"the paper-scale record ({len(own)} seeds, {refb_cfg.epochs} epochs, SGD {refb_cfg.lr:g}, N = {refb_cfg.N}) "
             f"ends with own attention {min(own):.2f} to {max(own):.2f} at L = {Lv:g}"
             + (": below 0.9 in every seed, so the longer SGD run does not get there either: what stands in the way is not "
                "the length of this run but the optimizer setting (SGD 0.03; the paper names none; " + (
@@ -644,7 +644,7 @@ def refb_note(Lv):
 
 if refb_own:
     display(Markdown("In the paper-scale record (SGD 0.03, 400 epochs, $N = 100$, $M = 300$, "
-                     f"{len(refb.seeds)} seeds) the final own attention is " + "; ".join(
+                     f"{refb_cfg.seeds} seeds) the final own attention is " + "; ".join(
                          f"{min(v):.2f} to {max(v):.2f} at $L = {Lv:g}$" for Lv, v in refb_own.items()) + "."))
 # F2/F3 are decided under three settings of the optimizer and its step size (claims.toml's [claim.choice])
 RUNS23 = {"SGD 0.03": block, "SGD 0.1": block_sgd01, "Adam 1e-3": block_adam}
@@ -857,14 +857,12 @@ ledger["C5b"].measure(
 
 # %% tags=["hide-input"]
 pcfg = nl.PolynomialConfig.for_scale(SCALE)
-# the paper-scale reference (results/reference, icl-lab run nonlinear.polynomial --scale paper), when shipped
-ref4 = reports.load_reference("nonlinear.polynomial")
-poly_ref = nl.polynomial_from_summary(ref4.config, ref4.summary) if ref4.summary and ref4.complete else None
-# and the same under Adam 1e-3 (icl-lab run nonlinear.polynomial_adam --scale paper)
-ref4a = reports.load_reference("nonlinear.polynomial_adam")
-poly_ref_a = nl.polynomial_from_summary(ref4a.config, ref4a.summary) if ref4a.summary and ref4a.complete else None
-# at the paper's setting the runs (30 x 400 epochs per optimizer, over an hour of one core each) are read from those
-# records, not trained again; the theory model (full-batch GD, minutes) is trained at every scale
+# the paper-scale runs (30 x 400 epochs per optimizer, over an hour of one core each) are read where stored
+# (icl-lab run nonlinear.polynomial --scale paper, and nonlinear.polynomial_adam), never trained here; the theory model
+# (full-batch GD, minutes) is trained at every scale
+ref4_cfg, ref4a_cfg = nl.PolynomialConfig.for_scale("paper"), nl.PolynomialAdamConfig.for_scale("paper")
+poly_ref = full(nl.run_polynomial, ref4_cfg, _if_stored=True)
+poly_ref_a = full(nl.run_polynomial_adam, ref4a_cfg, _if_stored=True)
 small = nl.PolynomialConfig.for_scale("book") if SCALE == "paper" else pcfg
 poly = poly_ref if SCALE == "paper" and poly_ref is not None else full(nl.run_polynomial, pcfg)
 poly_adam = (poly_ref_a if SCALE == "paper" and poly_ref_a is not None else
@@ -896,7 +894,7 @@ if poly_ref is not None:
     v4_ref = [nl.ordering(T_ref[iFp]), nl.ordering(T_ref[iSp])]
     agree4 = v4_ref == v4["SGD"]
     clash4 = any({a, b} == {"yes", "no"} for a, b in zip(v4_ref, v4["SGD"]))  # one scale decides the opposite
-    ref4_note = (f"paper-scale reference ({len(ref4.seeds)} of {ref4.wanted} runs per L, {ref4.config.epochs} epochs, SGD): "
+    ref4_note = (f"paper-scale reference ({ref4_cfg.seeds} of {ref4_cfg.seeds} runs per L, {ref4_cfg.epochs} epochs, SGD): "
                  f"epochs to 1/2 predict-0 {fmt4(T_ref)}, ordering flat {v4_ref[0]}, sharp {v4_ref[1]}: "
                  + ("agrees with this scale" if agree4 else "DISAGREES with this scale" if clash4
                     else "decides what this shorter run leaves undecided"))
@@ -931,12 +929,12 @@ else:
          "the same outcome under both optimizers": len(set(out4.values())) == 1,
          "optimizer_outcomes": "the larger L first in most paired runs: " + ", ".join(f"{o} {out}" for o, out in out4.items())},
         under={o: {F4_Q: v} for o, v in shares.items()},
-        measured=f"pairs {F4_PAIRS}, paper-scale records ({len(ref4.seeds)} runs per L, {ref4.config.epochs} epochs): SGD "
+        measured=f"pairs {F4_PAIRS}, paper-scale records ({ref4_cfg.seeds} runs per L, {ref4_cfg.epochs} epochs): SGD "
                  + "; ".join(str(e) for e in shares["SGD 0.03"]) + f"; censored means {fmt4(T_ref)}. Adam "
                  + "; ".join(str(e) for e in shares["Adam 1e-3"]) + f"; censored means {fmt4(T_ref_a)} "
                  "(epochs to training loss <= 1/2 the predict-0 loss; inf: not reached)",
-        how=f"practical block, training loss, level 1/2 the predict-0 loss; decided on the paper-scale records (d = {ref4.config.d}, "
-            f"N = {ref4.config.N}, M = {ref4.config.M}, {len(ref4.seeds)} runs per L paired by seed, {ref4.config.epochs} epochs, "
+        how=f"practical block, training loss, level 1/2 the predict-0 loss; decided on the paper-scale records (d = {ref4_cfg.d}, "
+            f"N = {ref4_cfg.N}, M = {ref4_cfg.M}, {ref4_cfg.seeds} runs per L paired by seed, {ref4_cfg.epochs} epochs, "
             "SGD 0.03 and Adam 1e-3 from the same prompts and initialisation)")
 test_over_zero_a = (poly_adam.test_loss[-1] / poly_adam.zero_baseline).mean(-1)
 train_over_zero_a = (poly_adam.train_loss[-1] / poly_adam.zero_baseline).mean(-1)
@@ -971,18 +969,17 @@ if poly_ref is None or poly_ref_a is None:
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 4 at the paper's size: training (solid) and held-out (dashed) loss of the block under SGD (top) and Adam (bottom) on the flat and sharp $L$-sets, mean and spread over 30 runs per $L$, 400 epochs, $N = 150$, $M = 500$; dotted: predicting 0. The training losses fall below the predict-0 line while the held-out losses stay at or above it, as in the page's smaller runs above. Reproduces Fig. 4 of Li, Duan and Liang at full size.", "name": "fig-nl-fig4-paper"}, "image": {"alt": "Two rows of loss curves at the paper's full size, flat and sharp L-sets: training losses fall, held-out losses stay near or above the dotted predict-0 line."}}
 if poly_ref is not None and SCALE != "paper":  # at paper scale: the block rows of the figure above
-    plotting.finish(nlfig.fig4([(poly_ref, f"block, SGD {ref4.config.lr:g}", "epoch", "predict 0", "zero_baseline")]
-                               + ([(poly_ref_a, f"block, Adam {ref4a.config.lr:g}", "epoch", "predict 0", "zero_baseline")]
+    plotting.finish(nlfig.fig4([(poly_ref, f"block, SGD {ref4_cfg.lr:g}", "epoch", "predict 0", "zero_baseline")]
+                               + ([(poly_ref_a, f"block, Adam {ref4a_cfg.lr:g}", "epoch", "predict 0", "zero_baseline")]
                                   if poly_ref_a is not None else [])))
 
 # %% tags=["remove-input"]
 if poly_ref is not None:
     T_ref_txt = ", ".join(f"{float(t):.0f} at $L = {Lv:g}$" for Lv, t in zip(pcfg.L_values, T_ref))
     display(Markdown(
-        f"The reference runs: {len(ref4.seeds)} of the paper's {ref4.wanted} runs per $L$, {ref4.config.epochs} epochs, "
-        f"$N = {ref4.config.N}$, $M = {ref4.config.M}$ (their record, with where and when it was computed, is listed on "
-        f"the reproduction page). Epochs to a training loss of half the predict-0 loss: {T_ref_txt}."
-        + ("" if ref4.complete else " The run is incomplete: the remaining runs are computed by the same command, which resumes.")))
+        f"The reference runs: {ref4_cfg.seeds} of the paper's {ref4_cfg.seeds} runs per $L$, {ref4_cfg.epochs} epochs, "
+        f"$N = {ref4_cfg.N}$, $M = {ref4_cfg.M}$ (their record, with where and when it was computed, is listed on "
+        f"the reproduction page). Epochs to a training loss of half the predict-0 loss: {T_ref_txt}."))
     display(Markdown(f"At full size the ordering of the convergence times is **{v4_ref[0]}** within the flat set and "
                      f"**{v4_ref[1]}** within the sharp set"
                      + ("" if SCALE == "paper" else f" (this page's run: {v4['SGD'][0]} and {v4['SGD'][1]}): "

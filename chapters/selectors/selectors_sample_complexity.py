@@ -450,13 +450,10 @@ ledger.cards("S10")
 
 # %% tags=["hide-input", "remove-output"]
 pcfg = X.PromptLengthConfig.for_scale(SCALE)
-# at the paper's setting, the shipped record (the one CI recomputes) rather than a new training: per-seed accuracies
-# near 0.9 move with float rounding, and so would the shortest l_tr read from them
-from icl_lab import reports  # noqa: E402
-from icl_lab.papers.selectors.reference import prompt_length_from_summary  # noqa: E402
-p_rec = reports.shipped_summary("selectors.prompt_length", pcfg) if SCALE == "paper" else None
-pres = prompt_length_from_summary(pcfg, p_rec) if p_rec is not None else full(X.run_prompt_length, pcfg)
-print(f"{len(pcfg.lengths)} trainings in {pres.seconds:.1f} s" + (" (the shipped record)" if p_rec is not None else " wall"))
+# at the paper's setting this reads the shipped record (the one CI recomputes) rather than training again: per-seed
+# accuracies near 0.9 move with float rounding, and so would the shortest l_tr read from them
+pres = full(X.run_prompt_length, pcfg)
+print(f"{len(pcfg.lengths)} trainings in {pres.seconds:.1f} s")
 Ls = np.asarray(pcfg.lengths)
 
 # %% tags=["remove-input"]

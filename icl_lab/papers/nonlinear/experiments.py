@@ -573,7 +573,8 @@ class PolynomialAdamConfig(PolynomialConfig):
     lr: float = 1e-3
 
 
-@EXPERIMENTS.register("polynomial_adam", config=PolynomialAdamConfig, summary=summarize_polynomial,
+@EXPERIMENTS.register("polynomial_adam", config=PolynomialAdamConfig, from_summary=polynomial_from_summary,
+                      summary=summarize_polynomial,
                       location="App. A, Fig. 4 (Adam)",
                       description="practical block on random quadratic tasks, Adam 1e-3, six L values x runs",
                       claims=("F4", "R4"))

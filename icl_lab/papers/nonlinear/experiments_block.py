@@ -223,7 +223,15 @@ def summarize_polynomial(res: BlockResult) -> dict:
             "train_curve": _rounded(res.train_loss), "test_curve": _rounded(res.test_loss), "seconds": res.seconds}
 
 
-@EXPERIMENTS.register("polynomial", config=PolynomialConfig, summary=summarize_polynomial, location="App. A, Fig. 4",
+def polynomial_from_summary(cfg: PolynomialConfig, summary: dict) -> BlockResult:
+    """The :class:`BlockResult` of a stored Fig. 4 summary (curves at 6 significant digits)."""
+    t = lambda k: torch.tensor(summary[k], dtype=torch.float64)  # noqa: E731
+    return BlockResult(cfg, t("epochs"), t("train_curve"), t("test_curve"), t("baseline"), None, t("zero_baseline"),
+                       float(summary.get("seconds", 0.0)))
+
+
+@EXPERIMENTS.register("polynomial", config=PolynomialConfig, from_summary=polynomial_from_summary,
+                      summary=summarize_polynomial, location="App. A, Fig. 4",
                       description="practical block on random quadratic tasks "
                                   "over Gaussian inputs, six L values x runs",
                       claims=("F4", "R4"))
@@ -269,13 +277,6 @@ def _rounded(t: torch.Tensor, digits: int = 6):
     """Nested lists of ``t`` at ``digits`` significant digits (keeps stored curves small)."""
     return torch.tensor([float(f"{v:.{digits}g}") for v in t.flatten().tolist()],
                         dtype=torch.float64).reshape(t.shape).tolist()
-
-
-def polynomial_from_summary(cfg: PolynomialConfig, summary: dict) -> BlockResult:
-    """The :class:`BlockResult` of a stored Fig. 4 summary (curves at 6 significant digits)."""
-    t = lambda k: torch.tensor(summary[k], dtype=torch.float64)  # noqa: E731
-    return BlockResult(cfg, t("epochs"), t("train_curve"), t("test_curve"), t("baseline"), None, t("zero_baseline"),
-                       float(summary.get("seconds", 0.0)))
 
 
 # ============================================================================ measurements on block runs

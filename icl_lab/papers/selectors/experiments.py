@@ -220,7 +220,15 @@ def summarize_prompt_length(res: PromptLengthResult) -> dict:
             "mass": res.mass.tolist(), "oracle": res.oracle.tolist(), "seconds": res.seconds}
 
 
-@EXPERIMENTS.register("prompt_length", config=PromptLengthConfig, summary=summarize_prompt_length,
+def prompt_length_from_summary(cfg: PromptLengthConfig, summary: dict) -> PromptLengthResult:
+    """The :class:`PromptLengthResult` of a stored ``selectors.prompt_length`` summary (without the
+    per-length training histories, which the summary does not keep)."""
+    return PromptLengthResult(cfg, torch.tensor(summary["acc"]), torch.tensor(summary["mass"]),
+                              np.asarray(summary["oracle"], dtype=float), [], float(summary.get("seconds", 0.0)))
+
+
+@EXPERIMENTS.register("prompt_length", config=PromptLengthConfig, from_summary=prompt_length_from_summary,
+                      summary=summarize_prompt_length,
                       location="Thm 1 eq. (5), eq. (38)", description="accuracy vs training prompt length and alpha",
                       claims=("S6", "S7"))
 def run_prompt_length(cfg: PromptLengthConfig, device=None) -> PromptLengthResult:

@@ -109,7 +109,16 @@ def summarize_cross_paper(res: CrossPaperResult) -> dict:
             "final_loss": res.loss[-1].tolist(), "seconds": res.seconds}
 
 
-@EXPERIMENTS.register("cross_paper", config=CrossPaperConfig, summary=summarize_cross_paper,
+def result_from_summary(cfg: CrossPaperConfig, s: dict) -> CrossPaperResult:
+    """Rebuild the result (without the per-step loss) from a stored record's summary (what :func:`icl_lab.memo.full` reads at paper scale)."""
+    t = lambda k: torch.as_tensor(s[k], dtype=torch.float64)  # noqa: E731
+    return CrossPaperResult(config=cfg, laws=list(s["laws"]), contrast=t("contrast"), label_var=t("label_var"),
+                            steps=list(s["steps"]), own_attention=t("own_attention"),
+                            loss=t("final_loss")[None], t_half=t("t_half"), seconds=float(s["seconds"]))
+
+
+@EXPERIMENTS.register("cross_paper", config=CrossPaperConfig, from_summary=result_from_summary,
+                      summary=summarize_cross_paper,
                       location="Synthesis, Sec. 3",
                       description="Linear tasks (convergence paper) and cosine-L tasks (nonlinear paper) on "
                                   "one Q-only model: time to concentrate attention against the label contrast",
@@ -172,9 +181,3 @@ def contrast_law_fit(res: CrossPaperResult, include_linear: bool = False) -> tup
     return b, a
 
 
-def result_from_summary(cfg: CrossPaperConfig, s: dict) -> CrossPaperResult:
-    """Rebuild the result (without the per-step loss) from a stored summary (``runner.load_or_run``)."""
-    t = lambda k: torch.as_tensor(s[k], dtype=torch.float64)  # noqa: E731
-    return CrossPaperResult(config=cfg, laws=list(s["laws"]), contrast=t("contrast"), label_var=t("label_var"),
-                            steps=list(s["steps"]), own_attention=t("own_attention"),
-                            loss=t("final_loss")[None], t_half=t("t_half"), seconds=float(s["seconds"]))
