@@ -54,8 +54,8 @@ import icl_lab
 from icl_lab import baselines, metrics, plotting, widgets
 from icl_lab.data import LinearTask, PromptBatch, PromptSampler, sphere, standard_basis
 from icl_lab.papers.common import figures as CF
-from icl_lab.papers.common.experiments import (ContextLengthConfig, q_only_gradient_closed_form,
-                                              run_context_length)
+from icl_lab.papers.common.experiments import ContextLengthConfig, run_context_length
+from icl_lab.papers.common.theory import q_only_gradient_closed_form
 from icl_lab.train import mse_loss
 from IPython.display import Markdown, display
 

@@ -44,8 +44,9 @@ from typing import Any, Callable
 import torch
 
 from . import paths
-from .records import code_version, cpu_kind, fingerprint, now
-from .store import default_root
+from .records import code_version, cpu_kind, fingerprint, jsonable, now
+from .registry import experiments
+from .store import ResultsStore, default_root
 
 FOLDER = "full"
 WRITE_ENV = "ICL_LAB_FULL_WRITE"
@@ -137,8 +138,6 @@ def _kept(result, keep):
 def _experiment(fn: Callable, args: tuple, kwargs: dict):
     """``(name, Experiment)`` when ``fn`` is a registered experiment's run function called as ``fn(cfg)``
     with a config of that experiment; else ``(None, None)``."""
-    from .registry import experiments
-
     if len(args) != 1 or set(kwargs) - {"device"}:
         return None, None
     for name, exp in experiments().items():
@@ -148,8 +147,6 @@ def _experiment(fn: Callable, args: tuple, kwargs: dict):
 
 
 def _summary_of(exp, result) -> dict:
-    from .records import jsonable
-
     return jsonable(exp.summary(result), "summary")
 
 
@@ -164,8 +161,6 @@ def full(fn: Callable, *args, _keep: tuple | None = None, _summary: bool = False
         raise TypeError(f"full(..., _summary=True) needs a registered experiment's run function called with its "
                         f"config (got {name_of(fn)})")
     if exp is not None and (_summary or exp.from_summary is not None):
-        from .store import ResultsStore
-
         summary = ResultsStore().summary(name, args[0], exp)  # the results folder, then the shipped references
         if summary is not None:
             return summary if _summary else exp.from_summary(args[0], summary)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from . import params as chk
@@ -112,6 +113,50 @@ def ema(values: torch.Tensor, rate: float = 0.01, dim: int = 0) -> torch.Tensor:
         acc = (1 - rate) * acc + rate * v[t]
         out[t] = acc
     return out.movedim(0, dim)
+
+
+# ----------------------------------------------------------------------------- events in a series
+def first_crossing(series, level, *, below: bool = False, times=None, interpolate: bool = False,
+                   after: float | None = None, never: float = math.nan) -> torch.Tensor:
+    """When a recorded series first reaches ``level``: from below (``series >= level``), or from above
+    with ``below=True`` (``series <= level``).
+
+    ``series`` is (T, ...): T records of any number of runs (a tensor, an array or a list); ``times`` (T,)
+    the time of each record (default: its index). Returns a float64 tensor of shape ``series.shape[1:]``
+    (0-dimensional for one run): the time of the first record at the level. With ``interpolate``, the time
+    at which the straight line from the last record short of the level to that record meets the level (the
+    record's own time when it is the first record considered). With ``after``, only records at times greater
+    than ``after`` count. A run that never reaches the level gets ``never``: NaN (undefined) by default;
+    ``math.inf`` where the caller reads a censored time (later than the run lasted). The comparison is made
+    in the series' own precision (a float32 series against a float32 level), the interpolation in float64.
+    """
+    if isinstance(series, torch.Tensor):
+        hit = series <= level if below else series >= level
+        values = series
+    else:
+        values = np.asarray(series)
+        hit = torch.as_tensor(values <= level if below else values >= level)
+        values = torch.as_tensor(values)
+    if hit.ndim == 0:
+        raise ValueError("series must have a leading axis of records")
+    t = (torch.arange(hit.shape[0], dtype=torch.float64) if times is None
+         else torch.as_tensor(np.asarray(times, dtype=float) if not isinstance(times, torch.Tensor) else times,
+                              dtype=torch.float64))
+    if t.shape != hit.shape[:1]:
+        raise ValueError(f"times must have one entry per record ({hit.shape[0]}), got shape {tuple(t.shape)}")
+    per_record = (-1,) + (1,) * (hit.ndim - 1)
+    if after is not None:
+        hit = hit & (t > after).reshape(per_record)
+    idx = hit.to(torch.int64).argmax(0)
+    out = t[idx]
+    if interpolate:
+        i0 = (idx - 1).clamp(min=0)
+        f = values.to(torch.float64)
+        f0, f1 = f.gather(0, i0[None]).squeeze(0), f.gather(0, idx[None]).squeeze(0)
+        t0 = t[i0]
+        line = (idx > 0) if after is None else (idx > 0) & (t0 > after)
+        out = torch.where(line, t0 + (out - t0) * (level - f0) / (f1 - f0), out)
+    return torch.where(hit.any(0), out, torch.full_like(out, never))
 
 
 # ----------------------------------------------------------------------------- fits and intervals

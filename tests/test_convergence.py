@@ -10,7 +10,7 @@ import icl_lab
 from icl_lab.data import LinearTask, PromptSampler, random_orthonormal
 from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, feature_losses, gradient, initial_gradient_mean_field,
                               loss_floor, phase_times, population_gd, total_loss)
-from icl_lab.papers.convergence.phases import first_crossing, last_holding
+from icl_lab.papers.convergence.phases import last_holding
 from icl_lab.papers.convergence import experiments as cv
 
 D = torch.float64
@@ -135,8 +135,6 @@ def test_dormand_prince_tableau_meets_its_order_conditions():
 
 def test_phase_helpers():
     tau = np.arange(5.0)
-    assert first_crossing(tau, np.array([-2, -1, 1, 2, 3.0])) == pytest.approx(1.5)
-    assert math.isnan(first_crossing(tau, -np.ones(5)))
     assert last_holding(tau, np.array([-1, -1, 1, -1, 1.0])) == pytest.approx(3.5)
     assert math.isnan(last_holding(tau, np.array([1, 1, 1, 1, -1.0])))
 
@@ -188,11 +186,9 @@ def test_too_few_prompts_for_every_feature_are_refused_before_training():
             run_replica(ReplicaConfig.for_scale("ci", **{field: 3}))
 
 
-def test_first_epoch_below_and_the_adam_box_optimum():
+def test_the_adam_box_optimum():
     from icl_lab.papers.convergence import theory as th
 
-    assert th.first_epoch_below(np.array([3.0, 2.0, 0.5, 0.1]), [0, 10, 20, 30], 0.5) == 20.0
-    assert th.first_epoch_below(np.array([3.0, 2.0]), [0, 10], 0.5) == math.inf
     law = CountLaw.exact(20, th.p_for("imbalanced", 3, 0.8))
     box = th.best_box_column(law, bound=0.8, points=9)
     assert box["L2"] == min(box["losses"]) and -0.8 <= box["b23"] <= 0.8

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
-from icl_lab import QOnlyAttention
+from icl_lab import QOnlyAttention, metrics
 from icl_lab.data import random_orthonormal, random_subspace
 from icl_lab.data.inputs import orthogonal_complement
 from icl_lab.metrics import (accuracy, attention_by_feature, feature_attention_map, feature_space_weights,
@@ -109,3 +110,28 @@ def test_accuracy_and_mean_std():
     m, s = mean_std(torch.tensor([[1.0, 2.0], [3.0, 6.0]], dtype=F64))
     assert_close(m, torch.tensor([2.0, 4.0], dtype=F64))
     assert_close(s, torch.tensor([1.0, 2.0], dtype=F64))
+
+
+def test_first_crossing_conventions():
+    """One first-crossing for every caller: index or time of the first record at the level, from below or above,
+    per run; NaN (or the caller's ``never``) where it is never reached; optional interpolation and ``after``."""
+    s = torch.tensor([[0.1, 0.0], [0.4, 0.2], [0.9, 0.3]], dtype=torch.float64)
+    t = metrics.first_crossing(s, 0.35)
+    assert t.dtype == torch.float64 and t[0] == 1 and math.isnan(float(t[1]))
+    acc = torch.tensor([[0.5, 0.5], [0.96, 0.5], [0.97, 0.6]])
+    h = metrics.first_crossing(acc, 0.95, times=[0, 10, 20])
+    assert h[0] == 10 and math.isnan(float(h[1]))
+    assert float(metrics.first_crossing(np.array([3.0, 2.0, 0.5, 0.1]), 0.5, below=True, times=[0, 10, 20, 30])) == 20.0
+    assert float(metrics.first_crossing(np.array([3.0, 2.0]), 0.5, below=True, times=[0, 10], never=math.inf)) == math.inf
+    tau = np.arange(5.0)
+    f = np.array([-2, -1, 1, 2, 3.0])
+    assert float(metrics.first_crossing(f, 0.0, times=tau, interpolate=True)) == 1.5  # (-1 -> 1 between tau 1 and 2)
+    assert float(metrics.first_crossing(np.array([1.0, 2.0]), 0.0, times=[3.0, 4.0], interpolate=True)) == 3.0
+    assert math.isnan(float(metrics.first_crossing(-np.ones(5), 0.0, times=tau, interpolate=True)))
+    g = np.array([1.0, -1.0, -1.0, 1.0, 1.0])  # reached at tau 0, then again from tau 3 on
+    assert float(metrics.first_crossing(g, 0.0, times=tau, interpolate=True, after=0.5)) == 2.5
+    assert float(metrics.first_crossing(g, 0.0, times=tau, interpolate=True, after=2.5)) == 3.0  # no line before `after`
+    # float32 series are compared in float32: 0.1 (float32) counts as reaching the Python float 0.1
+    assert float(metrics.first_crossing(torch.tensor([0.0, 0.1]), 0.1)) == 1.0
+    with pytest.raises(ValueError, match="one entry per record"):
+        metrics.first_crossing(s, 0.35, times=[0, 1])

@@ -123,12 +123,6 @@ def test_evaluate_splits_agree_at_init_and_attention_mass():
     assert float(ev2["partner_mass"].max()) < 0.05  # only prompts with an empty N_* spread their attention
 
 
-def test_first_hit_and_group_hits():
-    acc = torch.tensor([[0.5, 0.5], [0.96, 0.5], [0.97, 0.6]], dtype=F64)
-    h = lib.first_hit(acc, [0, 10, 20], 0.95)
-    assert h[0] == 10 and math.isnan(float(h[1]))
-
-
 def test_batched_training_equals_separate_trainings():
     cfg = small_cfg(seeds=1, steps=15)
     g1 = sel.Group("a", 0.6, cfg.sampler(alpha=0.6), 1.0, sel.all_pair_tasks(cfg.M1))

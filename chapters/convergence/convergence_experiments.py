@@ -98,8 +98,8 @@ plotting.finish(cplot.draw_heatmaps(cplot.replica_maps(runs, 'balanced', cv.sele
 thr = 0.05
 imb = runs.test_loss[:, cv.select(runs, setting="imbalanced")].mean(1).numpy()
 bal = runs.test_loss[:, cv.select(runs, setting="balanced")].mean(1).numpy()
-t_imb = [th.first_epoch_below(imb[:, k], ep, thr) for k in range(3)]
-t_bal = [th.first_epoch_below(bal[:, k], ep, thr) for k in range(3)]
+t_imb = [float(metrics.first_crossing(imb[:, k], thr, below=True, times=ep, never=math.inf)) for k in range(3)]
+t_bal = [float(metrics.first_crossing(bal[:, k], thr, below=True, times=ep, never=math.inf)) for k in range(3)]
 mi = cplot.replica_maps(runs, "imbalanced", cv.select).numpy()
 mb = cplot.replica_maps(runs, "balanced", cv.select).numpy()
 diag_final = np.concatenate([np.diag(mi[-1]), np.diag(mb[-1])])
@@ -123,8 +123,8 @@ rise_off_s = np.diff(off_s[[snap_i[j] for j in range(snap.index(10), len(snap))]
 rise_off_all = np.diff(off_s[runs.epochs.index(10):], axis=0).max(axis=(0, 2)).tolist()  # at every recorded epoch
 # per seed: the figure's observation is about the seed-mean curves (as the paper plots them); the
 # per-seed crossing epochs say whether every seed shows it
-seed_imb = [[th.first_epoch_below(runs.test_loss[:, r, k].numpy(), ep, thr) for k in range(3)] for r in sel_imb]
-seed_bal = [[th.first_epoch_below(runs.test_loss[:, r, k].numpy(), ep, thr) for k in range(3)] for r in sel_bal]
+seed_imb = [[float(metrics.first_crossing(runs.test_loss[:, r, k].numpy(), thr, below=True, times=ep, never=math.inf)) for k in range(3)] for r in sel_imb]
+seed_bal = [[float(metrics.first_crossing(runs.test_loss[:, r, k].numpy(), thr, below=True, times=ep, never=math.inf)) for k in range(3)] for r in sel_bal]
 n_ord = sum(t[0] * 1.5 <= min(t[1:]) for t in seed_imb)
 # rule 4: a statistic over seeds with its interval (per seed: how much later the rare features cross the level)
 later = [min(t[1:]) / t[0] for t in seed_imb]
@@ -238,8 +238,8 @@ L_fast_imb = ad.test_loss[:, cv.select(ad, setting="imbalanced", lr=max(tm_cfg.a
 diag_fast = np.concatenate([np.diag(ad.test_map[-1, fast].mean(0).numpy())])
 floor_imb = tm.population["imbalanced"].floor
 gap_fast = L_fast_imb - floor_imb  # relative criterion: L_k - L_k^low falls to a tenth (a hundredth) of its start
-t_fast = [th.first_epoch_below(gap_fast[:, k], ep_a, 0.1 * gap_fast[0, k]) for k in range(3)]
-t_fast100 = [th.first_epoch_below(gap_fast[:, k], ep_a, 0.01 * gap_fast[0, k]) for k in range(3)]
+t_fast = [float(metrics.first_crossing(gap_fast[:, k], 0.1 * gap_fast[0, k], below=True, times=ep_a, never=math.inf)) for k in range(3)]
+t_fast100 = [float(metrics.first_crossing(gap_fast[:, k], 0.01 * gap_fast[0, k], below=True, times=ep_a, never=math.inf)) for k in range(3)]
 L_slow_set = {s_: ad.test_loss[-1, cv.select(ad, setting=s_, lr=min(tm_cfg.adam_lrs)), 1:].mean(-1) for s_ in ("imbalanced", "balanced")}
 L_slow_ms = {s_: metrics.mean_se(v) for s_, v in L_slow_set.items()}  # mean of (L_2 + L_3)/2 over seeds, with SE
 eps_a1, Kp = 1e-3, tm_cfg.K * pi.p[1:]  # the claim's accuracy; K p_k of the rare features

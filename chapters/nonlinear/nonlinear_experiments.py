@@ -282,7 +282,7 @@ def stated_ends(N, Cs=(1.0, 0.5, 2.0), L=0.5, eta=4.0, chunk=2000):
         qk = torch.diagonal(tr.q[:, 0], dim1=-2, dim2=-1).mean(-1)
         for C, h in hit.items():
             for e in ends[C][len(h):]:
-                t = th.first_time(1 - tr.own, e, above=False)[0]
+                t = metrics.first_crossing(1 - tr.own, e, below=True)[0]
                 if not bool(torch.isfinite(t)):
                     break
                 j = min(int(t) + 1, chunk)
@@ -553,7 +553,7 @@ LEVELS_F1d = (0.6, 0.1, 0.05)
 
 def level_epochs(res):
     """(seeds, 3): first epoch with training loss <= each level at L = 1 (inf: not within the run)."""
-    t = torch.stack([th.first_time(res.train_loss[:, i1], lev, above=False, times=bsteps) for lev in LEVELS_F1d], -1)
+    t = torch.stack([metrics.first_crossing(res.train_loss[:, i1], lev, below=True, times=bsteps) for lev in LEVELS_F1d], -1)
     return t.nan_to_num(nan=math.inf)
 
 
@@ -906,7 +906,7 @@ def larger_first(res):
     """Per adjacent pair of each L-set: the success rate (Wilson 95%) of 'the larger L reaches a training loss of 1/2
     the predict-0 loss at an earlier epoch', over the runs paired by seed (never reached: later than the run lasted)."""
     rel = res.train_loss / res.zero_baseline  # (n_rec, nL, S)
-    T = torch.stack([th.first_time(rel[:, i], 0.5, above=False, times=res.epochs) for i in range(rel.shape[1])]).nan_to_num(math.inf)
+    T = torch.stack([metrics.first_crossing(rel[:, i], 0.5, below=True, times=res.epochs) for i in range(rel.shape[1])]).nan_to_num(math.inf)
     return [criteria.rate_of(int((T[b] < T[a]).sum()), T.shape[1]) for idx in (iFp, iSp) for a, b in zip(idx, idx[1:])]
 
 
@@ -1130,9 +1130,9 @@ assert ex1_gap < 1e-10
 i01t = list(tcfg.L_values).index(0.1)
 lvl = nl.phase1_level(tcfg.K)
 own_theory = torch.diagonal(theory.maps[0], dim1=-2, dim2=-1).mean(-1)  # (T, nL)
-T1_01 = float(th.first_time(own_theory[:, i01t : i01t + 1], lvl)[0])
+T1_01 = float(metrics.first_crossing(own_theory[:, i01t : i01t + 1], lvl)[0])
 tr03 = th.feature_gd(theory.prompts[0], theory.V @ theory.V.T, steps=tcfg.steps, lr=tcfg.lr, scale=0.3)
-T1_03 = float(th.first_time(torch.diagonal(tr03.maps, dim1=-2, dim2=-1).mean(-1), lvl)[0])
+T1_03 = float(metrics.first_crossing(torch.diagonal(tr03.maps, dim1=-2, dim2=-1).mean(-1), lvl)[0])
 display(Markdown(f"Measured $T^1 = {T1_01:.0f}$ steps at $L = 0.1$, so the prediction for $L = 0.3$ is "
                  f"${T1_01:.0f}/9 \\approx {T1_01 / 9:.0f}$ steps; the run at $L = 0.3$ takes {T1_03:.0f}."))
 

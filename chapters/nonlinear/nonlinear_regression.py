@@ -743,7 +743,7 @@ def T1_population(K):
     fp = th.FeaturePrompts(torch.ones(K, K, dtype=F64), math.sqrt(K) * eye, torch.zeros(K, dtype=torch.long), math.sqrt(K) * eye[:, 0])
     lr = 2e-4 * K**2  # ~ T^1 / 300 (T^1 grows like K^2 here)
     own = th.feature_gd(fp, V @ V.T, steps=1500, lr=lr / K, record_every=1500, with_maps=False).own
-    return [float(th.first_time(own, lv(K))[0]) * lr for lv in LEVELS.values()]
+    return [float(metrics.first_crossing(own, lv(K))[0]) * lr for lv in LEVELS.values()]
 
 
 def T1_population_reduced(K, steps=1500):
@@ -756,7 +756,7 @@ def T1_population_reduced(K, steps=1500):
         sq = a0**2 + (K - 1) * ac**2
         q0, qc = q0 - lr / K * s4 * a0 * (2 * a0 - 1 - sq), qc - lr / K * s4 * ac * (ac - sq + a0)
     own = torch.tensor(own, dtype=F64)[:, None]
-    return [float(th.first_time(own, lv(K))[0]) * lr for lv in LEVELS.values()]
+    return [float(metrics.first_crossing(own, lv(K))[0]) * lr for lv in LEVELS.values()]
 
 
 K_pop = [8, 16, 32, 64, 128, 256, 512]

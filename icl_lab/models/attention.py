@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -65,6 +66,30 @@ def attend(scores: torch.Tensor, values: torch.Tensor, activation: str = "softma
     else:  # vector values (..., N, dv)
         out = weights @ values
     return out, weights
+
+
+def feature_softmax(scores, counts=None, *, log_counts=None, dim: int = -1):
+    """Softmax attention summed by feature: a prompt holding ``counts[m]`` demonstrations of feature m, each
+    scored ``scores[m]``, puts on feature m the mass
+
+        a_m = c_m e^{s_m} / sum_j c_j e^{s_j}  =  softmax(s + log c)_m,
+
+    exactly 0 on a feature absent from the prompt (log 0 = -inf). The reduced dynamics of the convergence and
+    nonlinear papers run on these masses instead of on N demonstrations. ``log_counts`` may be given instead
+    of ``counts`` (a caller that evaluates many scores on one set of prompts). Tensors use ``torch.softmax``;
+    arrays are computed in numpy (shift by the maximum, exponentiate, normalise). Shapes broadcast."""
+    if (counts is None) == (log_counts is None):
+        raise ValueError("give counts or log_counts")
+    if isinstance(scores, torch.Tensor):
+        logc = torch.log(counts) if log_counts is None else log_counts
+        return torch.softmax(scores + logc, dim=dim)
+    if log_counts is None:
+        with np.errstate(divide="ignore"):
+            log_counts = np.log(counts)
+    logits = log_counts + scores
+    logits = logits - logits.max(dim, keepdims=True)
+    e = np.exp(logits)
+    return e / e.sum(dim, keepdims=True)
 
 
 def run_linear(h: torch.Tensor, W: torch.Tensor) -> torch.Tensor:

@@ -10,7 +10,7 @@ from ... import params as chk
 from ... import baselines, metrics
 from ...config import ScaledConfig, make_generator
 from ...params import LR, SEED, SIZE, STEPS, Int, Real, TupleOf
-from ...data import LinearTask, PromptBatch, PromptSampler, standard_basis
+from ...data import LinearTask, PromptSampler, standard_basis
 from ...models import KernelAttention, QOnlyAttention
 from ...registry import Registry, returns
 from ...train import mse_loss, train
@@ -154,19 +154,3 @@ def run_context_length(cfg: ContextLengthConfig, device=None) -> ContextLengthRe
         own_attention=torch.stack(rows["own"]).detach(), uniform_loss=t("uniform"), bayes_risk=t("risk"), ls_bayes_gap=t("gap"),
         knn1_loss=t("knn"), nw_loss=t("nw"), linear_attention_loss=t("lin"), linear_attention_se=t("lin_se"),
         lower_bound=t("low"), models=models, seconds=time.perf_counter() - t0)
-
-
-def q_only_gradient_closed_form(Q: torch.Tensor, batch: PromptBatch) -> torch.Tensor:
-    """Closed-form gradient of 1/2 mean (y_hat - y_q)^2 for the Q-only model (one query):
-
-        grad_Q = mean_b (y_hat - y_q) sum_i a_i y_i (x_i - xbar) x_q^T,   xbar = sum_j a_j x_j,
-
-    from d a_i / d Q = a_i (x_i - xbar) x_q^T (softmax derivative of the logits x_i^T Q x_q)."""
-    if batch.has_runs or batch.num_queries != 1:
-        raise chk.ConfigError("batch must have no run dimension and one query per prompt")
-    x, y, xq, yq = batch.x, batch.y, batch.x_query[:, 0], batch.y_query[:, 0]
-    a = torch.softmax(torch.einsum("bnd,de,be->bn", x, Q, xq), dim=-1)
-    yhat = (a * y).sum(-1)
-    xbar = torch.einsum("bn,bnd->bd", a, x)
-    inner = torch.einsum("bn,bnd->bd", a * y, x) - yhat[:, None] * xbar  # sum_i a_i y_i (x_i - xbar)
-    return torch.einsum("b,bd,be->de", yhat - yq, inner, xq) / x.shape[0]

@@ -6,11 +6,11 @@
   adaptive gradient-flow solver for wide K sweeps;
 * :mod:`.phases` — the paper's phase boundaries T_1..T_4, mechanistic markers, convergence times.
 """
-from .phases import convergence_time, first_crossing, last_holding, phase_times, value_at, window
+from .phases import convergence_time, last_holding, phase_times, value_at, window
 from .population import (CountLaw, Trajectory, feature_attention, feature_losses, gradient,
                          initial_gradient_mean_field, loss_floor, population_gd, total_loss)
 from .reduced import ColumnTrajectory, SymmetricColumn
 
 __all__ = ["CountLaw", "Trajectory", "feature_attention", "feature_losses", "gradient", "initial_gradient_mean_field",
            "loss_floor", "population_gd", "total_loss", "ColumnTrajectory", "SymmetricColumn", "convergence_time",
-           "first_crossing", "last_holding", "phase_times", "value_at", "window"]
+           "last_holding", "phase_times", "value_at", "window"]

@@ -34,7 +34,7 @@ from ...models import OneBlockTransformer, QOnlyAttention
 from ...params import Int, Real, OneOf, TupleOf
 from ...registry import Registry, returns
 from ...train import RunGrid, mse_loss, train
-from ..common.experiments import q_only_gradient_closed_form
+from ..common.theory import q_only_gradient_closed_form
 from .theory import (BALANCED_P, IMBALANCED_P, CountLaw, feature_losses, gradient, loss_floor,  # noqa: F401
                      marginalized_loss, p_for, population_columns, population_gd)
 from .experiments_flow import (K3, NCTX, POS, PROB, PROMPTS, SEED,  # noqa: F401

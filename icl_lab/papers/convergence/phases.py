@@ -23,23 +23,11 @@ import math
 
 import numpy as np
 
+from ... import metrics
 from ... import params as chk
 from .reduced import ColumnTrajectory
 
 PAPER_THRESHOLDS = {"T1": -0.49, "T2": 1.01, "T3": 1.0}
-
-
-def first_crossing(tau: np.ndarray, f: np.ndarray, after: float = -np.inf) -> float:
-    """First tau > ``after`` where f (a series) becomes >= 0, linearly interpolated; NaN if never."""
-    tau, f = np.asarray(tau, float), np.asarray(f, float)
-    ok = (f >= 0) & (tau > after)
-    if not ok.any():
-        return math.nan
-    i = int(np.argmax(ok))
-    if i == 0 or tau[i - 1] <= after or f[i - 1] >= 0:
-        return float(tau[i])
-    f0, f1 = f[i - 1], f[i]
-    return float(tau[i - 1] + (tau[i] - tau[i - 1]) * (-f0) / (f1 - f0))
 
 
 def last_holding(tau: np.ndarray, f: np.ndarray, after: float = -np.inf) -> float:
@@ -62,14 +50,14 @@ def _after_dip(tau, f) -> float:
     neg = np.where(np.asarray(f) < 0)[0]
     if neg.size == 0:
         return math.nan
-    return first_crossing(tau, f, after=float(tau[neg[0]]) - 1e-300)
+    return float(metrics.first_crossing(f, 0.0, times=tau, interpolate=True, after=float(tau[neg[0]]) - 1e-300))
 
 
 def convergence_time(traj: ColumnTrajectory, eps: float) -> float:
     """tau_eps = first tau with L_k - L_k^low <= eps (interpolated in log of the gap)."""
     eps = chk.positive("eps", eps)
     g = np.maximum(traj.gap, 1e-300)
-    return first_crossing(traj.tau, np.log(eps) - np.log(g))
+    return float(metrics.first_crossing(np.log(eps) - np.log(g), 0.0, times=traj.tau, interpolate=True))
 
 
 def phase_times(traj: ColumnTrajectory, eps: float, kind: str | None = None) -> dict:
@@ -84,14 +72,14 @@ def phase_times(traj: ColumnTrajectory, eps: float, kind: str | None = None) -> 
     chk.one_of("kind", kind, ("under", "balanced", "dominant"))
     logK = col.logK
     tau, A = traj.tau, traj.series("A")
-    out = {"tau_eps": convergence_time(traj, eps), "tau_logK": first_crossing(tau, A - logK)}
+    out = {"tau_eps": convergence_time(traj, eps), "tau_logK": float(metrics.first_crossing(A - logK, 0.0, times=tau, interpolate=True))}
     if kind == "under":
         B1, alpha, beta1 = traj.series("B1"), traj.series("alpha"), traj.series("beta1")
         T1 = last_holding(tau, PAPER_THRESHOLDS["T1"] * logK - B1)
         T2 = last_holding(tau, (A - B1) - PAPER_THRESHOLDS["T2"] * logK, after=T1) if np.isfinite(T1) else math.nan
         T3 = last_holding(tau, A - PAPER_THRESHOLDS["T3"] * logK, after=T2) if np.isfinite(T2) else math.nan
         out.update(T1=T1, T2=T2, T3=T3, T4=out["tau_eps"],
-                   tau_sw=first_crossing(tau, alpha - np.abs(beta1)),
+                   tau_sw=float(metrics.first_crossing(alpha - np.abs(beta1), 0.0, times=tau, interpolate=True)),
                    tau_AB=_after_dip(tau, A + B1))
     elif kind == "balanced":
         out.update(T1=last_holding(tau, A - logK), T2=out["tau_eps"])

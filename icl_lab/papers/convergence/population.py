@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import torch
 
 from ... import params as chk
+from ...models import feature_softmax
 
 DTYPE = torch.float64
 
@@ -158,9 +159,7 @@ def feature_attention(S, law: CountLaw) -> torch.Tensor:
     S = _as_S(S)
     if S.shape[-1] != law.K:
         raise chk.ConfigError(f"S is {S.shape[-1]} x {S.shape[-1]} but the count law has K={law.K}")
-    logc = torch.log(law.counts)  # -inf for absent features
-    logits = logc[:, None, :] + S.transpose(-1, -2).unsqueeze(-3)  # (..., M, k, m)
-    return torch.softmax(logits, dim=-1)
+    return feature_softmax(S.transpose(-1, -2).unsqueeze(-3), law.counts[:, None, :])  # (..., M, k, m)
 
 
 def _per_sample_terms(a: torch.Tensor):

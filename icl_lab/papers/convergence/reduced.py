@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from ... import params as chk
+from ...models import feature_softmax
 from .population import CountLaw, loss_floor
 
 
@@ -177,10 +178,7 @@ class SymmetricColumn:
             loss = 0.5 * ((1 - at) ** 2 + sq - at * at)
             return G, a, loss
         col = s[self.key_class]  # (K,)
-        logits = self.logc + col[None]
-        logits = logits - logits.max(1, keepdims=True)
-        e = np.exp(logits)
-        a = e / e.sum(1, keepdims=True)  # (M, K)
+        a = feature_softmax(col[None], log_counts=self.logc)  # (M, K)
         sq = (a * a).sum(1, keepdims=True)
         at = a[:, self.k : self.k + 1]
         inner = sq - at - a

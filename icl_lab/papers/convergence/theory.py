@@ -24,7 +24,8 @@ import torch
 
 from ... import params as chk
 from ...data import PromptBatch
-from .phases import (convergence_time, first_crossing, last_holding, phase_times, value_at,  # noqa: F401
+from ...models import feature_softmax
+from .phases import (convergence_time, last_holding, phase_times, value_at,  # noqa: F401
                      window)
 from .population import (CountLaw, Trajectory, feature_attention, feature_losses, gradient,  # noqa: F401
                          initial_gradient_mean_field, loss_floor, population_gd, total_loss)
@@ -140,11 +141,7 @@ def tail_fractions(col: SymmetricColumn, s, eps: float, prompts: int, g) -> dict
     (1 - Attn_k)^2 exceeds C eps, C = 1, 3, at the column ``s``; and the fraction with c_k = 0."""
     law = CountLaw.monte_carlo(int(col.N), torch.as_tensor(col.p), prompts, g)
     c = law.counts.numpy()
-    with np.errstate(divide="ignore"):
-        logits = np.log(c) + col.full_S_column(s)[None]
-    logits -= logits.max(1, keepdims=True)
-    e = np.exp(logits)
-    a = e[:, col.k] / e.sum(1)
+    a = feature_softmax(col.full_S_column(s)[None], c)[:, col.k]
     err = (1 - a) ** 2
     return {C: float((err > C * eps).mean()) for C in (1.0, 3.0)} | {"absent": float((c[:, col.k] == 0).mean())}
 
@@ -162,13 +159,6 @@ def floor_split(S, law: CountLaw, k: int) -> dict:
 
     return {"total": float(feature_losses(S, law)[k]), "absent": part(absent), "present": part(~absent),
             "floor": float(loss_floor(law.N, law.p)[k])}
-
-
-def first_epoch_below(curve, epochs, level: float) -> float:
-    """First recorded epoch at which ``curve`` (one value per entry of ``epochs``) is <= ``level``;
-    inf when it never gets there."""
-    below = np.where(np.asarray(curve) <= level)[0]
-    return float(np.asarray(epochs)[below[0]]) if below.size else math.inf
 
 
 def box_column_loss(b23: float, law: CountLaw, bound: float = 0.8):

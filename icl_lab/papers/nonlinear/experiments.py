@@ -183,7 +183,7 @@ def _phase1(cfg, K, N, delta, L, eta, M, max_steps=200_000, direct: bool = False
         q0, offset, T1 = None, 0, torch.full((R,), float("nan"), dtype=torch.float64)
         while True:
             traj = th.feature_gd(fp, G, steps=guess, lr=eta, scale=L, q0=q0, record_every=stride, with_maps=False)
-            hit = th.first_time(traj.own, level)
+            hit = metrics.first_crossing(traj.own, level)
             if not bool(torch.isnan(hit).any()) or offset + guess >= max_steps:
                 break
             q0, offset = traj.q[-1], offset + guess
@@ -197,7 +197,7 @@ def _phase1(cfg, K, N, delta, L, eta, M, max_steps=200_000, direct: bool = False
         return {"T1": T1, "g0": g0, "q_end": q_end, "traj": traj, "level": level, "s4": s4, "V": V}
     while True:
         traj = th.feature_gd(fp, G, steps=guess, lr=eta, scale=L, record_every=1, with_maps=False)
-        T1 = th.first_time(traj.own, level)
+        T1 = metrics.first_crossing(traj.own, level)
         if not bool(torch.isnan(T1).any()) or guess >= max_steps:
             break
         guess = min(max_steps, guess * 3)
@@ -309,9 +309,9 @@ def run_late(cfg: LateConfig) -> LateResult:
     traj = th.feature_gd(fp, V @ V.T, steps=cfg.steps, lr=cfg.lr, scale=L, record_every=cfg.steps, with_maps=False)
     own = traj.own
     eps = torch.tensor(cfg.eps_grid, dtype=torch.float64)
-    Ta = torch.stack([th.first_time(1 - own, float(e), above=False) for e in eps])
+    Ta = torch.stack([metrics.first_crossing(1 - own, float(e), below=True) for e in eps])
     rel = traj.loss / traj.loss[0]
-    Tl = torch.stack([th.first_time(rel, float(e) ** 2, above=False) for e in eps])
+    Tl = torch.stack([metrics.first_crossing(rel, float(e) ** 2, below=True) for e in eps])
     return LateResult(cfg, traj.loss, own, Ta, Tl, float((V[0] @ V[0]) ** 2), time.perf_counter() - t0)
 
 
@@ -492,8 +492,8 @@ def run_delta(cfg: DeltaConfig) -> DeltaResult:
     for i, N in enumerate(cfg.N_grid):
         fp = cosine_feature_prompts(V, N, cfg.M, cfg.c, make_generator(cfg.seed))
         traj = th.feature_gd(fp, V @ V.T, steps=cfg.steps, lr=cfg.lr, scale=L, record_every=1, with_maps=False)
-        T1 = th.first_time(traj.own, phase1_level(cfg.K))
-        Ts_ = th.first_time(1 - traj.own, cfg.eps, above=False)
+        T1 = metrics.first_crossing(traj.own, phase1_level(cfg.K))
+        Ts_ = metrics.first_crossing(1 - traj.own, cfg.eps, below=True)
         qk = torch.diagonal(traj.q, dim1=-2, dim2=-1).mean(-1)  # (T + 1, R)
         r = []
         for j in range(len(L)):
@@ -556,7 +556,7 @@ def run_nonuniform(cfg: NonUniformConfig) -> NonUniformResult:
     traj = th.feature_gd(fp, V @ V.T, steps=cfg.steps, lr=cfg.lr, scale=cfg.L, record_every=cfg.record_every,
                          with_maps=False)
     own = torch.stack([th.own_by_feature(q, fp)[0] for q in traj.q])  # (n_rec, K)
-    T = th.first_time(own, cfg.level, times=traj.record_steps)
+    T = metrics.first_crossing(own, cfg.level, times=traj.record_steps)
     share = torch.bincount(fp.query, minlength=cfg.K).to(torch.float64) / cfg.M
     return NonUniformResult(cfg, traj.record_steps, own, T, share, time.perf_counter() - t0)
 

@@ -30,7 +30,6 @@ from ...registry import Registry, returns
 from ...train import RunGrid, train
 from .tasks import (FLAT, RUN_PARAMS, SETTING_PARAMS, SHARP, ScaledPromptSet, Sec6Runs,
                     cosine_sampler, make_features, polynomial_sampler)
-from .theory import first_time
 
 EXPERIMENTS = Registry("nonlinear")
 
@@ -313,10 +312,10 @@ def block_times(res: BlockResult, level: float = 0.9, loss_frac: float = 0.05) -
     nL = len(res.config.L_values)
     own = res.own  # (n_rec, nL, S)
     diag_min = torch.diagonal(res.maps, dim1=-2, dim2=-1).min(-1).values  # (n_rec, nL, S)
-    T_own = torch.stack([first_time(own[:, i], level, times=res.epochs) for i in range(nL)])
-    T_loss = torch.stack([first_time(res.test_loss[:, i] / res.baseline[i], loss_frac, above=False, times=res.epochs)
+    T_own = torch.stack([metrics.first_crossing(own[:, i], level, times=res.epochs) for i in range(nL)])
+    T_loss = torch.stack([metrics.first_crossing(res.test_loss[:, i] / res.baseline[i], loss_frac, below=True, times=res.epochs)
                           for i in range(nL)])
-    T_diag = torch.stack([first_time(diag_min[:, i], level, times=res.epochs) for i in range(nL)])
+    T_diag = torch.stack([metrics.first_crossing(diag_min[:, i], level, times=res.epochs) for i in range(nL)])
     return {"own": censored_mean(T_own), "loss": censored_mean(T_loss), "diag": censored_mean(T_diag),
             "final_own": own[-1].mean(-1), "final_norm_loss": (res.test_loss[-1] / res.baseline).mean(-1)}
 
@@ -325,5 +324,5 @@ def half_zero_times(res: BlockResult) -> torch.Tensor:
     """Fig. 4's scale-aware convergence time per L (censored mean over runs): first epoch at which
     the training loss is at most half the loss of predicting 0 (the best constant)."""
     rel = res.train_loss / res.zero_baseline  # (n_rec, nL, S)
-    return censored_mean(torch.stack([first_time(rel[:, i], 0.5, above=False, times=res.epochs)
+    return censored_mean(torch.stack([metrics.first_crossing(rel[:, i], 0.5, below=True, times=res.epochs)
                                       for i in range(rel.shape[1])]))

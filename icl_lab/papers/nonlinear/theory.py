@@ -28,7 +28,7 @@ import torch
 from ... import params as chk
 from .tasks import FeaturePrompts, cosine_sampler, make_features
 from ...train import mse_loss
-from ...models import QOnlyAttention
+from ...models import QOnlyAttention, feature_softmax
 from ...config import make_generator
 
 F64 = torch.float64
@@ -46,16 +46,13 @@ def _per_run(name: str, value, R: int) -> torch.Tensor:
 
 def attention(q: torch.Tensor, counts: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
     """Feature attention Attn_bm of each prompt's query: q (R, K, K), counts (B, K), query (B,) -> (R, B, K)."""
-    logits = q[:, query, :]  # (R, B, K): q[k_b, m]
-    logits = logits + torch.log(counts)[None]  # |V_m| e^{q}: log 0 = -inf gives exact zeros
-    return torch.softmax(logits, dim=-1)
+    return feature_softmax(q[:, query, :], counts[None])  # (R, B, K): |V_m| e^{q[k_b, m]}, 0 where V_m is empty
 
 
 def attention_map(q: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
     """(R, K, K) mean attention a query of feature k puts on feature m, over all contexts in ``counts``
     (contexts do not depend on the query's feature). Rows sum to one."""
-    logits = q[:, :, None, :] + torch.log(counts)[None, None]  # (R, K, B, K)
-    return torch.softmax(logits, dim=-1).mean(2)
+    return feature_softmax(q[:, :, None, :], counts[None, None]).mean(2)  # (R, K, B, K) -> (R, K, K)
 
 
 def forward(q: torch.Tensor, prompts: FeaturePrompts, scale: torch.Tensor):
@@ -215,16 +212,6 @@ def concentration_probability(p, N: int, deltas, n_mc: int, generator: torch.Gen
     deltas = torch.as_tensor(deltas, dtype=F64).reshape(-1)
     dev = (counts / N - p[None]).abs().max(-1).values  # (n_mc,)
     return (dev[None, :] <= deltas[:, None] + 1e-12).to(F64).mean(-1)
-
-
-def first_time(series: torch.Tensor, threshold: float, above: bool = True, times=None) -> torch.Tensor:
-    """First time (index, or entry of ``times``) at which ``series`` (T, R) reaches ``threshold``
-    from below (``above``) or above; NaN for runs that never do.  Returns (R,)."""
-    hit = series >= threshold if above else series <= threshold
-    any_hit = hit.any(0)
-    idx = hit.to(torch.int64).argmax(0)
-    t = idx.to(F64) if times is None else torch.as_tensor(times, dtype=F64)[idx]
-    return torch.where(any_hit, t, torch.full_like(t, float("nan")))
 
 
 def late_phase_loss(t, lr: float, s4: float, K: int) -> torch.Tensor:

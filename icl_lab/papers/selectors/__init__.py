@@ -8,5 +8,5 @@ from .data import (TASK_SETS, all_pair_tasks, is_balanced, pattern_coverage, sho
 from .theory import (binomial_lower_tail, chernoff_tail, collapse_recursion, collapse_sharpness,  # noqa: F401
                      collapse_times, fit_alpha_law, gradients_closed_form, holds, holds_all, oracle_accuracy,
                      prompt_length_bound, theorem1_conditions, violated)
-from .training import (Group, HitSweep, TrainResult, evaluate, first_hit, group_hits,  # noqa: F401
+from .training import (Group, HitSweep, TrainResult, evaluate, group_hits,  # noqa: F401
                        output_layer_split, train_groups)

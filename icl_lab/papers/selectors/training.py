@@ -19,7 +19,7 @@ from ...config import make_generator
 from ...data.prompts import PairClassificationSampler, PromptBatch, StackedSampler
 from ...data.tasks import PairTask
 from ...criteria import Estimate
-from ...metrics import loglog_slope
+from ...metrics import first_crossing, loglog_slope
 from ...models import AttentionMLP
 from ...train import RunGrid, train
 
@@ -99,18 +99,6 @@ def evaluate(model: AttentionMLP, batch: PromptBatch, tasks: Sequence[PairTask] 
             res["lucky_U"] = ((a < 0) & (label_read < 0)).to(F.dtype).mean(-1)
     return res
 
-
-
-def first_hit(acc: torch.Tensor, steps: Sequence[int], level: float) -> torch.Tensor:
-    """(R,) first recorded step with accuracy >= level (NaN where never reached); acc (n_rec, R)."""
-    hit = acc >= level
-    st = torch.as_tensor(list(steps), dtype=torch.float64)
-    out = torch.full((acc.shape[1],), float("nan"), dtype=torch.float64)
-    for r in range(acc.shape[1]):
-        idx = torch.nonzero(hit[:, r])
-        if len(idx):
-            out[r] = st[int(idx[0])]
-    return out
 
 
 @dataclass
@@ -256,7 +244,7 @@ def _train_groups(cfg, groups: Sequence[Group], *, mechanism: bool, patterns, de
     hist = train(model, data, steps=cfg.steps, optimizer="sgd", lr=[g.lr for g in per_run], loss="hinge",
                  batch_size=cfg.batch, record=measure, record_every=cfg.eval_every, device=device)
     curves = {k: v.to(torch.float64) for k, v in hist.records.items()}
-    t_hit = first_hit(curves["acc"], hist.record_steps, cfg.hit_acc)
+    t_hit = first_crossing(curves["acc"], cfg.hit_acc, times=hist.record_steps)
     return TrainResult(labels=[g.label for g in groups], values=[g.value for g in groups], seeds=seeds,
                        steps=list(hist.record_steps), curves=curves, t_hit=t_hit, train_loss=hist.loss,
                        model=model.to("cpu", torch.float32), seconds=time.perf_counter() - t0,

@@ -149,18 +149,9 @@ def run_cross_paper(cfg: CrossPaperConfig, device=None) -> CrossPaperResult:
     nl, ns = len(fams), cfg.seeds
     own_att = hist["own"].reshape(len(hist.record_steps), nl, ns)
     level = 1.0 / cfg.K + cfg.target * (1 - 1.0 / cfg.K)
-    steps_t = torch.as_tensor(hist.record_steps, dtype=torch.float64)
-    reached = own_att >= level
-    first = torch.where(reached.any(0), reached.to(torch.int64).argmax(0), torch.full((nl, ns), -1))
     # the crossing time, linearly interpolated between the last record below the level and the first
     # at or above it (so the record spacing does not quantise t_half)
-    i1 = first.clamp(min=1)
-    a0 = own_att.gather(0, (i1 - 1)[None]).squeeze(0).to(torch.float64)
-    a1 = own_att.gather(0, i1[None]).squeeze(0).to(torch.float64)
-    s0, s1 = steps_t[i1 - 1], steps_t[i1]
-    frac = ((level - a0) / (a1 - a0).clamp(min=1e-12)).clamp(0, 1)
-    crossing = torch.where(first == 0, steps_t[0], s0 + frac * (s1 - s0))
-    t_half = torch.where(first >= 0, crossing, torch.full((nl, ns), math.nan, dtype=torch.float64))
+    t_half = metrics.first_crossing(own_att, level, times=hist.record_steps, interpolate=True)
     return CrossPaperResult(
         config=cfg, laws=names, contrast=torch.tensor([s[0] for s in stats], dtype=torch.float64),
         label_var=torch.tensor([s[1] for s in stats], dtype=torch.float64), steps=list(hist.record_steps),
