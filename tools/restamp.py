@@ -78,38 +78,28 @@ def main(argv=None) -> int:
                      | {_module_of(m["call"]["function"]) for m in fulls})
     old = base_fingerprints(args.base, modules)
     new = {m: records.fingerprint(m) for m in modules}
+    def record_text(path, rec, fp, module):  # the fingerprint, and the checksum that covers it
+        rec["meta"]["code"]["fingerprint"] = new[module]
+        text = _replace_once(path.read_text(), f'"fingerprint": "{fp}"', f'"fingerprint": "{new[module]}"', path)
+        return _replace_once(text, f'"checksum": "{rec["checksum"]}"', f'"checksum": "{records.checksum(rec)}"', path)
+
+    def full_text(path, meta, fp, module):
+        return _replace_once(path.read_text(), f'"fingerprint": "{fp}"', f'"fingerprint": "{new[module]}"', path)
+
+    todo = ([(path, rec, rec["meta"]["code"].get("fingerprint"), exps[rec["experiment"]].run.__module__, record_text)
+             for path, rec in recs]
+            + [(Path(m["path"]), m, m.get("fingerprint"), _module_of(m["call"]["function"]), full_text) for m in fulls])
     changed = kept = stale = 0
-    for path, rec in recs:
-        module = exps[rec["experiment"]].run.__module__
-        fp = rec["meta"]["code"].get("fingerprint")
+    for path, item, fp, module, rewrite in todo:
         if fp == new[module]:
             kept += 1
-            continue
-        if fp != old[module]:
+        elif fp != old[module]:
             stale += 1
             print(f"left stale (computed by other code than {args.base}): {path.relative_to(ROOT)}")
-            continue
-        changed += 1
-        if args.apply:
-            text = path.read_text()
-            rec["meta"]["code"]["fingerprint"] = new[module]
-            text = _replace_once(text, f'"fingerprint": "{fp}"', f'"fingerprint": "{new[module]}"', path)
-            text = _replace_once(text, f'"checksum": "{rec["checksum"]}"', f'"checksum": "{records.checksum(rec)}"', path)
-            path.write_text(text)
-    for meta in fulls:
-        module = _module_of(meta["call"]["function"])
-        path, fp = Path(meta["path"]), meta.get("fingerprint")
-        if fp == new[module]:
-            kept += 1
-            continue
-        if fp != old[module]:
-            stale += 1
-            print(f"left stale (computed by other code than {args.base}): {path.relative_to(ROOT)}")
-            continue
-        changed += 1
-        if args.apply:
-            path.write_text(_replace_once(path.read_text(), f'"fingerprint": "{fp}"', f'"fingerprint": "{new[module]}"',
-                                          path))
+        else:
+            changed += 1
+            if args.apply:
+                path.write_text(rewrite(path, item, fp, module))
     verb = "re-stamped" if args.apply else "would re-stamp"
     print(f"{verb} {changed} result(s); {kept} already current; {stale} left stale")
     return 0
