@@ -23,7 +23,7 @@ TEST_JOBS ?= $(shell echo $$(( $(JOBS) + 1 )))
 unexport PYTHONDONTWRITEBYTECODE
 KERNEL_THREADS ?= 1
 # seconds a cell may run in that pre-execution before it is abandoned (the build then executes that notebook
-# itself): a kernel that stops answering (seen once: two kernels started at the same moment) must not stall
+# itself): a kernel that stops answering (as can happen when two kernels start at the same moment) must not stall
 # the build for an hour; paper-scale cells can take long, so only the ci build lowers it
 EXEC_TIMEOUT ?= 3600
 # the notebooks' execution cache is keyed on their code only: clear it when the library changes
@@ -62,7 +62,7 @@ endef
 book: $(STAMP)
 	$(call build_book,paper,)
 
-# the same (the name of earlier versions)
+# the same, under the name that scripts written for earlier versions call
 book-paper: book
 
 # the reduced `book` scale, every experiment computed on a laptop (about 7 minutes on 2 cores) -> _build/book

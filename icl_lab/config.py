@@ -8,8 +8,8 @@
 * **Device** — ``ICL_LAB_DEVICE`` (``cpu``, ``cuda``, ``cuda:1`` ...) overrides the automatic
   choice (CUDA when available).
 * **Threads** — on small machines PyTorch's default of one thread per core oversubscribes when
-  several processes (pytest, a Jupyter kernel, the book build) run at once; the specs measured 4-20x
-  slow-downs.  :func:`configure_threads` sets a deliberate number (``ICL_LAB_THREADS`` overrides).
+  several processes (pytest, a Jupyter kernel, the book build) run at once, and oversubscribed threads
+  slow these many-small-matrix workloads down several-fold.  :func:`configure_threads` sets a deliberate number (``ICL_LAB_THREADS`` overrides).
 """
 from __future__ import annotations
 
@@ -175,9 +175,8 @@ def tune_allocator() -> bool:
 
     Batched training over many runs allocates and frees tensors of tens to hundreds of MB every
     step; glibc serves those with mmap/munmap, so every step page-faults fresh memory. Raising the
-    mmap and trim thresholds with ``mallopt`` removed that cost: 180 runs of the practical block
-    went from 24 s (14 s of it in the kernel) to 14 s for 10 steps, the selectors model at its large
-    size from 12 s to 8 s (benchmarks/workloads.py, 1 thread). The price is that the process keeps
+    mmap and trim thresholds with ``mallopt`` removes that cost (the measurements, from
+    ``benchmarks/workloads.py``, are in ``benchmarks/README.md``). The price is that the process keeps
     its peak memory until it exits. ``ICL_LAB_MALLOC=0`` turns it off. Returns True if applied."""
     global _allocator_tuned
     if _allocator_tuned:

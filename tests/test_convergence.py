@@ -175,7 +175,7 @@ def test_registry_lists_convergence_experiments():
 
 def test_too_few_prompts_for_every_feature_are_refused_before_training():
     """The per-feature losses average over the prompts whose query has that feature: with a single
-    prompt the other features would be NaN, which used to be stored as a diverged run."""
+    prompt the other features would be NaN, which the store would take for a diverged run."""
     from icl_lab.params import ConfigError
     from icl_lab.papers.convergence.experiments import ReplicaConfig, run_replica
 

@@ -359,7 +359,7 @@ def test_flushing_denormals_gives_the_process_its_setting_back():
 
 def test_ood_refuses_too_few_irrelevant_patterns_before_training():
     """The Remark 1 control is built from the irrelevant patterns: too few is a one-line error, not a
-    failure after training (found by tools/audit_minimums.py)."""
+    failure after training (tools/audit_minimums.py runs every experiment at such minimal values)."""
     from icl_lab.params import ConfigError
     from icl_lab.papers.selectors.ood import OODConfig
 

@@ -9,8 +9,8 @@ that follows only reads the outputs. Notebooks whose metadata forces execution o
 (``mystnb: execution_mode: force``: the synthesis, which reads every chapter's ledger, and the
 reproduction page) are left to the build. Each kernel inherits the environment (``ICL_LAB_SCALE``,
 ``ICL_LAB_THREADS``). The longest notebooks start first (their last measured time, else the order
-of the table of contents). A notebook that fails (its kernel died or stopped answering, seen once
-under load) is executed once more, alone, with a warning in the log; a second failure exits non-zero
+of the table of contents). A notebook that fails (its kernel died or stopped answering, which a loaded
+machine can cause) is executed once more, alone, with a warning in the log; a second failure exits non-zero
 naming the notebook and showing the end of its traceback. The kernel client polls for replies in
 slices of a second (``_ext/kernel_poll.py``): its event loop sometimes missed a reply after a widget
 cell, and the notebook then sat idle until the cell timeout.
