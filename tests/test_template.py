@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import icl_lab.papers
-from icl_lab import cli, registry, runner
+from icl_lab import cli, registry
 from icl_lab import claims as claims_mod
 from icl_lab.config import make_generator
 from icl_lab.data import LinearTask, PromptSampler, standard_basis
@@ -22,7 +22,8 @@ from icl_lab.models import QOnlyAttention
 from icl_lab.papers import PAPERS
 from icl_lab.papers._template import checks, conditions, theory
 from icl_lab.papers._template import figures as TF
-from icl_lab.papers._template.experiments import TrainingConfig
+from icl_lab.memo import full
+from icl_lab.papers._template.experiments import TrainingConfig, run_training
 from icl_lab.params import ConfigError
 
 matplotlib.use("Agg")
@@ -63,7 +64,7 @@ def test_registered_run_by_the_command_line_and_judged_by_the_chapter(as_a_paper
     (record,) = (results / NAME).glob("*.json")
     stored = json.loads(record.read_text())["summary"]
     cfg = TrainingConfig.for_scale("ci")
-    assert runner.load_or_run(NAME, cfg) == stored  # read from the store, as the chapter reads it
+    assert full(run_training, cfg, _summary=True) == stored  # read from the store, as the chapter reads it
 
     # the chapter stub, as a notebook runs it: it reads the record, measures T1, draws, exports its ledger
     runpy.run_path(str(HERE / "chapter.py"), run_name="__main__")

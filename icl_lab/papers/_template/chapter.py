@@ -28,10 +28,11 @@
 # times) above the first code cell below.
 
 # %%
-from icl_lab import notebook, plotting, runner
+from icl_lab import notebook, plotting
+from icl_lab.memo import full
 from icl_lab.papers._template import checks
 from icl_lab.papers._template import figures as TF
-from icl_lab.papers._template.experiments import TrainingConfig
+from icl_lab.papers._template.experiments import TrainingConfig, run_training
 
 SCALE, ledger = notebook.chapter("_template")
 
@@ -41,12 +42,12 @@ SCALE, ledger = notebook.chapter("_template")
 # With $Q = 0$ every demonstration gets the weight $1/N$, and on linear tasks with $K$ orthonormal
 # features drawn with probabilities $p_k$ the expected loss of that average is
 # $\tfrac12\big(1 - \sum_k p_k^2\big)\big(1 + \tfrac1N\big)$. The configuration below is the paper's
-# setting at the `paper` scale; `load_or_run` reads its stored result when the code that computes it is
-# unchanged, and otherwise computes it.
+# setting at the `paper` scale; `full` reads its stored result (here its summary) when the code that computes
+# it is unchanged, and otherwise computes it.
 
 # %%
 cfg = TrainingConfig.for_scale(SCALE)
-summary = runner.load_or_run("_template.training", cfg)
+summary = full(run_training, cfg, _summary=True)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Training loss of Q-only attention on fresh prompts (mean \u00b1 std over seeds) against the expected loss of the context average it starts from (dashed).", "name": "fig-template-training"}, "image": {"alt": "Log-scale training curves falling from the dashed level of the context average."}}
 plotting.finish(TF.draw_training(summary, cfg))
