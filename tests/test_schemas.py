@@ -112,8 +112,8 @@ TEST = HEAD + "[[claim.test]]\nquantity = 'x'\nsource = 'ours: x'\n"
 WHERE = "icl_lab/papers/selectors/claims.toml: "
 CLAIMS_CASES = {
     HEAD + "statment = 't'":
-        "claim 'S3': unknown field 'statment' (known: caveat, choice, how, hypotheses, id, kind, location, not_checkable, "
-        "part, statement, test, unconditional)",
+        "claim 'S3': unknown field 'statment' (known: caveat, choice, how, hypotheses, id, kind, location, "
+        "not_checkable, part, statement, test, unconditional)",
     "[[claim]]\nlocation = 'L'\nstatement = 's'": "claim #1 id: is required",
     HEAD.replace("'Fig. 2'", "5"): "claim 'S3' location: must be a string (got 5)",
     HEAD + "hypotheses = [1]": "claim 'S3' hypotheses[0]: must be a string (got 1)",
@@ -121,7 +121,8 @@ CLAIMS_CASES = {
     TEST + "is = 'below'": "claim 'S3' test[0].than: is required by a test 'below' or 'above'",
     TEST + "is = 'smaller'\nthan = 1": ("claim 'S3' test[0].is: must be one of 'below', 'above', 'between', 'equal', "
                                        "'true', 'false', 'increasing', 'decreasing', 'nearer' (got 'smaller')"),
-    TEST + "is = 'between'\nrange = [1]": "claim 'S3' test[0].range: must be a pair of numbers [low, high] (got a list of 1)",
+    TEST + "is = 'between'\nrange = [1]":
+        "claim 'S3' test[0].range: must be a pair of numbers [low, high] (got a list of 1)",
     TEST + "is = 'between'\nrange = [1, 'a']": "claim 'S3' test[0].range[1]: must be a number (got 'a')",
     TEST + "is = 'below'\nthan = [1]":
         "claim 'S3' test[0].than: must be a number or the name of another measured quantity (got a list of 1)",
@@ -150,3 +151,17 @@ def test_what_a_schema_cannot_say_is_still_checked_after_it():
         parse_declarations(HEAD + "[claim.choice]\nwhat = 'lr'\noptions = ['a', 'b']\nclosest = 'c'\n", "selectors")
     with pytest.raises(ConfigError, match="declared twice"):
         parse_declarations(HEAD + HEAD, "selectors")
+
+
+def test_jsonschema_is_imported_only_when_a_file_is_checked():
+    """Importing jsonschema can take over a second (its optional format checkers): the library imports
+    it when it first checks a file, not when it is imported."""
+    import subprocess
+    import sys
+
+    code = ("import sys, icl_lab, icl_lab.records, icl_lab.claims, icl_lab.store\n"
+            "assert 'jsonschema' not in sys.modules, 'imported with the library'\n"
+            "assert icl_lab.records.record_problem([]) == 'is invalid: must be an object (got a list of 0)'\n"
+            "assert 'jsonschema' in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

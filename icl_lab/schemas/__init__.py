@@ -17,9 +17,10 @@ from __future__ import annotations
 import functools
 import json
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import jsonschema
-from jsonschema.exceptions import best_match, by_relevance
+if TYPE_CHECKING:
+    import jsonschema
 
 SCHEMAS = ("record", "claims")
 _TYPE_WORDS = {"object": "an object", "array": "a list", "string": "a string", "number": "a number",
@@ -32,9 +33,15 @@ def _integer(checker, instance) -> bool:  # 1.0 is no seed, count or process id;
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-_Validator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _integer))
+@functools.cache
+def _validator_class():
+    """Draft 2020-12 with an integer that is an int. jsonschema is imported here, when a file is first
+    checked: importing it may take a second or more (with its optional format checkers installed), which
+    a process that never reads a record or a claims table should not pay."""
+    import jsonschema
+
+    draft = jsonschema.Draft202012Validator
+    return jsonschema.validators.extend(draft, type_checker=draft.TYPE_CHECKER.redefine("integer", _integer))
 
 
 def schema(name: str) -> dict:
@@ -47,9 +54,9 @@ def schema(name: str) -> dict:
 @functools.cache
 def validator(name: str) -> jsonschema.protocols.Validator:
     """The compiled validator of the schema ``name`` (built and checked once per process)."""
-    s = schema(name)
-    _Validator.check_schema(s)
-    return _Validator(s)
+    s, cls = schema(name), _validator_class()
+    cls.check_schema(s)
+    return cls(s)
 
 
 def field(path) -> str:
@@ -106,15 +113,15 @@ def _rule(e: jsonschema.ValidationError, obj: str) -> tuple[list, str]:
         return path, f"must list {most} {value} item{'s' if value != 1 else ''} ({_got(v, obj)})"
     if kw == "pattern":
         return path, f"must match {value} ({_got(v, obj)})"
-    return path, e.message  # a keyword no schema here uses yet: jsonschema's own words
-
-
-#: of two errors at one place, an unknown field comes first: a misspelt field is also a missing one
-_RELEVANCE = by_relevance(strong=frozenset({"additionalProperties"}))
+    return path, " ".join(e.message.split())  # a keyword no schema here uses yet: jsonschema's own words
 
 
 def problem(name: str, instance) -> tuple[list, str] | None:
     """The most relevant way ``instance`` breaks the schema ``name``, as ``(path, rule)``: the path of the
     field (a list of keys and indices; :func:`field` writes it) and the rule in words; None when valid."""
-    error = best_match(validator(name).iter_errors(instance), key=_RELEVANCE)
+    from jsonschema.exceptions import best_match, by_relevance
+
+    # of two errors at one place, an unknown field comes first: a misspelt field is also a missing one
+    relevance = by_relevance(strong=frozenset({"additionalProperties"}))
+    error = best_match(validator(name).iter_errors(instance), key=relevance)
     return None if error is None else _rule(error, _OBJECT[name])
