@@ -44,7 +44,7 @@ from pathlib import Path
 
 from . import criteria
 from . import params as chk
-from . import paths
+from . import paths, schemas
 from .claims_html import FilterableLedger, claim_card, ledger_html
 from .config import SCALES, get_scale
 from .papers import PAPERS
@@ -111,7 +111,14 @@ def parse_declarations(text: str, paper: str) -> dict[str, Declared]:
     optionally ``kind``, ``hypotheses``, ``not_checkable`` and ``part``. ``hypotheses`` is a list of
     conditions in words, or the name of a tuple in the paper's ``conditions`` module, else its ``theory``
     module (``"THM1"``), so that
-    a theorem's conditions are written once, beside the code that checks them."""
+    a theorem's conditions are written once, beside the code that checks them.
+
+    The table's structure is declared in ``icl_lab/schemas/claims.schema.json`` (fields, types, allowed
+    words, what each test needs); a file that breaks it is refused in one line naming the file, the claim,
+    the field and the rule (``...claims.toml: claim 'S3' test[0].than: is required by a test 'below' or
+    'above'``; items counted from 0). What the schema cannot say is checked here and in
+    :func:`icl_lab.criteria.parse_tests`: names resolved in the paper's modules, every number's source, a
+    tolerance no wider than the statement's, ids declared once."""
     import importlib
     import tomllib
 
@@ -120,14 +127,12 @@ def parse_declarations(text: str, paper: str) -> dict[str, Declared]:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise chk.ConfigError(f"{where}: {e}") from None
+    found = schemas.problem("claims", table)
+    if found:
+        raise chk.ConfigError(f"{where}: {_field(table, *found)}")
     out: dict[str, Declared] = {}
-    for i, row in enumerate(table.get("claim", ())):
-        name = f"{where}, claim {row.get('id', f'#{i + 1}')!r}"
-        unknown = set(row) - _FIELDS
-        if unknown:
-            raise chk.ConfigError(f"{name}: unknown field(s) {', '.join(sorted(unknown))}")
-        if not all(isinstance(row.get(f, ""), str) for f in _FIELDS - {"hypotheses", "test", "choice"}):
-            raise chk.ConfigError(f"{name}: every field but hypotheses, test and choice must be a string")
+    for row in table.get("claim", ()):
+        name = f"{where}, claim {row['id']!r}"
         hyp = row.get("hypotheses", [])
         if isinstance(hyp, str):  # a paper's conditions module, where it has one, else its theory module
             try:
@@ -137,8 +142,6 @@ def parse_declarations(text: str, paper: str) -> dict[str, Declared]:
             if not isinstance(getattr(theory, hyp, None), tuple):
                 raise chk.ConfigError(f"{name}: hypotheses {hyp!r} names no tuple in {theory.__name__}")
             hyp = getattr(theory, hyp)
-        elif not (isinstance(hyp, list) and all(isinstance(h, str) for h in hyp)):
-            raise chk.ConfigError(f"{name}: hypotheses must be a list of strings or a name")
         d = declare(row.get("id", ""), row.get("location", ""), row.get("statement", ""),
                     kind=row.get("kind", "paper"), hypotheses=hyp,
                     not_checkable=row.get("not_checkable", ""), part=row.get("part", ""),
@@ -152,8 +155,14 @@ def parse_declarations(text: str, paper: str) -> dict[str, Declared]:
     return out
 
 
-_FIELDS = {"id", "location", "statement", "kind", "hypotheses", "not_checkable", "part", "test", "choice", "caveat",
-           "how", "unconditional"}
+def _field(table: dict, path: list, rule: str) -> str:
+    """A schema error of a claims table in words: ``claim 'S3' test[0].than: must be ...``."""
+    if len(path) < 2 or path[0] != "claim":
+        return f"{schemas.field(path)}: {rule}" if path else rule
+    row = table["claim"][path[1]]
+    ident = row.get("id") if isinstance(row, dict) else None
+    claim = f"claim {ident!r}" if isinstance(ident, str) and ident else f"claim #{path[1] + 1}"
+    return f"{claim} {schemas.field(path[2:])}: {rule}" if len(path) > 2 else f"{claim}: {rule}"
 
 
 @dataclass

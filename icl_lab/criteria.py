@@ -115,7 +115,14 @@ def _num(v) -> str:
 
 def parse_tests(rows, where: str) -> tuple:
     """``claims.toml``'s ``[[claim.test]]`` rows, checked: known fields, a known test, a source for every
-    number, and no tolerance wider than what the statement states."""
+    number, and no tolerance wider than what the statement states.
+
+    The rows' structure (fields, types, allowed words, what each test needs) is declared in
+    ``icl_lab/schemas/claims.schema.json`` and checked first when a ``claims.toml`` is read
+    (:func:`icl_lab.claims.parse_declarations`), with an error naming the field and the rule. The shape
+    checks here repeat it for rows built in Python; what only code can check (every number's source,
+    alternatives only for a threshold of ours, a tolerance within the statement's range) is this
+    function's own."""
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise chk.ConfigError(f"{where}: test must be a list of tables ([[claim.test]])")
     for i, r in enumerate(rows):
@@ -183,7 +190,8 @@ def _within_statement(r: dict, name: str) -> None:
 
 def parse_choice(row, where: str) -> dict:
     """``[claim.choice]``: an open choice the verdict may depend on, with its options and the one
-    closest to the paper's analysis."""
+    closest to the paper's analysis (its structure: ``icl_lab/schemas/claims.schema.json``; that
+    ``closest`` is one of the options is checked here)."""
     if not isinstance(row, dict):
         raise chk.ConfigError(f"{where}: choice must be a table ([claim.choice])")
     unknown = set(row) - _CHOICE_FIELDS

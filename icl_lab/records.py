@@ -22,18 +22,17 @@ from pathlib import Path
 import numpy
 import torch
 
+from . import schemas
 from .params import ConfigError, coerce_value
 
-FORMAT = "icl-lab-result/1"
-EXPERIMENT_NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
-KEY = re.compile(r"^[0-9a-f]{24}$")
+FORMAT = "icl-lab-result/1"  # the record schema's format (icl_lab/schemas/record.schema.json)
 LOSS_WORDS = ("loss", "losses")
-FIELDS = dict(experiment=str, key=str, config=dict, summary=dict, meta=dict, checksum=str)
 PACKAGE = Path(__file__).resolve().parent
 #: modules that present, store or schedule results: not part of any experiment's fingerprint
 #: (nor is a paper's figures*.py), so editing them never makes a record stale
 NOT_COMPUTING = frozenset({"plotting", "widgets", "claims", "claims_html", "render", "cli", "reports", "notebook",
-                           "paths", "store", "runner", "sweep", "registry", "records", "resources", "memo"})
+                           "paths", "store", "runner", "sweep", "registry", "records", "resources", "memo",
+                           "schemas"})
 
 
 class StoreError(ConfigError):
@@ -83,28 +82,16 @@ def summary_problem(summary) -> str | None:
 
 
 def record_problem(rec) -> str | None:
-    """Why a parsed record does not match the record schema, or None."""
-    if not isinstance(rec, dict) or rec.get("format") != FORMAT:
-        return f"has no format {FORMAT!r}"
-    missing = [k for k in FIELDS if k not in rec]
-    if missing:
-        return f"lacks the fields {missing}"
-    seeds = rec.get("seeds")
-    bad = [k for k, t in FIELDS.items() if not isinstance(rec[k], t)]
-    bad += [] if seeds is None or isinstance(seeds, list) and all(_number(s, int) for s in seeds) else ["seeds"]
-    bad += [] if isinstance(rec.get("scale"), (str, type(None))) else ["scale"]
-    bad += [] if isinstance(rec.get("overrides", {}), dict) else ["overrides"]
-    if bad:
-        return f"has fields of the wrong type: {bad}"
-    if not EXPERIMENT_NAME.match(rec["experiment"]) or not KEY.match(rec["key"]):
-        return "has an invalid experiment name or key"
-    meta = rec["meta"]
-    bad = [k for k in ("wall_seconds", "cpu_seconds")
-           if k in meta and not (_number(meta[k]) and math.isfinite(meta[k]) and meta[k] >= 0)]
-    bad += [k for k in ("code", "versions") if not isinstance(meta.get(k, {}), dict)]
-    bad += [k for k in ("device", "host", "started", "finished") if not isinstance(meta.get(k, ""), (str, type(None)))]
-    if bad:
-        return f"has meta fields of the wrong type: {bad}"
+    """Why a parsed record cannot be used, or None: where it breaks the record schema
+    (``icl_lab/schemas/record.schema.json``: ``is invalid at meta.wall_seconds: must be a number >= 0
+    (got -1.0)``), a time that is not finite, or a summary that must not be served (:func:`summary_problem`)."""
+    found = schemas.problem("record", rec)
+    if found:
+        path, rule = found
+        return f"is invalid at {schemas.field(path)}: {rule}" if path else f"is invalid: {rule}"
+    for k in ("wall_seconds", "cpu_seconds"):  # JSON Schema has no NaN or infinity to refuse
+        if k in rec["meta"] and not math.isfinite(rec["meta"][k]):
+            return f"is invalid at meta.{k}: must be a finite number >= 0 (got {rec['meta'][k]!r})"
     problem = summary_problem(rec["summary"])
     return problem and f"is unusable: {problem}"
 

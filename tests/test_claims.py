@@ -138,7 +138,7 @@ def test_claims_tables_are_read_strictly():
     assert good["A"].hypotheses == THM1 and good["A"].kind == "paper"
     bad = {"id = 'A'\nlocation = 'L'\nstatment = 's'": "unknown field",
            "id = 'A'\nlocation = 'L'\nstatement = 's'\nhypotheses = 'NOPE'": "names no tuple",
-           "id = 'A'\nlocation = 'L'\nstatement = 's'\nhypotheses = [1]": "list of strings",
+           "id = 'A'\nlocation = 'L'\nstatement = 's'\nhypotheses = [1]": r"claim 'A' hypotheses\[0\]: must be a string",
            "id = 'A'\nlocation = 5\nstatement = 's'": "must be a string",
            "id = 'A'\nlocation = 'L'\nstatement = 's'\nkind = 'lemma'": "kind",
            "id = 'A'\nlocation = 'L'\nstatement = ''": "non-empty",
