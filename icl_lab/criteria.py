@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 from . import metrics
 from . import params as chk
+from . import schemas
 
 TESTS = ("below", "above", "between", "equal", "true", "false", "increasing", "decreasing", "nearer")
 STATISTICS = ("all", "any", "mean", "median", "min", "max")
@@ -114,48 +115,26 @@ def _num(v) -> str:
 
 
 def parse_tests(rows, where: str) -> tuple:
-    """``claims.toml``'s ``[[claim.test]]`` rows, checked: known fields, a known test, a source for every
-    number, and no tolerance wider than what the statement states.
-
-    The rows' structure (fields, types, allowed words, what each test needs) is declared in
-    ``icl_lab/schemas/claims.schema.json`` and checked first when a ``claims.toml`` is read
-    (:func:`icl_lab.claims.parse_declarations`), with an error naming the field and the rule. The shape
-    checks here repeat it for rows built in Python; what only code can check (every number's source,
-    alternatives only for a threshold of ours, a tolerance within the statement's range) is this
-    function's own."""
-    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+    """``claims.toml``'s ``[[claim.test]]`` rows, checked: their structure against the claims schema's test
+    table (``icl_lab/schemas/claims.schema.json``: fields, types, allowed words, what each test needs), then
+    what only code can check: a source for every number, alternatives only for a threshold of ours, and no
+    tolerance wider than what the statement states."""
+    if not isinstance(rows, list):
         raise chk.ConfigError(f"{where}: test must be a list of tables ([[claim.test]])")
     for i, r in enumerate(rows):
         name = f"{where}, test {i + 1}"
-        unknown = set(r) - _TEST_FIELDS
-        if unknown:
-            raise chk.ConfigError(f"{name}: unknown field(s) {', '.join(sorted(unknown))}")
-        if not isinstance(r.get("quantity"), str) or not r["quantity"]:
-            raise chk.ConfigError(f"{name}: quantity must name a measured quantity")
-        chk.one_of(f"{name}: is", r.get("is"), TESTS)
-        chk.one_of(f"{name}: statistic", r.get("statistic", "all"), STATISTICS)
-        chk.one_of(f"{name}: fails", r.get("fails", "not reproduced"), FAILS)
-        if "interval" in r:
-            chk.one_of(f"{name}: interval", r["interval"], INTERVALS)
-        need = {"below": ("than",), "above": ("than",), "between": ("range",), "equal": ("to", "tol"),
-                "nearer": ("to", "than")}.get(r["is"], ())
-        missing = [f for f in need if f not in r]
-        if missing:
-            raise chk.ConfigError(f"{name}: a test '{r['is']}' needs {', '.join(missing)}")
-        if r["is"] == "between" and not (isinstance(r["range"], list) and len(r["range"]) == 2):
-            raise chk.ConfigError(f"{name}: range must be [low, high]")
+        found = schemas.problem("claims", r, part="test")
+        if found is not None:
+            path, rule = found
+            raise chk.ConfigError(f"{name}" + (f" {schemas.field(path)}" if path else "") + f": {rule}")
         numbers = any(isinstance(r.get(f), (int, float, list)) for f in ("than", "to", "range", "tol"))
         src = r.get("source", "")
         if numbers and not (isinstance(src, str) and src.split(":")[0].strip() in ("paper", "ours")):
             raise chk.ConfigError(f"{name}: a number needs its source, 'paper: <where>' or 'ours: <why>'")
         if r.get("alternatives") and not src.startswith("ours"):
             raise chk.ConfigError(f"{name}: alternatives are other values of a threshold of ours (source 'ours: ...')")
-        if r.get("fails", "not reproduced") != "not reproduced" and not r.get("note"):
-            raise chk.ConfigError(f"{name}: a test that fails as '{r['fails']}' needs a note saying why")
         if "stated" in r:
             _within_statement(r, name)
-        if "regardless" in r and not (isinstance(r["regardless"], str) and r["regardless"]):
-            raise chk.ConfigError(f"{name}: regardless must say why no hypothesis of the statement can explain a failure")
     return tuple(rows)
 
 
@@ -190,19 +169,13 @@ def _within_statement(r: dict, name: str) -> None:
 
 def parse_choice(row, where: str) -> dict:
     """``[claim.choice]``: an open choice the verdict may depend on, with its options and the one
-    closest to the paper's analysis (its structure: ``icl_lab/schemas/claims.schema.json``; that
-    ``closest`` is one of the options is checked here)."""
-    if not isinstance(row, dict):
-        raise chk.ConfigError(f"{where}: choice must be a table ([claim.choice])")
-    unknown = set(row) - _CHOICE_FIELDS
-    if unknown:
-        raise chk.ConfigError(f"{where}, choice: unknown field(s) {', '.join(sorted(unknown))}")
-    opts = row.get("options")
-    if not (isinstance(opts, list) and len(opts) >= 2 and all(isinstance(o, str) for o in opts)):
-        raise chk.ConfigError(f"{where}, choice: options must list at least two alternatives")
-    chk.one_of(f"{where}, choice: closest", row.get("closest"), opts)
-    if not row.get("what"):
-        raise chk.ConfigError(f"{where}, choice: what must say what is chosen (e.g. 'learning rate')")
+    closest to the paper's analysis (its structure: the claims schema's choice table; that ``closest`` is
+    one of the options is checked here)."""
+    found = schemas.problem("claims", row, part="choice")
+    if found is not None:
+        path, rule = found
+        raise chk.ConfigError(f"{where}, choice" + (f" {schemas.field(path)}" if path else "") + f": {rule}")
+    chk.one_of(f"{where}, choice: closest", row.get("closest"), row["options"])
     return dict(row)
 
 

@@ -70,7 +70,7 @@ OUTER = ("store", "sweep", "cli", "runner", "memo", "reports")
 
 def test_imports_flow_one_way():
     """The core imports no paper and no outer module; a paper imports no outer module (it registers its
-    experiments, and the outer layer finds them)."""
+    experiments, and the outer layer finds them). The template's page stub (``chapter.py``) is a page."""
     wrong = []
     for p in _modules():
         name = _name(p)
@@ -79,7 +79,7 @@ def test_imports_flow_one_way():
         if len(parts) > 1 and parts[1] in CORE:
             wrong += [f"{name} -> {i}" for i in imports if i.startswith("icl_lab.papers")
                       or i.split(".")[1:2] and i.split(".")[1] in OUTER]
-        if name.startswith("icl_lab.papers."):
+        if name.startswith("icl_lab.papers.") and not name.endswith(".chapter"):  # the template's page stub reads like a page
             wrong += [f"{name} -> {i}" for i in imports if len(i.split(".")) > 1 and i.split(".")[1] in OUTER]
     assert not wrong, "imports against the direction core <- papers <- outer layer: " + ", ".join(wrong)
 

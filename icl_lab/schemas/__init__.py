@@ -52,9 +52,14 @@ def schema(name: str) -> dict:
 
 
 @functools.cache
-def validator(name: str) -> jsonschema.protocols.Validator:
-    """The compiled validator of the schema ``name`` (built and checked once per process)."""
+def validator(name: str, part: str | None = None) -> jsonschema.protocols.Validator:
+    """The compiled validator of the schema ``name`` (built and checked once per process); with ``part``,
+    of one of its definitions (``part="test"``: one ``[[claim.test]]`` table)."""
     s, cls = schema(name), _validator_class()
+    if part is not None:
+        if part not in s.get("$defs", {}):
+            raise ValueError(f"part must be one of {sorted(s.get('$defs', {}))} (got {part!r})")
+        s = {"$schema": s.get("$schema"), "$defs": s["$defs"], "$ref": f"#/$defs/{part}"}
     cls.check_schema(s)
     return cls(s)
 
@@ -116,12 +121,13 @@ def _rule(e: jsonschema.ValidationError, obj: str) -> tuple[list, str]:
     return path, " ".join(e.message.split())  # a keyword no schema here uses yet: jsonschema's own words
 
 
-def problem(name: str, instance) -> tuple[list, str] | None:
-    """The most relevant way ``instance`` breaks the schema ``name``, as ``(path, rule)``: the path of the
-    field (a list of keys and indices; :func:`field` writes it) and the rule in words; None when valid."""
+def problem(name: str, instance, part: str | None = None) -> tuple[list, str] | None:
+    """The most relevant way ``instance`` breaks the schema ``name`` (or its definition ``part``), as
+    ``(path, rule)``: the path of the field (a list of keys and indices; :func:`field` writes it) and the rule
+    in words; None when valid."""
     from jsonschema.exceptions import best_match, by_relevance
 
     # of two errors at one place, an unknown field comes first: a misspelt field is also a missing one
     relevance = by_relevance(strong=frozenset({"additionalProperties"}))
-    error = best_match(validator(name).iter_errors(instance), key=relevance)
+    error = best_match(validator(name, part).iter_errors(instance), key=relevance)
     return None if error is None else _rule(error, _OBJECT[name])
