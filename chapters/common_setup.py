@@ -54,7 +54,8 @@ from IPython.display import Markdown
 
 import icl_lab
 from icl_lab import baselines, plotting, widgets
-from icl_lab.data import LinearTask, PromptBatch, PromptSampler, random_orthonormal, sphere, standard_basis
+from icl_lab.data import (LinearTask, PromptBatch, PromptSampler, random_orthonormal, sphere,
+                          standard_basis)
 from icl_lab.notebook import glue
 from icl_lab.papers.common import checks
 from icl_lab.papers.common import figures as CF
@@ -169,8 +170,9 @@ assert all(c.ok for c in ledger.judge(checks.kernel_smoother(pred, nw_pred)))
 theta = torch.linspace(-math.pi, math.pi, 61)[:-1]  # 60 demonstrations around the circle
 circle = torch.stack([torch.cos(theta), torch.sin(theta)], -1).to(torch.float64)
 f64 = torch.float64
+query = torch.tensor([[[1.0, 0.0]]], dtype=f64)  # at angle 0; labels play no part in the weights
 window_batch = PromptBatch(x=circle[None], y=torch.zeros(1, len(theta), dtype=f64),
-                           x_query=torch.tensor([[[1.0, 0.0]]], dtype=f64), y_query=torch.zeros(1, 1, dtype=f64))
+                           x_query=query, y_query=torch.zeros(1, 1, dtype=f64))
 weights = {}  # (activation, c) -> the query's weights over the demonstrations
 for act in ("softmax", "linear"):
     for c in (1.0, 4.0, 16.0, 64.0):
@@ -216,7 +218,8 @@ glue("window-nc", len({c for _, c in weights}))
 # %%
 Kg, dg, Ng = 4, 8, 12
 Vg = random_orthonormal(Kg, dg, icl_lab.make_generator(2))  # K x d, orthonormal rows
-batch_g = PromptSampler.from_features(Vg, LinearTask(dg), N=Ng).sample(256, icl_lab.make_generator(3))
+sampler_g = PromptSampler.from_features(Vg, LinearTask(dg), N=Ng)
+batch_g = sampler_g.sample(256, icl_lab.make_generator(3))  # 256 prompts
 model_g = icl_lab.QOnlyAttention(dg, runs=1, init="normal", init_std=0.5).to(dtype=torch.float64)
 
 loss = mse_loss(model_g(batch_g), batch_g).sum()
@@ -243,10 +246,8 @@ assert all(c.ok for c in ledger.judge(checks.gradient(auto[0], closed, Vg)))
 #   $L^{\rm low} = \tfrac12\big(1 + \tfrac1{K-1}\big)\sum_k p_k(1-p_k)^N$: when the query's
 #   feature is absent, attention must spread its unit mass over the other features.
 
-# To change a parameter, write e.g. `cfg = ContextLengthConfig.for_scale(SCALE, lr=10.0)` and rerun.
-
 # %%
-cfg = ContextLengthConfig.for_scale(SCALE)
+cfg = ContextLengthConfig.for_scale(SCALE)  # to change one: for_scale(SCALE, lr=10.0), rerun
 res = run_context_length(cfg)
 
 # %% tags=["remove-cell"]
@@ -263,7 +264,8 @@ glue("cs-N", ", ".join(map(str, cfg.N_values)))
 # %% mystnb={"figure": {"caption": "Held-out loss against the context length $N$ for trained softmax attention (mean \u00b1 std over seeds) and the classical predictors, on linear tasks with orthonormal features. Losses that are exactly zero lie below the axis.", "name": "fig-common-baselines"}, "image": {"alt": "Log-log plot of held-out loss against N for attention, linear attention, nearest neighbour, Nadaraya-Watson, Bayes and the attention floor."}}
 fig, ax = plt.subplots(figsize=(7, 4.2))
 Ns = res.N  # the trained model: mean +- std over seeds; the baselines: one curve each
-plotting.band(ax, Ns, res.trained_loss.T, label="softmax attention, trained (mean ± std)", log=True, marker="o")
+plotting.band(ax, Ns, res.trained_loss.T, label="softmax attention, trained (mean ± std)", log=True,
+              marker="o")
 ax.plot(Ns, res.uniform_loss, "--", label="uniform average (Q = 0)")
 ax.plot(Ns, res.linear_attention_loss, "-.", label="best linear attention (closed form)")
 ax.plot(Ns, res.nw_loss, ":", label="Nadaraya–Watson, best h")
@@ -277,7 +279,6 @@ plotting.label(ax, "context length N", r"held-out loss $\frac{1}{2}E(\hat{y} - y
 ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
 plotting.finish(fig)
 
-# %% [markdown]
 # %% tags=["remove-cell"]
 glue("cs-N-last", res.N[-1])
 glue("cs-trained-last", float(res.trained_loss[-1].mean()))
@@ -294,10 +295,9 @@ glue("cs-table", Markdown(md_table(["$N$", "trained", "uniform", "best linear", 
 # only like $1/N$. The nearest-neighbour and Nadaraya–Watson smoothers do better still once $N$ is
 # large: a demonstration with exactly the query's token then sits at distance zero, so 1-NN (and
 # Nadaraya–Watson at a small bandwidth) copies its label and its loss reaches zero, whereas the
-# trained attention stays above its own floor $L^{\rm low}$ ({glue:text}`cs-trained-last:.1e` against
-# {glue:text}`cs-floor-last:.1e` at $N =$ {glue:text}`cs-N-last`) because a finite $Q$ always leaks
-# some weight to the other features (it reaches the floor only as $x_q^\top Q x_q \to \infty$). Linear attention's weights
-# cannot normalise, so its prediction $c\,|\mathcal V_k|\,\langle w, v_k\rangle$ fluctuates with
+# trained attention stays above its own floor $L^{\rm low}$ ({glue:text}`cs-trained-last:.1e`
+# against {glue:text}`cs-floor-last:.1e` at $N =$ {glue:text}`cs-N-last`): a finite $Q$ always leaks
+# some weight to the other features. Linear attention's weights cannot normalise, so its prediction $c\,|\mathcal V_k|\,\langle w, v_k\rangle$ fluctuates with
 # the count $|\mathcal V_k|$. At the shortest contexts the order can flip: when the query's feature
 # is often absent, the unnormalised linear read-out can answer close to $0$ (the Bayes answer),
 # whereas softmax attention must put its unit mass on some other feature's labels — the gap between
@@ -312,11 +312,11 @@ glue("cs-table", Markdown(md_table(["$N$", "trained", "uniform", "best linear", 
 assert all(c.ok for c in ledger.judge(checks.context_length(res)))
 
 # %% [markdown]
-# The trained loss lies above $L^{\rm low}$ at large $N$: reaching the floor needs
-# $x_q^\top Q x_q \to\infty$, and gradient descent approaches it only logarithmically slowly — the
-# subject of the convergence chapter's phase analysis. The training curves (left, below) fall from
-# the first steps and then flatten: at this balanced setting there is no visible plateau; the
-# plateaus that the convergence chapter dissects appear for under-represented features.
+# Reaching the floor needs $x_q^\top Q x_q \to\infty$, and gradient descent approaches it only
+# logarithmically slowly — the subject of the convergence chapter's phase analysis. The training
+# curves (left, below) fall from the first steps and then flatten: at this balanced setting there is
+# no visible plateau; the plateaus that the convergence chapter dissects appear for
+# under-represented features.
 
 # %% mystnb={"figure": {"caption": "Left: training loss on fresh prompts for each context length $N$ (exponential moving average, mean \u00b1 std over seeds). Right: the learned $S = V^\\top Q V$ at the longest context (seed 0): large diagonal entries $A_k$, negative off-diagonal entries $B_{k,n}$.", "name": "fig-common-training"}, "image": {"alt": "Left, decreasing training curves for several N; right, a heatmap of S with a dominant diagonal."}}
 plotting.finish(CF.draw_training(res, cfg))
@@ -336,12 +336,12 @@ plotting.finish(CF.draw_training(res, cfg))
 
 # %% mystnb={"figure": {"caption": "The attention weights $a_i$ of one query over a prompt of {glue:text}`demo-N` demonstrations ({glue:text}`demo-K` orthonormal features in $d =$ {glue:text}`demo-d`), coloured by each demonstration's feature, for $Q = \\alpha I$: at $\\alpha = 0$ they are uniform; as $\\alpha$ grows they concentrate on the demonstrations that share the query's feature.", "name": "fig-common-alpha-slider"}}
 K_demo, d_demo, N_demo = 4, 8, 24
-demo = PromptSampler.from_features(standard_basis(K_demo, d_demo), LinearTask(d_demo), N=N_demo).sample(
-    1, icl_lab.make_generator(5))
-alphas = icl_lab.notebook.frames([0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0])  # the pre-rendered values of alpha
-widgets.static_slider(functools.partial(CF.draw_attention, demo), alphas, name="$\\alpha$", fmt="{:.1f}",
-                      alt=f"the attention weights of one query over a prompt of {N_demo} demonstrations, "
-                          "coloured by feature, for Q = alpha I")
+demo_sampler = PromptSampler.from_features(standard_basis(K_demo, d_demo), LinearTask(d_demo), N=N_demo)
+demo = demo_sampler.sample(1, icl_lab.make_generator(5))
+alphas = icl_lab.notebook.frames([0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0])  # pre-rendered values of alpha
+widgets.static_slider(functools.partial(CF.draw_attention, demo), alphas, name="$\\alpha$",
+                      fmt="{:.1f}", alt=f"the attention weights of one query over a prompt of {N_demo} "
+                                        "demonstrations, coloured by feature, for Q = alpha I")
 
 # %% tags=["remove-cell"]
 glue("demo-N", N_demo)
@@ -397,8 +397,8 @@ widgets.live(CF.live_attention(demo), alpha=ipywidgets.FloatSlider(value=1.0, mi
 
 # %%
 exact = checks.linear_optimum_loss(res.N, p=1.0 / cfg.K)  # Exercise 2's formula, for each N
-excess = 1 + cfg.d**2 / cfg.linear_fit_prompts  # fitting d^2 coefficients on n_fit prompts adds ~ d^2 / n_fit
-z = (res.linear_attention_loss - exact * excess) / res.linear_attention_se  # deviation in standard errors
+excess = 1 + cfg.d**2 / cfg.linear_fit_prompts  # fitting d^2 coefficients on n_fit prompts
+z = (res.linear_attention_loss - exact * excess) / res.linear_attention_se  # in standard errors
 
 # %% tags=["remove-cell"]
 glue("s7-table", Markdown(md_table(
