@@ -19,6 +19,8 @@ and *measured* in the chapters, which hand over named quantities and never a ver
 
     ledger = Ledger("convergence")          # every declared claim, pending
     ledger["C1"].measure({"T2 / T1": t2 / t1}, how="phase times from 5 seeds")
+    ledger.judge(checks.phases(res))        # the same through the paper's checks (papers/<key>/checks.py):
+                                            # Measurement objects, their names checked against the tests
     ledger.show()      # a table in the notebook
     ledger.export()    # JSON for the synthesis chapter and CI
 

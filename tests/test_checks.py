@@ -3,6 +3,7 @@ hands over exactly the quantities its claim's tests read, and is tested on small
 from __future__ import annotations
 
 import ast
+import re
 import math
 from pathlib import Path
 
@@ -193,3 +194,48 @@ def test_linear_rate_decides_s7_in_standard_errors():
     assert c.status == "reproduced" and c.measured == "largest deviation in standard errors = 2"
     (c,) = ledger.judge(checks.linear_rate(_result([[0.4], [0.1], [0.01]], [0.95], lin_excess_se=-6.0)), show=False)
     assert c.status == "not reproduced"
+
+
+# ------------------------------------------------------------------------ the pages of such a paper
+ROOT = LIB.parent
+HIDDEN = {"remove-cell", "remove-input", "hide-input"}
+
+
+def _pages_of(paper: str) -> list[Path]:
+    """The chapter pages (py:percent sources) that build the ledger of ``paper``."""
+    pages = sorted((ROOT / "chapters").rglob("*.py")) + sorted((ROOT / "synthesis").glob("*.py"))
+    return [p for p in pages if f'notebook.chapter("{paper}"' in p.read_text()]
+
+
+def _code_cells(page: Path) -> list[tuple[bool, list[str]]]:
+    """(visible, non-blank lines) of each code cell: a cell is hidden when tagged remove-cell,
+    remove-input or hide-input."""
+    import jupytext
+
+    nb = jupytext.read(page)
+    return [(not HIDDEN & set(c.metadata.get("tags", [])), [ln for ln in c.source.splitlines() if ln.strip()])
+            for c in nb.cells if c.cell_type == "code"]
+
+
+@pytest.mark.parametrize("paper", WITH_CHECKS)
+def test_a_page_whose_paper_has_checks_teaches_the_code(paper):
+    """A page of a paper with checks.py judges through them and shows its science: no function defined
+    in the page, no quantity typed into a measure call, no number carried into prose by
+    ``display(Markdown(...))`` (glue it), at least a third of its code lines visible, no visible cell
+    over 25 lines and no visible noqa or import-only cell after the first visible code cell."""
+    pages = _pages_of(paper)
+    assert pages, f"no chapter page builds the {paper} ledger"
+    for page in pages:
+        cells = _code_cells(page)
+        code = [ln for _, lines in cells for ln in lines]
+        where = page.relative_to(ROOT)
+        assert not [ln for ln in code if re.match(r"\s*(async\s+)?def\s|.*\blambda\b", ln)], f"{where} defines a function"
+        assert not [ln for ln in code if re.search(r"\.measure\(|\.check\(", ln)], f"{where} measures by hand: use checks"
+        assert "display(Markdown(" not in page.read_text(), f"{where} carries numbers into prose: glue them"
+        visible = [lines for shown, lines in cells if shown]
+        n_visible, n_total = sum(map(len, visible)), len(code)
+        assert 3 * n_visible >= n_total, f"{where}: {n_visible} of {n_total} code lines visible (< a third)"
+        assert max(map(len, visible)) <= 25, f"{where}: a visible cell over 25 lines"
+        for lines in visible[1:]:
+            assert not any("noqa" in ln for ln in lines), f"{where}: a visible noqa"
+            assert not all(re.match(r"(import|from)\s", ln) for ln in lines), f"{where}: an import-only cell mid-page"
