@@ -44,20 +44,25 @@ import icl_lab.notebook
 icl_lab.notebook.setup(scale=None, minutes={"ci": 0.13, "book": 0.27, "paper": 0.31})
 
 # %%
+import functools
 import math
 
+import ipywidgets
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
+from IPython.display import Markdown
 
 import icl_lab
-from icl_lab import baselines, metrics, plotting, widgets
-from icl_lab.data import LinearTask, PromptBatch, PromptSampler, sphere, standard_basis
+from icl_lab import baselines, plotting, widgets
+from icl_lab.data import (LinearTask, PromptBatch, PromptSampler, random_orthonormal, sphere,
+                          standard_basis)
+from icl_lab.notebook import glue
+from icl_lab.papers.common import checks
 from icl_lab.papers.common import figures as CF
 from icl_lab.papers.common.experiments import ContextLengthConfig, run_context_length
 from icl_lab.papers.common.theory import q_only_gradient_closed_form
+from icl_lab.render import md_table
 from icl_lab.train import mse_loss
-from IPython.display import Markdown, display
 
 SCALE, ledger = icl_lab.notebook.chapter("common")
 
@@ -85,14 +90,23 @@ V = standard_basis(K, d)  # v_k = e_k: orthonormal features
 sampler = PromptSampler.from_features(V, LinearTask(d), N=N, p=[0.5, 0.25, 0.25])
 prompt = sampler.sample(1, icl_lab.make_generator(0))
 E = prompt.embedding()[0].T  # (d + 1) x (N + 1): columns are tokens, the last one the query
-ids = ", ".join(str(k + 1) for k in prompt.ids[0].tolist())
-counts = ", ".join(f"$|V_{k + 1}| = {c}$" for k, c in enumerate(prompt.counts[0].tolist()))
+
+# %% tags=["remove-cell"]
+glue("prompt-ids", ", ".join(str(k + 1) for k in prompt.ids[0].tolist()))
+glue("prompt-query", int(prompt.query_ids[0, 0]) + 1)
+glue("prompt-counts", Markdown(", ".join(f"$|V_{k + 1}| = {c}$" for k, c in enumerate(prompt.counts[0].tolist()))))
 E_tex = r" \\ ".join(" & ".join(f"{round(v, 2) + 0.0:g}" for v in row) for row in E.tolist())
-display(Markdown(f"The demonstrations use features {ids} (in prompt order) and the query uses feature "
-                 f"{int(prompt.query_ids[0, 0]) + 1}; the counts are {counts}. The embedding, one column "
-                 f"per token and the query last:\n\n$$\nE = \\begin{{pmatrix}} {E_tex} \\end{{pmatrix}}\n$$"))
+glue("prompt-E", Markdown(f"$$\nE = \\begin{{pmatrix}} {E_tex} \\end{{pmatrix}}\n$$"))
 
 # %% [markdown]
+# The demonstrations use features {glue:text}`prompt-ids` (in prompt order) and the query uses
+# feature {glue:text}`prompt-query`; the counts are {glue:md}`prompt-counts:myst`. The embedding, one
+# column per token and the query last:
+#
+# ```{glue:md} prompt-E
+# :format: myst
+# ```
+#
 # Rows $1..d$ of $E$ hold the inputs, the last row the labels. The query's label slot is zero —
 # the model must infer $\langle w, x_q\rangle$ from the demonstrations that share its feature.
 
@@ -131,43 +145,45 @@ display(Markdown(f"The demonstrations use features {ids} (in prompt order) and t
 # `AttentionMLP`, all built on the same `attend` read-out. Let us check the kernel-smoother identity
 # numerically.
 
-# %% tags=["hide-input"]
-g = icl_lab.make_generator(1)
-xs = sphere((64, 30), 5, g)  # 64 prompts, 30 points on S^4
+# %%
+xs = sphere((64, 30), 5, icl_lab.make_generator(1))  # 64 prompts, 30 points on S^4
 ys = torch.cos(3 * xs[..., 0])
-
 nw_batch = PromptBatch(x=xs[:, :20], y=ys[:, :20], x_query=xs[:, 20:], y_query=ys[:, 20:])
+
 h = 0.3
 att = icl_lab.BilinearAttention(5, runs=1, init=2.0 / h)  # M = (2/h) I
 with torch.no_grad():
-    nw_gap = float((att(nw_batch).pred[0] - baselines.nadaraya_watson(nw_batch.x, nw_batch.y, nw_batch.x_query, h)).abs().max())
-assert nw_gap < 1e-12
-ledger["S1"].measure({"max difference": nw_gap})
+    pred = att(nw_batch).pred[0]
+nw_pred = baselines.nadaraya_watson(nw_batch.x, nw_batch.y, nw_batch.x_query, h)
+
+# %% tags=["remove-input"]
+assert all(c.ok for c in ledger.judge(checks.kernel_smoother(pred, nw_pred)))
 
 # %% [markdown]
 # The window that $M$ opens is easiest to see on the circle ($d = 2$): below, the weight a query at
-# angle $0$ gives a demonstration at angle $\theta$, for $M = cI$ and $60$ demonstrations spread
+# angle $0$ gives a demonstration at angle $\theta$, for $M = cI$ and demonstrations spread
 # evenly around the circle. Softmax weights $\propto e^{c\cos\theta}$ narrow around the query as $c$
 # grows — a nearest-neighbour window whose width is $\approx 1/\sqrt c$ — while linear-attention
 # weights $c\cos\theta$ keep the same shape for every $c$ (and are negative on the far side).
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The window that $M = cI$ opens on the circle: the weight a query at angle 0 gives to each of 60 demonstrations spread around the circle, normalised by the largest weight, for four values of $c$. Left, softmax attention: the window narrows as $c$ grows. Right, linear attention: the same shape for every $c$.", "name": "fig-common-window"}, "image": {"alt": "Two panels of weight against angle; softmax curves narrow with c, linear curves coincide."}}
-theta = torch.linspace(-math.pi, math.pi, 61)[:-1]
+# %% mystnb={"figure": {"caption": "The window that $M = cI$ opens on the circle: the weight a query at angle 0 gives to each of {glue:text}`window-n` demonstrations spread around the circle, normalised by the largest weight, for {glue:text}`window-nc` values of $c$. Left, softmax attention: the window narrows as $c$ grows. Right, linear attention: the same shape for every $c$.", "name": "fig-common-window"}, "image": {"alt": "Two panels of weight against angle; softmax curves narrow with c, linear curves coincide."}}
+theta = torch.linspace(-math.pi, math.pi, 61)[:-1]  # 60 demonstrations around the circle
 circle = torch.stack([torch.cos(theta), torch.sin(theta)], -1).to(torch.float64)
-window_batch = PromptBatch(x=circle[None], y=torch.zeros(1, 60, dtype=torch.float64),
-                           x_query=torch.tensor([[[1.0, 0.0]]], dtype=torch.float64), y_query=torch.zeros(1, 1, dtype=torch.float64))
-fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharey=True)
-for c in (1.0, 4.0, 16.0, 64.0):
-    for ax, act in zip(axes, ("softmax", "linear")):
+f64 = torch.float64
+query = torch.tensor([[[1.0, 0.0]]], dtype=f64)  # at angle 0; labels play no part in the weights
+window_batch = PromptBatch(x=circle[None], y=torch.zeros(1, len(theta), dtype=f64),
+                           x_query=query, y_query=torch.zeros(1, 1, dtype=f64))
+weights = {}  # (activation, c) -> the query's weights over the demonstrations
+for act in ("softmax", "linear"):
+    for c in (1.0, 4.0, 16.0, 64.0):
         m = icl_lab.BilinearAttention(2, runs=1, init=c, activation=act).to(dtype=torch.float64)
         with torch.no_grad():
-            w = m(window_batch).attn[0, 0, 0]
-        ax.plot(theta, w / w.abs().max(), label=f"c = {c:g}")
-for ax, act in zip(axes, ("softmax", "linear")):
-    plotting.label(ax, r"angle $\theta$ to the query (rad)", "weight / max weight" if act == "softmax" else "",
-                   f"{act} attention, $M = cI$")
-axes[0].legend(fontsize=8)
-plotting.finish(fig)
+            weights[act, c] = m(window_batch).attn[0, 0, 0]
+plotting.finish(CF.draw_window(theta, weights))
+
+# %% tags=["remove-cell"]
+glue("window-n", len(theta))
+glue("window-nc", len({c for _, c in weights}))
 
 # %% [markdown]
 # ## The gradient of the Q-only model
@@ -199,22 +215,19 @@ plotting.finish(fig)
 # feature, which needs $x_q^\top Q x_q \to \infty$: the minimum is an infimum, approached slowly.
 # We check the closed form against autograd in float64 at a random $Q$.
 
-# %% tags=["hide-input"]
+# %%
 Kg, dg, Ng = 4, 8, 12
-Vg = icl_lab.data.random_orthonormal(Kg, dg, icl_lab.make_generator(2))
-samp_g = PromptSampler.from_features(Vg, LinearTask(dg), N=Ng)
-batch_g = samp_g.sample(256, icl_lab.make_generator(3))
+Vg = random_orthonormal(Kg, dg, icl_lab.make_generator(2))  # K x d, orthonormal rows
+sampler_g = PromptSampler.from_features(Vg, LinearTask(dg), N=Ng)
+batch_g = sampler_g.sample(256, icl_lab.make_generator(3))  # 256 prompts
 model_g = icl_lab.QOnlyAttention(dg, runs=1, init="normal", init_std=0.5).to(dtype=torch.float64)
+
 loss = mse_loss(model_g(batch_g), batch_g).sum()
-(auto,) = torch.autograd.grad(loss, model_g.Q)
-closed = q_only_gradient_closed_form(model_g.Q.detach()[0], batch_g)
-grad_gap = float((auto[0] - closed).abs().max() / closed.abs().max())
-P = Vg.T @ Vg  # projector onto span{v_k}
-outside = float((auto[0] - P @ auto[0] @ P).abs().max())
-assert grad_gap < 1e-10 and outside < 1e-12
-ledger["S2"].measure({"relative difference": grad_gap})
-ledger["S3"].measure({"largest entry outside the span": outside})
-display(ledger["S2"], ledger["S3"])
+(auto,) = torch.autograd.grad(loss, model_g.Q)  # autograd, one run: (1, d, d)
+closed = q_only_gradient_closed_form(model_g.Q.detach()[0], batch_g)  # the lemma: (d, d)
+
+# %% tags=["remove-input"]
+assert all(c.ok for c in ledger.judge(checks.gradient(auto[0], closed, Vg)))
 
 # %% [markdown]
 # ## A first experiment: attention against classical predictors as $N$ grows
@@ -234,18 +247,25 @@ display(ledger["S2"], ledger["S3"])
 #   feature is absent, attention must spread its unit mass over the other features.
 
 # %%
-cfg = ContextLengthConfig.for_scale(SCALE)
+cfg = ContextLengthConfig.for_scale(SCALE)  # to change one: for_scale(SCALE, lr=10.0), rerun
 res = run_context_length(cfg)
 
-# %% tags=["remove-input"]
-display(Markdown(f"The run above trains {cfg.seeds} seeds for each of $N \\in$ {{{', '.join(map(str, cfg.N_values))}}} "
-                 f"({cfg.steps} gradient-descent steps at learning rate {cfg.lr:g}, {cfg.batch} fresh prompts per "
-                 f"step, $K = {cfg.K}$, $d = {cfg.d}$) and evaluates on {cfg.test_prompts} held-out prompts."))
+# %% tags=["remove-cell"]
+for key in ("seeds", "steps", "lr", "batch", "K", "d", "test_prompts"):
+    glue(f"cs-{key}", getattr(cfg, key))
+glue("cs-N", ", ".join(map(str, cfg.N_values)))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Held-out loss against the context length $N$ for trained softmax attention (mean \u00b1 std over seeds) and the classical predictors, on linear tasks with orthonormal features. Losses that are exactly zero lie below the axis.", "name": "fig-common-baselines"}, "image": {"alt": "Log-log plot of held-out loss against N for attention, linear attention, nearest neighbour, Nadaraya-Watson, Bayes and the attention floor."}}
+# %% [markdown]
+# The run trains {glue:text}`cs-seeds` seeds for each context length $N$ in {glue:text}`cs-N`
+# ({glue:text}`cs-steps` gradient-descent steps at learning rate {glue:text}`cs-lr:g`,
+# {glue:text}`cs-batch` fresh prompts per step, $K =$ {glue:text}`cs-K`, $d =$ {glue:text}`cs-d`)
+# and evaluates on {glue:text}`cs-test_prompts` held-out prompts.
+
+# %% mystnb={"figure": {"caption": "Held-out loss against the context length $N$ for trained softmax attention (mean \u00b1 std over seeds) and the classical predictors, on linear tasks with orthonormal features. Losses that are exactly zero lie below the axis.", "name": "fig-common-baselines"}, "image": {"alt": "Log-log plot of held-out loss against N for attention, linear attention, nearest neighbour, Nadaraya-Watson, Bayes and the attention floor."}}
 fig, ax = plt.subplots(figsize=(7, 4.2))
-Ns = res.N
-plotting.band(ax, Ns, res.trained_loss.T, label="softmax attention, trained (mean ± std)", log=True, marker="o")
+Ns = res.N  # the trained model: mean +- std over seeds; the baselines: one curve each
+plotting.band(ax, Ns, res.trained_loss.T, label="softmax attention, trained (mean ± std)", log=True,
+              marker="o")
 ax.plot(Ns, res.uniform_loss, "--", label="uniform average (Q = 0)")
 ax.plot(Ns, res.linear_attention_loss, "-.", label="best linear attention (closed form)")
 ax.plot(Ns, res.nw_loss, ":", label="Nadaraya–Watson, best h")
@@ -253,12 +273,21 @@ ax.plot(Ns, res.knn1_loss, ":", label="1-nearest neighbour")
 ax.plot(Ns, res.bayes_risk, "k-", lw=1, label="least squares = Bayes optimal (exact risk)")
 ax.plot(Ns, res.lower_bound, "k--", lw=1, label=r"$L^{\rm low}$ (attention floor)")
 ax.set_xscale("log", base=2)
-# held-out losses that are exactly 0 (every test query's feature was in its context) lie below the axis
 ax.set_ylim(bottom=0.3 * float(min(res.trained_loss.min(), res.lower_bound.min())), top=1.0)
 plotting.label(ax, "context length N", r"held-out loss $\frac{1}{2}E(\hat{y} - y_q)^2$",
                f"Linear tasks, $K = {cfg.K}$ orthonormal features, $d = {cfg.d}$")
 ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
 plotting.finish(fig)
+
+# %% tags=["remove-cell"]
+glue("cs-N-last", res.N[-1])
+glue("cs-trained-last", float(res.trained_loss[-1].mean()))
+glue("cs-floor-last", float(res.lower_bound[-1]))
+rows = [[N, *(f"{float(v):.2e}" for v in (res.trained_loss[i].mean(), res.uniform_loss[i], res.linear_attention_loss[i],
+                                         res.knn1_loss[i], res.bayes_risk[i], res.lower_bound[i])),
+         f"{float(res.own_attention[i].mean()):.3f}"] for i, N in enumerate(res.N)]
+glue("cs-table", Markdown(md_table(["$N$", "trained", "uniform", "best linear", "1-NN", "Bayes", "$L^{\\rm low}$",
+                                    "own attention"], rows)))
 
 # %% [markdown]
 # What the figure shows (the measured numbers are in the table below): as $N$ grows, trained
@@ -266,53 +295,30 @@ plotting.finish(fig)
 # only like $1/N$. The nearest-neighbour and Nadaraya–Watson smoothers do better still once $N$ is
 # large: a demonstration with exactly the query's token then sits at distance zero, so 1-NN (and
 # Nadaraya–Watson at a small bandwidth) copies its label and its loss reaches zero, whereas the
-# trained attention stays near its floor because a finite $Q$ always leaks some weight to the other
-# features (it reaches zero only as $x_q^\top Q x_q \to \infty$). Linear attention's weights
-# cannot normalise, so its prediction $c\,|\mathcal V_k|\,\langle w, v_k\rangle$ fluctuates with
+# trained attention stays above its own floor $L^{\rm low}$ ({glue:text}`cs-trained-last:.1e`
+# against {glue:text}`cs-floor-last:.1e` at $N =$ {glue:text}`cs-N-last`): a finite $Q$ always leaks
+# some weight to the other features. Linear attention's weights cannot normalise, so its prediction $c\,|\mathcal V_k|\,\langle w, v_k\rangle$ fluctuates with
 # the count $|\mathcal V_k|$. At the shortest contexts the order can flip: when the query's feature
 # is often absent, the unnormalised linear read-out can answer close to $0$ (the Bayes answer),
 # whereas softmax attention must put its unit mass on some other feature's labels — the gap between
 # $L^{\rm low}$ and the Bayes risk. With few demonstrations gradient descent is also slower (the
 # signal that drives $A_k$ up is weaker), so short-context models are the least converged.
+#
+# ```{glue:md} cs-table
+# :format: myst
+# ```
 
 # %% tags=["remove-input"]
-rows = ["| $N$ | trained | uniform | best linear | 1-NN | Bayes | $L^{\\rm low}$ | own attention |", "|---|---|---|---|---|---|---|---|"]
-for i, N in enumerate(res.N):
-    vals = [res.trained_loss[i].mean(), res.uniform_loss[i], res.linear_attention_loss[i], res.knn1_loss[i],
-            res.bayes_risk[i], res.lower_bound[i]]
-    rows.append(f"| {N} | " + " | ".join(f"{float(v):.2e}" for v in vals) + f" | {float(res.own_attention[i].mean()):.3f} |")
-display(Markdown("\n".join(rows)))
-
-# %% tags=["remove-input"]
-mean_loss = res.trained_loss.mean(1)
-decreasing = bool((mean_loss[1:] < mean_loss[:-1]).all())
-ratio_uniform = float(mean_loss[-1] / res.uniform_loss[-1])
-ratio_linear = float(mean_loss[-1] / res.linear_attention_loss[-1])
-own_last = float(res.own_attention[-1].mean())
-ledger["S4"].measure(
-    {"own-feature attention": res.own_attention[-1].tolist()},
-    how=f"own-feature attention on held-out prompts containing the query feature at N = {res.N[-1]}, {cfg.seeds} seeds",
-    # p_k = Theta(1/K) by construction: run_context_length draws the K features with p_k = 1/K
-    hypotheses={"p_k = Theta(1/K)": True, "N >= 20 K^3 (N >= poly(K); Lemma C.4)": res.N[-1] >= 20 * cfg.K**3})
-ledger["S5"].measure({"mean loss over N": mean_loss.tolist(), "loss / uniform at the longest context": ratio_uniform},
-                     how=f"mean over {cfg.seeds} seeds of the held-out loss for each N = {res.N}")
-ledger["S6"].measure({"softmax / linear-optimum loss at the longest context": ratio_linear},
-                     # by construction not Thm 3.6's setting: run_context_length draws y = <w, x> (no offset) on K orthonormal features
-                     hypotheses={"tasks with a random offset b ~ U[-L, L] (D(F_L^+) or the affine class, Def. 3.2)": False,
-                                 "covariates uniform on the sphere (U^d)": False})
-ls_gap = float(res.ls_bayes_gap.max())
-ledger["S8"].measure({"max |LS - Bayes prediction|": ls_gap})
-assert decreasing and own_last > 0.9 and ratio_uniform < 0.05 and ratio_linear < 1 and ls_gap < 1e-8
-display(ledger["S4"], ledger["S5"], ledger["S6"], ledger["S8"])
+assert all(c.ok for c in ledger.judge(checks.context_length(res)))
 
 # %% [markdown]
-# The trained loss lies above $L^{\rm low}$ at large $N$: reaching the floor needs
-# $x_q^\top Q x_q \to\infty$, and gradient descent approaches it only logarithmically slowly — the
-# subject of the convergence chapter's phase analysis. The training curves (left, below) fall from
-# the first steps and then flatten: at this balanced setting there is no visible plateau; the
-# plateaus that the convergence chapter dissects appear for under-represented features.
+# Reaching the floor needs $x_q^\top Q x_q \to\infty$, and gradient descent approaches it only
+# logarithmically slowly — the subject of the convergence chapter's phase analysis. The training
+# curves (left, below) fall from the first steps and then flatten: at this balanced setting there is
+# no visible plateau; the plateaus that the convergence chapter dissects appear for
+# under-represented features.
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Left: training loss on fresh prompts for each context length $N$ (exponential moving average, mean \u00b1 std over seeds). Right: the learned $S = V^\\top Q V$ at the longest context (seed 0): large diagonal entries $A_k$, negative off-diagonal entries $B_{k,n}$.", "name": "fig-common-training"}, "image": {"alt": "Left, decreasing training curves for several N; right, a heatmap of S with a dominant diagonal."}}
+# %% mystnb={"figure": {"caption": "Left: training loss on fresh prompts for each context length $N$ (exponential moving average, mean \u00b1 std over seeds). Right: the learned $S = V^\\top Q V$ at the longest context (seed 0): large diagonal entries $A_k$, negative off-diagonal entries $B_{k,n}$.", "name": "fig-common-training"}, "image": {"alt": "Left, decreasing training curves for several N; right, a heatmap of S with a dominant diagonal."}}
 plotting.finish(CF.draw_training(res, cfg))
 
 # %% [markdown]
@@ -328,23 +334,20 @@ plotting.finish(CF.draw_training(res, cfg))
 # query's feature. In the built book the slider works without a kernel (the frames are
 # pre-rendered); in a live notebook an `ipywidgets` version under it recomputes for any $\alpha$.
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "The attention weights $a_i$ of one query over a prompt of 24 demonstrations (4 orthonormal features in $d = 8$), coloured by each demonstration's feature, for $Q = \\alpha I$: at $\\alpha = 0$ they are uniform; as $\\alpha$ grows they concentrate on the demonstrations that share the query's feature.", "name": "fig-common-alpha-slider"}}
-demo_sampler = PromptSampler.from_features(standard_basis(4, 8), LinearTask(8), N=24)
+# %% mystnb={"figure": {"caption": "The attention weights $a_i$ of one query over a prompt of {glue:text}`demo-N` demonstrations ({glue:text}`demo-K` orthonormal features in $d =$ {glue:text}`demo-d`), coloured by each demonstration's feature, for $Q = \\alpha I$: at $\\alpha = 0$ they are uniform; as $\\alpha$ grows they concentrate on the demonstrations that share the query's feature.", "name": "fig-common-alpha-slider"}}
+K_demo, d_demo, N_demo = 4, 8, 24
+demo_sampler = PromptSampler.from_features(standard_basis(K_demo, d_demo), LinearTask(d_demo), N=N_demo)
 demo = demo_sampler.sample(1, icl_lab.make_generator(5))
-widgets.static_slider(lambda alpha: CF.draw_attention(demo, alpha), icl_lab.notebook.frames([0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0]), name="$\\alpha$", fmt="{:.1f}",
-                      alt="the attention weights of one query over a prompt of 24 demonstrations, coloured by feature, for Q = alpha I")
+alphas = icl_lab.notebook.frames([0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0])  # pre-rendered values of alpha
+widgets.static_slider(functools.partial(CF.draw_attention, demo), alphas, name="$\\alpha$",
+                      fmt="{:.1f}", alt=f"the attention weights of one query over a prompt of {N_demo} "
+                                        "demonstrations, coloured by feature, for Q = alpha I")
 
 # %% tags=["remove-cell"]
-import ipywidgets
-
-
-def _live(alpha=1.0):
-    fig = CF.draw_attention(demo, alpha)
-    plt.show()
-    plt.close(fig)
-
-
-widgets.live(_live, alpha=ipywidgets.FloatSlider(value=1.0, min=0.0, max=8.0, step=0.25))
+glue("demo-N", N_demo)
+glue("demo-K", K_demo)
+glue("demo-d", d_demo)
+widgets.live(CF.live_attention(demo), alpha=ipywidgets.FloatSlider(value=1.0, min=0.0, max=8.0, step=0.25))
 
 # %% [markdown]
 # ## Exercises
@@ -392,21 +395,24 @@ widgets.live(_live, alpha=ipywidgets.FloatSlider(value=1.0, min=0.0, max=8.0, st
 #
 # We check the second answer's rate against the closed-form linear-attention optimum measured above.
 
+# %%
+exact = checks.linear_optimum_loss(res.N, p=1.0 / cfg.K)  # Exercise 2's formula, for each N
+excess = 1 + cfg.d**2 / cfg.linear_fit_prompts  # fitting d^2 coefficients on n_fit prompts
+z = (res.linear_attention_loss - exact * excess) / res.linear_attention_se  # in standard errors
+
+# %% tags=["remove-cell"]
+glue("s7-table", Markdown(md_table(
+    ["$N$", "best linear attention (measured)", "exact formula", "deviation (standard errors)"],
+    [[N, f"{m:.3e}", f"{e:.3e}", f"{v:+.1f}"] for N, m, e, v in
+     zip(res.N, res.linear_attention_loss.tolist(), exact.tolist(), z.tolist())])))
+
+# %% [markdown]
+# ```{glue:md} s7-table
+# :format: myst
+# ```
+
 # %% tags=["remove-input"]
-pk = 1.0 / cfg.K
-# exact best-constant loss: 1/2 * Var(c) / E[c^2] with c ~ Bin(N, p): 1/2 (1 - E[c]^2 / E[c^2])
-exact = torch.tensor([0.5 * (1 - (N * pk) ** 2 / (N * pk * (1 - pk) + (N * pk) ** 2)) for N in res.N], dtype=torch.float64)
-# The fitted optimum has d^2 coefficients; fitting them on n_fit prompts adds an excess loss of about
-# (d^2 / n_fit) x loss (the classical least-squares overfitting term). Beyond that, the deviation
-# should be test-set noise: compare it with the standard error of the held-out loss.
-z = (res.linear_attention_loss - exact * (1 + cfg.d**2 / cfg.linear_fit_prompts)) / res.linear_attention_se
-rows = ["| $N$ | best linear attention (measured) | exact formula | deviation (standard errors) |", "|---|---|---|---|"]
-rows += [f"| {N} | {m:.3e} | {e:.3e} | {v:+.1f} |" for N, m, e, v in
-         zip(res.N, res.linear_attention_loss.tolist(), exact.tolist(), z.tolist())]
-display(Markdown("\n".join(rows)))
-ledger["S7"].measure({"largest deviation in standard errors": float(z.abs().max())})
-assert float(z.abs().max()) < 4
-display(ledger["S7"])
+assert all(c.ok for c in ledger.judge(checks.linear_rate(res)))
 
 # %% [markdown]
 # ## Claims ledger of this chapter

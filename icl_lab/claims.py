@@ -19,6 +19,8 @@ and *measured* in the chapters, which hand over named quantities and never a ver
 
     ledger = Ledger("convergence")          # every declared claim, pending
     ledger["C1"].measure({"T2 / T1": t2 / t1}, how="phase times from 5 seeds")
+    ledger.judge(checks.phases(res))        # the same through the paper's checks (papers/<key>/checks.py):
+                                            # Measurement objects, their names checked against the tests
     ledger.show()      # a table in the notebook
     ledger.export()    # JSON for the synthesis chapter and CI
 
@@ -39,6 +41,7 @@ import json
 import math
 import os
 import re
+import string
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -71,6 +74,47 @@ class Declared:
     caveat: str = ""  # what a pass always carries (may name measured quantities: {name:.2f})
     how: str = ""  # how it is measured, when the chapter does not say more
     unconditional: str = ""  # why a claim that cites a result has no hypotheses to record
+
+
+def quantities_read(d: Declared) -> frozenset[str]:
+    """The names of the measured quantities that claim ``d``'s tests read: each test's ``quantity``, a
+    threshold that names another quantity (``than``, ``to``, ``range``), and the fields of a test's
+    ``note`` and of the claim's ``caveat`` (``{name:.2f}``)."""
+    names = set()
+    for t in d.tests:
+        names.add(t["quantity"])
+        refs = [t.get("than"), t.get("to"), *(t.get("range") or ())]
+        names |= {r for r in refs if isinstance(r, str)}
+        names |= _fields(t.get("note", ""))
+    return frozenset(names | _fields(d.caveat))
+
+
+def _fields(text: str) -> set[str]:
+    """The named fields of a format string (``'{rate I:.2f}'`` -> ``{'rate I'}``); none where it is not one."""
+    try:
+        parsed = list(string.Formatter().parse(text or ""))
+    except ValueError:
+        return set()
+    return {f for _, f, _, _ in parsed if f and not f.isdigit()}
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What a paper's checks (``papers/<key>/checks.py``) measured for one claim, ready for
+    :meth:`Ledger.judge`: the quantities under the names the claim's tests read, how they were measured
+    (empty: the claim's declared ``how``), whether each declared hypothesis held there, and for a claim
+    with an open choice the quantities under each option (``under``)."""
+
+    claim: str
+    quantities: dict
+    how: str = ""
+    hypotheses: dict | None = None
+    under: dict | None = None
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The names of the quantities handed over (under every option of a choice)."""
+        return frozenset(self.quantities).union(*(self.under or {}).values())
 
 
 #: a location that cites a result of the paper (its conditions must be declared: ``hypotheses``)
@@ -447,6 +491,27 @@ class Ledger:
 
         for i in ids:
             display(self[i])
+
+    def judge(self, measurements, *, show: bool = True) -> list[Claim]:
+        """Decide the claims of ``measurements`` (a :class:`Measurement` or an iterable of them, as a
+        paper's checks return) by their declared tests, show their cards in a notebook (``show``) and
+        return the claims. Refuses, before deciding anything, a measurement whose quantity names are not
+        exactly those its claim's tests read (a misspelt or a missing name)."""
+        ms = [measurements] if isinstance(measurements, Measurement) else list(measurements)
+        decl = declared(self.paper)
+        for m in ms:
+            if not isinstance(m, Measurement):
+                raise chk.ConfigError(f"measurements must be Measurement objects (got {type(m).__name__})")
+            self[m.claim]  # a claim of this ledger
+            want = quantities_read(decl[m.claim]) if m.claim in decl else frozenset()
+            if m.names != want:
+                raise chk.ConfigError(f"claim {m.claim}: the quantities handed over are not those its tests read "
+                                      f"(not read: {sorted(m.names - want)}; missing: {sorted(want - m.names)})")
+        claims = [self[m.claim].measure(m.quantities, how=m.how, hypotheses=m.hypotheses, under=m.under)
+                  for m in ms]
+        if show:
+            self.cards(*(c.id for c in claims))
+        return claims
 
     def export(self, directory: str | os.PathLike | None = None) -> Path:
         """Write ``<directory>/<paper>.json`` atomically (write to a temporary file, then rename)

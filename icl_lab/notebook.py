@@ -148,3 +148,17 @@ def frames(values, scale: str | None = None) -> list:
     if get_scale(scale) != "ci" or len(values) <= 3:
         return values
     return [values[0], values[len(values) // 2], values[-1]]
+
+
+def glue(name: str, value, display: bool = False) -> None:
+    """Keep ``value`` under ``name`` for the page's text: myst-nb's ``glue``, which the book's
+    ``{glue:text}`name:.2f``` roles, ``{glue:md}`` directives and figure captions paste from (glue a
+    ``Markdown`` object for math or a table). ``display``: also show it in the cell's output. Where
+    myst-nb is not installed (the library alone, e.g. in Colab) nothing is kept; the figures, cards
+    and tables of the page do not depend on it."""
+    try:
+        from myst_nb import glue as myst_glue
+    except ImportError:
+        return None
+    myst_glue(name, value, display=display)
+    return None

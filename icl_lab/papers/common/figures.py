@@ -1,5 +1,6 @@
 """Figures of the common-setup chapter: the training curves and the learned S of the context-length
-experiment, and the attention of one query under Q = alpha I (the frames of the chapter's slider)."""
+experiment, the window that M = cI opens on the circle, and the attention of one query under Q = alpha I
+(the frames of the chapter's slider, and its live twin)."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -25,11 +26,11 @@ def draw_training(res, cfg):
     return fig
 
 
-def draw_attention(demo, alpha: float, d: int = 8):
+def draw_attention(demo, alpha: float):
     """The attention weights of the query of the one-prompt batch ``demo`` over its demonstrations,
-    coloured by feature, for the Q-only model with Q = alpha I (d x d), with the mass on the query's
-    feature, the prediction and the target."""
-    model = QOnlyAttention(d, runs=1, init=float(alpha)).to(dtype=torch.float64)
+    coloured by feature, for the Q-only model with Q = alpha I (d x d, d the prompt's dimension), with
+    the mass on the query's feature, the prediction and the target."""
+    model = QOnlyAttention(demo.x.shape[-1], runs=1, init=float(alpha)).to(dtype=torch.float64)
     with torch.no_grad():
         out = model(demo)
     a = out.attn[0, 0, 0].numpy()
@@ -44,3 +45,32 @@ def draw_attention(demo, alpha: float, d: int = 8):
                    rf"$\hat y = {float(out.pred[0, 0, 0]):.2f}$, target $= {float(demo.y_query[0, 0]):.2f}$")
     fig.tight_layout()
     return fig
+
+
+def draw_window(theta: torch.Tensor, weights: dict):
+    """The weight a query gives each demonstration at angle ``theta`` to it, normalised by the largest,
+    one curve per ``c``: ``weights[activation, c]`` (activation ``"softmax"`` or ``"linear"``), one panel
+    per activation."""
+    acts = list(dict.fromkeys(a for a, _ in weights))
+    fig, axes = plt.subplots(1, len(acts), figsize=(8, 3.2), sharey=True, squeeze=False)
+    for ax, act in zip(axes[0], acts):
+        for (a, c), w in weights.items():
+            if a == act:
+                ax.plot(theta, w / w.abs().max(), label=f"c = {c:g}")
+        plotting.label(ax, r"angle $\theta$ to the query (rad)", "weight / max weight" if ax is axes[0, 0] else "",
+                       f"{act} attention, $M = cI$")
+    axes[0, 0].legend(fontsize=8)
+    return fig
+
+
+def live_attention(demo):
+    """The callback of the chapter's live slider over ``demo``: ``callback(alpha)`` draws
+    :func:`draw_attention` for ``Q = alpha I`` and shows it (``ipywidgets.interact`` reads its one
+    argument, ``alpha``)."""
+
+    def show(alpha: float = 1.0) -> None:
+        fig = draw_attention(demo, alpha)
+        plt.show()
+        plt.close(fig)
+
+    return show
