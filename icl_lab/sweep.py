@@ -33,7 +33,8 @@ from .render import split_top_level
 from .registry import resolve_experiment
 from .resources import check_memory, memory_limit
 from .store import ResultsStore, merge_records
-from .runner import Busy, Task, at_point, check_environment, check_tasks, execute_task, usable_device, worker_wait
+from .runner import (Busy, Task, at_point, check_environment, check_tasks, execute_task, remove_if_only_locks,
+                     usable_device, worker_wait)
 
 EXECUTORS = ("local", "dask")
 ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$|^[\w.-]+:\d{1,5}$")
@@ -196,12 +197,7 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
             else:
                 _run_dask(specs, out, store, progress, address, workers)
         finally:  # refused input, no scheduler at --address, every task failed: leave no empty folder behind
-            ours = {f".{t.key}.lock" for t in todo}  # the lock files of this sweep's tasks, in a folder it made
-            for folder in created:
-                if folder.is_dir() and all(p.name in ours for p in folder.iterdir()):
-                    for p in folder.iterdir():
-                        p.unlink(missing_ok=True)
-                    folder.rmdir()
+            remove_if_only_locks(created, {f".{t.key}.lock" for t in todo})  # this sweep's locks, in folders it made
     out.seconds = time.perf_counter() - t0
     return out
 
