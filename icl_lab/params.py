@@ -267,8 +267,9 @@ class TupleOf(Constraint):
         out = [None, "abc", 5] if not isinstance(self.item, TupleOf) else [None, "abc"]
         if self.min_len > 0:
             out.append(())
-        bad_items = [b for b in self.item.invalid() if not isinstance(b, (list, tuple))][:3]
-        out += [(b,) * max(1, self.min_len) for b in bad_items]
+        item_bad = [b for b in self.item.invalid() if not isinstance(b, (list, tuple))]
+        tiny = [b for b in item_bad[3:] if isinstance(b, float) and 0 < abs(b) < sys.float_info.min]  # subnormal
+        out += [(b,) * max(1, self.min_len) for b in item_bad[:3] + tiny]
         out.append((self.item_example(),) * (self.max_len + 1))
         return out
 

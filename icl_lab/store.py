@@ -238,7 +238,7 @@ class ResultsStore:
         be stored: the folder cannot be created, leads out of the results folder (the module's one rule),
         cannot take what a task writes (its lock and its temporary file at once: two inodes), has under
         ``min_free`` bytes free, or a record's path is taken by something not a file. Folders it created
-        are removed again."""
+        are removed again (empty), whatever the outcome."""
         root = Path(self.root)
         folder = root / experiment if experiment else root
         created = [p for p in dict.fromkeys((root, folder)) if not p.exists()]
@@ -259,10 +259,10 @@ class ResultsStore:
                     problem = f"{str(taken[0])!r} is not a file; remove it so the record can be stored"
         except OSError as e:
             problem = f"cannot write to {str(folder)!r} ({e.strerror or e})"
+        for p in reversed(created):  # leave nothing behind: a task makes its folder with its lock
+            with contextlib.suppress(OSError):
+                p.rmdir()
         if problem:
-            for p in reversed(created):  # leave nothing behind
-                with contextlib.suppress(OSError):
-                    p.rmdir()
             raise ConfigError(f"results: {problem}")
 
     @staticmethod

@@ -314,7 +314,7 @@ def connect(address: str | None = None, workers: int | None = None, timeout: flo
     # a port that accepts and never answers stalls Dask's handshake past its own timeout: bound it here
     t = threading.Thread(target=_connect, name="icl-lab-connect", daemon=True)
     t.start()
-    t.join(timeout + 5)
+    t.join(timeout + min(5.0, timeout))  # Dask's own timeout, plus some slack for its handshake
     with guard:
         out["gave_up"] = "client" not in out
     if "client" in out:
