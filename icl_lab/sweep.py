@@ -262,18 +262,29 @@ def _collect_garbage() -> None:
     A distributed ``Client`` left to the garbage collector (one whose ``__init__`` raised, kept alive by its
     own reference cycles) closes itself in ``__del__``, which takes the class lock of Dask's ``LoopRunner``;
     when a collection happens to run inside ``LoopRunner.start``, which holds that lock, the process
-    deadlocks. So a failed client is collected at once, in the thread that made it, and :func:`connect`
-    collects before it starts anything of Dask's."""
+    deadlocks. So :func:`connect` closes a half-built client itself, in the thread that made it, and
+    collects any other such garbage before it starts anything of Dask's."""
     import gc
 
     gc.collect()
 
 
+def _half_built(error: BaseException, cls):
+    """The instance of ``cls`` whose ``__init__`` raised ``error`` (found in its traceback), or None."""
+    tb = error.__traceback__
+    while tb is not None:
+        obj = tb.tb_frame.f_locals.get("self")
+        if isinstance(obj, cls):
+            return obj
+        tb = tb.tb_next
+    return None
+
+
 def connect(address: str | None = None, workers: int | None = None, timeout: float = 20):
     """A Dask client to the scheduler at ``address``, or to a new LocalCluster of ``workers`` one-thread
     processes (default: one per core). Returns ``(client, cluster or None)``. No client is left to the
-    garbage collector: a failed one is collected at once, one that connects after this call gave up is
-    closed by the thread that made it."""
+    garbage collector (:func:`_collect_garbage`): a half-built one, or one that connects after this call
+    gave up, is closed by the thread that made it."""
     try:
         from distributed import Client, LocalCluster
     except ImportError:  # pragma: no cover
@@ -302,14 +313,14 @@ def connect(address: str | None = None, workers: int | None = None, timeout: flo
                 client = Client(address.strip(), timeout=f"{timeout}s")
         except Exception as e:  # refused, timed out, or a service answering something else
             out["error"] = f"{type(e).__name__}: {str(e)[:120]}"  # the text only: the traceback holds the client
+            client = _half_built(e, Client)
         with guard:
-            if client is not None and not out.get("gave_up"):
+            if client is not None and "error" not in out and not out.get("gave_up"):
                 out["client"], client = client, None
-        if client is not None:  # connected after the caller gave up: nobody else will close it
-            with contextlib.suppress(Exception):
+        if client is not None:  # half-built, or connected after the caller gave up: nobody else will close it
+            with contextlib.suppress(Exception):  # here, where no lock of Dask's is held
                 client.close()
             client = None
-        _collect_garbage()  # a half-built client, here, where no lock of Dask's is held
 
     # a port that accepts and never answers stalls Dask's handshake past its own timeout: bound it here
     t = threading.Thread(target=_connect, name="icl-lab-connect", daemon=True)
