@@ -244,7 +244,11 @@ class ResultsStore:
         created = [p for p in dict.fromkeys((root, folder)) if not p.exists()]
         problem = None
         try:
-            if experiment and self.outside(folder):
+            nowhere = [p for p in dict.fromkeys((root, folder)) if p.is_symlink() and not p.exists()]
+            if nowhere:
+                problem = (f"{str(nowhere[0])!r} is a link to nowhere (dangling, or a loop); remove it or point it "
+                           "at a folder")
+            elif experiment and self.outside(folder):
                 problem = (f"{str(folder)!r} leads out of the results folder {str(root)!r} (a link); "
                            "remove the link so the records are stored inside")
             else:

@@ -446,6 +446,21 @@ def test_an_experiment_folder_linked_out_of_the_results_folder_is_neither_served
     assert [p.name for p in outside.iterdir()] == [src.name]
 
 
+@pytest.mark.parametrize("where", ["results", "experiment"])
+@pytest.mark.parametrize("kind", ["dangling", "loop"])
+def test_a_results_or_experiment_folder_that_links_nowhere_is_one_line(capsys, tmp_path, toy, where, kind):
+    root = tmp_path / "r"
+    link = root if where == "results" else root / toy
+    link.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(tmp_path / "nowhere" if kind == "dangling" else link, link)
+    code, err = run_cli(capsys, "run", toy, "--scale", "paper", "--seeds", 1, "--results", root)
+    if where == "results" and kind == "loop":  # the path itself cannot be used: refused before the plan
+        assert one_line_error(code, err) and "Symlink loop" in err, err
+    else:
+        assert one_line_error(code, err, after_plan=True) and "is a link to nowhere" in err, err
+    assert not _sweep_toy.CALLS and link.is_symlink() and not (tmp_path / "nowhere").exists()
+
+
 def test_a_link_inside_the_results_folder_is_followed(tmp_path, toy):
     root = tmp_path / "r"
     (root / "real").mkdir(parents=True)
