@@ -78,7 +78,7 @@ def test_a_random_declared_valid_config_starts_its_task_or_is_refused_before_it(
     stub = dataclasses.replace(exp, run=_started)
     outcomes = {"refused": 0, "started": 0}
 
-    @settings(max_examples=6, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=8, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
     @given(overrides=configs(exp.config))
     def check(overrides):
@@ -94,7 +94,7 @@ def test_a_random_declared_valid_config_starts_its_task_or_is_refused_before_it(
         outcomes["started"] += 1
 
     check()
-    assert outcomes["started"] + outcomes["refused"] >= 1
+    assert outcomes["started"] >= 1, outcomes  # the property is not only met by refusals
     assert not (tmp_path / "r").exists()  # nothing stored, no folder or lock left
 
 
