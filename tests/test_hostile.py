@@ -508,6 +508,33 @@ def test_a_folder_without_a_free_inode_for_the_lock_and_the_temporary_file_is_re
     assert not _sweep_toy.CALLS and not (tmp_path / "r").exists() and not (tmp_path / "r2").exists()
 
 
+def test_a_real_filesystem_with_one_free_inode_is_refused_before_computing(tmp_path, toy):
+    """The same on a real tmpfs of 16 inodes, filled to one free inode (where mounting is allowed)."""
+    import errno
+
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,nr_inodes=16", "tmpfs", str(mnt)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        root = mnt / "r"
+        (root / toy).mkdir(parents=True)
+        fillers = []
+        try:
+            while True:
+                fillers.append(mnt / f"f{len(fillers)}")
+                fillers[-1].touch()
+        except OSError as e:
+            assert e.errno == errno.ENOSPC
+        fillers[-2].unlink()  # one inode free: the lock could be taken, the temporary file not
+        with pytest.raises(ConfigError, match=r"^results: cannot write to .*No space left on device"):
+            sweep.run(sweep.plan(toy, "paper", seeds=1), results_dir=root, progress=False)
+        assert not _sweep_toy.CALLS and not any((root / toy).iterdir())
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
 # ----------------------------------------------------------------------------- nothing left behind
 def test_a_failed_task_of_load_or_run_leaves_no_folder_or_lock(tmp_path, toy):
     with pytest.raises(RuntimeError, match="fails on purpose"):
