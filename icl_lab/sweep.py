@@ -296,9 +296,12 @@ def connect(address: str | None = None, workers: int | None = None, timeout: flo
                                env={"ICL_LAB_THREADS": str(_worker_threads()), "ICL_LAB_PROGRESS": "0"})
         try:
             return Client(cluster), cluster
-        except BaseException:
+        except BaseException as e:
+            half = _half_built(e, Client)
+            with contextlib.suppress(Exception):
+                if half is not None:
+                    half.close()
             cluster.close()
-            _collect_garbage()
             raise
     import dask  # an optional dependency, like distributed above
 
