@@ -10,6 +10,7 @@ import dataclasses
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from . import claims, params, paths, sweep
@@ -285,6 +286,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one line ``icl-lab: warning: ...``, without the source line Python would print."""
+    text = " ".join(str(message).split())
+    print(f"icl-lab: warning: {text}", file=sys.stderr if file is None else file, flush=True)
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -292,8 +299,10 @@ def main(argv=None) -> int:
         parser.print_help()
         return 2
     try:
-        check_environment()  # every ICL_LAB_* variable, before anything else
-        return COMMANDS[args.command][0](args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning
+            check_environment()  # every ICL_LAB_* variable, before anything else
+            return COMMANDS[args.command][0](args)
     except ConfigError as e:
         print(f"icl-lab: error: {e}", file=sys.stderr)
         return 2

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import math
 import numbers
+import sys
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -129,7 +130,8 @@ class Int(_Interval):
 
 @dataclass(frozen=True, repr=False)
 class Real(_Interval):
-    """A finite real number between lo and hi (``closed`` says which ends belong to it)."""
+    """A finite real number between lo and hi (``closed`` says which ends belong to it), not subnormal:
+    a value below 2.2e-308 in magnitude (other than 0) cannot compute (its reciprocal overflows)."""
 
     lo: float
     hi: float
@@ -144,6 +146,8 @@ class Real(_Interval):
             raise _bad(name, self.describe(), value) from None
         if not math.isfinite(v) or not self._in(v):
             raise _bad(name, self.describe(), value)
+        if v != 0 and abs(v) < sys.float_info.min:  # subnormal: 1/v overflows, v * v underflows to 0
+            raise _bad(name, f"{self.describe()}, not subnormal (|value| >= {sys.float_info.min:.1e})", value)
         return v
 
     def parse(self, name, text):
@@ -160,7 +164,8 @@ class Real(_Interval):
         span = max(1.0, abs(self.hi - self.lo))
         out += [self.lo - 0.5 * span] if self.closed in ("both", "left") else [self.lo]
         out += [self.hi + 0.5 * span] if self.closed in ("both", "right") else [self.hi]
-        return out
+        tiny = 1e-320 if self._in(1e-320) else -1e-320 if self._in(-1e-320) else None
+        return out + ([tiny] if tiny is not None else [])  # a subnormal inside the interval
 
 
 @dataclass(frozen=True, repr=False)
@@ -262,8 +267,9 @@ class TupleOf(Constraint):
         out = [None, "abc", 5] if not isinstance(self.item, TupleOf) else [None, "abc"]
         if self.min_len > 0:
             out.append(())
-        bad_items = [b for b in self.item.invalid() if not isinstance(b, (list, tuple))][:3]
-        out += [(b,) * max(1, self.min_len) for b in bad_items]
+        item_bad = [b for b in self.item.invalid() if not isinstance(b, (list, tuple))]
+        tiny = [b for b in item_bad[3:] if isinstance(b, float) and 0 < abs(b) < sys.float_info.min]  # subnormal
+        out += [(b,) * max(1, self.min_len) for b in item_bad[:3] + tiny]
         out.append((self.item_example(),) * (self.max_len + 1))
         return out
 

@@ -168,9 +168,9 @@ def experiments() -> dict[str, Experiment]:
     for name in plugin_names():
         try:
             module = importlib.import_module(name)
-        except Exception as e:  # ImportError, or any error raised by the module's own code
-            raise ConfigError(f"{PLUGINS_ENV} names the module {name!r}, which cannot be imported "
-                              f"({type(e).__name__}: {e})") from None
+        except (Exception, SystemExit) as e:  # ImportError, any error of the module's own code, or sys.exit()
+            why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
+            raise ConfigError(f"{PLUGINS_ENV} names the module {name!r}, which cannot be imported ({why})") from None
         out.update(_experiments_of(module, name))
     return out
 

@@ -12,6 +12,7 @@ import os
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -85,10 +86,37 @@ def usable_device(device=None) -> torch.device:
     return dev
 
 
+def machine_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform says, else the CPU count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+_warned_threads: set = set()
+
+
+def capped_threads(n: int, name: str = "ICL_LAB_THREADS") -> int:
+    """``n`` torch threads, at most one per core: more only spin against each other (1024 threads on two
+    cores made a 4 s run take 118 s). Above the cores: one warning line (once per value) and the cores."""
+    cores = machine_cores()
+    if n <= cores:
+        return n
+    if (name, n) not in _warned_threads:
+        _warned_threads.add((name, n))
+        warnings.warn(f"{name}={n} is more than this machine's {cores} core(s); using {cores} thread(s)",
+                      stacklevel=2)
+    return cores
+
+
 def check_environment() -> None:
-    """Every ICL_LAB_* variable, checked at once (one-line ConfigError) before anything runs."""
-    threads_from_env("ICL_LAB_THREADS")
-    threads_from_env("ICL_LAB_WORKER_THREADS")
+    """Every ICL_LAB_* variable, checked at once (one-line ConfigError) before anything runs; a thread
+    count above the cores is said (one warning line) here, and capped where a task runs."""
+    for name in ("ICL_LAB_THREADS", "ICL_LAB_WORKER_THREADS"):
+        n = threads_from_env(name)
+        if n is not None:
+            capped_threads(n, name)
     get_scale()
     if os.environ.get("ICL_LAB_DEVICE"):
         usable_device()
@@ -103,10 +131,15 @@ def run_and_record(experiment: str, cfg, *, scale: str | None = None, overrides:
                    device=None, threads: int | None = None, experiments: dict | None = None) -> dict:
     """Run one configuration in this process and return its record (not yet written)."""
     exp = resolve_experiment(experiment, experiments)
-    if threads is not None:
-        configure_threads(threads)
+    env = threads_from_env()
+    if threads is not None:  # a Dask worker's
+        configure_threads(capped_threads(threads, "ICL_LAB_WORKER_THREADS"))
+    elif env is not None and env > machine_cores():
+        configure_threads(capped_threads(env))
     else:
         ensure_threads()
+    if torch.get_num_threads() > machine_cores():  # $ICL_LAB_THREADS, or configure_threads() called with more
+        torch.set_num_threads(capped_threads(torch.get_num_threads(), "ICL_LAB_THREADS"))
     dev = usable_device(device)
     started, t0, c0 = now(), time.perf_counter(), time.process_time()
     result = exp.run(cfg, device=dev) if "device" in inspect.signature(exp.run).parameters else exp.run(cfg)
@@ -160,7 +193,9 @@ def execute_task(spec: dict, wait: bool = True) -> dict:
     if spec.get("quiet"):
         os.environ["ICL_LAB_PROGRESS"] = "0"  # no trainer progress bars inside workers
     store, name = ResultsStore(spec["results"]), spec["experiment"]
-    lock = _locked(store, name, spec["key"], wait)
+    root = Path(store.root)
+    created = [f for f in (root / name, root) if not f.exists()]  # made for this task's lock
+    lock, stored = _locked(store, name, spec["key"], wait), False
     try:
         done = None if spec.get("recompute") else store.get(name, spec["config"], exp=spec["exp"], warn=False)
         if done is not None:
@@ -169,6 +204,7 @@ def execute_task(spec: dict, wait: bool = True) -> dict:
                              device=spec.get("device"), threads=spec.get("threads"), experiments={name: spec["exp"]})
         try:
             store.write(rec)
+            stored = True
         except OSError:  # a worker that cannot reach the results folder: the client stores the record
             if not spec.get("quiet"):
                 raise
@@ -176,6 +212,21 @@ def execute_task(spec: dict, wait: bool = True) -> dict:
     finally:
         if lock is not None:
             lock.release()
+        if not stored:  # failed (or stored nothing here): no folder this task made stays behind
+            remove_if_only_locks(created, {f".{spec['key']}.lock"})
+
+
+def remove_if_only_locks(folders, locks) -> None:
+    """Remove each of ``folders`` (made by the caller, innermost first) that holds nothing but the lock
+    files named in ``locks``: a failed task or sweep leaves no empty folder or lock of its own behind."""
+    for folder in folders:
+        try:
+            if folder.is_dir() and all(p.name in locks for p in folder.iterdir()):
+                for p in folder.iterdir():
+                    p.unlink(missing_ok=True)
+                folder.rmdir()
+        except OSError:  # another process has just put something there: it stays
+            pass
 
 
 def load_or_run(experiment: str, cfg=None, results_dir: str | os.PathLike | None = None, *, scale: str | None = None,

@@ -6,6 +6,12 @@ Writes are atomic (temporary file, fsync, :func:`os.replace`). An unusable file 
 by other code counts as missing: the task is recomputed. A task's lock, ``.<key>.lock`` beside its record,
 is an OS file lock, released by the kernel however its holder ends.
 
+The results folder's one rule, applied alike by :meth:`ResultsStore.read`, :meth:`~ResultsStore.write` and
+the pre-flight :meth:`~ResultsStore.check_writable`: the results folder itself may be a symlink and lie
+anywhere; what lies inside it (an experiment's folder, a record) may be a symlink only to a place inside the
+results folder. An experiment folder or a record that leads out of it is refused: it is never served, and
+nothing is computed for a folder that leads out (the pre-flight says so in one line).
+
 A configuration's seeds may be stored as several tasks (seed chunks), merged back into one summary as
 its summary function declares (:func:`icl_lab.registry.returns`): ``per_seed`` entries are concatenated
 along their seed axis, ``timings`` are summed, every other entry must be the same in every chunk.
@@ -17,7 +23,6 @@ import json
 import os
 import shutil
 import stat
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -83,6 +88,14 @@ class ResultsStore:
     def __repr__(self) -> str:
         return f"ResultsStore({str(self.root)!r})"
 
+    def outside(self, path) -> bool:
+        """True when ``path`` (an experiment's folder or a record, resolved through every symlink) does not
+        lie inside the results folder: the one rule of what may be a symlink (module docstring)."""
+        try:
+            return Path(self.root).resolve() not in Path(path).resolve(strict=False).parents
+        except (OSError, RuntimeError):  # a symlink loop: it leads nowhere inside
+            return True
+
     def path(self, experiment: str, key: str) -> Path:
         return self.root / experiment / f"{key}.json"
 
@@ -106,8 +119,10 @@ class ResultsStore:
         if problem:  # also: an experiment name or key that would lead outside the results folder
             raise StoreError(f"record {record.get('experiment')!r}/{record.get('key')!r} {problem}; not written")
         path = self.path(record["experiment"], record["key"])
+        if self.outside(path.parent):  # checked before and after creating it: nothing is made outside
+            raise StoreError(f"record path {str(path)!r} leads outside the results folder; not written")
         path.parent.mkdir(parents=True, exist_ok=True)
-        if root not in path.parent.resolve().parents:
+        if self.outside(path.parent):
             raise StoreError(f"record path {str(path)!r} leads outside the results folder; not written")
         text = json.dumps(record, indent=1, sort_keys=True, allow_nan=True) + "\n"
         paths.atomic_write(path, lambda f: f.write(text.encode()))
@@ -119,7 +134,7 @@ class ResultsStore:
         when that is in ``experiments``); a :class:`StoreError` otherwise."""
         path = Path(path)
         try:
-            if path.is_symlink() and Path(self.root).resolve() not in path.resolve(strict=True).parents:
+            if self.outside(path.resolve(strict=True)):  # the record or its folder is a link leading out
                 raise StoreError(f"result file {str(path)!r} links out of the results folder")
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block
             try:
@@ -164,8 +179,9 @@ class ResultsStore:
         registered experiment, whose declared summary the record must match."""
         for layer in self._layers():
             path = layer.path_for(experiment, cfg)
-            if not os.path.lexists(path) or os.path.isdir(path):  # a folder in its place: check_writable says so
-                continue
+            if not os.path.lexists(path) or not os.path.isfile(path) or layer.outside(path.parent):
+                continue  # nothing; not a file (a folder, a FIFO, a dangling link); a folder leading out:
+                # no warning, check_writable refuses those in one line before anything computes
             try:
                 rec = layer.read(path, {experiment: exp} if exp is not None else None)
                 problem = exp.summary_problem(rec["summary"]) if exp is not None else None
@@ -203,31 +219,55 @@ class ResultsStore:
         return None
 
     def check_writable(self, experiment: str | None = None, keys=(), min_free: int = MIN_FREE_BYTES) -> None:
-        """Fail (ConfigError) before anything is computed if the records could not be stored: the folder
-        cannot be created or written, has under ``min_free`` bytes free, or a record's path is taken by
-        something not a file. Folders it created are removed again."""
+        """Fail (one-line ConfigError naming the folder) before anything is computed if the records could not
+        be stored: the folder cannot be created, leads out of the results folder (the module's one rule),
+        cannot take what a task writes (its lock and its temporary file at once: two inodes), has under
+        ``min_free`` bytes free, or a record's path is taken by something not a file. Folders it created
+        are removed again (empty), whatever the outcome."""
         root = Path(self.root)
         folder = root / experiment if experiment else root
         created = [p for p in dict.fromkeys((root, folder)) if not p.exists()]
         problem = None
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
-                pass
-            free = shutil.disk_usage(folder).free
-            taken = [p for p in (self.path(experiment, k) for k in keys) if os.path.lexists(p) and not p.is_file()]
-            if free < min_free:
-                problem = (f"only {free // 1024} KB free in {str(folder)!r} (at least {min_free // 1024} KB needed); "
-                           "free some space first")
-            elif taken:
-                problem = f"{str(taken[0])!r} is not a file; remove it so the record can be stored"
+            nowhere = [p for p in dict.fromkeys((root, folder)) if p.is_symlink() and not p.exists()]
+            if nowhere:
+                problem = (f"{str(nowhere[0])!r} is a link to nowhere (dangling, or a loop); remove it or point it "
+                           "at a folder")
+            elif experiment and self.outside(folder):
+                problem = (f"{str(folder)!r} leads out of the results folder {str(root)!r} (a link); "
+                           "remove the link so the records are stored inside")
+            else:
+                folder.mkdir(parents=True, exist_ok=True)
+                self._probe(folder)
+                free = shutil.disk_usage(folder).free
+                taken = [p for p in (self.path(experiment, k) for k in keys) if os.path.lexists(p) and not p.is_file()]
+                if free < min_free:
+                    problem = (f"only {free // 1024} KB free in {str(folder)!r} (at least {min_free // 1024} KB "
+                               "needed); free some space first")
+                elif taken:
+                    problem = f"{str(taken[0])!r} is not a file; remove it so the record can be stored"
         except OSError as e:
             problem = f"cannot write to {str(folder)!r} ({e.strerror or e})"
+        for p in reversed(created):  # leave nothing behind: a task makes its folder with its lock
+            with contextlib.suppress(OSError):
+                p.rmdir()
         if problem:
-            for p in reversed(created):  # leave nothing behind
-                with contextlib.suppress(OSError):
-                    p.rmdir()
             raise ConfigError(f"results: {problem}")
+
+    @staticmethod
+    def _probe(folder: Path) -> None:
+        """Create what a task creates in ``folder``, both at once (its lock, its temporary record), and
+        remove them: a folder without two free inodes, or read-only, fails here (OSError)."""
+        tag, made = uuid.uuid4().hex[:12], []
+        try:
+            for suffix in (".lock", ".tmp"):
+                p = folder / f".write-test-{tag}{suffix}"
+                os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+                made.append(p)
+        finally:
+            for p in made:
+                with contextlib.suppress(OSError):
+                    p.unlink()
 
     def records(self, experiment: str | None = None, experiments: dict | None = None):
         """Every stored file as ``(path, record or None, error or None)``, sorted by path."""

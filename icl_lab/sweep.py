@@ -11,6 +11,7 @@ sweep completes when the same command runs again::
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
@@ -32,7 +33,8 @@ from .render import split_top_level
 from .registry import resolve_experiment
 from .resources import check_memory, memory_limit
 from .store import ResultsStore, merge_records
-from .runner import Busy, Task, at_point, check_environment, check_tasks, execute_task, usable_device, worker_wait
+from .runner import (Busy, Task, at_point, check_environment, check_tasks, execute_task, remove_if_only_locks,
+                     usable_device, worker_wait)
 
 EXECUTORS = ("local", "dask")
 ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$|^[\w.-]+:\d{1,5}$")
@@ -195,12 +197,7 @@ def run(plan: Plan, *, executor: str = "local", address: str | None = None, work
             else:
                 _run_dask(specs, out, store, progress, address, workers)
         finally:  # refused input, no scheduler at --address, every task failed: leave no empty folder behind
-            ours = {f".{t.key}.lock" for t in todo}  # the lock files of this sweep's tasks, in a folder it made
-            for folder in created:
-                if folder.is_dir() and all(p.name in ours for p in folder.iterdir()):
-                    for p in folder.iterdir():
-                        p.unlink(missing_ok=True)
-                    folder.rmdir()
+            remove_if_only_locks(created, {f".{t.key}.lock" for t in todo})  # this sweep's locks, in folders it made
     out.seconds = time.perf_counter() - t0
     return out
 
@@ -259,38 +256,84 @@ def check_executor(executor: str, address=None, workers=None, device=None, flag:
     return None if workers is None else params.positive_int(f"{flag}workers", workers)
 
 
+def _collect_garbage() -> None:
+    """Collect unreachable objects now, where this thread holds none of Dask's locks.
+
+    A distributed ``Client`` left to the garbage collector (one whose ``__init__`` raised, kept alive by its
+    own reference cycles) closes itself in ``__del__``, which takes the class lock of Dask's ``LoopRunner``;
+    when a collection happens to run inside ``LoopRunner.start``, which holds that lock, the process
+    deadlocks. So :func:`connect` closes a half-built client itself, in the thread that made it, and
+    collects any other such garbage before it starts anything of Dask's."""
+    import gc
+
+    gc.collect()
+
+
+def _half_built(error: BaseException, cls):
+    """The instance of ``cls`` whose ``__init__`` raised ``error`` (found in its traceback), or None."""
+    tb = error.__traceback__
+    while tb is not None:
+        obj = tb.tb_frame.f_locals.get("self")
+        if isinstance(obj, cls):
+            return obj
+        tb = tb.tb_next
+    return None
+
+
 def connect(address: str | None = None, workers: int | None = None, timeout: float = 20):
     """A Dask client to the scheduler at ``address``, or to a new LocalCluster of ``workers`` one-thread
-    processes (default: one per core). Returns ``(client, cluster or None)``."""
+    processes (default: one per core). Returns ``(client, cluster or None)``. No client is left to the
+    garbage collector (:func:`_collect_garbage`): a half-built one, or one that connects after this call
+    gave up, is closed by the thread that made it."""
     try:
         from distributed import Client, LocalCluster
     except ImportError:  # pragma: no cover
         raise ConfigError("executor 'dask' needs Dask distributed: pip install 'dask[distributed]'") from None
+    _collect_garbage()
     if address is None:
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.CRITICAL,
                                env={"ICL_LAB_THREADS": str(_worker_threads()), "ICL_LAB_PROGRESS": "0"})
-        return Client(cluster), cluster
+        try:
+            return Client(cluster), cluster
+        except BaseException as e:
+            half = _half_built(e, Client)
+            with contextlib.suppress(Exception):
+                if half is not None:
+                    half.close()
+            cluster.close()
+            raise
     import dask  # an optional dependency, like distributed above
 
     check_address(address)
     out: dict = {}
+    guard = threading.Lock()  # the caller's giving up and the thread's result, one after the other
 
     def _connect():
+        client = None
         try:
             with dask.config.set({"distributed.comm.timeouts.connect": f"{timeout}s"}):
-                out["client"] = Client(address.strip(), timeout=f"{timeout}s")
+                client = Client(address.strip(), timeout=f"{timeout}s")
         except Exception as e:  # refused, timed out, or a service answering something else
-            out["error"] = e
+            out["error"] = f"{type(e).__name__}: {str(e)[:120]}"  # the text only: the traceback holds the client
+            client = _half_built(e, Client)
+        with guard:
+            if client is not None and "error" not in out and not out.get("gave_up"):
+                out["client"], client = client, None
+        if client is not None:  # half-built, or connected after the caller gave up: nobody else will close it
+            with contextlib.suppress(Exception):  # here, where no lock of Dask's is held
+                client.close()
+            client = None
 
     # a port that accepts and never answers stalls Dask's handshake past its own timeout: bound it here
     t = threading.Thread(target=_connect, name="icl-lab-connect", daemon=True)
     t.start()
-    t.join(timeout + 5)
+    t.join(timeout + min(5.0, timeout))  # Dask's own timeout, plus some slack for its handshake
+    with guard:
+        out["gave_up"] = "client" not in out
     if "client" in out:
         return out["client"], None
-    e = out.get("error")
-    why = f"{type(e).__name__}: {str(e)[:120]}" if e is not None else "no answer to the handshake"
+    why = out.get("error", "no answer to the handshake")
     raise ConfigError(f"address: no Dask scheduler answered at {address!r} within {timeout:g} s ({why})")
 
 
@@ -318,9 +361,11 @@ def _run_dask(specs, out: SweepResult, store, progress, address, workers) -> Non
         for fut in futures:
             if not fut.done():
                 fut.cancel()
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        try:
+            client.close()
+        finally:
+            if cluster is not None:
+                cluster.close()
 
 
 def _collect(fut, spec, store) -> dict:

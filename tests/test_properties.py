@@ -153,13 +153,27 @@ def test_valid_configs_build_roundtrip_and_parse_from_text(overrides, scale):
 
 
 @FAST
-@given(value=st.one_of(st.integers(1, 10**7), st.floats(min_value=0, max_value=1e6, exclude_min=True)))
+@given(value=st.one_of(st.integers(1, 10**7), st.floats(min_value=0, max_value=1e6, exclude_min=True,
+                                                        allow_subnormal=False)))
 def test_numbers_parse_back_exactly(value):
-    """Every value inside the declared range (steps in [1, 1e7], lr in (0, 1e6]) parses back exactly."""
+    """Every value inside the declared range (steps in [1, 1e7], lr in (0, 1e6], not subnormal) parses
+    back exactly."""
     if isinstance(value, int):
         assert params.coerce_value(ContextLengthConfig, "steps", str(value)) == value
     if value <= 1e6:
         assert params.coerce_value(ContextLengthConfig, "lr", repr(value)) == value
+
+
+@FAST
+@given(value=st.floats(min_value=5e-324, max_value=2.2e-308, allow_subnormal=True))
+def test_subnormal_numbers_are_refused(value):
+    """A subnormal lr (between 0 and 2.2e-308) cannot compute: refused with the field's name."""
+    try:
+        params.coerce_value(ContextLengthConfig, "lr", repr(value))
+    except ConfigError as e:
+        assert re.match(r"lr must be .*not subnormal", str(e)), str(e)
+    else:
+        raise AssertionError(f"lr={value!r} was accepted")
 
 
 @FAST

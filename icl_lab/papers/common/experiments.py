@@ -97,24 +97,31 @@ def summarize_context_length(res: ContextLengthResult) -> dict:
     }
 
 
+def _context_length_prompts(cfg: ContextLengthConfig):
+    """Per N its sampler and held-out prompts; a ConfigError when a held-out set leaves a feature with no
+    query (the attention per feature is read on them). Also called before a sweep computes anything."""
+    V = standard_basis(cfg.K, cfg.d)
+    p = torch.full((cfg.K,), 1.0 / cfg.K, dtype=torch.float64)
+    samplers = {N: PromptSampler.from_features(V, LinearTask(cfg.d), N=N, p=p) for N in cfg.N_values}
+    tests = {N: samplers[N].sample(cfg.test_prompts, make_generator(cfg.test_seed + N)) for N in cfg.N_values}
+    for test in tests.values():
+        chk.every_feature_queried(test.query_ids, cfg.K, "test_prompts", cfg.test_prompts)
+    return p, samplers, tests
+
+
 @EXPERIMENTS.register("context_length", config=ContextLengthConfig, summary=summarize_context_length,
                       location="Chapter 1, Sec. 5",
                       description="Q-only softmax attention trained on linear "
                                   "tasks vs baselines as the context length N grows",
-                      claims=("S4", "S5", "S6"))
+                      claims=("S4", "S5", "S6"), check=_context_length_prompts)
 def run_context_length(cfg: ContextLengthConfig, device=None) -> ContextLengthResult:
     import time
 
     t0 = time.perf_counter()
-    V = standard_basis(cfg.K, cfg.d)
-    p = torch.full((cfg.K,), 1.0 / cfg.K, dtype=torch.float64)
     seeds = list(range(cfg.seed, cfg.seed + cfg.seeds))
     rows = {k: [] for k in ("trained", "own", "uniform", "risk", "gap", "knn", "nw", "lin", "lin_se", "low")}
     curves, models = [], []
-    samplers = {N: PromptSampler.from_features(V, LinearTask(cfg.d), N=N, p=p) for N in cfg.N_values}
-    tests = {N: samplers[N].sample(cfg.test_prompts, make_generator(cfg.test_seed + N)) for N in cfg.N_values}
-    for test in tests.values():  # the attention per feature is read on these: refuse before any training
-        chk.every_feature_queried(test.query_ids, cfg.K, "test_prompts", cfg.test_prompts)
+    p, samplers, tests = _context_length_prompts(cfg)
     for N in cfg.N_values:
         sampler, test = samplers[N], tests[N]
         model = QOnlyAttention(cfg.d, seeds=seeds)

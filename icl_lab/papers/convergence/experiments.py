@@ -108,18 +108,26 @@ def summarize_identities(res: IdentitiesResult) -> dict:
     return {"errors": res.errors, "floors": res.floors, "seconds": res.seconds}
 
 
-@EXPERIMENTS.register("identities", config=IdentitiesConfig, summary=summarize_identities,
-                      location="Lemmas 4.1, C.1, C.2, C.6; eq. (12)",
-                      description="exact identities of the gradient and the loss (float64)",
-                      claims=("I1", "I2", "I3", "I6", "I7"))
-def run_identities(cfg: IdentitiesConfig) -> IdentitiesResult:
-    t0 = time.perf_counter()
+def _identities_prompts(cfg: IdentitiesConfig):
+    """The generator (drawn on further), features, feature law and prompts of :func:`run_identities`; a
+    ConfigError when the prompts leave a feature with no query (the empirical law needs each). Also
+    called before a sweep computes anything."""
     g = make_generator(cfg.seed)
     V = random_orthonormal(cfg.K, cfg.d, g)
     p = torch.linspace(1.0, 2.0, cfg.K, dtype=torch.float64)
     p = p / p.sum()  # unequal p, so the p_k factor of each column is exercised
     batch = PromptSampler.from_features(V, LinearTask(cfg.d), N=cfg.N, p=p).sample(cfg.prompts, g)
-    chk.every_feature_queried(batch.query_ids, cfg.K, "prompts", cfg.prompts)  # the empirical law needs each
+    chk.every_feature_queried(batch.query_ids, cfg.K, "prompts", cfg.prompts)
+    return g, V, p, batch
+
+
+@EXPERIMENTS.register("identities", config=IdentitiesConfig, summary=summarize_identities,
+                      location="Lemmas 4.1, C.1, C.2, C.6; eq. (12)",
+                      description="exact identities of the gradient and the loss (float64)",
+                      claims=("I1", "I2", "I3", "I6", "I7"), check=_identities_prompts)
+def run_identities(cfg: IdentitiesConfig) -> IdentitiesResult:
+    t0 = time.perf_counter()
+    g, V, p, batch = _identities_prompts(cfg)
     model = QOnlyAttention(cfg.d, runs=1, init="normal", init_std=cfg.q_scale).to(dtype=torch.float64)
     errors = {}
     # I1: Lemma C.1 (empirical loss with sampled w) vs autograd

@@ -35,7 +35,7 @@ from . import theory as th
 from .experiments_block import (BlockConfig, BlockResult, PolynomialConfig, block_times, censored_mean,  # noqa: F401
                                 half_zero_times, order_verdict, ordering, run_block, run_polynomial, run_polynomial_theory,
                                 polynomial_from_summary, summarize_block, summarize_polynomial)
-from .tasks import (FEATURE_KINDS, Sec6Setting, FLAT, L_TUPLE, POSITIVE, RUN_PARAMS, SETTING_PARAMS, SHARP,  # noqa: F401
+from .tasks import (FEATURE_KINDS, FREQUENCY, Sec6Setting, FLAT, L_TUPLE, POSITIVE, RUN_PARAMS, SETTING_PARAMS, SHARP,  # noqa: F401
                     RandomReLUNetTask, ScaledPromptSet, Sec6Runs, cosine_feature_prompts, cosine_sampler,
                     make_features, polynomial_sampler)
 from . import experiments_block
@@ -457,7 +457,7 @@ class DeltaConfig(ScaledConfig):
     eps: float = 0.1
     seed: int = 0
     CI = dict(M=150, steps=1000, N_grid=(1600, 6400, 25_600))
-    PARAMS = dict(d=SIZE, K=Int(2, 4096), N_grid=TupleOf(Int(1, 10**7), max_len=64), c=POSITIVE, delta=POSITIVE,
+    PARAMS = dict(d=SIZE, K=Int(2, 4096), N_grid=TupleOf(Int(1, 10**7), max_len=64), c=FREQUENCY, delta=POSITIVE,
                   features=OneOf(*FEATURE_KINDS), M=Int(1, 100_000), steps=STEPS, lr=LR, L_values=L_TUPLE,
                   eps=Real(0, 1, closed="neither"), seed=SEED)
 

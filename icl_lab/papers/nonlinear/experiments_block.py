@@ -151,14 +151,19 @@ def summarize_block(res: BlockResult) -> dict:
             "final_own_attention": res.own[-1].tolist() if res.maps is not None else None, "seconds": res.seconds}
 
 
+def _block_prompts(cfg: BlockConfig):
+    """The training and held-out prompts of :func:`run_block` (checked; also before a sweep computes)."""
+    V = make_features(cfg.features, cfg.K, cfg.d, cfg.delta)
+    return _prompt_sets(cfg, cosine_sampler(V, cfg.N, cfg.c))
+
+
 @EXPERIMENTS.register("block_figures", config=BlockConfig, summary=summarize_block, location="Figs. 1-3",
                       description="practical one-block transformer on cosine "
                                   "tasks, six L values x seeds in one training",
-                      claims=("F1", "F2", "C12"))
+                      claims=("F1", "F2", "C12"), check=_block_prompts)
 def run_block(cfg: BlockConfig) -> BlockResult:
     t0 = time.perf_counter()
-    V = make_features(cfg.features, cfg.K, cfg.d, cfg.delta)
-    base, test = _prompt_sets(cfg, cosine_sampler(V, cfg.N, cfg.c))
+    base, test = _block_prompts(cfg)
     ep, trl, tel, bu, bz, mp = _block_train(cfg, base, test, cfg.M, maps=True)
     return BlockResult(cfg, ep, trl, tel, bu, mp, bz, time.perf_counter() - t0)
 

@@ -204,10 +204,13 @@ def polynomial_sampler(d: int, N: int, L: float = 1.0) -> PromptSampler:
 from ...config import ScaledConfig  # noqa: E402
 from ...params import SEED, SIZE, Int, OneOf, Real, TupleOf  # noqa: E402
 
-POSITIVE = Real(0, 1e3, closed="right")  # c, Delta, a Lipschitz constant L
+POSITIVE = Real(0, 1e3, closed="right")  # Delta, a Lipschitz constant L
+#: the frequency c of the tasks (L/c) cos(c w^T x + phi): their values reach L/c, whose square must stay finite
+#: in the float32 training (below c = 1e-6 the training would start from values of order 1e9 and more)
+FREQUENCY = Real(1e-6, 1e3)
 L_TUPLE = TupleOf(POSITIVE, max_len=64)
 #: the Sec. 6 setting shared by every cosine-task config (features, context, prompts)
-SETTING_PARAMS = dict(d=SIZE, K=Int(2, 4096), N=Int(1, 100_000), c=POSITIVE, delta=POSITIVE,
+SETTING_PARAMS = dict(d=SIZE, K=Int(2, 4096), N=Int(1, 100_000), c=FREQUENCY, delta=POSITIVE,
                       features=OneOf(*FEATURE_KINDS), M=Int(1, 100_000))
 # the runs of a figure: swept L values, training seeds, held-out prompts from their own seed
 RUN_PARAMS = dict(L_values=L_TUPLE, seeds=Int(1, 1000), seed=SEED, test_prompts=Int(1, 200_000), test_seed=SEED)

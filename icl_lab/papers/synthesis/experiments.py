@@ -60,7 +60,7 @@ class CrossPaperConfig(ScaledConfig):
               eval_prompts=256)
 
     PARAMS = dict(d=SIZE, K=Int(2, 4096), N=Int(1, 100_000), L_values=TupleOf(Real(0, 1e3, closed="right"), max_len=64),
-                  c=Real(0, 1e3, closed="right"), seeds=Int(1, 1000), seed=SEED, steps=STEPS, lr=LR,
+                  c=Real(1e-6, 1e3), seeds=Int(1, 1000), seed=SEED, steps=STEPS, lr=LR,
                   batch=Int(1, 100_000), target=Real(0, 1, closed="neither"), record_every=STEPS,
                   contrast_tasks=Int(100, 10**7), eval_prompts=Int(1, 10**6))
 
