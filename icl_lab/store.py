@@ -24,6 +24,7 @@ import os
 import shutil
 import stat
 import time
+import uuid
 import warnings
 from pathlib import Path
 
