@@ -81,7 +81,9 @@ glue("syn-c8b-rate", SF.measured_numbers(at_paper, "nonlinear", "C8b", r"T ~ eps
 s3 = SF.measured_numbers(at_paper, "selectors", "S3", r"slope = ([0-9.]+) \[([0-9.]+), ([0-9.]+)\]")
 for name, value in zip(("slope", "lo", "hi"), s3):
     glue(f"syn-s3-{name}", value)
-glue("syn-s3-status", SF.claim_status(at_paper, "selectors", "S3"))
+s3_violated = SF.violated_hypotheses(at_paper, "selectors", "S3")
+glue("syn-s3-status", SF.claim_status(at_paper, "selectors", "S3")
+     + (f", measured where {' and '.join(s3_violated)} does not hold" if s3_violated else ""))
 
 # %% [markdown]
 # ## The verdicts at a glance
@@ -235,10 +237,8 @@ assert all(c.ok for c in ledger.judge(checks.one_family(out_q.pred[0, :, 0], out
 # ```
 #
 # The experiment trains one linear law and one cosine law per $L$, all seeds together, in **one**
-# batched training: a `StackedSampler` gives every run its own data law, the model and trainer are
-# the ones every chapter uses. `full` reads the result from the results store when a run of this
-# exact configuration with the current library is stored there (e.g. by
-# `icl-lab run synthesis.cross_paper --scale paper`), and computes it otherwise.
+# batched GD training (a `StackedSampler` gives every run its own data law); `full` reads a stored run
+# of this exact configuration (e.g. by `icl-lab run synthesis.cross_paper --scale paper`), else computes it.
 
 # %%
 cfg = CrossPaperConfig.for_scale(SCALE)  # to change one: for_scale(SCALE, L_values=(1.0, 3.0), lr=1.0), rerun

@@ -79,13 +79,15 @@ def test_ordered_by_contrast():
 
 def test_what_the_page_reads_from_the_ledgers():
     table = ClaimsTable([Claim("S3", "selectors", "Thm 1", "s", measured="slope = 2.152 [2.091, 2.222] (median)",
-                               status="inconclusive"),
+                               status="inconclusive", hypotheses={"width": True, "Lemma 4 (88)": False}),
                          Claim("S3", "common", "Lemma", "s", measured="largest entry = 2e-17", status="reproduced",
                                kind="consistency")])
     assert SF.measured_numbers(table, "selectors", "S3", r"slope = ([0-9.]+) \[([0-9.]+), ([0-9.]+)\]") == [
         2.152, 2.091, 2.222]
     assert SF.claim_status(table, "selectors", "S3") == "inconclusive"
     assert SF.claim_status(table, "common", "S3") == "reproduced"
+    assert SF.violated_hypotheses(table, "selectors", "S3") == ["Lemma 4 (88)"]
+    assert SF.violated_hypotheses(table, "common", "S3") == []
     assert SF.status_total(table, "consistency") == "1 (1 reproduced)"
     with pytest.raises(ConfigError, match="not found"):
         SF.measured_numbers(table, "common", "S3", r"slope = ([0-9.]+)")

@@ -93,3 +93,8 @@ def measured_numbers(table, paper: str, claim: str, pattern: str) -> list[float]
     if m is None:
         raise chk.ConfigError(f"pattern {pattern!r} not found in the measured text of {paper} {claim}: {text!r}")
     return [float(g) for g in m.groups()]
+
+
+def violated_hypotheses(table, paper: str, claim: str) -> list[str]:
+    """The declared conditions of ``claim`` of ``paper`` that did not hold where it was measured."""
+    return [h for h, held in _claim(table, paper, claim).hypotheses.items() if not held]
