@@ -56,16 +56,16 @@ import icl_lab.notebook
 
 icl_lab.notebook.setup(scale=None, minutes={"ci": 0.05, "book": 0.07, "paper": 0.05})
 
-# %% tags=["remove-input"]
-from IPython.display import Markdown, display
+# %% tags=["remove-cell"]
+from IPython.display import Markdown
 
 from icl_lab import get_scale, paths
 from icl_lab.claims import STATUSES, ClaimsTable
+from icl_lab.notebook import glue
 from icl_lab.render import md_table
 
 # the headline: the ledgers exported at the papers' own settings, shipped in results/reference/claims/paper/
-shipped = paths.REFERENCE / "claims"
-verdicts = ClaimsTable.load(shipped / "paper")
+verdicts = ClaimsTable.load(paths.REFERENCE / "claims" / "paper")
 names = {"common": "Chapter 1 (previews of the papers)", "convergence": "convergence (Huang, Cheng, Liang)",
          "nonlinear": "nonlinear regression (Li, Duan, Liang)", "window": "Lipschitz window (Collins et al.)",
          "selectors": "feature selectors (Li, Wang et al.)"}
@@ -73,12 +73,21 @@ rows = []
 for paper in [*(p for p in verdicts.papers if sum(verdicts.counts(p).values())), None]:
     c = verdicts.counts(paper)
     rows.append([names.get(paper, paper) if paper else "**all papers**", *(c[s] for s in STATUSES), sum(c.values())])
-apart = {kind: sum(verdicts.counts(None, kind).values()) for kind in ("consistency", "finding")}
-display(Markdown(md_table(["paper", *STATUSES, "total"], rows) + "\n\nDecided at the papers' own settings (the `paper` "
-                 f"scale). Counted apart: {apart['consistency']} consistency checks of the book's own code and "
-                 f"{apart['finding']} findings of the book's own. Each chapter's ledger and the synthesis show the "
-                 f"verdicts of the build you are reading (`{get_scale()}` scale); the reproduction page lists the claims "
-                 "whose status differs between the scales, with the reason."))
+glue("intro-verdicts", Markdown(md_table(["paper", *STATUSES, "total"], rows)))
+for kind in ("consistency", "finding"):
+    glue(f"intro-{kind}", sum(verdicts.counts(None, kind).values()))
+glue("intro-scale", get_scale())
+
+# %% [markdown]
+# ```{glue:md} intro-verdicts
+# :format: myst
+# ```
+#
+# Decided at the papers' own settings (the `paper` scale). Counted apart: {glue:text}`intro-consistency`
+# consistency checks of the book's own code and {glue:text}`intro-finding` findings of the book's own.
+# Each chapter's ledger and the synthesis show the verdicts of the build you are reading
+# ({glue:text}`intro-scale` scale); the reproduction page lists the claims whose status differs
+# between the scales, with the reason.
 
 # %% [markdown]
 # **Who it is for.** Graduate students and researchers who want to understand what the theory of
@@ -178,7 +187,7 @@ display(Markdown(md_table(["paper", *STATUSES, "total"], rows) + "\n\nDecided at
 # {cite:p}`nadaraya1964,watson1964`, and $M$ sets the shape and width of the kernel.
 # The figure below shows that kernel at work. [Chapter 1](common_setup.ipynb) builds this family once in code; the paper chapters reuse it.
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Softmax attention as a kernel smoother. Forty noisy demonstrations of a task on the unit circle (grey dots) and the prediction $\\hat y(x_q)$ of one softmax attention layer with score matrix $M = w I$ as the query moves around the circle, for three values of $w$: a small $w$ averages almost every label, a large one only the nearest. Choosing $M$ is choosing the kernel.", "name": "fig-intro-kernel"}, "image": {"alt": "Three prediction curves over the query angle: a flat one for w = 1, one close to the dotted task curve for w = 8, and a jagged one that follows the nearest dots for w = 60."}}
+# %% mystnb={"figure": {"caption": "Softmax attention as a kernel smoother. {glue:text}`intro-n` noisy demonstrations of a task on the unit circle (grey dots) and the prediction $\\hat y(x_q)$ of one softmax attention layer with score matrix $M = w I$ as the query moves around the circle, for {glue:text}`intro-nw` values of $w$: a small $w$ averages almost every label, a large one only the nearest. Choosing $M$ is choosing the kernel.", "name": "fig-intro-kernel"}, "image": {"alt": "Three prediction curves over the query angle: a flat one for the smallest w, one close to the dotted task curve for the middle w, and a jagged one that follows the nearest dots for the largest w."}}
 import math
 
 import torch
@@ -186,19 +195,24 @@ import torch
 from icl_lab import plotting
 
 g = torch.Generator().manual_seed(0)
-theta = torch.rand(40, generator=g, dtype=torch.float64) * 2 * math.pi
-X = torch.stack([theta.cos(), theta.sin()], 1)
-y = torch.cos(3 * theta) + 0.3 * torch.randn(40, generator=g, dtype=torch.float64)
+n, ws = 40, (1, 8, 60)  # demonstrations; the scales w of M = w I
+theta = torch.rand(n, generator=g, dtype=torch.float64) * 2 * math.pi
+X = torch.stack([theta.cos(), theta.sin()], 1)  # inputs on the unit circle
+y = torch.cos(3 * theta) + 0.3 * torch.randn(n, generator=g, dtype=torch.float64)
 tq = torch.linspace(0, 2 * math.pi, 400, dtype=torch.float64)
-Xq = torch.stack([tq.cos(), tq.sin()], 1)
+Xq = torch.stack([tq.cos(), tq.sin()], 1)  # queries all around the circle
 fig, ax = plotting.figure(1, height=3.2)
 ax.plot(theta, y, "o", color="0.55", ms=4, label=r"demonstrations $(x_i, y_i)$")
-for w, color in zip((1, 8, 60), plotting.COLORS):
+for w, color in zip(ws, plotting.COLORS):  # prediction: softmax weights times the labels
     ax.plot(tq, torch.softmax(w * Xq @ X.T, -1) @ y, color=color, label=rf"attention, $M = {w}\,I$")
 ax.plot(tq, torch.cos(3 * tq), "k:", label=r"task $f$")
 plotting.label(ax, r"query angle $\theta_q$ (radians)", r"prediction $\hat y(x_q)$")
 plotting.legend_outside(ax, "right")
 plotting.finish(fig)
+
+# %% tags=["remove-cell"]
+glue("intro-n", n)
+glue("intro-nw", len(ws))
 
 # %% [markdown]
 # ## The four papers

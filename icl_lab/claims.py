@@ -103,13 +103,16 @@ class Measurement:
     """What a paper's checks (``papers/<key>/checks.py``) measured for one claim, ready for
     :meth:`Ledger.judge`: the quantities under the names the claim's tests read, how they were measured
     (empty: the claim's declared ``how``), whether each declared hypothesis held there, and for a claim
-    with an open choice the quantities under each option (``under``)."""
+    with an open choice the quantities under each option (``under``). ``shown``: quantities that no test
+    reads, shown before the tested ones in the measured text (e.g. the two numbers a tested ratio
+    compares)."""
 
     claim: str
     quantities: dict
     how: str = ""
     hypotheses: dict | None = None
     under: dict | None = None
+    shown: dict | None = None
 
     @property
     def names(self) -> frozenset[str]:
@@ -507,8 +510,8 @@ class Ledger:
             if m.names != want:
                 raise chk.ConfigError(f"claim {m.claim}: the quantities handed over are not those its tests read "
                                       f"(not read: {sorted(m.names - want)}; missing: {sorted(want - m.names)})")
-        claims = [self[m.claim].measure(m.quantities, how=m.how, hypotheses=m.hypotheses, under=m.under)
-                  for m in ms]
+        claims = [self[m.claim].measure({**(m.shown or {}), **m.quantities}, how=m.how, hypotheses=m.hypotheses,
+                                        under=m.under) for m in ms]
         if show:
             self.cards(*(c.id for c in claims))
         return claims

@@ -39,46 +39,65 @@ import icl_lab.notebook
 
 icl_lab.notebook.setup(scale=None, minutes={"ci": 0.09, "book": 0.11, "paper": 0.1})
 
-# %% tags=["remove-cell"]
-import math
+# %%
+import functools
 
-import matplotlib.pyplot as plt
 import torch
-from IPython.display import Markdown, display
+from IPython.display import Markdown
 
 import icl_lab
 from icl_lab import plotting, widgets
-from icl_lab.memo import full
 from icl_lab.claims import ClaimsTable
 from icl_lab.data import LinearTask, PromptSampler, standard_basis
+from icl_lab.memo import full
+from icl_lab.notebook import glue
+from icl_lab.papers.synthesis import checks
 from icl_lab.papers.synthesis import figures as SF
 from icl_lab.papers.synthesis.experiments import CrossPaperConfig, contrast_law_fit, run_cross_paper
+from icl_lab.papers.synthesis.theory import nadaraya_watson_by_hand
 
-SCALE = icl_lab.get_scale()
-ledger = icl_lab.Ledger("synthesis")
+SCALE, ledger = icl_lab.notebook.chapter("synthesis")
+
+# %% tags=["remove-cell"]
+# the headline: the ledgers shipped at the papers' own settings, as the introduction counts them
+at_paper = ClaimsTable.load(icl_lab.paths.REFERENCE / "claims" / "paper")
+build = ClaimsTable.load()  # this build's ledgers, of the papers' chapters
+headline = ClaimsTable([c for c in build.claims if c.paper != "synthesis"],
+                       [p for c, p in zip(build.claims, build.parts) if c.paper != "synthesis"])
+missing = [p for p in headline.missing() if p != "synthesis"]
+glue("syn-headline", Markdown(at_paper.counts_markdown("paper")))
+glue("syn-consistency", SF.status_total(at_paper, "consistency"))
+glue("syn-findings", SF.status_total(at_paper, "finding"))
+glue("syn-build", Markdown(
+    (f"Not yet run at this scale (run their notebooks, or build the book): {', '.join(missing)}. " if missing else "")
+    + ("" if SCALE == "paper" else f"The chapters of this build ran at `{SCALE}` scale, where the papers' claims "
+       f"stand at {SF.status_total(headline, 'paper')}; the reproduction page lists the claims whose status differs, "
+       "with the reason. ") + "The complete ledger below is this build's."))
+glue("syn-c13-slope", SF.measured_numbers(at_paper, "nonlinear", "C13", r"slope_at_the_step_of_Eq_8 = ([-0-9.]+)")[0])
+glue("syn-c13-status", SF.claim_status(at_paper, "nonlinear", "C13"))
+glue("syn-u2-K", SF.measured_numbers(at_paper, "convergence", "U2-p03", r"reaches -0\.49 log K: ([0-9.e+]+)")[0])
+glue("syn-u2-status", SF.claim_status(at_paper, "convergence", "U2-p03"))
+glue("syn-c8b-rate", SF.measured_numbers(at_paper, "nonlinear", "C8b", r"T ~ eps\^-([0-9.]+) \(median over sets")[0])
+s3 = SF.measured_numbers(at_paper, "selectors", "S3", r"slope = ([0-9.]+) \[([0-9.]+), ([0-9.]+)\]")
+for name, value in zip(("slope", "lo", "hi"), s3):
+    glue(f"syn-s3-{name}", value)
+s3_violated = SF.violated_hypotheses(at_paper, "selectors", "S3")
+glue("syn-s3-status", SF.claim_status(at_paper, "selectors", "S3")
+     + (f", measured where {' and '.join(s3_violated)} does not hold" if s3_violated else ""))
 
 # %% [markdown]
 # ## The verdicts at a glance
 #
 # The papers' own claims, by status (how a status is decided: {ref}`claims-rules`). The complete
 # ledger, claim by claim, is at the end of this page.
-
-# %% tags=["remove-input"]
-loaded = ClaimsTable.load()
-chapters = [(c, part) for c, part in zip(loaded.claims, loaded.parts) if c.paper != "synthesis"]
-headline = ClaimsTable([c for c, _ in chapters], [part for _, part in chapters])
-missing = [p for p in headline.missing() if p != "synthesis"]
-if missing:
-    display(Markdown(f"Not yet run at this scale (run their notebooks, or build the book): {', '.join(missing)}."))
-# the headline is decided at the papers' own settings: the ledgers shipped in results/reference/claims/paper/
-at_paper = headline if SCALE == "paper" else ClaimsTable.load(icl_lab.paths.REFERENCE / "claims" / "paper")
-display(Markdown(at_paper.counts_markdown("paper")))
-display(Markdown("Decided at the papers' own settings (`paper` scale). Counted apart: consistency checks of the "
-                 f"library's own code or of identities, {SF.status_total(at_paper, 'consistency')}; findings of the "
-                 f"book's own, {SF.status_total(at_paper, 'finding')}."
-                 + ("" if SCALE == "paper" else f" The chapters of this build ran at `{SCALE}` scale, where the papers' "
-                    f"claims stand at {SF.status_total(headline, 'paper')}; the reproduction page lists the claims "
-                    "whose status differs, with the reason. The complete ledger below is this build's.")))
+#
+# ```{glue:md} syn-headline
+# :format: myst
+# ```
+#
+# Decided at the papers' own settings (`paper` scale). Counted apart: consistency checks of the
+# library's own code or of identities, {glue:text}`syn-consistency`; findings of the book's own,
+# {glue:text}`syn-findings`. {glue:md}`syn-build:myst`
 
 # %% [markdown]
 # ## Open problems the reproduction surfaced
@@ -86,24 +105,24 @@ display(Markdown("Decided at the papers' own settings (`paper` scale). Counted a
 # An item is listed here only if it survives the rules of {ref}`claims-rules`: a measurement inside
 # the statement's hypotheses that the paper does not explain, or a question the measurements raise
 # and cannot settle. Bounds that hold but are not tight and successes outside sufficient conditions
-# are not open problems; they are recorded as caveats and findings in the chapters.
+# are not open problems; they are recorded as caveats and findings in the chapters. The numbers and
+# statuses quoted are those of the ledgers at the papers' own settings.
 #
-# 1. **Where do phase boundaries come from?** The convergence paper's literal thresholds
-#    ($-0.49\log K$, $1.01\log K$, $\log K$) mis-time the phases at moderate $K$: at $p_1 = 0.3$ the
-#    end of phase I, $B_{k,1} \le -0.49\log K$, is reached at $K = 10$ and then only for $K$ above
-#    about $6\cdot10^{21}$: the lowest value of $B_{k,1}/\log K$ approaches $-\tfrac12$ from above as
-#    slowly as $\log((1-p_1)/p_1)/\log K$ vanishes, so at any $K$ one could train the literal phase I
-#    never ends (claim U2-p03). In the nonlinear paper's
-#    theory model GD at $(\eta, L)$ is
-#    exactly GD at $(\eta L^2, 1)$, so $L$ only rescales time (finding R1): a flat/sharp transition
-#    at a threshold $L^\star$ must be stated in terms of $\eta L^2$ and the step size, not of $L$
-#    alone. The feature norm enters the same way: App. C evaluates the attention gradient for unit-norm
-#    features and drops the factor $\|v\|^4 = \Delta^4/4$ that features at distance $\Delta$ carry, so at
-#    the paper's step the first phase shortens like $\Delta^{-6}$, not $\Delta^{-2}$ (C13).
+# 1. **Where do phase boundaries come from?** In the nonlinear paper's theory model GD at
+#    $(\eta, L)$ is exactly GD at $(\eta L^2, 1)$, so $L$ only rescales time (finding R1): a
+#    flat/sharp transition at a threshold $L^\star$ must be stated in terms of $\eta L^2$ and the
+#    step size, not of $L$ alone. The feature norm enters the same way: App. C evaluates the attention
+#    gradient for unit-norm features and drops the factor $\|v\|^4 = \Delta^4/4$ that features at
+#    distance $\Delta$ carry, so at the paper's step the first phase shortens like $\Delta^{-6}$, not
+#    $\Delta^{-2}$ (C13, {glue:text}`syn-c13-status`: measured log-log slope
+#    {glue:text}`syn-c13-slope:.2f`). (The convergence paper's literal end of phase I at $p_1 = 0.3$,
+#    $B_{k,1} \le -0.49\log K$, reached only for $K$ above about {glue:text}`syn-u2-K:.0e`, is not
+#    open: the gap to $-\tfrac12\log K$ is the paper's own $O(\cdot)$ term, $\log((1-p_1)/p_1)/\log K$,
+#    and U2-p03 is {glue:text}`syn-u2-status`.)
 # 2. **The flat regime's logarithmic rate.** The nonlinear paper's Theorem 1 predicts that the time
 #    to accuracy $\epsilon$ grows like $\log(K/\epsilon)$ in the flat regime; inside the theorem's
-#    hypotheses ($K \ge 1/\epsilon$, $N = 2K^3$) it grows like a power of $1/\epsilon$ (C8b:
-#    $\epsilon^{-1.05}$; over the factor of 4 in $\epsilon$ that $K \ge 1/\epsilon$ leaves, the times stay
+#    hypotheses ($K \ge 1/\epsilon$, $N = 2K^3$) it grows like a power of $1/\epsilon$ (C8b: exponent
+#    {glue:text}`syn-c8b-rate:.2f`; over the factor of 4 in $\epsilon$ that $K \ge 1/\epsilon$ leaves, the times stay
 #    below the bound with constant 1, so the bound is not contradicted, but the rate is not its logarithm), as the
 #    sharp regime's $1/\epsilon$ law (C9) and the convergence paper's phase IV (B3, F1) do. The late
 #    phase of both Q-only models is polynomial, $\mathcal L \approx (K-1)/(4\eta s^4 t)$ for the
@@ -127,8 +146,9 @@ display(Markdown("Decided at the papers' own settings (`paper` scale). Counted a
 #    compare with.
 # 5. **How the selectors paper's iteration count depends on $\lambda_*$.** Inside Theorem 1's regime
 #    (width, batch, initialisation and noise conditions all met, $m = 3700$) the iterations to zero
-#    error grow like $\lambda_*^{-2.15}$ (bootstrap interval over seeds $[2.09, 2.22]$), beyond the bound's
-#    $\lambda_*^{-1}$ (S3, not reproduced; the
+#    error grow like $\lambda_*^{-s}$ with $s =$ {glue:text}`syn-s3-slope:.2f` (bootstrap interval over
+#    seeds [{glue:text}`syn-s3-lo:.2f`, {glue:text}`syn-s3-hi:.2f`]), beyond the bound's
+#    $\lambda_*^{-1}$ (S3, {glue:text}`syn-s3-status`; the
 #    narrow setting gives $\lambda_*^{-2.2}$ too). The proof's initial score gap carries two factors,
 #    $\lambda_s\lambda_{l+1}$, where Lemma 4 keeps one, which would explain a second power. The output
 #    layer does not follow $\lambda_*$ either: Lemma 3's ratio of feature to label updates is flat in
@@ -166,37 +186,25 @@ display(Markdown("Decided at the papers' own settings (`paper` scale). Counted a
 # hand, $\hat y = \sum_i y_i e^{x_i^\top W^\top W x_q} / \sum_j e^{x_j^\top W^\top W x_q}$, give the same
 # predictions on the same prompts, and each prediction is a convex combination of the context labels.
 
-# %% tags=["hide-input"]
+# %%
 g = icl_lab.make_generator(0)
 d = 6
-V = standard_basis(4, d)
+V = standard_basis(4, d)  # 4 orthonormal features in R^6
 batch = PromptSampler.from_features(V, LinearTask(d), N=12).sample(64, g)
 W = torch.randn(1, d, d, generator=g, dtype=torch.float64) * 0.7
 q_only = icl_lab.QOnlyAttention(d, runs=1).to(dtype=torch.float64)
 kernel = icl_lab.KernelAttention(d, runs=1, tied=True).to(dtype=torch.float64)
 with torch.no_grad():
-    q_only.Q.copy_(W.transpose(-1, -2) @ W)
+    q_only.Q.copy_(W.transpose(-1, -2) @ W)  # Q = W^T W
     kernel.W.copy_(W)
     out_q, out_k = q_only(batch), kernel(batch)
-M = (W[0].T @ W[0]).tolist()
-
-
-def nw_by_hand(b):
-    """sum_i y_i exp(x_i^T M x_q) / sum_j exp(x_j^T M x_q), term by term in plain Python."""
-    xq = batch.x_query[b, 0].tolist()
-    logits = [sum(xi[r] * M[r][c] * xq[c] for r in range(d) for c in range(d)) for xi in batch.x[b].tolist()]
-    w = [math.exp(s) for s in logits]
-    return sum(wi * yi for wi, yi in zip(w, batch.y[b].tolist())) / sum(w)
-
-
-by_hand = torch.tensor([nw_by_hand(b) for b in range(batch.batch_size)], dtype=torch.float64)
-gap = max(float((out_q.pred[0, :, 0] - by_hand).abs().max()), float((out_k.pred[0, :, 0] - by_hand).abs().max()))
-inside = bool(((out_q.pred[0, :, 0] >= batch.y.min(-1).values - 1e-12)
-               & (out_q.pred[0, :, 0] <= batch.y.max(-1).values + 1e-12)).all())
+by_hand = nadaraya_watson_by_hand(batch.x, batch.y, batch.x_query, W[0].T @ W[0])
+print(f"largest difference to the formula: Q-only {float((out_q.pred[0, :, 0] - by_hand).abs().max()):.1e}, "
+      f"kernel {float((out_k.pred[0, :, 0] - by_hand).abs().max()):.1e}")
 
 # %% tags=["remove-input"]
-assert gap < 1e-10 and inside
-ledger["X0"].measure({"largest difference": gap, "every prediction inside [min y, max y]": inside})
+assert all(c.ok for c in ledger.judge(checks.one_family(out_q.pred[0, :, 0], out_k.pred[0, :, 0], by_hand, batch.y),
+                                      show=False))
 
 # %% [markdown]
 # ## Two papers' settings through the same code
@@ -229,48 +237,44 @@ ledger["X0"].measure({"largest difference": gap, "every prediction inside [min y
 # ```
 #
 # The experiment trains one linear law and one cosine law per $L$, all seeds together, in **one**
-# batched training: a `StackedSampler` gives every run its own data law, the model and trainer are
-# the ones every chapter uses. `full` reads the result from the results store when a run of this
-# exact configuration with the current library is stored there (e.g. by
-# `icl-lab run synthesis.cross_paper --scale paper`), and computes it otherwise.
+# batched GD training (a `StackedSampler` gives every run its own data law); `full` reads a stored run
+# of this exact configuration (e.g. by `icl-lab run synthesis.cross_paper --scale paper`), else computes it.
 
-# %% tags=["remove-input"]
-cfg = CrossPaperConfig.for_scale()
-res = full(run_cross_paper, cfg)
-slope, intercept = contrast_law_fit(res)
+# %%
+cfg = CrossPaperConfig.for_scale(SCALE)  # to change one: for_scale(SCALE, L_values=(1.0, 3.0), lr=1.0), rerun
+res = full(run_cross_paper, cfg)  # every law and seed in one batched GD training
+slope, intercept = contrast_law_fit(res)  # least squares of log t_half on log C over the cosine laws
+
+# %% tags=["remove-cell"]
 t_mean = res.t_half.nanmean(-1)
-lin = res.laws.index("linear")
-pred_linear = math.exp(intercept + slope * math.log(float(res.contrast[lin])))
-rel_err = abs(float(t_mean[lin]) - pred_linear) / pred_linear
-rows = ["| task law | label contrast $C$ | label variance | $t_{1/2}$ (GD steps, mean over seeds) |", "|---|---|---|---|"]
-rows += [f"| {name} | {C:.4f} | {v:.3f} | {t:.0f} |"
-         for name, C, v, t in zip(res.laws, res.contrast.tolist(), res.label_var.tolist(), t_mean.tolist())]
-display(Markdown(f"{cfg.steps} GD steps at learning rate {cfg.lr}, {len(res.laws)} task laws × {cfg.seeds} seeds "
-                 "trained together:\n\n" + "\n".join(rows)))
+glue("syn-steps", cfg.steps)
+glue("syn-lr", cfg.lr)
+glue("syn-laws", len(res.laws))
+glue("syn-seeds", cfg.seeds)
+glue("syn-slope", slope)
+lin, one = res.laws.index("linear"), res.laws.index("cosine L=1") if "cosine L=1" in res.laws else None
+glue("syn-var-ratio", float(res.label_var[one] / res.label_var[lin]) if one is not None else float("nan"))
+glue("syn-time-ratio", float(t_mean[one] / t_mean[lin]) if one is not None else float("nan"))
+glue("syn-table", Markdown("\n".join(
+    ["| task law | label contrast $C$ | label variance | $t_{1/2}$ (GD steps, mean over seeds) |", "|---|---|---|---|"]
+    + [f"| {name} | {C:.4f} | {v:.3f} | {t:.0f} |"
+       for name, C, v, t in zip(res.laws, res.contrast.tolist(), res.label_var.tolist(), t_mean.tolist())])))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Left: mean own-feature attention on held-out prompts during GD (mean ± std over seeds) for the linear tasks of the convergence paper (solid) and the cosine tasks of the nonlinear paper at several Lipschitz constants $L$ (dashed); the grey line is the halfway level. Right: the halfway time $t_{1/2}$ against the label contrast $C$, with the least-squares line through the cosine laws. Not a figure of either paper.", "name": "fig-synthesis-contrast"}, "image": {"alt": "Left, attention curves rising from uniform to one, faster for larger L; right, halfway times on a log-log line of slope near -1 with the linear task's square on it."}}
-fig, axes = plotting.figure(2, height=3.4)
-steps = torch.as_tensor(res.steps)
-for i, name in enumerate(res.laws):
-    plotting.band(axes[0], steps, res.own_attention[:, i, :].T, label=name, color=plotting.COLORS[i % 8],
-                  linestyle="-" if name == "linear" else "--")
-level = 1 / cfg.K + cfg.target * (1 - 1 / cfg.K)
-axes[0].axhline(level, color="gray", lw=0.8)
-plotting.label(axes[0], "GD step t", "own-feature attention")
-ok = torch.isfinite(t_mean)
-cos = [i for i, n in enumerate(res.laws) if n != "linear" and bool(ok[i])]
-axes[1].loglog(res.contrast[cos], t_mean[cos], "o", color=plotting.COLORS[1], label="cosine tasks (nonlinear paper)")
-axes[1].loglog(res.contrast[lin], t_mean[lin], "s", ms=9, color=plotting.COLORS[0], label="linear tasks (convergence paper)")
-cs = torch.logspace(math.log10(float(res.contrast[cos].min()) / 1.5), math.log10(float(res.contrast.max()) * 1.5), 50)
-axes[1].loglog(cs, torch.exp(intercept + slope * cs.log()), "k:", label=rf"fit: $t \propto C^{{{slope:.2f}}}$")
-plotting.label(axes[1], "label contrast C", r"$t_{1/2}$ (GD steps)")
-plotting.legend_outside(fig, "below", ncols=4, fontsize=8)
-plotting.finish(fig)
+# %% [markdown]
+# {glue:text}`syn-steps` GD steps at learning rate {glue:text}`syn-lr`, {glue:text}`syn-laws` task
+# laws × {glue:text}`syn-seeds` seeds trained together:
+#
+# ```{glue:md} syn-table
+# :format: myst
+# ```
+
+# %% mystnb={"figure": {"caption": "Left: mean own-feature attention on held-out prompts during GD (mean ± std over seeds) for the linear tasks of the convergence paper (solid) and the cosine tasks of the nonlinear paper at several Lipschitz constants $L$ (dashed); the grey line is the halfway level. Right: the halfway time $t_{1/2}$ against the label contrast $C$, with the least-squares line through the cosine laws. Not a figure of either paper.", "name": "fig-synthesis-contrast"}, "image": {"alt": "Left, attention curves rising from uniform to one, faster for larger L; right, halfway times on a log-log line of slope near -1 with the linear task's square on it."}}
+plotting.finish(SF.draw_contrast(res, slope, intercept))
 
 # %% [markdown]
 # On the left, the larger $L$, the sooner attention concentrates (the nonlinear paper's "the
 # Lipschitz constant sets the speed"); the linear task sits among the cosine curves. On the right,
-# the halfway times of the cosine laws fall on a line of slope close to $-1$ in $C$.
+# the halfway times of the cosine laws fall on a line of slope {glue:text}`syn-slope:.2f` in $C$.
 #
 # Within the cosine family that slope is no surprise: the family is $f = L\,g$ with $g$ independent
 # of $L$, so the prediction and the targets both scale with $L$, the gradient with $L^2$, and GD with
@@ -280,26 +284,13 @@ plotting.finish(fig)
 # The real test is X2: the linear task — a *different* function class, from the other paper, with no
 # scaling relation to the cosine family — lands on the same line. What sets the speed of the first
 # phase is the label contrast between features, whatever the family. The label *variance* would have
-# ordered the families wrongly: the cosine law at $L = 1$ has twice the linear task's label variance
-# but concentrates many times more slowly, because most of its variance is an offset that every token
-# of a prompt shares.
-
-# %% tags=["remove-cell"]
-n_fit = len(cos)
-assert n_fit >= 2 and torch.isfinite(t_mean[lin])
-# the ordering by contrast is the robust part of the measurement
-order_t = torch.argsort(t_mean[cos]).tolist()
-order_c = torch.argsort(-res.contrast[cos]).tolist()
-assert order_t == order_c, (order_t, order_c)
+# ordered the families wrongly: the cosine law at $L = 1$ has {glue:text}`syn-var-ratio:.1f` times the
+# linear task's label variance but takes {glue:text}`syn-time-ratio:.0f` times as long to concentrate,
+# because most of its variance is an offset that every token of a prompt shares.
 
 # %% tags=["remove-input"]
-ledger["X1"].measure({"slope": slope, "values of L fitted": n_fit})
-
-# %% tags=["remove-input"]
-ledger["X2"].measure(
-    {"t_half": float(t_mean[lin]), "predicted": pred_linear, "relative error": rel_err},
-    how=f"fit over the cosine laws, evaluated at the linear task's C = {float(res.contrast[lin]):.3f}; "
-        f"crossing times interpolated between records {cfg.record_every} steps apart")
+x1, x2 = ledger.judge(checks.contrast_law(res), show=False)
+assert x1.ok and checks.ordered_by_contrast(res)  # the ordering by contrast is the robust part of the measurement
 
 # %% [markdown]
 # ### Explore without a kernel
@@ -307,10 +298,10 @@ ledger["X2"].measure(
 # Move the slider to pick a Lipschitz constant: the curve of that cosine law is drawn in colour over
 # the linear task's (black), on the same axes.
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Own-feature attention during GD for one cosine law (colour; pick its Lipschitz constant with the slider) against the linear task (black), mean ± std over seeds.", "name": "fig-synthesis-slider"}, "image": {"alt": "Two attention curves; the cosine one rises faster as L grows past the linear task's contrast."}}
-cos_all = [i for i, n in enumerate(res.laws) if n != "linear"]
-widgets.explore(lambda i: SF.draw_law(res, cfg, i, level), cos_all, name="cosine law", fmt=lambda i: res.laws[i],
-                alt="Own-feature attention of one cosine law against the linear task")
+# %% mystnb={"figure": {"caption": "Own-feature attention during GD for one cosine law (colour; pick its Lipschitz constant with the slider) against the linear task (black), mean ± std over seeds.", "name": "fig-synthesis-slider"}, "image": {"alt": "Two attention curves; the cosine one rises faster as L grows past the linear task's contrast."}}
+cos_laws = [i for i, name in enumerate(res.laws) if name != "linear"]
+widgets.explore(functools.partial(SF.draw_law, res, cfg, level=SF.halfway_level(cfg)), cos_laws, name="cosine law",
+                fmt=functools.partial(SF.law_name, res), alt="Own-feature attention of one cosine law against the linear task")
 
 # %% [markdown]
 # ## The complete claims ledger
@@ -322,7 +313,8 @@ widgets.explore(lambda i: SF.draw_law(res, cfg, i, level), cos_all, name="cosine
 # %% tags=["remove-input"]
 ledger.export()  # this chapter's own claims (X0-X2) are exported, and shown once, in its ledger below
 complete = ClaimsTable.load()
-ClaimsTable(*map(list, zip(*[(c, part) for c, part in zip(complete.claims, complete.parts) if c.paper != "synthesis"])))
+ClaimsTable([c for c in complete.claims if c.paper != "synthesis"],
+            [p for c, p in zip(complete.claims, complete.parts) if c.paper != "synthesis"])
 
 # %% [markdown]
 # ## Claims of this chapter

@@ -1,2 +1,3 @@
-"""The synthesis chapter: its cross-paper experiment (:mod:`.experiments`), figures (:mod:`.figures`) and
-claims (``claims.toml``); no theory of its own."""
+"""The synthesis chapter: its cross-paper experiment (:mod:`.experiments`), the Nadaraya–Watson formula
+written out by hand (:mod:`.theory`), what decides its claims (:mod:`.checks`), figures (:mod:`.figures`)
+and claims (``claims.toml``)."""
