@@ -103,13 +103,17 @@ class Measurement:
     """What a paper's checks (``papers/<key>/checks.py``) measured for one claim, ready for
     :meth:`Ledger.judge`: the quantities under the names the claim's tests read, how they were measured
     (empty: the claim's declared ``how``), whether each declared hypothesis held there, and for a claim
-    with an open choice the quantities under each option (``under``)."""
+    with an open choice the quantities under each option (``under``). ``shown``: what the card's measured
+    line lists, in its order, where that is more than the tested quantities (context a reader wants beside
+    them, e.g. the values a ratio was taken from); the tested names in it take their values from
+    ``quantities``."""
 
     claim: str
     quantities: dict
     how: str = ""
     hypotheses: dict | None = None
     under: dict | None = None
+    shown: dict | None = None
 
     @property
     def names(self) -> frozenset[str]:
@@ -507,7 +511,12 @@ class Ledger:
             if m.names != want:
                 raise chk.ConfigError(f"claim {m.claim}: the quantities handed over are not those its tests read "
                                       f"(not read: {sorted(m.names - want)}; missing: {sorted(want - m.names)})")
-        claims = [self[m.claim].measure(m.quantities, how=m.how, hypotheses=m.hypotheses, under=m.under)
+            if m.shown is not None and not set(m.quantities) <= set(m.shown):
+                raise chk.ConfigError(f"claim {m.claim}: shown must list every tested quantity "
+                                      f"(missing: {sorted(set(m.quantities) - set(m.shown))})")
+        claims = [self[m.claim].measure(m.quantities if m.shown is None else
+                                        {k: m.quantities.get(k, v) for k, v in m.shown.items()},
+                                        how=m.how, hypotheses=m.hypotheses, under=m.under)
                   for m in ms]
         if show:
             self.cards(*(c.id for c in claims))
