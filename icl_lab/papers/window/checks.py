@@ -560,6 +560,8 @@ def lowrank_training(f9) -> list[Measurement]:
     err_end = {k: float(v[-1].mean()) for k, v in f9.error.items()}
     out = []
     for kind in cfg.kinds:
+        if kind not in ("affine", "quadratic", "cosine"):
+            raise chk.ConfigError(f"the run's kinds must be among affine, quadratic and cosine (got {kind!r})")
         rho_s = f9.rho[("softmax", kind)]  # (records, trials)
         i_min = int(rho_s.mean(-1).argmin())
         q = {"softmax rho at each recorded iteration": [criteria.mean_of(r.tolist()) for r in rho_s],
@@ -587,14 +589,12 @@ def lowrank_training(f9) -> list[Measurement]:
                 "final softmax rho, trials mean": q["final softmax rho, trials mean"], "final linear rho": q["final linear rho"],
                 "final softmax test error": q["final softmax test error"], "final linear test error": q["final linear test error"]},
                 **tested)
-        elif kind == "cosine":
+        else:  # cosine (the kinds are checked above)
             m = Measurement("E-F9-cosine", {
                 "softmax rho at each recorded iteration": q["softmax rho at each recorded iteration"],
                 "final softmax rho, trials mean": q["final softmax rho, trials mean"], "final linear rho": q["final linear rho"],
                 "final softmax test error": q["final softmax test error"], "final linear test error": q["final linear test error"]},
                 **tested)
-        else:
-            raise chk.ConfigError(f"the run's kinds must be among affine, quadratic and cosine (got {kind!r})")
         out.append(m)
     return out
 
