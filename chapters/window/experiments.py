@@ -351,7 +351,7 @@ aff_on_cos = final[("affine", 1.0, "cos")] / matched
 # %% tags=["remove-input"]
 glue("win-f5-spread", ", ".join(f"{v:.2f} on {WF.NAMES.get(k, k)} tasks" for k, v in spread.items()))
 glue("win-f5-aff", aff_on_cos)
-glue("win-f5-mism", ", ".join(f"{v:.1f} times ($L = {k:g}$)" for k, v in mism.items()))
+glue("win-f5-mism", Markdown(", ".join(f"{v:.1f} times ($L = {k:g}$)" for k, v in mism.items())))
 checked = ledger.judge(checks.transfer_training(f5), show=False)
 assert aff_on_cos < 2 and all(v > 1.5 for v in mism.values())
 

@@ -165,13 +165,14 @@ leak = {s: WT.value_leak_loss(Z, WK, WQ, WV, s * torch.ones(d) / math.sqrt(d), b
 # %% tags=["remove-input"]
 head_gap = float((head - lib).abs().max())
 glue("win-head-gap", head_gap)
+glue("win-head-n", Z.shape[0])
 glue("win-leak", Markdown(", ".join(f"{v:.3f} at $|v| = {s:g}$" for s, v in leak.items())))
 checked = ledger.judge(checks.head_and_leak(head, lib, leak), show=False)
 assert head_gap < 1e-12 and leak[0.0] < leak[0.3] < leak[0.6]
 
 # %% [markdown]
 # The head with the weights of eq. (4) and the library's `KernelAttention` agree to
-# {glue:text}`win-head-gap:.0e` (largest difference over the contexts). A value leak $v$ only raises
+# {glue:text}`win-head-gap:.0e` (largest difference over {glue:text}`win-head-n` contexts). A value leak $v$ only raises
 # the loss: {glue:md}`win-leak:myst`.
 
 # %% [markdown]
@@ -369,7 +370,7 @@ for e in eps_grid:
     pert.append(float(cur.loss(1.0, iso_sig)[0]))
 
 # %% tags=["remove-input"]
-glue("win-iso-c", c_star_iso)
+glue("win-iso-c", float(c_star_iso))
 glue("win-iso-table", Markdown(md_table(["$\\varepsilon$", *[f"{e:g}" for e in eps_grid]], [["loss", *[f"{v:.5f}" for v in pert]]])))
 checked = ledger.judge(checks.isotropy(pert, eps_grid, iso_d, iso_n, iso_sig), show=False)
 i0 = eps_grid.index(0.0)
@@ -437,14 +438,14 @@ pl = full(population.run_power_laws, pl_cfg)  # the signal and noise curves of b
 plotting.finish(WF.power_laws(pl))
 
 # %% tags=["remove-cell"]
-glue("win-pl-lo", pl_cfg.fit_signal[0])
-glue("win-pl-hi", pl_cfg.fit_signal[1])
-glue("win-pl-aff", pl.slope_affine)
-glue("win-pl-rad", checks.radial_slope(pl))
-glue("win-pl-relu", pl.slope_relu)
-glue("win-pl-noise", pl.slope_noise)
-glue("win-pl-r0", pl.noise_fit_range[0])
-glue("win-pl-r1", pl.noise_fit_range[1])
+glue("win-pl-lo", float(pl_cfg.fit_signal[0]))
+glue("win-pl-hi", float(pl_cfg.fit_signal[1]))
+glue("win-pl-aff", float(pl.slope_affine))
+glue("win-pl-rad", float(checks.radial_slope(pl)))
+glue("win-pl-relu", float(pl.slope_relu))
+glue("win-pl-noise", float(pl.slope_noise))
+glue("win-pl-r0", float(pl.noise_fit_range[0]))
+glue("win-pl-r1", float(pl.noise_fit_range[1]))
 
 # %% [markdown]
 # Fitted log-log slopes on $c \in [$ {glue:text}`win-pl-lo:g`, {glue:text}`win-pl-hi:g` $]$: affine signal
@@ -505,7 +506,7 @@ glue("win-d1-clo", c_lo)
 glue("win-d1-chi", c_hi)
 glue("win-d1-from", float(noise_big[0]))
 glue("win-d1-to", float(noise_big[-1]))
-glue("win-d1-slope", slope_big)
+glue("win-d1-slope", float(slope_big))
 glue("win-d1-d", d_)
 glue("win-d1-paper", d_ / 2)
 glue("win-d1-intr", (d_ - 1) / 2)
@@ -644,9 +645,9 @@ plotting.finish(fig7)
 # %% tags=["remove-cell"]
 glue("win-f7-d", key7[0])
 glue("win-f7-n", key7[1])
-glue("win-f7-w", b7["w_star"])
-glue("win-f7-lo", b7["bracket"][0])
-glue("win-f7-hi", b7["bracket"][1])
+glue("win-f7-w", float(b7["w_star"]))
+glue("win-f7-lo", float(b7["bracket"][0]))
+glue("win-f7-hi", float(b7["bracket"][1]))
 assert b7["bracket"][0] <= b7["w_star"] <= b7["bracket"][1]  # a check of the drawing: true by construction
 
 # %% [markdown]
@@ -686,9 +687,9 @@ slope_direct = loglog_slope(Lp[top], [checks.direct_transfer_loss(tr, float(L_),
 t35 = checks.transfer(tr, slope_direct)
 floor_ratio = t35[1].quantities["floor ratio"]
 slope_pre = t35[1].shown["pretrained slope (L'^2 S + sigma^2 N)"]
-glue("win-tr-pre", slope_pre)
-glue("win-tr-direct", slope_direct)
-glue("win-tr-match", t35[1].shown["matched slope"])
+glue("win-tr-pre", float(slope_pre))
+glue("win-tr-direct", float(slope_direct))
+glue("win-tr-match", float(t35[1].shown["matched slope"]))
 glue("win-tr-heur", 2 * tr_cfg.d / (tr_cfg.d + 2))
 glue("win-tr-Lmin", float(Lp[0]))
 glue("win-tr-floor", floor_ratio)
@@ -909,9 +910,9 @@ norm_c = float(torch.linalg.matrix_norm(M_c, ord=2))
 assert ins_c > 1 / 3 - 0.01 and norm_c < 0.05
 
 # %% tags=["remove-cell"]
-glue("win-ex-ins", ins_c)
-glue("win-ex-held", held_c)
-glue("win-ex-se", se_c)
+glue("win-ex-ins", float(ins_c))
+glue("win-ex-held", float(held_c))
+glue("win-ex-se", float(se_c))
 glue("win-ex-norm", norm_c)
 
 # %% [markdown]
@@ -945,7 +946,7 @@ limit = tr_cfg.n * tr.noise_at_pre  # n N_n(c_pre), the limit of the ratio as L'
 assert abs(floor_ratio / limit - 1) < 0.25
 
 # %% tags=["remove-cell"]
-glue("win-ex-limit", limit)
+glue("win-ex-limit", float(limit))
 
 # %% [markdown]
 # $n N_n(c_\text{pre}) =$ {glue:text}`win-ex-limit:.2f`; the measured ratio pretrained / matched at
