@@ -500,7 +500,9 @@ class Ledger:
         """Decide the claims of ``measurements`` (a :class:`Measurement` or an iterable of them, as a
         paper's checks return) by their declared tests, show their cards in a notebook (``show``) and
         return the claims. Refuses, before deciding anything, a measurement whose quantity names are not
-        exactly those its claim's tests read (a misspelt or a missing name)."""
+        exactly those its claim's tests read (a misspelt or a missing name). A measurement's ``shown`` (context
+        beside the tested quantities) sets the card's measured line and its order; the tests read only the
+        tested quantities."""
         ms = [measurements] if isinstance(measurements, Measurement) else list(measurements)
         decl = declared(self.paper)
         for m in ms:

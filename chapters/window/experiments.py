@@ -105,7 +105,7 @@ h_cfg = wtrained.HillsConfig.for_scale(SCALE)
 # the verdicts on it: with 5 the interval of their mean sat on a threshold of ours, and a CPU's rounding moved the status
 printed = full(wtrained.run_hills, h_cfg.replace(hills_mode="amp", **({"seeds": 20} if SCALE == "paper" else {})))
 hill = full(wtrained.run_hills, h_cfg)  # the book's one-hill construction (the config's default)
-nus, ns = h_cfg.nus, printed.n
+nus = h_cfg.nus
 icl_lab.notebook.reduced(h_cfg)
 
 # %% tags=["remove-cell"]
