@@ -103,9 +103,10 @@ class Measurement:
     """What a paper's checks (``papers/<key>/checks.py``) measured for one claim, ready for
     :meth:`Ledger.judge`: the quantities under the names the claim's tests read, how they were measured
     (empty: the claim's declared ``how``), whether each declared hypothesis held there, and for a claim
-    with an open choice the quantities under each option (``under``). ``shown``: quantities that no test
-    reads, shown before the tested ones in the measured text (e.g. the two numbers a tested ratio
-    compares)."""
+    with an open choice the quantities under each option (``under``). ``shown``: what the card's measured
+    line lists first, in its order, where that is more than the tested quantities (context a reader wants
+    beside them, e.g. the values a ratio was taken from); a tested name in it takes its value from
+    ``quantities``, and the tested quantities it does not name follow."""
 
     claim: str
     quantities: dict
@@ -499,7 +500,9 @@ class Ledger:
         """Decide the claims of ``measurements`` (a :class:`Measurement` or an iterable of them, as a
         paper's checks return) by their declared tests, show their cards in a notebook (``show``) and
         return the claims. Refuses, before deciding anything, a measurement whose quantity names are not
-        exactly those its claim's tests read (a misspelt or a missing name)."""
+        exactly those its claim's tests read (a misspelt or a missing name). A measurement's ``shown`` (context
+        beside the tested quantities) sets the card's measured line and its order; the tests read only the
+        tested quantities."""
         ms = [measurements] if isinstance(measurements, Measurement) else list(measurements)
         decl = declared(self.paper)
         for m in ms:
@@ -510,8 +513,9 @@ class Ledger:
             if m.names != want:
                 raise chk.ConfigError(f"claim {m.claim}: the quantities handed over are not those its tests read "
                                       f"(not read: {sorted(m.names - want)}; missing: {sorted(want - m.names)})")
-        claims = [self[m.claim].measure({**(m.shown or {}), **m.quantities}, how=m.how, hypotheses=m.hypotheses,
-                                        under=m.under) for m in ms]
+        claims = [self[m.claim].measure({**{k: m.quantities.get(k, v) for k, v in (m.shown or {}).items()},
+                                         **m.quantities}, how=m.how, hypotheses=m.hypotheses, under=m.under)
+                  for m in ms]
         if show:
             self.cards(*(c.id for c in claims))
         return claims

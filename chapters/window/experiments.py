@@ -55,22 +55,23 @@ icl_lab.notebook.setup(scale=None, minutes={"ci": 0.57, "book": 0.61, "paper": 0
 # %%
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from IPython.display import Markdown
 
 import icl_lab
-from icl_lab.memo import full
-from icl_lab import criteria, plotting, widgets
-from icl_lab.render import md_table
-from IPython.display import Markdown, display
+from icl_lab import plotting, widgets
 from icl_lab.data import HillsTask
-from icl_lab.papers.window import data as wdata, lowrank, trained as wtrained, training as wtraining
+from icl_lab.memo import full
+from icl_lab.notebook import glue
+from icl_lab.papers.window import checks, lowrank
 from icl_lab.papers.window import figures as WF
+from icl_lab.papers.window import trained as wtrained
+from icl_lab.papers.window import training as wtraining
+from icl_lab.render import md_table
 
 SCALE, ledger = icl_lab.notebook.chapter("window", part="experiments")
 F64 = torch.float64
-
 
 # %% [markdown]
 # ## Figure 1: phase-shifted cosines on the circle, softmax against linear attention
@@ -97,18 +98,23 @@ F64 = torch.float64
 # **population optima**: the best $c$ on a grid for softmax, the exact least-squares $M$ for linear
 # attention.
 
-# %% tags=["hide-input"]
+# %%
 h_cfg = wtrained.HillsConfig.for_scale(SCALE)
 # the formula as printed, nu cos(theta - b). Linear attention's trained error at the largest n scatters widely between
 # trials under it (from 0.02 to 0.2 of its error at the smallest n), so at the paper's settings 20 trials, not 5, carry
 # the verdicts on it: with 5 the interval of their mean sat on a threshold of ours, and a CPU's rounding moved the status
 printed = full(wtrained.run_hills, h_cfg.replace(hills_mode="amp", **({"seeds": 20} if SCALE == "paper" else {})))
 hill = full(wtrained.run_hills, h_cfg)  # the book's one-hill construction (the config's default)
-nus, ns = h_cfg.nus, printed.n
-n_show = ns[-1]
+nus = h_cfg.nus
 icl_lab.notebook.reduced(h_cfg)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 1 with the task formula as printed, $\\nu\\cos(\\theta-b)$ for $\\nu=0,1.5,6$: target, noisy context and windows (top), attention weights (middle), ICL error against $n$ of trained units with the population optima dashed (bottom). Reproduces Fig. 1 of Collins et al.: 15000 iterations, $n \\in \\{4, 16, 64, 256\\}$, 20 trials.", "name": "fig-win-fig1"}, "image": {"alt": "The tasks are linear on the circle: softmax windows narrow as nu grows, and both softmax and linear attention errors fall with n."}}
+# %% tags=["remove-cell"]
+glue("win-f1-steps", h_cfg.steps)
+glue("win-f1-n", ", ".join(map(str, printed.n)))
+glue("win-f1-seeds", printed.config.seeds)
+glue("win-f1-hill-seeds", hill.config.seeds)
+
+# %% mystnb={"figure": {"caption": "Fig. 1 with the task formula as printed, $\\nu\\cos(\\theta-b)$ for $\\nu=0,1.5,6$: target, noisy context and windows (top), attention weights (middle), ICL error against $n$ of trained units with the population optima dashed (bottom). Reproduces Fig. 1 of Collins et al.: {glue:text}`win-f1-steps` iterations, $n \\in \\{$ {glue:text}`win-f1-n` $\\}$, {glue:text}`win-f1-seeds` trials.", "name": "fig-win-fig1"}, "image": {"alt": "The tasks are linear on the circle: softmax windows narrow as nu grows, and both softmax and linear attention errors fall with n."}}
 plotting.finish(WF.hills(printed))
 
 # %% [markdown]
@@ -118,7 +124,7 @@ plotting.finish(WF.hills(printed))
 # $\nu=0$ the task is $f\equiv0$ and both units predict about 0 (linear attention exactly, with $M=0$).
 # The book's one-hill construction, same layout and training:
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The book's one-hill construction $\\cos(\\min(\\nu|\\mathrm{wrap}(\\theta-b)|,\\pi))$, not the paper's formula: same layout and training as the figure above, with 5 trials. Not a figure of the paper.", "name": "fig-win-fig1-hill"}, "image": {"alt": "Softmax windows narrow as nu grows and its error falls with n; linear attention's profile keeps one shape and its error barely moves."}}
+# %% mystnb={"figure": {"caption": "The book's one-hill construction $\\cos(\\min(\\nu|\\mathrm{wrap}(\\theta-b)|,\\pi))$, not the paper's formula: same layout and training as the figure above, with {glue:text}`win-f1-hill-seeds` trials. Not a figure of the paper.", "name": "fig-win-fig1-hill"}, "image": {"alt": "Softmax windows narrow as nu grows and its error falls with n; linear attention's profile keeps one shape and its error barely moves."}}
 plotting.finish(WF.hills(hill))
 
 # %% [markdown]
@@ -132,65 +138,47 @@ plotting.finish(WF.hills(hill))
 # opening at the end of training (trained $c$ well below the optimum, i.e. a wider window): one task
 # per iteration gives noisy gradients and the window grows slowly.
 
-# %% tags=["hide-input"]
+# %%
+# ICL error at the largest n over the error at the smallest n, mean over trials: (softmax, linear), each nu -> ratio
 drops = {name: wtraining.error_drops(res)[:2] for name, res in (("printed", printed), ("one hill", hill))}
 drops["printed"][1][0.0] = float("nan")  # f = 0 at nu = 0: linear attention's errors are 0 at every n (a ratio 0/0)
-display(Markdown("ICL error at the largest $n$ divided by the error at the smallest $n$ (mean over trials):\n\n" + md_table(
+
+# %% tags=["remove-input"]
+glue("win-f1-drops", Markdown(md_table(
     ["task", "attention", *[f"$\\nu = {nu:g}$" for nu in nus]],
     [[name, act, *[f"{v:.4g}" for v in r.values()]] for name, pair in drops.items() for act, r in zip(("softmax", "linear"), pair)])))
-pos_nu = [nu for nu in nus if nu > 0]  # printed formula at nu = 0: f = 0, linear attention's errors are 0 (ratios 0/0)
-ratio = lambda a, b: a[-1] / a[0] if b is None else a[-1] / b[-1]  # noqa: E731  largest / smallest n, or a / b at the largest n
-
-
-def ratios(res, lin_nus):  # per trial (trial t: seed t in every setting): the trials' mean and interval, per nu
-    t, o = res.trained, res.optimum
-    return {"softmax error at the largest n / at the smallest n": [criteria.mean_of(ratio(t[("softmax", nu)], None).tolist()) for nu in nus],
-            "linear error at the largest n / at the smallest n": [criteria.mean_of(ratio(t[("linear", nu)], None).tolist()) for nu in lin_nus],
-            "optimal linear error at the largest n / at the smallest n": [float(ratio(o[("linear", nu)], None)) for nu in lin_nus],
-            "softmax / linear error at the largest n": [criteria.mean_of(ratio(t[("softmax", nu)], t[("linear", nu)]).tolist()) for nu in lin_nus]}
-
-
-r_print, r_hill = ratios(printed, pos_nu), ratios(hill, nus)
-ledger["E-F1a"].measure(
-    {**r_print, "one hill": "; ".join(f"{k} = " + ", ".join(f"{getattr(v, 'value', v):.3g}" for v in vs) for k, vs in r_hill.items())},
-    how=f"trained units ({h_cfg.steps} Adam steps, {printed.config.seeds} trials: the ratios per trial, their mean with its t interval), "
-        f"test error on {h_cfg.test_tasks} tasks, n in {list(ns)}, nu in {list(nus)}; optimal linear = least-squares M on "
-        f"{h_cfg.linear_prompts} prompts")
-ledger["E-F1a-lit"].measure(
-    {"linear error at the largest n / at the smallest n (nu > 0)": r_print["linear error at the largest n / at the smallest n"]},
-    how=f"formula as printed, nu cos(theta - b), {h_cfg.steps} Adam steps, {printed.config.seeds} trials, nu in {pos_nu}, n in {list(ns)}")
-
-
-def window_scales(res):  # at the largest n: the grid optimum, and the trained ||M|| per trial
-    c_tr = [res.c_trained[nu][-1] for nu in nus]
-    return {"optimal c over nu": [float(res.c_opt[nu][-1]) for nu in nus],
-            "trained c: next nu minus this nu, trials paired": [criteria.mean_of((b - a).tolist()) for a, b in zip(c_tr, c_tr[1:])],
-            "trained c / optimal c (nu > 0)": [float(c.mean()) / float(res.c_opt[nu][-1]) for nu, c in zip(nus, c_tr) if nu > 0]}
-
-
-w_hill = window_scales(hill)
-ledger["E-F1b"].measure(
-    {**window_scales(printed), "one hill": "; ".join(f"{k} = " + ", ".join(f"{getattr(v, 'value', v):.3g}" for v in vs) for k, vs in w_hill.items())},
-    how=f"population grid optimum and ||M|| of the trained units ({printed.config.seeds} trials under the printed formula, "
-        f"{hill.config.seeds} under the one hill; paired differences with their t interval) "
-        f"at n = {n_show}, nu = {list(nus)}; shrinks = c strictly increasing in nu")
+checked = ledger.judge(checks.hills(printed, hill), show=False)
 assert all(v < 0.7 for v in drops["one hill"][0].values()) and all(v > 0.35 for v in drops["one hill"][1].values())
-assert all(np.diff(w_hill["optimal c over nu"]) > 0)
+assert all(np.diff(checks.window_scales(hill)["optimal c over nu"]) > 0)
+
+# %% [markdown]
+# ICL error at the largest $n$ divided by the error at the smallest $n$ (mean over trials):
+#
+# ```{glue:md} win-f1-drops
+# :format: myst
+# ```
 
 # %% [markdown]
 # **The frequency reading stalls.** With $f=\cos(\nu\,\mathrm{wrap}(\theta-b))$ at $\nu=6$ the loss is
 # flat around $M=0$ (the pattern $\cos 6\delta$ has no first harmonic, so a slightly tilted window gains
 # nothing), and the trained unit never leaves the plateau although the optimum is a narrow window:
 
-# %% tags=["hide-input"]
+# %%
 freq_cfg = wtrained.HillsConfig.for_scale(SCALE, hills_mode="freq", nus=(6.0,), n_values=(64,), seeds=2,
-                                   steps=h_cfg.steps, test_tasks=500, population_tasks=500, linear_prompts=500)
+                                          steps=h_cfg.steps, test_tasks=500, population_tasks=500, linear_prompts=500)
 freq = full(wtrained.run_hills, freq_cfg)
-display(Markdown("Frequency reading, $\\nu = 6$, $n = 64$: the trained softmax scales $c$ are "
-                 + ", ".join(f"{v:.2f}" for v in freq.c_trained[6.0][0].tolist()) + " (errors "
-                 + ", ".join(f"{v:.3f}" for v in freq.trained[('softmax', 6.0)][0].tolist())
-                 + f"), against the optimum $c$ = {float(freq.c_opt[6.0][0]):.0f} (error {float(freq.optimum[('softmax', 6.0)][0]):.3f})."))
-assert float(freq.c_trained[6.0][0].max()) < 0.1 * float(freq.c_opt[6.0][0])
+assert float(freq.c_trained[6.0][0].max()) < 0.1 * float(freq.c_opt[6.0][0])  # the unit never leaves the plateau
+
+# %% tags=["remove-cell"]
+glue("win-freq-c", ", ".join(f"{v:.2f}" for v in freq.c_trained[6.0][0].tolist()))
+glue("win-freq-err", ", ".join(f"{v:.3f}" for v in freq.trained[('softmax', 6.0)][0].tolist()))
+glue("win-freq-copt", float(freq.c_opt[6.0][0]))
+glue("win-freq-eopt", float(freq.optimum[('softmax', 6.0)][0]))
+
+# %% [markdown]
+# Frequency reading, $\nu = 6$, $n = 64$: the trained softmax scales $c$ are {glue:text}`win-freq-c`
+# (errors {glue:text}`win-freq-err`), against the optimum $c$ = {glue:text}`win-freq-copt:.0f` (error
+# {glue:text}`win-freq-eopt:.3f`).
 
 # %% [markdown]
 # ## Figure 3: the window scale grows with $L$
@@ -204,39 +192,38 @@ assert float(freq.c_trained[6.0][0].max()) < 0.1 * float(freq.c_opt[6.0][0])
 # the optimum moves ($L\in\{0.01,0.03,0.1,1\}$ for ReLU, $\{0.1,0.3,0.5,1\}$ for cosine). Dotted lines: the population optimum $c^\star(L)$ (isotropic panels). All
 # $2\times4\times4$ settings × trials are one training.
 
-# %% tags=["hide-input"]
-f3_cfg = wtrained.NormVsLConfig.for_scale(SCALE)
+# %%
+f3_cfg = wtrained.NormVsLConfig.for_scale(SCALE)  # every panel, L and trial: one batched training
 f3 = full(wtrained.run_norm_vs_L, f3_cfg)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Spectral norm of $M$ during pretraining for several $L$ (mean \u00b1 std over trials); dotted: population optimum $c^\\star(L)$. Top: $L$ near 1; bottom: small $L$. Reproduces Fig. 3 of Collins et al.", "name": "fig-win-fig3"}, "image": {"alt": "Curves order by L in the small-L grids and coincide around L = 1."}}
+# %% mystnb={"figure": {"caption": "Spectral norm of $M$ during pretraining for several $L$ (mean \u00b1 std over trials); dotted: population optimum $c^\\star(L)$. Top: $L$ near 1; bottom: small $L$. Reproduces Fig. 3 of Collins et al.", "name": "fig-win-fig3"}, "image": {"alt": "Curves order by L in the small-L grids and coincide around L = 1."}}
 plotting.finish(WF.norm_vs_L(f3))
 
-# %% tags=["hide-input"]
-mono_visible, spread_paper, f3_rows = {}, {}, []
+# %%
+final_norm = {}  # (class, inputs, grid) -> final ||M||_2 for each L of the grid, mean over trials
 for cls, inp in f3_cfg.panel_pairs():
-    kv = [k for k in f3.keys if k[0] == "visible" and k[1] == cls and k[2] == inp]
-    kp = [k for k in f3.keys if k[0] == "paper" and k[1] == cls and k[2] == inp]
-    mono_visible[(cls, inp)] = wtraining.final_norms(f3, kv)
-    fp = wtraining.final_norms(f3, kp)
-    spread_paper[(cls, inp)] = (max(fp) - min(fp)) / np.mean(fp)
+    for grid in ("visible", "paper"):
+        keys = [k for k in f3.keys if k[0] == grid and k[1] == cls and k[2] == inp]
+        final_norm[(cls, inp, grid)] = dict(zip([k[3] for k in keys], wtraining.final_norms(f3, keys)))
+
+# %% tags=["remove-input"]
+f3_rows = []
+for cls, inp in f3_cfg.panel_pairs():
+    fv, fp = final_norm[(cls, inp, "visible")], final_norm[(cls, inp, "paper")]
     f3_rows.append([WF.NAMES.get(cls, cls), "isotropic" if inp == "iso" else "non-isotropic",
-                    ", ".join(f"{v:.2f} ($L = {k[3]:g}$)" for k, v in zip(kv, mono_visible[(cls, inp)])),
-                    ", ".join(f"{v:.2f} ($L = {k[3]:g}$)" for k, v in zip(kp, fp)), f"{spread_paper[(cls, inp)]:.2f}"])
-display(Markdown("Final $\\|M\\|_2$ (mean over trials):\n\n" + md_table(
-    ["tasks", "inputs", "small-$L$ grid", "near $L = 1$", "relative spread near $L = 1$"], f3_rows)))
-inc = {k: bool(np.all(np.diff(v) > 0)) for k, v in mono_visible.items()}
-steps3 = {}  # (panel, L, next L) -> final ||M|| at the next L minus at L, per trial (trial t: seed t in every setting)
-for cls, inp in f3_cfg.panel_pairs():
-    kv = [k for k in f3.keys if k[0] == "visible" and k[1] == cls and k[2] == inp]
-    steps3.update({(f"{cls}-{inp}", a[3], b[3]): criteria.mean_of((f3.norm[b][-1] - f3.norm[a][-1]).tolist()) for a, b in zip(kv, kv[1:])})
-ledger["E-F3"].measure(
-    {"final ||M||: next L minus this L, trials paired, every panel and adjacent pair": list(steps3.values()),
-     "pairs": [f"{p} L = {a:g} -> {b:g}" for p, a, b in steps3],
-     "strictly increasing over the small-L grid (means), every panel": list(inc.values()),
-     "non-isotropic panels measured": all(f"{c}-aniso" in f3_cfg.panels for c in ("relu", "cos")),
-     "relative spread over L in {0.5, 1, 2, 4}": list(spread_paper.values())},
-    how=f"mean final ||M||_2 over {f3_cfg.seeds} trials, {f3_cfg.steps} Adam steps (LR 0.1, decay 0.999), d = 5, n = 20, sigma = 0.01")
-assert all(inc[k] for k in inc if k[1] == "iso")
+                    ", ".join(f"{v:.2f} ($L = {L_:g}$)" for L_, v in fv.items()), ", ".join(f"{v:.2f} ($L = {L_:g}$)" for L_, v in fp.items()),
+                    f"{(max(fp.values()) - min(fp.values())) / np.mean(list(fp.values())):.2f}"])
+glue("win-f3-table", Markdown(md_table(["tasks", "inputs", "small-$L$ grid", "near $L = 1$", "relative spread near $L = 1$"], f3_rows)))
+f3_checks = checks.norm_vs_L(f3)
+checked = ledger.judge(f3_checks[0], show=False)
+assert all(np.all(np.diff(list(final_norm[(cls, inp, "visible")].values())) > 0) for cls, inp in f3_cfg.panel_pairs() if inp == "iso")
+
+# %% [markdown]
+# Final $\|M\|_2$ (mean over trials):
+#
+# ```{glue:md} win-f3-table
+# :format: myst
+# ```
 
 # %% [markdown]
 # The bottom row shows the ordering by $L$ for the ReLU and cosine classes (no theorem covers the
@@ -250,22 +237,21 @@ assert all(inc[k] for k in inc if k[1] == "iso")
 # around $c^\star I$, and $\lVert M\rVert_2$ is its *largest* eigenvalue. The average eigenvalue
 # $\mathrm{tr}(M)/d$ is the fair comparison with $c^\star$:
 
-# %% tags=["hide-input"]
-rows, per_trial = [], []
+# %%
+rows = []  # L, the final tr(M)/d and ||M||_2 (means over trials), and the population optimum c*
 for k in f3.keys:
     if k[2] == "iso" and k[1] == "relu" and k[0] == "visible":
         rows.append((k[3], float(f3.mean_eig[k][-1].mean()), float(f3.norm[k][-1].mean()), f3.c_star[k]))
-        per_trial.append((f3.mean_eig[k][-1] / f3.c_star[k]).tolist())  # tr(M)/d / c* per trial
-display(Markdown(md_table(["$L$", "$\\mathrm{tr}(M)/d$", "$\\lVert M\\rVert_2$", "$c^\\star$"],
-                          [[f"{L_:g}", f"{me:.2f}", f"{nm:.2f}", f"{cs:.2f}"] for L_, me, nm, cs in rows])))
-# per L, the trials' mean ratio with its t interval (rule 4)
-ratios = [criteria.mean_of(v) for r, v in zip(rows, per_trial) if r[3] > 0.3]
-ledger["E-34-trained"].measure(
-    {"tr(M)/d / c*": ratios, "L": [r[0] for r in rows if r[3] > 0.3]},
-    how=f"final mean eigenvalue of M over c*, per trial, mean over {f3_cfg.seeds} trials with its 95% t interval "
-        f"({f3_cfg.steps} Adam steps), against the grid optimum c* of the Monte-Carlo loss, 2-ReLU, isotropic inputs, "
-        "every L with c* > 0.3",
-    hypotheses={"x ~ U^d (isotropic inputs: the optimum is c* I)": "relu-iso" in f3_cfg.panels})  # the rows above are its runs
+
+# %% tags=["remove-input"]
+glue("win-f3-eig", Markdown(md_table(["$L$", "$\\mathrm{tr}(M)/d$", "$\\lVert M\\rVert_2$", "$c^\\star$"],
+                                     [[f"{L_:g}", f"{me:.2f}", f"{nm:.2f}", f"{cs:.2f}"] for L_, me, nm, cs in rows])))
+checked = ledger.judge(f3_checks[1])
+
+# %% [markdown]
+# ```{glue:md} win-f3-eig
+# :format: myst
+# ```
 
 # %% [markdown]
 # ## Figure 4: the window widens with $\sigma$ and narrows with $n$
@@ -276,44 +262,34 @@ ledger["E-34-trained"].measure(
 # The $\sigma$ and $n$ values are our choice (not given). One training for the $\sigma$ sweep (both
 # classes); one per $n$ (the prompt shapes differ).
 
-# %% tags=["hide-input"]
-f4_cfg = wtrained.NormVsSigmaNConfig.for_scale(SCALE)
+# %%
+f4_cfg = wtrained.NormVsSigmaNConfig.for_scale(SCALE)  # one training for the sigma sweep, one per n
 f4 = full(wtrained.run_norm_vs_sigma_n, f4_cfg)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Spectral norm of $M$ during pretraining for several noise levels $\\sigma$ (top) and context lengths $n$ (bottom), ReLU and cosine tasks; dotted: population optima. Reproduces Fig. 4 of Collins et al.", "name": "fig-win-fig4"}, "image": {"alt": "The norm ends lower for larger sigma and higher for larger n."}}
+# %% mystnb={"figure": {"caption": "Spectral norm of $M$ during pretraining for several noise levels $\\sigma$ (top) and context lengths $n$ (bottom), ReLU and cosine tasks; dotted: population optima. Reproduces Fig. 4 of Collins et al.", "name": "fig-win-fig4"}, "image": {"alt": "The norm ends lower for larger sigma and higher for larger n."}}
 plotting.finish(WF.norm_vs_sigma_n(f4))
 
-# %% tags=["hide-input"]
-dec_sigma, inc_n = {}, {}
+# %%
+dec_sigma, inc_n = {}, {}  # class -> final ||M||_2 (mean over trials) for each sigma, and for each n
 for cls in f4_cfg.classes:
     ks = [k for k in f4.keys if k[0] == "sigma" and k[1] == cls]
     dec_sigma[cls] = wtraining.final_norms(f4, ks)
     kn = [k for k in f4.keys if k[0] == "n" and k[1] == cls]
     inc_n[cls] = wtraining.final_norms(f4, kn)
-display(Markdown("Final $\\|M\\|_2$ (mean over trials) against $\\sigma$ and against $n$:\n\n" + md_table(
+
+# %% tags=["remove-input"]
+glue("win-f4-table", Markdown(md_table(
     ["tasks", *[f"$\\sigma = {s:g}$" for s in f4_cfg.sigmas], *[f"$n = {v:g}$" for v in f4_cfg.n_values]],
     [[WF.NAMES.get(c_, c_), *[f"{v:.2f}" for v in vs], *[f"{v:.2f}" for v in inc_n[c_]]] for c_, vs in dec_sigma.items()])))
-s_ok = {c: bool(np.all(np.diff(v) < 0)) for c, v in dec_sigma.items()}
-n_ok = {c: bool(np.all(np.diff(v) > 0)) for c, v in inc_n.items()}
-steps4 = {"sigma": {}, "n": {}}  # (class, value, next value) -> final ||M|| at the next value minus at this one, per trial
-flat4 = {"sigma": [], "n": []}  # adjacent pairs whose population optimum c* is the same: no ordering to expect
-for kind, grid in (("sigma", f4_cfg.sigmas), ("n", f4_cfg.n_values)):
-    for c_ in f4_cfg.classes:
-        kv = [k for k in f4.keys if k[0] == kind and k[1] == c_]
-        for (ka, kb), (a, b) in zip(zip(kv, kv[1:]), zip(grid, grid[1:])):
-            if float(f4.c_star[ka]) == float(f4.c_star[kb]):
-                flat4[kind].append(f"{c_} {kind} = {a:g} -> {b:g} (c* = {float(f4.c_star[ka]):.3g} at both)")
-            else:
-                steps4[kind][(c_, a, b)] = criteria.mean_of((f4.norm[kb][-1] - f4.norm[ka][-1]).tolist())
-for kind in ("sigma", "n"):
-    ledger[f"E-F4-{kind}"].measure(
-        {f"final ||M||: next {kind} minus this {kind}, trials paired, every class and adjacent pair": list(steps4[kind].values()),
-         "pairs": [f"{c_} {kind} = {a:g} -> {b:g}" for c_, a, b in steps4[kind]],
-         "pairs not counted (the population optimum does not move)": "; ".join(flat4[kind]) or "none",
-         "every adjacent pair counted": not flat4[kind]},
-        how=f"final ||M||_2 per trial after {f4_cfg.steps} steps, {f4_cfg.seeds} trials (trial t: seed t in every setting); "
-            f"{'sigma in ' + str(list(f4_cfg.sigmas)) if kind == 'sigma' else 'n in ' + str(list(f4_cfg.n_values)) + ', N = 1 query'}")
-assert s_ok["relu"] and n_ok["relu"]
+checked = ledger.judge(checks.norm_vs_sigma_n(f4), show=False)
+assert np.all(np.diff(dec_sigma["relu"]) < 0) and np.all(np.diff(inc_n["relu"]) > 0)
+
+# %% [markdown]
+# Final $\|M\|_2$ (mean over trials) against $\sigma$ and against $n$:
+#
+# ```{glue:md} win-f4-table
+# :format: myst
+# ```
 
 # %% [markdown]
 # ## Lemma B.5 in training: the learned $M$ becomes isotropic
@@ -325,31 +301,27 @@ assert s_ok["relu"] and n_ok["relu"]
 # tasks ($d=5$, $n=20$, $\sigma=0.1$). For contrast, the same training on $\mathcal U^d_\psi$ inputs,
 # where the lemma does not apply.
 
-# %% tags=["hide-input"]
-iso_cfg = wtrained.IsotropyConfig.for_scale(SCALE)
+# %%
+iso_cfg = wtrained.IsotropyConfig.for_scale(SCALE)  # from a random anisotropic W, tied and untied
 iso = full(wtrained.run_isotropy, iso_cfg)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Anisotropy (left) and scale (right) of $M$ during pretraining from a random anisotropic start, tied and untied, isotropic and non-isotropic inputs. Not a figure of the paper (Lemma B.5 by training).", "name": "fig-win-isotropy"}, "image": {"alt": "Anisotropy falls for isotropic inputs and stays higher for non-isotropic ones."}}
+# %% mystnb={"figure": {"caption": "Anisotropy (left) and scale (right) of $M$ during pretraining from a random anisotropic start, tied and untied, isotropic and non-isotropic inputs. Not a figure of the paper (Lemma B.5 by training).", "name": "fig-win-isotropy"}, "image": {"alt": "Anisotropy falls for isotropic inputs and stays higher for non-isotropic ones."}}
 plotting.finish(WF.isotropy(iso))
 
-# %% tags=["hide-input"]
-an = {k: (float(v[0].mean()), float(v[-1].mean())) for k, v in iso.anisotropy.items()}
-display(Markdown(md_table(["$M$", "inputs", "anisotropy at the start", "at the end"],
-                          [[k[0], "isotropic" if k[1] == "iso" else "non-isotropic", f"{a0:.2f}", f"{a1:.2f}"]
-                           for k, (a0, a1) in an.items()])))
-# per trial (trial t uses seed t in every setting), then the trials' mean with +- 2 SE (rule 4)
-ani = iso.anisotropy
-ledger["E-B5"].measure(
-    {**{f"{p}: final / initial anisotropy, isotropic inputs": criteria.mean_of((ani[(p, "iso")][-1] / ani[(p, "iso")][0]).tolist())
-        for p in ("tied", "untied")},
-     **{f"{p}: final anisotropy, isotropic / non-isotropic inputs": criteria.mean_of((ani[(p, "iso")][-1] / ani[(p, "aniso")][-1]).tolist())
-        for p in ("tied", "untied")},
-     "anisotropy start -> end (means)": [f"{k[0]}/{k[1]}: {a0:.2f} -> {a1:.2f}" for k, (a0, a1) in an.items()]},
-    how=f"anisotropy of the symmetric part of M, {iso_cfg.seeds} trials, {iso_cfg.steps} Adam steps from random W; ratios per trial",
-    # by construction of run_isotropy: the "iso" runs draw sphere inputs, every run 2-ReLU tasks
-    hypotheses={"x ~ U^d in the runs the lemma covers (the non-isotropic runs are the contrast)": True,
-                "tasks satisfy Assumption B.4 (2-ReLU: Lemma C.7)": True})
+# %%
+an = {k: (float(v[0].mean()), float(v[-1].mean())) for k, v in iso.anisotropy.items()}  # (start, end), mean over trials
+
+# %% tags=["remove-input"]
+glue("win-iso-table", Markdown(md_table(["$M$", "inputs", "anisotropy at the start", "at the end"],
+                                        [[k[0], "isotropic" if k[1] == "iso" else "non-isotropic", f"{a0:.2f}", f"{a1:.2f}"]
+                                         for k, (a0, a1) in an.items()])))
+checked = ledger.judge(checks.isotropy_training(iso), show=False)
 assert all(an[k][1] < 0.5 * an[k][0] for k in an if k[1] == "iso")
+
+# %% [markdown]
+# ```{glue:md} win-iso-table
+# :format: myst
+# ```
 
 # %% [markdown]
 # ## Figure 5: the same Lipschitzness transfers, a different one does not
@@ -361,37 +333,32 @@ assert all(an[k][1] < 0.5 * an[k][0] for k in an if k[1] == "iso")
 # the optimal window almost unchanged). Test error on a fixed set of tasks of each class, evaluated
 # every few iterations (instead of the paper's 5 fresh tasks smoothed with rate 0.01, for smoother curves).
 
-# %% tags=["hide-input"]
-f5_cfg = wtrained.TransferTrainingConfig.for_scale(SCALE)
+# %%
+f5_cfg = wtrained.TransferTrainingConfig.for_scale(SCALE)  # one unit per pretraining class and L
 f5 = full(wtrained.run_transfer_training, f5_cfg)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Test ICL error during pretraining on each 1-Lipschitz class (three panels) and, bottom right, cosine test error of units pretrained with mismatched $L$. Reproduces Fig. 5 of Collins et al.", "name": "fig-win-fig5"}, "image": {"alt": "Units pretrained on any 1-Lipschitz class reach similar errors; mismatched L ends several times higher."}}
+# %% mystnb={"figure": {"caption": "Test ICL error during pretraining on each 1-Lipschitz class (three panels) and, bottom right, cosine test error of units pretrained with mismatched $L$. Reproduces Fig. 5 of Collins et al.", "name": "fig-win-fig5"}, "image": {"alt": "Units pretrained on any 1-Lipschitz class reach similar errors; mismatched L ends several times higher."}}
 plotting.finish(WF.transfer_training(f5))
 
-# %% tags=["hide-input"]
-final = {k: float(v[-1].mean()) for k, v in f5.error.items()}
+# %%
+final = {k: float(v[-1].mean()) for k, v in f5.error.items()}  # (pretrain class, L, test class) -> final error
 same_L = [p for p in f5_cfg.pretrain if p[1] == 1.0]
 spread = {t: max(final[(c, L, t)] for c, L in same_L) / min(final[(c, L, t)] for c, L in same_L) for t in f5_cfg.test_classes}
 matched = final[("cos", 1.0, "cos")]
 mism = {L: final[("cos", L, "cos")] / matched for (c, L) in f5_cfg.pretrain if c == "cos" and L != 1.0}
 aff_on_cos = final[("affine", 1.0, "cos")] / matched
-display(Markdown("Largest over smallest final error across the $L = 1$ pretraining classes: "
-                 + ", ".join(f"{v:.2f} on {WF.NAMES.get(k, k)} tasks" for k, v in spread.items())
-                 + f". On cosine tasks the affine-pretrained window's error is {aff_on_cos:.2f} times the matched one; "
-                 "pretrained on cosine tasks at another $L$ it is " + ", ".join(f"{v:.1f} times ($L = {k:g}$)" for k, v in mism.items())
-                 + "."))
-err5 = {k: v[-1] for k, v in f5.error.items()}  # final error per trial (trial t: seed t in every unit)
-ledger["E-F5-same"].measure(
-    {"largest / smallest final error across pretraining classes": [criteria.mean_of(
-        (torch.stack([err5[(c, L, t)] for c, L in same_L]).amax(0) / torch.stack([err5[(c, L, t)] for c, L in same_L]).amin(0)).tolist())
-        for t in f5_cfg.test_classes], "test classes": list(spread)},
-    how=f"mean over {f5_cfg.seeds} trials after {f5_cfg.steps} steps, {f5_cfg.test_tasks} test tasks x {wdata.queries_for(f5_cfg.n)} queries")
-ledger["E-F5-mismatch"].measure(
-    {"affine-pretrained / matched error on cosine tasks": criteria.mean_of((err5[("affine", 1.0, "cos")] / err5[("cos", 1.0, "cos")]).tolist()),
-     "mismatched / matched error on cosine tasks": [criteria.mean_of((err5[("cos", L, "cos")] / err5[("cos", 1.0, "cos")]).tolist()) for L in mism],
-     "mismatched L": list(mism)},
-    how=f"final test error per trial relative to the cos-pretrained unit of the same trial, mean over {f5_cfg.seeds} trials with its interval")
+
+# %% tags=["remove-input"]
+glue("win-f5-spread", ", ".join(f"{v:.2f} on {WF.NAMES.get(k, k)} tasks" for k, v in spread.items()))
+glue("win-f5-aff", aff_on_cos)
+glue("win-f5-mism", Markdown(", ".join(f"{v:.1f} times ($L = {k:g}$)" for k, v in mism.items())))
+checked = ledger.judge(checks.transfer_training(f5), show=False)
 assert aff_on_cos < 2 and all(v > 1.5 for v in mism.values())
+
+# %% [markdown]
+# Largest over smallest final error across the $L = 1$ pretraining classes: {glue:text}`win-f5-spread`.
+# On cosine tasks the affine-pretrained window's error is {glue:text}`win-f5-aff:.2f` times the matched
+# one; pretrained on cosine tasks at another $L$ it is {glue:md}`win-f5-mism:myst`.
 
 # %% [markdown]
 # ## Figure 9 and Theorem 4.4: the window learns a direction
@@ -409,36 +376,36 @@ assert aff_on_cos < 2 and all(v > 1.5 for v in mism.values())
 # illegible): 0 when $M$ is a multiple of the projection onto $\mathrm{col}(B)$, and 1 at the
 # isotropic initialisation. Test error on 500 tasks.
 
-# %% tags=["hide-input"]
-f9_cfg = lowrank.LowRankTrainingConfig.for_scale(SCALE)
+# %%
+f9_cfg = lowrank.LowRankTrainingConfig.for_scale(SCALE)  # every class, activation and learning rate: runs of one training
 f9 = full(lowrank.run_lowrank_training, f9_cfg)
 icl_lab.notebook.reduced(f9_cfg)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Subspace error $\\rho(M,B)$ (top) and test ICL error (bottom) during pretraining of softmax and linear attention on three low-rank task classes (mean \u00b1 std). Reproduces Fig. 9 of Collins et al.: 5000 iterations, 5 trials.", "name": "fig-win-fig9"}, "image": {"alt": "Softmax rho falls on the affine class; on the other two it falls and rises back; linear attention's rho grows."}}
+# %% tags=["remove-cell"]
+glue("win-f9-steps", f9_cfg.steps)
+glue("win-f9-seeds", f9_cfg.seeds)
+
+# %% mystnb={"figure": {"caption": "Subspace error $\\rho(M,B)$ (top) and test ICL error (bottom) during pretraining of softmax and linear attention on three low-rank task classes (mean \u00b1 std). Reproduces Fig. 9 of Collins et al.: {glue:text}`win-f9-steps` iterations, {glue:text}`win-f9-seeds` trials.", "name": "fig-win-fig9"}, "image": {"alt": "Softmax rho falls on the affine class; on the other two it falls and rises back; linear attention's rho grows."}}
 plotting.finish(WF.lowrank_training(f9))
 
-# %% tags=["hide-input"]
-rho_end = {k: float(v[-1].mean()) for k, v in f9.rho.items()}
-err_end = {k: float(v[-1].mean()) for k, v in f9.error.items()}
-display(Markdown(md_table(["attention", "tasks", "selected learning rate", "final $\\rho$", "final test error"],
-                          [[act, kind, f"{lr:g}", f"{r_:.2f}", f"{e_:.4f}"]
-                           for (act, kind, lr), (r_, e_) in sorted(f9.final_by_lr.items()) if f9.lr[(act, kind)] == lr])
-                 + "\n\nEach row is the learning rate with the lowest final test error among "
-                 + ", ".join(f"{v:g}" for v in sorted({k[2] for k in f9.final_by_lr})) + "."))
-for kind in f9_cfg.kinds:
-    rho_s = f9.rho[("softmax", kind)]  # (records, trials)
-    i_min = int(rho_s.mean(-1).argmin())
-    ledger[f"E-F9-{kind}"].measure(
-        {"softmax rho at each recorded iteration": [criteria.mean_of(r.tolist()) for r in rho_s],
-         "final softmax rho": criteria.mean_of(rho_s[-1].tolist()), "final softmax rho, trials mean": float(rho_s[-1].mean()),
-         "smallest softmax rho (trials' mean) and its iteration": f"{criteria.mean_of(rho_s[i_min].tolist())} at {int(f9.steps[i_min])}",
-         "final linear rho": rho_end[("linear", kind)],
-         "final softmax test error": criteria.mean_of(f9.error[("softmax", kind)][-1].tolist()),
-         "final linear test error": err_end[("linear", kind)],
-         "learning rates (softmax, linear)": [f9.lr[("softmax", kind)], f9.lr[("linear", kind)]]},
-        how=f"{f9_cfg.steps} Adam steps, {f9_cfg.seeds} trials, best LR of {f9_cfg.lrs} by final test error; rho = 1 at the start; "
-            f"rho judged at each of the {len(f9.steps)} recorded iterations (t interval of the trials' mean)")
+# %%
+rho_end = {k: float(v[-1].mean()) for k, v in f9.rho.items()}  # (activation, class) -> final rho, mean over trials
+err_end = {k: float(v[-1].mean()) for k, v in f9.error.items()}  # and the final test error
+
+# %% tags=["remove-input"]
+glue("win-f9-table", Markdown(md_table(["attention", "tasks", "selected learning rate", "final $\\rho$", "final test error"],
+                                       [[act, kind, f"{lr:g}", f"{r_:.2f}", f"{e_:.4f}"]
+                                        for (act, kind, lr), (r_, e_) in sorted(f9.final_by_lr.items()) if f9.lr[(act, kind)] == lr])))
+glue("win-f9-lrs", ", ".join(f"{v:g}" for v in sorted({k[2] for k in f9.final_by_lr})))
+checked = ledger.judge(checks.lowrank_training(f9), show=False)
 assert rho_end[("softmax", "affine")] < 0.6 and err_end[("softmax", "affine")] < err_end[("linear", "affine")]
+
+# %% [markdown]
+# ```{glue:md} win-f9-table
+# :format: myst
+# ```
+#
+# Each row is the learning rate with the lowest final test error among {glue:text}`win-f9-lrs`.
 
 # %% [markdown]
 # **What the figure shows.** On the affine class softmax attention shrinks the spurious block of $M$
@@ -461,25 +428,34 @@ assert rho_end[("softmax", "affine")] < 0.6 and err_end[("softmax", "affine")] <
 # the paper's $\tilde J$ law on the sphere, the same Gaussian law $\tilde Jz$ *before* its projection
 # onto the sphere, and isotropic covariates on the sphere.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-cell"]
 rho_min = {k: float(v.mean(-1).min()) for k, v in f9.rho.items()}
-display(Markdown("Softmax $\\rho$ of this run, minimum over training and final: "
-                 + "; ".join(f"{k[1]} tasks {rho_min[k]:.2f} and {rho_end[k]:.2f}" for k in f9.rho if k[0] == "softmax") + "."))
-cfg_ = lowrank.LowRankTrainingConfig.for_scale(SCALE, kinds=("quadratic", "cosine"), lrs=(1e-2,), steps=5000, records=26)
-cov = full(lowrank.run_covariate_laws, cfg_, laws=("J", "J-gaussian", "sphere"))
+glue("win-f9-min", "; ".join(f"{k[1]} tasks {rho_min[k]:.2f} and {rho_end[k]:.2f}" for k in f9.rho if k[0] == "softmax"))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Softmax $\\rho(M,B)$ over 5000 iterations under three covariate laws (paper's $\\tilde J$ law on the sphere, the same law unprojected, isotropic on the sphere). Not a figure of the paper.", "name": "fig-win-covariates"}, "image": {"alt": "On the isotropic sphere rho falls to about 0.01; under the J law it falls and rises back."}}
+# %% [markdown]
+# Softmax $\rho$ of this run, minimum over training and final: {glue:text}`win-f9-min`.
+
+# %%
+cfg_ = lowrank.LowRankTrainingConfig.for_scale(SCALE, kinds=("quadratic", "cosine"), lrs=(1e-2,), steps=5000, records=26)
+cov = full(lowrank.run_covariate_laws, cfg_, laws=("J", "J-gaussian", "sphere"))  # softmax only, three covariate laws
+
+# %% tags=["remove-cell"]
+glue("win-cov-steps", cfg_.steps)
+
+# %% mystnb={"figure": {"caption": "Softmax $\\rho(M,B)$ over {glue:text}`win-cov-steps` iterations under three covariate laws (paper's $\\tilde J$ law on the sphere, the same law unprojected, isotropic on the sphere). Not a figure of the paper.", "name": "fig-win-covariates"}, "image": {"alt": "On the isotropic sphere rho falls to about 0.01; under the J law it falls and rises back."}}
 plotting.finish(WF.covariate_laws(cov))
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 summary = {k: (float(v.mean(-1).min()), float(v[-1].mean())) for k, v in cov.rho.items()}
-display(Markdown(md_table(["covariate law", "tasks", "smallest $\\rho(M, B)$", "final $\\rho(M, B)$"],
-                          [[WF.LAW_NAMES.get(law, law), kind, f"{mn:.3f}", f"{fin:.3f}"]
-                           for (law, kind), (mn, fin) in summary.items()])))
-ledger["E-F9-sphere"].measure(
-    {**{f"final rho on the isotropic sphere, {k}": criteria.mean_of(cov.rho[("sphere", k)][-1].tolist()) for k in ("quadratic", "cosine")},
-     "smallest and final mean rho": [f"{law} {kind}: {mn:.2f}, {fin:.2f}" for (law, kind), (mn, fin) in summary.items()]},
-    how=f"softmax, 5000 Adam steps at LR 1e-2, {cfg_.seeds} trials")
+glue("win-cov-table", Markdown(md_table(["covariate law", "tasks", "smallest $\\rho(M, B)$", "final $\\rho(M, B)$"],
+                                        [[WF.LAW_NAMES.get(law, law), kind, f"{mn:.3f}", f"{fin:.3f}"]
+                                         for (law, kind), (mn, fin) in summary.items()])))
+checked = ledger.judge(checks.covariate_laws(cov))
+
+# %% [markdown]
+# ```{glue:md} win-cov-table
+# :format: myst
+# ```
 
 # %% [markdown]
 # On the isotropic sphere, in the trials run here (too few to decide the finding below), $\rho$ falls
@@ -495,36 +471,29 @@ ledger["E-F9-sphere"].measure(
 # low-rank *linear* tasks $a^\top B^\top x$ with Assumption 4.3 covariates $x=Bu+B_\perp v$. The
 # theorem's minimiser $cBB^\top$ has $\rho=0$ and no cross block $B^\top MB_\perp$.
 
-# %% tags=["hide-input"]
+# %%
 t44_cfg = lowrank.LowRankTrainingConfig.for_scale(SCALE, kinds=("linear",), covariates="assumption43", sigma=0.0, lrs=(1e-2,))
 t44 = full(lowrank.run_lowrank_training, t44_cfg)
-rho44 = float(t44.rho[("softmax", "linear")][-1].mean())
-cross44 = float(t44.cross[("softmax", "linear")][-1].mean())
-Mf = t44.final_M[("softmax", "linear")]
-inner = torch.stack([t44.B[t].T.to(Mf.dtype) @ Mf[t] @ t44.B[t].to(Mf.dtype) for t in range(t44_cfg.seeds)])
+rho44 = float(t44.rho[("softmax", "linear")][-1].mean())  # subspace error, mean over trials
+cross44 = float(t44.cross[("softmax", "linear")][-1].mean())  # ||B^T M B_perp|| / ||M||
+inner = checks.inner_block(t44)  # B^T M B, per trial
 ev = torch.linalg.eigvalsh(0.5 * (inner + inner.transpose(-1, -2)))
 cond = float((ev[:, -1] / ev[:, 0]).mean())
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Subspace error and cross block of $M$ during pretraining in the setting of Theorem 4.4 (linear low-rank tasks, Assumption 4.3 covariates, $\\sigma=0$). Not a figure of the paper.", "name": "fig-win-t44"}, "image": {"alt": "Both quantities fall to near zero."}}
+# %% mystnb={"figure": {"caption": "Subspace error and cross block of $M$ during pretraining in the setting of Theorem 4.4 (linear low-rank tasks, Assumption 4.3 covariates, $\\sigma=0$). Not a figure of the paper.", "name": "fig-win-t44"}, "image": {"alt": "Both quantities fall to near zero."}}
 plotting.finish(WF.t44_training(t44))
 
-# %% tags=["hide-input"]
-display(Markdown(f"At the end of training $\\rho(M, B) = {rho44:.3f}$, the cross block "
-                 f"$\\|B^\\top M B_\\perp\\|_2 / \\|M\\|_2 = {cross44:.3f}$ and the condition number of $B^\\top M B$ "
-                 f"is {cond:.2f}."))
-Cn = 2.0 if t44_cfg.sigma == 0 else 1.0  # Thm 4.4: C_n = 2 in Case 1, 1 in Case 2 (c_u = 1 in lowrank_training)
-ledger["E-T44"].measure(
-    {"max ||B^T M B|| over trials": float(torch.linalg.matrix_norm(inner, ord=2).max()), "C_n": Cn,
-     "rho": criteria.mean_of(t44.rho[("softmax", "linear")][-1].tolist()),
-     "||B^T M B_perp|| / ||M||": criteria.mean_of(t44.cross[("softmax", "linear")][-1].tolist()),
-     "cond(B^T M B)": criteria.mean_of((ev[:, -1] / ev[:, 0]).tolist())},
-    how=f"tied W from 0.001 I, {t44_cfg.steps} Adam steps (LR {t44_cfg.lrs[0]:g}), {t44_cfg.seeds} trials, d = {t44_cfg.d}, "
-        f"k = {t44_cfg.k}, n = {t44_cfg.n}",
-    hypotheses={"x = c_u B u + c_v B_perp v (Assumption 4.3)": t44_cfg.covariates == "assumption43",
-                "sigma = 0 (Case 1) or n = 2 (Case 2)": t44_cfg.sigma == 0 or t44_cfg.n == 2,
-                "f = a^T B^T x (the low-rank linear class)": tuple(t44_cfg.kinds) == ("linear",),
-                "||B^T M B|| <= C_n / c_u^2 (the norm constraint), every trial": float(torch.linalg.matrix_norm(inner, ord=2).max()) <= Cn})
+# %% tags=["remove-input"]
+glue("win-t44-rho", rho44)
+glue("win-t44-cross", cross44)
+glue("win-t44-cond", cond)
+checked = ledger.judge(checks.theorem_44(t44), show=False)
 assert rho44 < 0.6
+
+# %% [markdown]
+# At the end of training $\rho(M, B) =$ {glue:text}`win-t44-rho:.3f`, the cross block
+# $\|B^\top M B_\perp\|_2 / \|M\|_2 =$ {glue:text}`win-t44-cross:.3f` and the condition number of
+# $B^\top M B$ is {glue:text}`win-t44-cond:.2f`.
 
 # %% [markdown]
 # ## Explore: how the trained window follows $L$
@@ -533,11 +502,11 @@ assert rho44 < 0.6
 # grid): for each $L$ it shows the learned window on the circle through a query and its attention
 # profile, next to the population optimum. (Part I has the live widget for $L$, $\sigma$, $n$ and $d$.)
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "The window trained on 2-ReLU tasks (isotropic, small-$L$ grid of Figure 3) for a chosen $L$: on the circle through a query and as an attention profile against the angle, next to the population optimum $c^\\star$. The trained window narrows with $L$ as the optimum does.", "name": "fig-winexp-L-slider"}}
-relu_keys = [k for k in f3.keys if k[0] == "visible" and k[1] == "relu" and k[2] == "iso"]
-trained_c = {k[3]: (float(f3.mean_eig[k][-1].mean()), f3.c_star[k]) for k in relu_keys}  # L -> (trained tr(M)/d, c*)
-widgets.static_slider(lambda L: WF.trained_window(*trained_c[L], L), [k[3] for k in relu_keys], name="$L$", fmt="{:g}",
-                      alt="the trained window on the circle around a query and its attention profile against the angle, next to the population optimum, for this L")
+# %% mystnb={"figure": {"caption": "The window trained on 2-ReLU tasks (isotropic, small-$L$ grid of Figure 3) for a chosen $L$: on the circle through a query and as an attention profile against the angle, next to the population optimum $c^\\star$. The trained window narrows with $L$ as the optimum does.", "name": "fig-winexp-L-slider"}}
+draw_trained, L_values = WF.trained_window_frames(f3)  # draw_trained(L): the trained window at L against c*
+widgets.static_slider(draw_trained, L_values, name="$L$", fmt="{:g}",
+                      alt="the trained window on the circle around a query and its attention profile against the angle, "
+                          "next to the population optimum, for this L")
 
 # %% [markdown]
 # ## Exercise
@@ -564,19 +533,22 @@ widgets.static_slider(lambda L: WF.trained_window(*trained_c[L], L), [k[3] for k
 # first harmonic of both.
 # ````
 
-# %% tags=["hide-input"]
+# %%
 delta = torch.linspace(-math.pi, math.pi, 20001, dtype=F64)[:-1]
-xs = torch.stack([torch.cos(delta), torch.sin(delta)], -1)[None]
-fourier = {}
+xs = torch.stack([torch.cos(delta), torch.sin(delta)], -1)[None]  # the circle
+fourier = {}  # the first Fourier coefficient of each shape at nu = 6
 for shape in ("freq", "bump"):
     f = HillsTask(6.0, shape).evaluate({"b": torch.zeros(1, dtype=F64)}, xs)[0]
-    a1 = fourier[shape] = float((f * torch.cos(delta)).mean() * 2)
-    if shape == "freq":
-        assert abs(a1) < 1e-6
-    else:
-        assert a1 > 0.05
-display(Markdown(f"First Fourier coefficient: {round(fourier['freq'], 4) + 0.0:+.4f} for the frequency reading, "
-                 f"{fourier['bump']:+.4f} for the one-hill construction."))
+    fourier[shape] = float((f * torch.cos(delta)).mean() * 2)
+assert abs(fourier["freq"]) < 1e-6 and fourier["bump"] > 0.05
+
+# %% tags=["remove-cell"]
+glue("win-fourier-freq", round(fourier["freq"], 4) + 0.0)
+glue("win-fourier-bump", fourier["bump"])
+
+# %% [markdown]
+# First Fourier coefficient: {glue:text}`win-fourier-freq:+.4f` for the frequency reading,
+# {glue:text}`win-fourier-bump:+.4f` for the one-hill construction.
 
 # %% [markdown]
 # ## Claims ledger (Part II)

@@ -55,24 +55,28 @@ import icl_lab.notebook
 icl_lab.notebook.setup(scale=None, minutes={"ci": 0.31, "book": 0.3, "paper": 0.37})
 
 # %%
+import functools
 import math
 
+import ipywidgets
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from IPython.display import Markdown
 
 import icl_lab
-from icl_lab.memo import full
-from icl_lab import criteria, plotting, widgets
+from icl_lab import plotting, widgets
 from icl_lab.data import PromptSampler, TwoReLUTask
+from icl_lab.memo import full
 from icl_lab.metrics import loglog_slope
 from icl_lab.models import KernelAttention
-from icl_lab.papers.window import data as wdata, population
+from icl_lab.notebook import glue
+from icl_lab.papers.window import checks, population
+from icl_lab.papers.window import data as wdata
 from icl_lab.papers.window import figures as WF
 from icl_lab.papers.window import theory as WT
-from icl_lab.papers.window import hard_window_loss, optimal_window, window_curves
+from icl_lab.papers.window import hard_window_loss, linear_attention_loss, optimal_window, window_curves
 from icl_lab.render import md_table
-from IPython.display import Markdown, display
 
 SCALE, ledger = icl_lab.notebook.chapter("window", part="theory")
 F64 = torch.float64
@@ -137,36 +141,39 @@ gen = icl_lab.make_generator
 # matrices, and compares it with the library's `KernelAttention` (which reads $x$ and $y$ directly);
 # it then measures the loss with a value leak $v\ne0$.
 
-# %% tags=["hide-input"]
+# %%
 d, n = 3, 12
-batch = PromptSampler.from_inputs(wdata.sphere_inputs(d), TwoReLUTask(d, 1.0), N=n, num_queries=1, sigma=0.1).sample(
-    4000, gen(0))
+sampler = PromptSampler.from_inputs(wdata.sphere_inputs(d), TwoReLUTask(d, 1.0), N=n, num_queries=1, sigma=0.1)
+batch = sampler.sample(4000, gen(0))  # 4000 contexts
 Mk = torch.randn(d, d, generator=gen(1), dtype=F64)
 Mq = torch.randn(d, d, generator=gen(2), dtype=F64)
-
-
 Z = batch.embedding().transpose(-1, -2)  # (B, d+1, n+1): tokens are columns
 WK = torch.zeros(d + 1, d + 1, dtype=F64)
 WQ = torch.zeros(d + 1, d + 1, dtype=F64)
 WV = torch.zeros(d + 1, d + 1, dtype=F64)
-WK[:d, :d], WQ[:d, :d], WV[d, d] = Mk, Mq, 1.0
-head = WT.attention_head(Z, WK, WQ, WV)[:, d]
-model = KernelAttention(d, runs=1, tied=False).to(dtype=F64)
+WK[:d, :d], WQ[:d, :d], WV[d, d] = Mk, Mq, 1.0  # eq. (4)
+head = WT.attention_head(Z, WK, WQ, WV)[:, d]  # (ATTN) on the token matrices
+
+model = KernelAttention(d, runs=1, tied=False).to(dtype=F64)  # the library's head, on x and y
 with torch.no_grad():
     model.M_K.copy_(Mk[None])
     model.M_Q.copy_(Mq[None])
     lib = model(batch).pred[0, :, 0]
-head_gap = float((head - lib).abs().max())
-
-
+# the loss with a value leak v of size |v| (Lemma B.1)
 leak = {s: WT.value_leak_loss(Z, WK, WQ, WV, s * torch.ones(d) / math.sqrt(d), batch.y_query[:, 0]) for s in (0.0, 0.3, 0.6)}
-display(Markdown(f"The head with the weights of eq. (4) and the library's `KernelAttention` agree to {head_gap:.0e} "
-                 "(largest difference over 4000 contexts). A value leak $v$ only raises the loss: "
-                 + ", ".join(f"{v:.3f} at $|v| = {s:g}$" for s, v in leak.items()) + "."))
-ledger["T-EQ4"].measure({"max difference": head_gap})
-ledger["T-B1"].measure({"loss at |v| = 0, 0.3, 0.6": [leak[0.0], leak[0.3], leak[0.6]]},
-                       hypotheses={"f and -f equally likely": True})  # l1, l2, b ~ Unif[-L, L]: the class is symmetric by construction
+
+# %% tags=["remove-input"]
+head_gap = float((head - lib).abs().max())
+glue("win-head-gap", head_gap)
+glue("win-head-n", Z.shape[0])
+glue("win-leak", Markdown(", ".join(f"{v:.3f} at $|v| = {s:g}$" for s, v in leak.items())))
+checked = ledger.judge(checks.head_and_leak(head, lib, leak), show=False)
 assert head_gap < 1e-12 and leak[0.0] < leak[0.3] < leak[0.6]
+
+# %% [markdown]
+# The head with the weights of eq. (4) and the library's `KernelAttention` agree to
+# {glue:text}`win-head-gap:.0e` (largest difference over {glue:text}`win-head-n` contexts). A value leak $v$ only raises
+# the loss: {glue:md}`win-leak:myst`.
 
 # %% [markdown]
 # ### Derivation 2: softmax attention is a Nadaraya–Watson smoother on the sphere
@@ -210,30 +217,37 @@ assert head_gap < 1e-12 and leak[0.0] < leak[0.3] < leak[0.6]
 # (common random numbers), which makes the curves smooth enough to locate their minimum. The cell
 # checks the split against a direct simulation with noise drawn, and the homogeneity exactly.
 
-# %% tags=["hide-input"]
+# %%
 c_chk = torch.tensor([0.0, 2.0, 8.0, 30.0], dtype=F64)
 sig = 0.3
 cur1 = window_curves(TwoReLUTask(d, 1.0), wdata.sphere_inputs(d), n, c_chk, tasks=3000, generator=gen(5))
 cur2 = window_curves(TwoReLUTask(d, 2.0), wdata.sphere_inputs(d), n, c_chk, tasks=3000, generator=gen(5))
-homog_gap = float((cur2.signal - 4 * cur1.signal).abs().max() / cur2.signal.max())
+split = cur1.loss(1.0, sig)  # S_n(c) + sigma^2 N_n(c)
 # direct simulation: the same sampler with noise, loss of M = cI
 noisy = PromptSampler.from_inputs(wdata.sphere_inputs(d), TwoReLUTask(d, 1.0), N=n, num_queries=4, sigma=sig).sample(20_000, gen(6))
 direct = torch.stack([((torch.softmax(c * noisy.x_query @ noisy.x.transpose(-1, -2), -1) @ noisy.y.unsqueeze(-1))[..., 0]
                        - noisy.y_query).pow(2).mean() for c in c_chk])
-split = cur1.loss(1.0, sig)
-se = (cur1.signal_se**2 + (sig**2 * cur1.noise_se) ** 2).sqrt() + direct / math.sqrt(20_000)
-z_split = ((direct - split) / se).abs()
-display(Markdown(md_table(["$c$", "direct simulation with noise", "$S_n(c) + \\sigma^2 N_n(c)$"],
-                          [[f"{c:g}", f"{a:.4f}", f"{b:.4f}"] for c, a, b in zip(c_chk.tolist(), direct.tolist(), split.tolist())])))
-display(Markdown(f"The two columns differ by at most {float(z_split.max()):.1f} standard errors; "
-                 f"$S(L{{=}}2) = 4\\,S(L{{=}}1)$ holds " + ("exactly" if homog_gap == 0 else f"to {homog_gap:.0e} (relative)") + "; "
-                 f"$N_n(0) = {float(cur1.noise[0]):.4f}$ and $1/n = {1 / n:.4f}$."))
-ledger["T-DEC"].measure(
-    {"largest deviation in standard errors": float(z_split.max())},
-    how=f"direct simulation with noise (20k contexts) vs the two curves (3000 tasks) at c in {c_chk.tolist()}, 2-ReLU, d = 3, n = 12")
-ledger["T-DEC-hom"].measure({"max |S(L=2) - 4 S(L=1)| / S(L=2)": homog_gap})
-ledger["T-N0"].measure({"N_n(0)": float(cur1.noise[0]), "1/n": 1 / n, "|N_n(0) - 1/n|": abs(float(cur1.noise[0]) - 1 / n)})
+
+# %% tags=["remove-input"]
+dec = checks.decomposition(cur1, cur2, direct, sig, n)
+z_split = checks.split_deviation(cur1, direct, sig, 20_000)
+homog_gap = dec[1].quantities["max |S(L=2) - 4 S(L=1)| / S(L=2)"]
+glue("win-dec-table", Markdown(md_table(["$c$", "direct simulation with noise", "$S_n(c) + \\sigma^2 N_n(c)$"],
+                                        [[f"{c:g}", f"{a:.4f}", f"{b:.4f}"] for c, a, b in zip(c_chk.tolist(), direct.tolist(), split.tolist())])))
+glue("win-dec-z", float(z_split.max()))
+glue("win-dec-hom", "exactly" if homog_gap == 0 else f"to {homog_gap:.0e} (relative)")
+glue("win-dec-n0", float(cur1.noise[0]))
+glue("win-dec-1n", 1 / n)
+checked = ledger.judge(dec, show=False)
 assert z_split.max() < 4 and homog_gap < 1e-10
+
+# %% [markdown]
+# ```{glue:md} win-dec-table
+# :format: myst
+# ```
+#
+# The two columns differ by at most {glue:text}`win-dec-z:.1f` standard errors; $S(L{=}2) = 4\,S(L{=}1)$
+# holds {glue:text}`win-dec-hom`; $N_n(0) =$ {glue:text}`win-dec-n0:.4f` and $1/n =$ {glue:text}`win-dec-1n:.4f`.
 
 # %% [markdown]
 # ### Figure 2: the bias–variance picture, drawn from simulation
@@ -245,19 +259,17 @@ assert z_split.max() < 4 and homog_gap < 1e-10
 # to the true label) and a spread (its variance). Shrinking the window (larger $c$) removes bias and
 # adds variance.
 
-# %% tags=["hide-input"]
-bv_cfg = population.BiasVarianceConfig.for_scale(SCALE)
+# %%
+bv_cfg = population.BiasVarianceConfig.for_scale(SCALE)  # one task, one query, many noisy contexts
 bv = full(population.run_bias_variance, bv_cfg)
-k3 = len(bv_cfg.c_values)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The bias\u2013variance trade-off measured: one fixed cosine task $\\cos(3\\,\\mathrm{wrap}(\\theta-b))$ and query on the circle, the window of three scales $c$ (shaded), one noisy context, and the estimate's mean \u00b1 std over many contexts; bottom right: squared bias and variance against $c$. Reproduces the schematic Fig. 2 of Collins et al. from simulation.", "name": "fig-win-bias-variance"}, "image": {"alt": "Three panels with shrinking windows around the query: the estimate moves onto the true label while its spread grows; the last panel shows bias falling and variance rising with c."}}
+# %% mystnb={"figure": {"caption": "The bias\u2013variance trade-off measured: one fixed cosine task $\\cos(3\\,\\mathrm{wrap}(\\theta-b))$ and query on the circle, the window of {glue:text}`win-bv-nc` scales $c$ (shaded), one noisy context, and the estimate's mean \u00b1 std over many contexts; bottom right: squared bias and variance against $c$. Reproduces the schematic Fig. 2 of Collins et al. from simulation.", "name": "fig-win-bias-variance"}, "image": {"alt": "Three panels with shrinking windows around the query: the estimate moves onto the true label while its spread grows; the last panel shows bias falling and variance rising with c."}}
 plotting.finish(WF.bias_variance(bv))
 
-# %% tags=["hide-input"]
-b2, vv = bv.bias2[:k3], bv.var[:k3]
-ledger["T-F2"].measure(
-    {"squared bias over c": b2.tolist(), "variance over c": vv.tolist()},
-    how=f"{bv_cfg.contexts} noisy contexts (n = {bv_cfg.n}, sigma = {bv_cfg.sigma}) for one fixed task cos({bv_cfg.nu:g} wrap(theta - b)) and query, c = {bv_cfg.c_values}")
+# %% tags=["remove-input"]
+glue("win-bv-nc", len(bv_cfg.c_values))
+checked = ledger.judge(checks.bias_variance(bv), show=False)
+b2, vv = bv.bias2[:len(bv_cfg.c_values)], bv.var[:len(bv_cfg.c_values)]
 assert (b2[1:] < b2[:-1]).all() and (vv[1:] > vv[:-1]).all()
 
 # %% [markdown]
@@ -283,15 +295,17 @@ assert (b2[1:] < b2[:-1]).all() and (vv[1:] > vv[:-1]).all()
 # hard-window loss by Monte Carlo for the affine and 2-ReLU classes in $d=3$ and fits the optimal
 # $w$ against $\Lambda$.
 
-# %% tags=["hide-input"]
+# %%
 hw_n = 2000 if SCALE == "paper" else 800
 hw_grid = wdata.log_grid(1.0, 400.0, 36)
 hw_tasks = 600 if SCALE == "paper" else 250
 hard = {cls: hard_window_loss(wdata.make_task(cls, 3, 1.0), wdata.sphere_inputs(3), hw_n, hw_grid, tasks=hw_tasks, generator=gen(7),
                               chunk=100)
         for cls in ("affine", "relu")}
+
+# %%
 hw_sig = torch.logspace(-1.3, -0.2, 8).tolist()
-hw_fit = {}
+hw_fit = {}  # class -> fitted exponent of w* in Lambda = n L^2 / sigma^2
 for cls, cur in hard.items():
     lam, ws = [], []
     for s in hw_sig:
@@ -300,10 +314,20 @@ for cls, cur in hard.items():
             lam.append(hw_n / s**2)
             ws.append(wst)
     hw_fit[cls] = loglog_slope(lam, ws)
-display(Markdown(f"Hard window, $d = 3$, $n = {hw_n}$: fitted exponent of $w^\\star$ in $\\Lambda$.\n\n" + md_table(
+
+# %% tags=["remove-cell"]
+glue("win-hw-n", hw_n)
+glue("win-hw-table", Markdown(md_table(
     ["tasks", "fitted exponent", "heuristic with $d$", "heuristic with $d - 1$"],
     [["affine", f"{hw_fit['affine']:.2f}", f"$2/(d+4) = {2 / 7:.2f}$", f"$2/(d+3) = {2 / 6:.2f}$"],
      ["2-ReLU", f"{hw_fit['relu']:.2f}", f"$2/(d+2) = {2 / 5:.2f}$", f"$2/(d+1) = {2 / 4:.2f}$"]])))
+
+# %% [markdown]
+# Hard window, $d = 3$, $n =$ {glue:text}`win-hw-n`: fitted exponent of $w^\star$ in $\Lambda$.
+#
+# ```{glue:md} win-hw-table
+# :format: myst
+# ```
 
 # %% [markdown]
 # The fitted exponents are positive and of the heuristic's size: the hard window shrinks as a power of
@@ -327,31 +351,37 @@ display(Markdown(f"Hard window, $d = 3$, $n = {hw_n}$: fitted exponent of $w^\\s
 # traceless symmetric direction, $M=c^\star(I+\varepsilon D)$, raises the loss for either sign of
 # $\varepsilon$ (the training check, from an anisotropic start, is in Part II).
 
-# %% tags=["hide-input"]
+# %%
 iso_d, iso_n, iso_sig = 5, 20, 0.1
 c_iso = wdata.log_grid(0.5, 60.0, 40)
 base = window_curves(TwoReLUTask(iso_d, 1.0), wdata.sphere_inputs(iso_d), iso_n, c_iso, tasks=3000, generator=gen(8))
 c_star_iso = optimal_window(base, 1.0, iso_sig)[0]
-Dm = torch.randn(iso_d, iso_d, generator=gen(9), dtype=F64)
+Dm = torch.randn(iso_d, iso_d, generator=gen(9), dtype=F64)  # a random traceless symmetric D, ||D|| = 1
 Dm = Dm + Dm.T
 Dm = Dm - torch.trace(Dm) / iso_d * torch.eye(iso_d, dtype=F64)
 Dm = Dm / torch.linalg.matrix_norm(Dm, ord=2)
+
+# %%
 eps_grid = [-0.4, -0.2, 0.0, 0.2, 0.4]
-pert = []
+pert = []  # the loss of M = c*(I + eps D), same tasks and inputs at every eps
 for e in eps_grid:
     cur = window_curves(TwoReLUTask(iso_d, 1.0), wdata.sphere_inputs(iso_d), iso_n, [c_star_iso], tasks=3000, generator=gen(8),
                         metric=torch.eye(iso_d, dtype=F64) + e * Dm)
     pert.append(float(cur.loss(1.0, iso_sig)[0]))
-display(Markdown(f"At $c^\\star = {c_star_iso:.2f}$, the loss of $M = c^\\star(I + \\varepsilon D)$:\n\n"
-                 + md_table(["$\\varepsilon$", *[f"{e:g}" for e in eps_grid]], [["loss", *[f"{v:.5f}" for v in pert]]])))
+
+# %% tags=["remove-input"]
+glue("win-iso-c", float(c_star_iso))
+glue("win-iso-table", Markdown(md_table(["$\\varepsilon$", *[f"{e:g}" for e in eps_grid]], [["loss", *[f"{v:.5f}" for v in pert]]])))
+checked = ledger.judge(checks.isotropy(pert, eps_grid, iso_d, iso_n, iso_sig), show=False)
 i0 = eps_grid.index(0.0)
-iso_ok = all(pert[i] > pert[i0] for i in range(len(eps_grid)) if i != i0)
-ledger["T-B5"].measure(
-    {"loss at eps = 0": pert[i0], "loss increase at eps = -0.4, -0.2, 0.2, 0.4": [pert[i] - pert[i0] for i in range(len(eps_grid)) if i != i0]},
-    how=f"M = c*(I + eps D), D random traceless symmetric with ||D|| = 1; 2-ReLU, d = {iso_d}, n = {iso_n}, sigma = {iso_sig}, 3000 tasks (common random numbers)",
-    # by construction: the inputs are wdata.sphere_inputs and the tasks 2-ReLU (Lemma C.7)
-    hypotheses={"x ~ U^d (isotropic inputs)": True, "tasks satisfy Assumption B.4 (2-ReLU: Lemma C.7)": True})
-assert iso_ok
+assert all(pert[i] > pert[i0] for i in range(len(eps_grid)) if i != i0)
+
+# %% [markdown]
+# At $c^\star =$ {glue:text}`win-iso-c:.2f`, the loss of $M = c^\star(I + \varepsilon D)$:
+#
+# ```{glue:md} win-iso-table
+# :format: myst
+# ```
 
 # %% [markdown]
 # **Derivation 6 (caps and $g_p$, App. G).** The normalised measure of the cap
@@ -400,23 +430,28 @@ assert iso_ok
 # The cell estimates the curves at large $n$ in $d=3$, where the two conventions differ most
 # visibly ($(d-1)/2=1$ against $d/2=1.5$).
 
-# %% tags=["hide-input"]
+# %%
 pl_cfg = population.PowerLawConfig.for_scale(SCALE)
-pl = full(population.run_power_laws, pl_cfg)
-c = pl.affine.c
-pos = c > 0
-lo, hi = pl_cfg.fit_signal
-sel = (c >= lo) & (c <= hi)
-slope_radial = loglog_slope(c[sel], pl.affine.radial[sel])
-r0, r1 = pl.noise_fit_range
+pl = full(population.run_power_laws, pl_cfg)  # the signal and noise curves of both classes
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Left: the signal term at $L=1$ against the window scale $c$ (affine, its radial and tangential parts, 2-ReLU, half the affine one). Right: the noise term $N_n(c)$ with slopes $(d-1)/2$ and $d/2$. Checks Lemmas C.4\u2013C.9, D.1, D.2; not a figure of the paper.", "name": "fig-win-power-laws"}, "image": {"alt": "Log-log curves: the radial affine part falls with slope -2, the tangential part is flat near 1/n; the noise rises from 1/n to 1 along the slope (d-1)/2."}}
+# %% mystnb={"figure": {"caption": "Left: the signal term at $L=1$ against the window scale $c$ (affine, its radial and tangential parts, 2-ReLU, half the affine one). Right: the noise term $N_n(c)$ with slopes $(d-1)/2$ and $d/2$. Checks Lemmas C.4\u2013C.9, D.1, D.2; not a figure of the paper.", "name": "fig-win-power-laws"}, "image": {"alt": "Log-log curves: the radial affine part falls with slope -2, the tangential part is flat near 1/n; the noise rises from 1/n to 1 along the slope (d-1)/2."}}
 plotting.finish(WF.power_laws(pl))
 
-# %% tags=["hide-input"]
-display(Markdown(f"Fitted log-log slopes on $c \\in [{lo:g}, {hi:g}]$: affine signal {pl.slope_affine:.2f} "
-                 f"(its radial part {slope_radial:.2f}), 2-ReLU signal {pl.slope_relu:.2f}; "
-                 f"noise {pl.slope_noise:.2f} on $c \\in [{r0:.0f}, {r1:.0f}]$."))
+# %% tags=["remove-cell"]
+glue("win-pl-lo", float(pl_cfg.fit_signal[0]))
+glue("win-pl-hi", float(pl_cfg.fit_signal[1]))
+glue("win-pl-aff", float(pl.slope_affine))
+glue("win-pl-rad", float(checks.radial_slope(pl)))
+glue("win-pl-relu", float(pl.slope_relu))
+glue("win-pl-noise", float(pl.slope_noise))
+glue("win-pl-r0", float(pl.noise_fit_range[0]))
+glue("win-pl-r1", float(pl.noise_fit_range[1]))
+
+# %% [markdown]
+# Fitted log-log slopes on $c \in [$ {glue:text}`win-pl-lo:g`, {glue:text}`win-pl-hi:g` $]$: affine signal
+# {glue:text}`win-pl-aff:.2f` (its radial part {glue:text}`win-pl-rad:.2f`), 2-ReLU signal
+# {glue:text}`win-pl-relu:.2f`; noise {glue:text}`win-pl-noise:.2f` on $c \in [$ {glue:text}`win-pl-r0:.0f`,
+# {glue:text}`win-pl-r1:.0f` $]$.
 
 # %% [markdown]
 # What the curves show. The **affine signal** is a sum of two parts, exactly as eq. (10) says: the
@@ -431,30 +466,13 @@ display(Markdown(f"Fitted log-log slopes on $c \\in [{lo:g}, {hi:g}]$: affine si
 # as $n\to\infty$ (the ratio $w^{1/2}$ grows up to $n^{1/d}$). The exponents of Theorem 3.4, built
 # from these bounds, inherit the question; we report both conventions there.
 
-# %% tags=["hide-input"]
-aff, relu = pl.affine, pl.relu
-mono = bool((aff.noise[1:] >= aff.noise[:-1] - 1e-12).all())
-relu_ge = bool((relu.signal[pos] >= aff.signal[pos] / 2 - 3 * relu.signal_se[pos]).all())
-under4 = bool((relu.signal <= 4).all() and (aff.signal <= 4).all())
-reduction_z = float(((aff.signal - aff.spread / (3 * pl_cfg.d)).abs() / (aff.signal_se + 1e-15))[pos].max())
-d_ = pl_cfg.d
-above_floor = {"w >= (d + sqrt d)/2 on the fit range, i.e. c >= d + sqrt(d) (the bounds of Lemmas C.4 and C.8)": lo >= d_ + math.sqrt(d_)}
-ledger["T-C2"].measure(
-    {"max signal at L = 1 (affine, 2-ReLU)": [float(aff.signal.max()), float(relu.signal.max())]},
-    how=f"Monte-Carlo curves on c in [0, {pl_cfg.c_max:g}], d = {d_}, n = {pl_cfg.n} (kind consistency: the bound holds "
-        "draw by draw, a convex combination of terms at most 2L, so the check tests the code, not the lemma)")
-ledger["T-C4"].measure(
-    {"largest deviation from the reduction in standard errors": reduction_z, "radial slope": slope_radial,
-     "slope of the whole signal": pl.slope_affine},
-    how=f"log-log fit on c in [{lo:g}, {hi:g}], d = {d_}, n = {pl_cfg.n}, {pl_cfg.tasks} tasks", hypotheses=above_floor)
-ledger["T-C8"].measure(
-    {"above half the affine signal at every c": relu_ge, "slope": pl.slope_relu},
-    how=f"2-ReLU signal within 3 SE of affine/2 or above; log-log fit on c in [{lo:g}, {hi:g}], d = {d_}, n = {pl_cfg.n} "
-        "(the hinge heuristic gives -3/2, ours)", hypotheses=above_floor)
-ledger["T-D2"].measure(
-    {"monotone": mono, "|n N(0) - 1|": abs(float(aff.noise[0]) * pl_cfg.n - 1), "N(c_max)": float(aff.noise[-1])})
-assert mono and relu_ge and under4 and abs(slope_radial + 2) < 0.4
-assert abs(pl.slope_noise - (d_ - 1) / 2) < 0.2  # the measured exponent is the intrinsic one
+# %% tags=["remove-input"]
+pl_checks = checks.power_laws(pl)
+q = {m.claim: m.quantities for m in pl_checks}
+checked = ledger.judge(pl_checks, show=False)
+assert q["T-D2"]["monotone"] and q["T-C8"]["above half the affine signal at every c"]
+assert all(v <= 4 for v in q["T-C2"]["max signal at L = 1 (affine, 2-ReLU)"]) and abs(q["T-C4"]["radial slope"] + 2) < 0.4
+assert abs(pl.slope_noise - (pl_cfg.d - 1) / 2) < 0.2  # the measured exponent is the intrinsic one
 
 # %% [markdown]
 # The fit above is taken at $n=10^4$ (at the reduced `book` scale, $n=3000$). With its constants kept,
@@ -465,15 +483,15 @@ assert abs(pl.slope_noise - (d_ - 1) / 2) < 0.2  # the measured exponent is the 
 # draw of $10^6$ points on the sphere, 64 queries) and fits the exponent inside the regime, where the
 # lemma's hypothesis holds.
 
-# %% tags=["hide-input"]
-n_big = 10**6
-c_lo = 2 * (d_ + math.sqrt(d_))
+# %%
+d_, n_big = pl_cfg.d, 10**6
+c_lo = 2 * (d_ + math.sqrt(d_))  # Lemma D.1's middle regime, constants kept, in c = 2w
 c_hi = 2 * (n_big / (45 * math.sqrt(d_) * math.log(n_big))) ** (2 / d_)
 c_reg = torch.logspace(math.log10(c_lo), math.log10(c_hi), 10, dtype=F64)
 pts = torch.randn(n_big, d_, generator=gen(40), dtype=F64)
-pts = pts / pts.norm(dim=-1, keepdim=True)
+pts = pts / pts.norm(dim=-1, keepdim=True)  # 10^6 points on the sphere
 qs = torch.randn(64, d_, generator=gen(41), dtype=F64)
-qs = qs / qs.norm(dim=-1, keepdim=True)
+qs = qs / qs.norm(dim=-1, keepdim=True)  # 64 queries
 noise_big = torch.zeros(len(c_reg), dtype=F64)
 for q in qs:
     dots = pts @ q - 1.0  # <= 0: exp(c (x^T q - 1)) is the unnormalised weight, without overflow
@@ -481,33 +499,25 @@ for q in qs:
         w = torch.exp(cv * dots)
         noise_big[j] += float((w * w).sum() / w.sum() ** 2) / len(qs)
 slope_big = loglog_slope(c_reg, noise_big)
+scan = checks.regime_scan(pts, qs, d_, c_lo)  # n N / w^e at both ends of the regime, n = 1e4, 1e5, 1e6
 
-
-def noise_at(nn, cv):  # N_n(c) on the first nn points, averaged over the queries
-    tot = 0.0
-    for q in qs:
-        w = torch.exp(cv * (pts[:nn] @ q - 1.0))
-        tot += float((w * w).sum() / w.sum() ** 2)
-    return tot / len(qs)
-
-
-scan = {}  # n -> (n N / w^((d-1)/2), n N / w^(d/2)) at both ends of the regime, w = c/2
-for nn in (10**4, 10**5, 10**6):
-    c_ends = (c_lo, 2 * (nn / (45 * math.sqrt(d_) * math.log(nn))) ** (2 / d_))
-    scan[nn] = [(nn * noise_at(nn, cv) / (cv / 2) ** ((d_ - 1) / 2), nn * noise_at(nn, cv) / (cv / 2) ** (d_ / 2)) for cv in c_ends]
-display(Markdown(f"At $n = 10^6$, $d = {d_}$, inside Lemma D.1's regime $c \\in [{c_lo:.1f}, {c_hi:.0f}]$: $N_n(c)$ rises from "
-                 f"{float(noise_big[0]):.2e} to {float(noise_big[-1]):.2e}, fitted exponent {slope_big:.3f} "
-                 f"(paper $d/2 = {d_ / 2:g}$, intrinsic $(d-1)/2 = {(d_ - 1) / 2:g}$)."))
-ledger["T-D1"].measure(
-    {"exponent in the regime": slope_big, "paper exponent d/2": d_ / 2, "intrinsic exponent (d-1)/2": (d_ - 1) / 2,
-     f"exponent at n = {pl_cfg.n} (fit where 20/n <= N <= 0.05, outside the regime)": pl.slope_noise,
-     "n N / w^((d-1)/2) at both ends of the regime, n = 1e4, 1e5, 1e6": [r[0] for nn in scan for r in scan[nn]],
-     "n N / w^(d/2) at the regime's upper end, n = 1e4, 1e5, 1e6": [scan[nn][1][1] for nn in scan]},
-    how=f"N_n(c) = E sum a_i^2 at n = 10^6, d = {d_}, 64 queries, 10 log-spaced c in Lemma D.1's regime "
-        f"[2(d + sqrt d), 2 (n / (45 sqrt(d) log n))^(2/d)] = [{c_lo:.1f}, {c_hi:.0f}]; log-log fit; with the constants: n N / w^e "
-        "at both ends of the regime for n = 1e4, 1e5, 1e6 (the first n of the same points)",
-    hypotheses={"d + sqrt(d) <= w <= (n / (45 sqrt(d) log n))^(2/d), with w = c/2 (the middle regime, constants kept)": c_lo < c_hi})
+# %% tags=["remove-input"]
+glue("win-d1-clo", c_lo)
+glue("win-d1-chi", c_hi)
+glue("win-d1-from", float(noise_big[0]))
+glue("win-d1-to", float(noise_big[-1]))
+glue("win-d1-slope", float(slope_big))
+glue("win-d1-d", d_)
+glue("win-d1-paper", d_ / 2)
+glue("win-d1-intr", (d_ - 1) / 2)
+checked = ledger.judge(checks.noise_exponent(slope_big, d_, c_lo, c_hi, scan, pl), show=False)
 assert abs(slope_big - (d_ - 1) / 2) < 0.1
+
+# %% [markdown]
+# At $n = 10^6$, $d =$ {glue:text}`win-d1-d`, inside Lemma D.1's regime $c \in [$ {glue:text}`win-d1-clo:.1f`,
+# {glue:text}`win-d1-chi:.0f` $]$: $N_n(c)$ rises from {glue:text}`win-d1-from:.2e` to
+# {glue:text}`win-d1-to:.2e`, fitted exponent {glue:text}`win-d1-slope:.3f` (paper $d/2 =$
+# {glue:text}`win-d1-paper:g`, intrinsic $(d-1)/2 =$ {glue:text}`win-d1-intr:g`).
 
 # %% [markdown]
 # ### Derivation 10: putting the bounds together (Theorem 3.4)
@@ -551,11 +561,11 @@ assert abs(slope_big - (d_ - 1) / 2) < 0.1
 # $c\ge2(d+\sqrt d)$; the proof of Theorem 3.4 (App. E, Case 1: "$w_{KQ}<d+\sqrt d$") uses the second.
 # We fit with the looser floor, repeat the fit with the stricter one, and report both.
 
-# %% tags=["hide-input"]
+# %%
 sc_cfg = population.ScalingConfig.for_scale(SCALE)
-sc = full(population.run_scaling, sc_cfg)
+sc = full(population.run_scaling, sc_cfg)  # c* against Lambda for each (d, n, class)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Optimal window scale $c^\\star$ against $\\Lambda=nL^2/\\sigma^2$ for the affine (left) and 2-ReLU (right) classes; circles mark the admissible regime of Theorem 3.4, dotted and dashed lines the bracket's lower and upper exponents. Not a figure of the paper.", "name": "fig-win-scaling"}, "image": {"alt": "c* grows as a power of Lambda inside the admissible regime and flattens for very small noise."}}
+# %% mystnb={"figure": {"caption": "Optimal window scale $c^\\star$ against $\\Lambda=nL^2/\\sigma^2$ for the affine (left) and 2-ReLU (right) classes; circles mark the admissible regime of Theorem 3.4, dotted and dashed lines the bracket's lower and upper exponents. Not a figure of the paper.", "name": "fig-win-scaling"}, "image": {"alt": "c* grows as a power of Lambda inside the admissible regime and flattens for very small noise."}}
 plotting.finish(WF.scaling(sc))
 
 # %% [markdown]
@@ -574,95 +584,41 @@ plotting.finish(WF.scaling(sc))
 # interval (Student $t$ with $k-2$ degrees of freedom): an interval that reaches past the bracket's
 # edge cannot decide.
 
-# %% tags=["hide-input"]
-within, within_m1, slope_rows = {}, {}, []
+# %% tags=["remove-cell"]
+slope_rows = []
 for (d_s, n_s, cls), s in sc.slopes.items():
     b, bm = population.brackets(d_s)[cls], population.brackets(d_s, d_s - 1)[cls]
     npts = sum(r["admissible"] for r in sc.rows if r["d"] == d_s and r["n"] == n_s and r["cls"] == cls)
-    within[(d_s, n_s, cls)] = b[0] <= s <= b[1]
-    within_m1[(d_s, n_s, cls)] = bm[0] <= s <= bm[1]
     slope_rows.append([d_s, n_s, WF.NAMES.get(cls, cls), f"{s:.3f}", f"[{b[0]:.3f}, {b[1]:.3f}]", f"[{bm[0]:.3f}, {bm[1]:.3f}]", npts])
-display(Markdown(md_table(["$d$", "$n$", "tasks", "fitted slope", "bracket (paper, $d$)", "bracket ($d - 1$)",
-                           "admissible points"], slope_rows)))
-# monotonicity: c* decreases with sigma (so grows with L at fixed sigma), grows with n at fixed L/sigma; sigma^2/L^2 = n/Lambda
-
-
-def in_regime(rows):
-    return bool(rows) and all(r["n"] ** (-2 / r["d"]) <= r["n"] / r["Lambda"] <= r["n"] for r in rows)
-
-
-reg_rows = [r for r in sc.rows if r["interior"] and in_regime([r])]
-mono_sigma = all(all(np.diff([r["c_star"] for r in reg_rows if (r["d"], r["n"], r["cls"]) == key]) < 0) for key in sc.slopes)
-mono_all = all(all(np.diff([r["c_star"] for r in sc.rows if (r["d"], r["n"], r["cls"]) == key and r["interior"]]) < 0) for key in sc.slopes)
-n_edge = sum(not r["interior"] for r in sc.rows)
-sat = sc.sat_slopes
+glue("win-sc-slopes", Markdown(md_table(["$d$", "$n$", "tasks", "fitted slope", "bracket (paper, $d$)", "bracket ($d - 1$)",
+                                         "admissible points"], slope_rows)))
 local_rows = []
 for key in sc.slopes:
-    rows = sorted([r for r in sc.rows + sc.sat_rows if (r["d"], r["n"], r["cls"]) == key and r["interior"]],
-                  key=lambda r: r["sigma"])
-    local = [loglog_slope([a["Lambda"], b["Lambda"]], [a["c_star"], b["c_star"]]) for a, b in zip(rows, rows[1:])]
-    local_rows.append([WF.NAMES.get(key[2], key[2]), key[0], key[1], f"{rows[0]['sigma']:.0e}", ", ".join(f"{v:.2f}" for v in local),
+    smallest, local = checks.local_slopes(sc, key)
+    local_rows.append([WF.NAMES.get(key[2], key[2]), key[0], key[1], f"{smallest:.0e}", ", ".join(f"{v:.2f}" for v in local),
                        f"{sc.slopes_strict[key]:.3f}"])
-display(Markdown(f"{n_edge} of {len(sc.rows)} optima lie at the end of the $c$ grid and are excluded. Local slopes between "
-                 "consecutive $\\sigma$, from the smallest $\\sigma$ up, and the slope fitted with the strict floor "
-                 "$c^\\star \\ge 2(d + \\sqrt d)$ of Lemma D.1 (nan: fewer than 3 points):\n\n"
-                 + md_table(["tasks", "$d$", "$n$", "smallest $\\sigma$", "local slopes", "slope with the strict floor"],
-                            local_rows)))
-# each fitted exponent with its 95% interval: least squares over the k admissible points, Student t with k - 2
-# degrees of freedom (with 3 points: 12.7 standard errors); its position in the bracket, 0 = lower end, 1 = upper end
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+glue("win-sc-local", Markdown(md_table(["tasks", "$d$", "$n$", "smallest $\\sigma$", "local slopes", "slope with the strict floor"],
+                                       local_rows)))
+glue("win-sc-edge", sum(not r["interior"] for r in sc.rows))
+glue("win-sc-rows", len(sc.rows))
 
+# %% [markdown]
+# ```{glue:md} win-sc-slopes
+# :format: myst
+# ```
+#
+# {glue:text}`win-sc-edge` of {glue:text}`win-sc-rows` optima lie at the end of the $c$ grid and are
+# excluded. Local slopes between consecutive $\sigma$, from the smallest $\sigma$ up, and the slope
+# fitted with the strict floor $c^\star \ge 2(d + \sqrt d)$ of Lemma D.1 (nan: fewer than 3 points):
+#
+# ```{glue:md} win-sc-local
+# :format: myst
+# ```
 
-def slope_interval(key):
-    pts_ = [(math.log(r["Lambda"]), math.log(r["c_star"])) for r in sc.rows
-            if (r["d"], r["n"], r["cls"]) == key and r["admissible"]]
-    if len(pts_) < 3:
-        return float("nan"), float("nan"), float("nan")
-    x_, y_ = np.array(pts_).T
-    b_, a_ = np.polyfit(x_, y_, 1)
-    se_ = math.sqrt(((y_ - a_ - b_ * x_) ** 2).sum() / (len(x_) - 2) / ((x_ - x_.mean()) ** 2).sum())
-    t_ = T975.get(len(x_) - 2, 2.0)
-    return b_, b_ - t_ * se_, b_ + t_ * se_
-
-
-for cls, case in (("affine", "Case 1"), ("relu", "Case 2")):
-    keys = [k for k in sc.slopes if k[2] == cls]
-    ivs = {k: slope_interval(k) for k in keys}
-    posn = {}
-    for k, (b_, l_, h_) in ivs.items():
-        lo_b, hi_b = population.brackets(k[0])[cls]
-        posn[k] = [(v - lo_b) / (hi_b - lo_b) for v in (b_, l_, h_)]
-    # one interval for all curves: it lies inside [0, 1] only if every curve's interval does
-    nearest = min(posn.values(), key=lambda p_: min(p_[0], 1 - p_[0]))
-    envelope = criteria.Estimate(nearest[0], min(p_[1] for p_ in posn.values()), max(p_[2] for p_ in posn.values()),
-                                 what=f"least-squares 95% t interval, envelope over {len(keys)} curve(s)")
-    ledger[f"T-34-{cls}"].measure(
-        {"position in the bracket": envelope,
-         "fitted exponents [95% interval]": [f"d={k[0]} n={k[1]}: {b_:.3f} [{l_:.3f}, {h_:.3f}]" for k, (b_, l_, h_) in ivs.items()],
-         "inside the d-1 bracket": [within_m1[k] for k in keys],
-         "slope with Lemma D.1's floor": [sc.slopes_strict[k] for k in keys]},
-        how=f"least-squares fit of log c* vs log Lambda over admissible sigmas (L = 1), {sc_cfg.tasks} tasks per curve; "
-            "position of the exponent in the bracket (0 = lower end, 1 = upper end) with its 95% t interval",
-        hypotheses={"x ~ U^d (Assumption 3.3)": True,  # run_scaling draws sphere_inputs
-                    "n^(-2/d) <= sigma^2/L^2 <= n": in_regime([r for r in sc.rows if r["cls"] == cls and r["admissible"]])})
-n_per_d = {d_s: len({k[1] for k in sc.curves if k[0] == d_s}) for d_s in {k[0] for k in sc.curves}}
-c01 = {k: optimal_window(sc.curves[k], 1.0, 0.1)[0] for k in sc.curves}
-grows_n = all(c01[(d_s, n2, cls)] > c01[(d_s, n1, cls)] for (d_s, n1, cls) in c01 for (d2, n2, cls2) in c01
-              if d2 == d_s and cls2 == cls and n2 > n1)
-ledger["T-34-mono"].measure(
-    {"c* strictly decreasing in sigma in the regime, every curve": mono_sigma, "on the whole sweep": mono_all,
-     "grid-edge optima excluded": n_edge, "c* at sigma = 0.1 increasing in n (every d and class)": grows_n,
-     "n values per d": min(n_per_d.values()), "c* at sigma = 0.1": [f"{k[2]} d={k[0]} n={k[1]}: {v:.1f}" for k, v in c01.items()]},
-    hypotheses={"x ~ U^d (Assumption 3.3)": True,  # run_scaling draws sphere_inputs
-                "n^(-2/d) <= sigma^2/L^2 <= n": in_regime(reg_rows) and all(k[1] ** (-2 / k[0]) <= 0.1**2 <= k[1] for k in c01)})
-ledger["T-34-sat"].measure(
-    {"local slope / admissible slope": [sat[k] / sc.slopes[k] for k in sc.slopes],
-     "curves": [f"{k[2]} d={k[0]} n={k[1]}" for k in sc.slopes]},
-    how=f"population optimum on the extended sigma grid; local slope between the two smallest sigma {sorted(sc_cfg.sat_sigmas)[:2]} "
-        "over the admissible slope, every curve",
-    hypotheses={"sigma^2/L^2 < n^(-2/d) at the two smallest sigma (below the regime of Thm 3.4)":
-                all(s**2 < k[1] ** (-2 / k[0]) for k in sc.slopes for s in sorted(sc_cfg.sat_sigmas)[:2])})
-assert mono_sigma
+# %% tags=["remove-input"]
+sc_checks = checks.scaling(sc)
+checked = ledger.judge(sc_checks, show=False)
+assert sc_checks[2].quantities["c* strictly decreasing in sigma in the regime, every curve"]
 assert all(0 < s < 1 for s in sc.slopes.values())
 
 # %% [markdown]
@@ -679,17 +635,25 @@ assert all(0 < s < 1 for s in sc.slopes.values())
 # proof's inversion, it does not test it (the line below is a check of the drawing, and no claim of
 # the ledger rests on it).
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "Draws the paper's schematic Figure 7 with measured curves: the bias and noise bound curves of the 2-ReLU class against the window width $w$ (left) and the overall bounds with the bracket that must contain the optimal $w^\\star$ (right).", "name": "fig-window-fig7"}, "image": {"alt": "Two panels of bound curves against the window width, with vertical lines marking the bracket for the optimal width."}}
-key7 = next(k for k in sc.curves if k[2] == "relu")
+# %% mystnb={"figure": {"caption": "Draws the paper's schematic Figure 7 with measured curves: the bias and noise bound curves of the 2-ReLU class against the window width $w$ (left) and the overall bounds with the bracket that must contain the optimal $w^\\star$ (right).", "name": "fig-window-fig7"}, "image": {"alt": "Two panels of bound curves against the window width, with vertical lines marking the bracket for the optimal width."}}
+key7 = next(k for k in sc.curves if k[2] == "relu")  # the first 2-ReLU curve
 fig7, b7 = WF.fig7(sc.curves[key7], L=1.0, sigma=0.3)
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The bracket for $w^\\star$: bias bounds and noise (left), overall upper and lower bounds with the measured loss (right), 2-ReLU class. The paper's schematic Fig. 7 (Collins et al.) drawn with measured curves; the bracket contains the optimum by construction.", "name": "fig-win-fig7"}, "image": {"alt": "The lower bound stays above the minimum of the upper bound except in an interval that contains the optimum w*."}}
 plotting.finish(fig7)
 
-# %% tags=["hide-input"]
-display(Markdown(f"At $d = {key7[0]}$, $n = {key7[1]}$, $L = 1$, $\\sigma = 0.3$ the optimum $w^\\star = {b7['w_star']:.1f}$ "
-                 f"lies in the bracket $[{b7['bracket'][0]:.1f}, {b7['bracket'][1]:.1f}]$ (by construction, see above)."))
+# %% tags=["remove-cell"]
+glue("win-f7-d", key7[0])
+glue("win-f7-n", key7[1])
+glue("win-f7-w", float(b7["w_star"]))
+glue("win-f7-lo", float(b7["bracket"][0]))
+glue("win-f7-hi", float(b7["bracket"][1]))
 assert b7["bracket"][0] <= b7["w_star"] <= b7["bracket"][1]  # a check of the drawing: true by construction
+
+# %% [markdown]
+# At $d =$ {glue:text}`win-f7-d`, $n =$ {glue:text}`win-f7-n`, $L = 1$, $\sigma = 0.3$ the optimum
+# $w^\star =$ {glue:text}`win-f7-w:.1f` lies in the bracket $[$ {glue:text}`win-f7-lo:.1f`,
+# {glue:text}`win-f7-hi:.1f` $]$ (by construction, see above).
 
 # %% [markdown]
 # ### Derivation 11: transfer across Lipschitzness (Theorem 3.5)
@@ -706,51 +670,45 @@ assert b7["bracket"][0] <= b7["w_star"] <= b7["bracket"][1]  # a check of the dr
 # small, while a matched model keeps improving (necessity). With the two curves this is a one-liner:
 # $\mathcal L(c_{\rm pre};L')=L'^2S_n(c_{\rm pre})+\sigma^2N_n(c_{\rm pre})$.
 
-# %% tags=["hide-input"]
+# %%
 tr_cfg = population.TransferConfig.for_scale(SCALE)
-tr = full(population.run_transfer, tr_cfg)
+tr = full(population.run_transfer, tr_cfg)  # the window pretrained at L, tested at each L'
 Lp = tr.test_L
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Population loss of the window pretrained at $L=1$ (2-ReLU) tested at other $L'$, against the window matched to each $L'$. Illustrates Theorem 3.5; not a figure of the paper.", "name": "fig-win-transfer"}, "image": {"alt": "The pretrained loss grows like L' squared for large L' and stays at a noise floor for small L', while the matched loss keeps falling."}}
+# %% mystnb={"figure": {"caption": "Population loss of the window pretrained at $L=1$ (2-ReLU) tested at other $L'$, against the window matched to each $L'$. Illustrates Theorem 3.5; not a figure of the paper.", "name": "fig-win-transfer"}, "image": {"alt": "The pretrained loss grows like L' squared for large L' and stays at a noise floor for small L', while the matched loss keeps falling."}}
 plotting.finish(WF.transfer(tr))
 
-# %% tags=["hide-input"]
-top = slice(-4, None)
-slope_pre = loglog_slope(Lp[top], tr.pretrained_loss[top])  # L'^2 S + sigma^2 N: 2 x (the signal's share) by construction
+# %%
+top = slice(-4, None)  # the four largest L'
+# the pretrained window on fresh 2-ReLU tasks at each L', noise drawn (not through the two curves)
+slope_direct = loglog_slope(Lp[top], [checks.direct_transfer_loss(tr, float(L_), 70 + i) for i, L_ in enumerate(Lp[top])])
 
-
-def direct_loss(L_, seed):  # the pretrained window on fresh 2-ReLU tasks at L', noise drawn (not through the two curves)
-    b = PromptSampler.from_inputs(wdata.sphere_inputs(tr_cfg.d), TwoReLUTask(tr_cfg.d, L_), N=tr_cfg.n, num_queries=4,
-                                  sigma=tr_cfg.sigma).sample(2000, gen(seed))
-    return float(((torch.softmax(tr.c_pre * b.x_query @ b.x.transpose(-1, -2), -1) @ b.y.unsqueeze(-1))[..., 0] - b.y_query).pow(2).mean())
-
-
-slope_direct = loglog_slope(Lp[top], [direct_loss(float(L_), 70 + i) for i, L_ in enumerate(Lp[top])])
-slope_match = loglog_slope(Lp[top], tr.matched_loss[top])
-floor_ratio = float(tr.pretrained_loss[0] / tr.matched_loss[0])
-display(Markdown(f"Log-log slope for $L' \\gg L$: pretrained {slope_pre:.2f} (direct simulation {slope_direct:.2f}), matched {slope_match:.2f} "
-                 f"($2d/(d+2) = {2 * tr_cfg.d / (tr_cfg.d + 2):.2f}$); at $L' = {float(Lp[0]):g}$ the pretrained window's "
-                 f"loss is {floor_ratio:.1f} times the matched one. On other task classes ($L = {tr_cfg.L:g}$):\n\n"
-                 + md_table(["tasks", "loss, ReLU-pretrained window", "own optimal $c$", "loss at own optimum", "ratio"],
-                            [[WF.NAMES.get(cls, cls), f"{at_pre:.2e}", f"{cbest:.1f}", f"{best:.2e}", f"{at_pre / best:.2f}"]
-                             for cls, (at_pre, best, cbest) in tr.other_classes.items()])))
-ratios = {k: v[0] / v[1] for k, v in tr.other_classes.items()}
-pre_regime = tr_cfg.n ** (-2 / tr_cfg.d) <= tr_cfg.sigma**2 / tr_cfg.L**2 <= tr_cfg.n
-ledger["T-35-up"].measure(
-    {"loss at the ReLU-optimal c / own optimum": list(ratios.values()), "classes": list(ratios)},
-    how=f"population loss at the ReLU-optimal c vs min over c, d = {tr_cfg.d}, n = {tr_cfg.n}, sigma = {tr_cfg.sigma}",
-    hypotheses={"pretraining in the regime of Thm 3.4: n^(-2/d) <= sigma^2/L^2 <= n": pre_regime,
-                "test tasks L-Lipschitz with the pretraining L": True})  # run_transfer builds the other classes at tr_cfg.L
-ledger["T-35-low"].measure(
-    {"pretrained slope (direct simulation)": slope_direct, "pretrained slope (L'^2 S + sigma^2 N)": slope_pre, "matched slope": slope_match,
-     "floor ratio": floor_ratio},
-    how=f"log-log slope over the four largest L' (direct simulation: 2000 fresh tasks x 4 queries at each; the matched slope "
-        f"is shown, not tested: at L' >= 10 L it lies outside the admissible regime, L' <= sigma n^(1/d) = {tr_cfg.sigma * tr_cfg.n ** (1 / tr_cfg.d):.2g}); "
-        f"pretrained/matched loss (floor ratio) at the smallest L' = {float(Lp[0]):g}",
-    hypotheses={"pretraining in the regime of Thm 3.4: n^(-2/d) <= sigma^2/L^2 <= n": pre_regime,
-                "L' >= 10 L on the slope fit (L' >> L)": float(Lp[top].min()) >= 10 * tr_cfg.L,
-                "L' <= L/10 at the floor (L' << L)": float(Lp[0]) <= tr_cfg.L / 10})
+# %% tags=["remove-input"]
+t35 = checks.transfer(tr, slope_direct)
+floor_ratio = t35[1].quantities["floor ratio"]
+slope_pre = t35[1].shown["pretrained slope (L'^2 S + sigma^2 N)"]
+glue("win-tr-pre", float(slope_pre))
+glue("win-tr-direct", float(slope_direct))
+glue("win-tr-match", float(t35[1].shown["matched slope"]))
+glue("win-tr-heur", 2 * tr_cfg.d / (tr_cfg.d + 2))
+glue("win-tr-Lmin", float(Lp[0]))
+glue("win-tr-floor", floor_ratio)
+glue("win-tr-L", tr_cfg.L)
+glue("win-tr-table", Markdown(md_table(["tasks", "loss, ReLU-pretrained window", "own optimal $c$", "loss at own optimum", "ratio"],
+                                       [[WF.NAMES.get(cls, cls), f"{at_pre:.2e}", f"{cbest:.1f}", f"{best:.2e}", f"{at_pre / best:.2f}"]
+                                        for cls, (at_pre, best, cbest) in tr.other_classes.items()])))
+checked = ledger.judge(t35, show=False)
 assert slope_pre > 1.7 and floor_ratio > 2 and abs(slope_direct - 2) < 0.3
+
+# %% [markdown]
+# Log-log slope for $L' \gg L$: pretrained {glue:text}`win-tr-pre:.2f` (direct simulation
+# {glue:text}`win-tr-direct:.2f`), matched {glue:text}`win-tr-match:.2f` ($2d/(d+2) =$
+# {glue:text}`win-tr-heur:.2f`); at $L' =$ {glue:text}`win-tr-Lmin:g` the pretrained window's loss is
+# {glue:text}`win-tr-floor:.1f` times the matched one. On other task classes ($L =$ {glue:text}`win-tr-L:g`):
+#
+# ```{glue:md} win-tr-table
+# :format: myst
+# ```
 
 # %% [markdown]
 # ### Derivation 12: linear attention cannot adapt (Theorem 3.6)
@@ -771,34 +729,33 @@ assert slope_pre > 1.7 and floor_ratio > 2 and abs(slope_direct - 2) < 0.3
 # least-squares problem in the $d^2$ entries (`baselines.linear_attention_optimum`); we compare it
 # with $L^2/3$ and with the softmax optimum.
 
-# %% tags=["hide-input"]
+# %%
 la_cfg = population.LinearAttentionConfig.for_scale(SCALE)
-la = full(population.run_linear_attention, la_cfg)
-bound = la_cfg.L**2 / 3
+la = full(population.run_linear_attention, la_cfg)  # the exact least-squares M for each n and class
+
+# %% tags=["remove-cell"]
 la_rows = []
 for cls in ("affine", "relu"):
     for i, nn_ in enumerate(la.n):
         ins, held, se_ = la.linear[cls][i]
         la_rows.append([nn_, WF.NAMES.get(cls, cls), f"{ins:.4f}", f"{held:.4f} ± {se_:.4f}", f"{la.softmax[cls][i]:.4f}",
                         f"{la.diag_scaled[cls][i]:.2f}"])
-display(Markdown(md_table(["$n$", "tasks", "linear attention (in-sample)", "linear attention (held-out)",
-                           "softmax optimum", "$\\mathrm{diag}(M^\\star)\\, n/d$"], la_rows)))
+glue("win-la-table", Markdown(md_table(["$n$", "tasks", "linear attention (in-sample)", "linear attention (held-out)",
+                                        "softmax optimum", "$\\mathrm{diag}(M^\\star)\\, n/d$"], la_rows)))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Exact optimum of linear attention against $n$ (affine and 2-ReLU tasks), the bound $L^2/3$, and the softmax optimum. Illustrates Theorem 3.6; not a figure of the paper.", "name": "fig-win-linear"}, "image": {"alt": "Linear attention stays above L^2/3 for every n while softmax attention's optimum falls."}}
+# %% [markdown]
+# ```{glue:md} win-la-table
+# :format: myst
+# ```
+
+# %% mystnb={"figure": {"caption": "Exact optimum of linear attention against $n$ (affine and 2-ReLU tasks), the bound $L^2/3$, and the softmax optimum. Illustrates Theorem 3.6; not a figure of the paper.", "name": "fig-win-linear"}, "image": {"alt": "Linear attention stays above L^2/3 for every n while softmax attention's optimum falls."}}
 plotting.finish(WF.linear_attention(la))
 
-# %% tags=["hide-input"]
-lin_min = min(v[0] for cls in la.linear for v in la.linear[cls])
-z_held = min((v[1] - bound) / v[2] for cls in la.linear for v in la.linear[cls])
-soft_ratio = max(la.softmax[c][-1] / la.linear[c][-1][0] for c in la.linear)
-ledger["T-36"].measure(
-    {"held-out minus L^2/3 in SE (smallest)": z_held, "smallest in-sample minimum": lin_min, "L^2/3": bound,
-     "softmax / linear optimum at the largest n": soft_ratio},
-    how=f"exact least squares over the d^2 entries of M ({la_cfg.prompts} prompts x {la_cfg.queries} queries), evaluated on as many "
-        f"fresh prompts; n in {la.n}",
-    hypotheses={"x ~ U^d (covariates uniform on the sphere)": True,  # run_linear_attention draws sphere_inputs
-                "tasks from D(F_L^aff) or D(F_L^+)": set(la.linear) <= {"affine", "relu"}})
-assert z_held > -3 and soft_ratio < 0.2
+# %% tags=["remove-input"]
+t36 = checks.linear_attention(la)
+checked = ledger.judge(t36, show=False)
+assert t36.quantities["held-out minus L^2/3 in SE (smallest)"] > -3
+assert t36.quantities["softmax / linear optimum at the largest n"] < 0.2
 
 # %% [markdown]
 # The exact optimum sits above $L^2/3$ for every $n$ and approaches it for the affine class (the
@@ -832,40 +789,28 @@ assert z_held > -3 and soft_ratio < 0.2
 # case the theorem does not cover ($n=20$, $\sigma=0.1$), where we drop the constraint and search
 # $c_1$ up to 40, far enough to contain the unconstrained optimum.
 
-# %% tags=["hide-input"]
+# %%
 lr_cfg = population.LowRankLandscapeConfig.for_scale(SCALE)
-lrl = full(population.run_lowrank_landscape, lr_cfg)
+lrl = full(population.run_lowrank_landscape, lr_cfg)  # the loss on the (c1, c2) plane, three cases
 titles = population.case_titles(lr_cfg)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Loss on the plane $M=c_1BB^\\top+c_2B_\\perp B_\\perp^\\top$ ($d=10$, $k=2$): Case 1, Case 2 and a general case outside Theorem 4.4 (star: grid minimum). Not a figure of the paper.", "name": "fig-win-landscape"}, "image": {"alt": "In every case the loss is smallest on the line c2 = 0 at positive c1."}}
+# %% mystnb={"figure": {"caption": "Loss on the plane $M=c_1BB^\\top+c_2B_\\perp B_\\perp^\\top$ ($d=10$, $k=2$): Case 1, Case 2 and a general case outside Theorem 4.4 (star: grid minimum). Not a figure of the paper.", "name": "fig-win-landscape"}, "image": {"alt": "In every case the loss is smallest on the line c2 = 0 at positive c1."}}
 plotting.finish(WF.lowrank_landscape(lrl, titles))
 
-# %% tags=["hide-input"]
-display(Markdown(md_table(["case", "argmin $(c_1, c_2)$", "$\\partial J/\\partial c_1$ at $c_1 = 0$"],
-                          [[case, f"({am[0]:.2f}, {am[1]:.2f})", f"{s0:.3f}"]
-                           for case, am, s0 in zip(titles, lrl.argmin, lrl.slope_at_zero)])))
+# %% tags=["remove-cell"]
+glue("win-lr-table", Markdown(md_table(["case", "argmin $(c_1, c_2)$", "$\\partial J/\\partial c_1$ at $c_1 = 0$"],
+                                       [[case, f"({am[0]:.2f}, {am[1]:.2f})", f"{s0:.3f}"]
+                                        for case, am, s0 in zip(titles, lrl.argmin, lrl.slope_at_zero)])))
+
+# %% [markdown]
+# ```{glue:md} win-lr-table
+# :format: myst
+# ```
+
+# %% tags=["remove-input"]
+checked = ledger.judge(checks.lowrank(lrl), show=False)
 step = float(lrl.c2[1] - lrl.c2[0])
-on_axis = [abs(am[1]) < step / 2 and am[0] > 0 for am in lrl.argmin]
-ledger["T-44"].measure(
-    {"|c2| at the minimum / c2 step": [abs(am[1]) / step for am in lrl.argmin[:2]], "c1 at the minimum": [am[0] for am in lrl.argmin[:2]]},
-    how=f"Monte-Carlo landscape on a {lr_cfg.grid} x {2 * (lr_cfg.grid // 2) + 1} grid (c2 step {step:.2f}), d = {lr_cfg.d}, k = {lr_cfg.k}, "
-        f"{lr_cfg.tasks} tasks; Case 1, Case 2",
-    hypotheses={"x = c_u B u + c_v B_perp v (Assumption 4.3)": True,  # lowrank_landscape draws these covariates (c_u = 1)
-                "sigma = 0 (Case 1) or n = 2 (Case 2)": all(s == 0 or n_ == 2 for n_, s in zip(lr_cfg.case_n[:2], lr_cfg.case_sigma[:2])),
-                "c1 <= C_n / c_u^2 (the norm constraint on B^T M B)": all(
-                    c1m <= (2.0 if s == 0 else 1.0) for c1m, s in zip(lr_cfg.case_c1_max[:2], lr_cfg.case_sigma[:2]))})
-gen_interior = all(lrl.interior[2])
-ledger["T-44-gen"].measure(
-    {"|c2| at the minimum / c2 step": abs(lrl.argmin[2][1]) / step, "c1 at the minimum": lrl.argmin[2][0],
-     "strictly inside both ranges": gen_interior},
-    how=f"same landscape, n = {lr_cfg.case_n[2]}, sigma = {lr_cfg.case_sigma[2]}, no norm constraint on c1: c1 in "
-        f"[0, {lr_cfg.case_c1_max[2]:g}] (step {lr_cfg.case_c1_max[2] / (lr_cfg.grid - 1):.2f}), c2 in [-{lr_cfg.c2_range:g}, {lr_cfg.c2_range:g}]",
-    hypotheses={"x = c_u B u + c_v B_perp v (Assumption 4.3)": True,  # as above
-                "outside both cases of Thm 4.4: sigma > 0 and n > 2": lr_cfg.case_sigma[2] > 0 and lr_cfg.case_n[2] > 2})
-ledger["T-H1"].measure({"dJ/dc1 at c1 = 0": list(lrl.slope_at_zero)},
-                       hypotheses={"min_i alpha_i > 0": True,  # alpha_i = exp(c_v v_i^T G x) > 0 always
-                                   "c_u != 0 and c_v != 0 (Assumption 4.3)": lr_cfg.c_v != 0})  # c_u = 1 in lowrank_landscape
-assert all(on_axis[:2]) and all(s < 0 for s in lrl.slope_at_zero)
+assert all(abs(am[1]) < step / 2 and am[0] > 0 for am in lrl.argmin[:2]) and all(s < 0 for s in lrl.slope_at_zero)
 
 # %% [markdown]
 # ## Explore: the optimal window for your $L$, $\sigma$, $n$ and $d$
@@ -878,28 +823,15 @@ assert all(on_axis[:2]) and all(s < 0 for s in lrl.slope_at_zero)
 # $\sigma=0.1$, $n=100$, $d=2$; in a live notebook the widget below it recomputes for any
 # $(L,\sigma,n,d)$.
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "The optimal window of softmax attention for a chosen Lipschitz constant $L$ ($\\sigma = 0.1$, $n = 100$, $d = 2$): the window on the circle around the query and the attention profile against the angle from the query, beside linear attention's, which does not change with $L$. Larger $L$, narrower window.", "name": "fig-win-L-slider"}}
-TASKS = 1000 if SCALE == "paper" else 400
-
-
-def draw_window(L=1.0, sigma=0.1, n=100, d=2):
-    return WF.draw_window(L, sigma, n, d, tasks=TASKS)
-
-
-widgets.static_slider(lambda L: draw_window(L=L), icl_lab.notebook.frames([0.03, 0.1, 0.3, 1.0, 3.0, 10.0]), name="$L$ ($\\sigma = 0.1$, $n = 100$, $d = 2$)", fmt="{:g}",
-                      alt="the optimal attention window on the sphere and its attention profile against the angle from the query, next to linear attention's, for this L")
+# %% mystnb={"figure": {"caption": "The optimal window of softmax attention for a chosen Lipschitz constant $L$ ($\\sigma = 0.1$, $n = 100$, $d = 2$): the window on the circle around the query and the attention profile against the angle from the query, beside linear attention's, which does not change with $L$. Larger $L$, narrower window.", "name": "fig-win-L-slider"}}
+TASKS = 1000 if SCALE == "paper" else 400  # Monte-Carlo tasks per curve
+draw_L = functools.partial(WF.draw_window, sigma=0.1, n=100, d=2, tasks=TASKS)  # draw_L(L) -> figure
+widgets.static_slider(draw_L, icl_lab.notebook.frames([0.03, 0.1, 0.3, 1.0, 3.0, 10.0]), name="$L$ ($\\sigma = 0.1$, $n = 100$, $d = 2$)",
+                      fmt="{:g}", alt="the optimal attention window on the sphere and its attention profile against the angle from the "
+                                      "query, next to linear attention's, for this L")
 
 # %% tags=["remove-cell"]
-import ipywidgets
-
-
-def _live(L=1.0, sigma=0.1, n=100, d=2):
-    fig = draw_window(L, sigma, n, d)
-    plt.show()
-    plt.close(fig)
-
-
-widgets.live(_live, L=ipywidgets.FloatLogSlider(value=1.0, base=10, min=-2, max=1.5, step=0.25),
+widgets.live(WF.live_window(TASKS), L=ipywidgets.FloatLogSlider(value=1.0, base=10, min=-2, max=1.5, step=0.25),
              sigma=ipywidgets.FloatLogSlider(value=0.1, base=10, min=-3, max=0, step=0.25),
              n=ipywidgets.IntSlider(value=100, min=10, max=1000, step=10), d=ipywidgets.IntSlider(value=2, min=2, max=6))
 
@@ -907,9 +839,11 @@ widgets.live(_live, L=ipywidgets.FloatLogSlider(value=1.0, base=10, min=-2, max=
 # A second kernel-free slider moves $n$ at fixed $L=1$, $\sigma=0.1$: more demonstrations, a
 # narrower window.
 
-# %% tags=["hide-input"] mystnb={"figure": {"caption": "The optimal window for a chosen number of demonstrations $n$ ($L = 1$, $\\sigma = 0.1$, $d = 2$), drawn as in the previous figure: more demonstrations, a narrower window.", "name": "fig-win-n-slider"}}
-widgets.static_slider(lambda n_: draw_window(L=1.0, sigma=0.1, n=n_), icl_lab.notebook.frames([10, 30, 100, 300, 1000]), name="$n$ ($L = 1$, $\\sigma = 0.1$, $d = 2$)",
-                      alt="the optimal attention window on the sphere and its attention profile against the angle from the query, next to linear attention's, for this n")
+# %% mystnb={"figure": {"caption": "The optimal window for a chosen number of demonstrations $n$ ($L = 1$, $\\sigma = 0.1$, $d = 2$), drawn as in the previous figure: more demonstrations, a narrower window.", "name": "fig-win-n-slider"}}
+draw_n = functools.partial(WF.draw_window_n, L=1.0, sigma=0.1, d=2, tasks=TASKS)  # draw_n(n) -> figure
+widgets.static_slider(draw_n, icl_lab.notebook.frames([10, 30, 100, 300, 1000]), name="$n$ ($L = 1$, $\\sigma = 0.1$, $d = 2$)",
+                      alt="the optimal attention window on the sphere and its attention profile against the angle from the query, "
+                          "next to linear attention's, for this n")
 
 # %% [markdown]
 # ## Exercises
@@ -934,15 +868,22 @@ widgets.static_slider(lambda n_: draw_window(L=1.0, sigma=0.1, n=n_), icl_lab.no
 # $2/(d+3)$. The cell evaluates the closed form against a numerical minimisation.
 # ````
 
-# %% tags=["hide-input"]
+# %%
 ws_ = np.logspace(-2, 6, 200001)
 hw_rows = []
 for (L_, s_, n_, m_) in [(1.0, 0.1, 100, 2), (2.0, 0.3, 1000, 3)]:
-    num = ws_[np.argmin(L_**2 / ws_ + s_**2 * ws_ ** (m_ / 2) / n_)]
-    closed = WT.hard_window_optimum(L_, s_, n_, m_)
+    num = ws_[np.argmin(L_**2 / ws_ + s_**2 * ws_ ** (m_ / 2) / n_)]  # numerical minimisation on a fine grid
+    closed = WT.hard_window_optimum(L_, s_, n_, m_)  # the closed form
     hw_rows.append([f"{L_:g}", f"{s_:g}", n_, m_, f"{num:.3f}", f"{closed:.3f}"])
     assert abs(num / closed - 1) < 1e-3
-display(Markdown(md_table(["$L$", "$\\sigma$", "$n$", "$m$", "$w^\\star$ (numerical)", "$w^\\star$ (closed form)"], hw_rows)))
+
+# %% tags=["remove-cell"]
+glue("win-ex-hw", Markdown(md_table(["$L$", "$\\sigma$", "$n$", "$m$", "$w^\\star$ (numerical)", "$w^\\star$ (closed form)"], hw_rows)))
+
+# %% [markdown]
+# ```{glue:md} win-ex-hw
+# :format: myst
+# ```
 
 # %% [markdown]
 # ````{exercise}
@@ -962,15 +903,22 @@ display(Markdown(md_table(["$L$", "$\\sigma$", "$n$", "$m$", "$w^\\star$ (numeri
 # returns the average label, $b$, exactly. The cell checks this with the exact least-squares optimum.
 # ````
 
-# %% tags=["hide-input"]
-from icl_lab.papers.window import linear_attention_loss  # noqa: E402
-
-
+# %%
 const = PromptSampler.from_inputs(wdata.sphere_inputs(3), wdata.ConstantTask(3, 1.0), N=10, num_queries=4)
-M_c, ins_c, held_c, se_c = linear_attention_loss(const, 4000, gen(30), gen(31))
-display(Markdown(f"Constant tasks: the linear-attention optimum has loss {ins_c:.3f} (held-out {held_c:.3f} ± {se_c:.3f}), "
-                 f"against $L^2/3 = {1 / 3:.3f}$, with $\\|M^\\star\\| = {float(torch.linalg.matrix_norm(M_c, ord=2)):.3f}$."))
-assert ins_c > 1 / 3 - 0.01 and float(torch.linalg.matrix_norm(M_c, ord=2)) < 0.05
+M_c, ins_c, held_c, se_c = linear_attention_loss(const, 4000, gen(30), gen(31))  # the exact optimum
+norm_c = float(torch.linalg.matrix_norm(M_c, ord=2))
+assert ins_c > 1 / 3 - 0.01 and norm_c < 0.05
+
+# %% tags=["remove-cell"]
+glue("win-ex-ins", float(ins_c))
+glue("win-ex-held", float(held_c))
+glue("win-ex-se", float(se_c))
+glue("win-ex-norm", norm_c)
+
+# %% [markdown]
+# Constant tasks: the linear-attention optimum has loss {glue:text}`win-ex-ins:.3f` (held-out
+# {glue:text}`win-ex-held:.3f` ± {glue:text}`win-ex-se:.3f`), against $L^2/3 = 0.333$, with
+# $\|M^\star\| =$ {glue:text}`win-ex-norm:.3f`.
 
 # %% [markdown]
 # ````{exercise}
@@ -993,11 +941,16 @@ assert ins_c > 1 / 3 - 0.01 and float(torch.linalg.matrix_norm(M_c, ord=2)) < 0.
 # figure above.
 # ````
 
-# %% tags=["hide-input"]
-limit = tr_cfg.n * tr.noise_at_pre
-display(Markdown(f"$n N_n(c_\\text{{pre}}) = {limit:.2f}$; the measured ratio pretrained / matched at "
-                 f"$L' = {float(Lp[0]):g}$ is {floor_ratio:.2f}."))
+# %%
+limit = tr_cfg.n * tr.noise_at_pre  # n N_n(c_pre), the limit of the ratio as L' -> 0
 assert abs(floor_ratio / limit - 1) < 0.25
+
+# %% tags=["remove-cell"]
+glue("win-ex-limit", float(limit))
+
+# %% [markdown]
+# $n N_n(c_\text{pre}) =$ {glue:text}`win-ex-limit:.2f`; the measured ratio pretrained / matched at
+# $L' =$ {glue:text}`win-tr-Lmin:g` is {glue:text}`win-tr-floor:.2f`.
 
 # %% [markdown]
 # ## Claims ledger (Part I)

@@ -59,7 +59,7 @@ def draw_window(theta: torch.Tensor, weights: dict):
                 ax.plot(theta, w / w.abs().max(), label=f"c = {c:g}")
         plotting.label(ax, r"angle $\theta$ to the query (rad)", "weight / max weight" if ax is axes[0, 0] else "",
                        f"{act} attention, $M = cI$")
-    axes[0, 0].legend(fontsize=8)
+    axes[0, 0].legend(fontsize=9)
     return fig
 
 

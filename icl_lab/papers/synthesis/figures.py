@@ -39,7 +39,7 @@ def draw_contrast(res, slope: float, intercept: float):
     cs = torch.logspace(math.log10(float(res.contrast[cos].min()) / 1.5), math.log10(float(res.contrast.max()) * 1.5), 50)
     axes[1].loglog(cs, torch.exp(intercept + slope * cs.log()), "k:", label=rf"fit: $t \propto C^{{{slope:.2f}}}$")
     plotting.label(axes[1], "label contrast C", r"$t_{1/2}$ (GD steps)")
-    plotting.legend_outside(fig, "below", ncols=4, fontsize=8)
+    plotting.legend_outside(fig, "below", ncols=4, fontsize=9)
     return fig
 
 

@@ -203,6 +203,23 @@ def draw_window(L=1.0, sigma=0.1, n=100, d=2, tasks=1000):
     return fig
 
 
+def draw_window_n(n=100, L=1.0, sigma=0.1, d=2, tasks=1000):
+    """:func:`draw_window` with the number of demonstrations first (a slider over ``n``)."""
+    return draw_window(L, sigma, n, d, tasks=tasks)
+
+
+def live_window(tasks: int = 1000):
+    """The callback of Part I's live widget: ``callback(L, sigma, n, d)`` draws :func:`draw_window` with
+    ``tasks`` Monte-Carlo tasks per curve and shows it."""
+
+    def show(L=1.0, sigma=0.1, n=100, d=2) -> None:
+        fig = draw_window(L, sigma, n, d, tasks=tasks)
+        plt.show()
+        plt.close(fig)
+
+    return show
+
+
 # ---------------------------------------------------------------- Part II
 def hills(res, seed=123):
     """Fig. 1: target and windows (top), attention profiles (middle), ICL error against n (bottom;
@@ -432,3 +449,16 @@ def covariate_laws(res):
         plotting.label(ax, "pretraining iteration", r"$\rho(M, B)$", LOWRANK_LABELS[kind])
     plotting.legend_outside(fig, "below", ncols=3, fontsize=9)
     return fig
+
+
+def trained_window_frames(f3):
+    """The frames of Part II's slider over the Figure 3 run (isotropic 2-ReLU, small-L grid):
+    ``(draw, Ls)`` with ``draw(L)`` the :func:`trained_window` of the trained ``tr(M)/d`` (trials' mean)
+    against the population optimum ``c*`` at that L."""
+    keys = [k for k in f3.keys if k[0] == "visible" and k[1] == "relu" and k[2] == "iso"]
+    trained_c = {k[3]: (float(f3.mean_eig[k][-1].mean()), f3.c_star[k]) for k in keys}  # L -> (trained tr(M)/d, c*)
+
+    def draw(L):
+        return trained_window(*trained_c[L], L)
+
+    return draw, [k[3] for k in keys]
