@@ -102,14 +102,18 @@ def _fields(text: str) -> set[str]:
 class Measurement:
     """What a paper's checks (``papers/<key>/checks.py``) measured for one claim, ready for
     :meth:`Ledger.judge`: the quantities under the names the claim's tests read, how they were measured
-    (empty: the claim's declared ``how``), whether each declared hypothesis held there, and for a claim
-    with an open choice the quantities under each option (``under``)."""
+    (empty: the claim's declared ``how``), whether each declared hypothesis held there, for a claim
+    with an open choice the quantities under each option (``under``), the text the claim's card shows
+    (``measured``; None: the quantities), and, where the measurement cannot test the statement, why
+    (``why``: the claim is then recorded as undecided, whatever the quantities)."""
 
     claim: str
     quantities: dict
     how: str = ""
     hypotheses: dict | None = None
     under: dict | None = None
+    measured: str | None = None
+    why: str = ""
 
     @property
     def names(self) -> frozenset[str]:
@@ -507,7 +511,8 @@ class Ledger:
             if m.names != want:
                 raise chk.ConfigError(f"claim {m.claim}: the quantities handed over are not those its tests read "
                                       f"(not read: {sorted(m.names - want)}; missing: {sorted(want - m.names)})")
-        claims = [self[m.claim].measure(m.quantities, how=m.how, hypotheses=m.hypotheses, under=m.under)
+        claims = [self[m.claim].cannot_decide(how=m.how, why=m.why, measured=m.measured or "—") if m.why else
+                  self[m.claim].measure(m.quantities, how=m.how, measured=m.measured, hypotheses=m.hypotheses, under=m.under)
                   for m in ms]
         if show:
             self.cards(*(c.id for c in claims))

@@ -1,0 +1,146 @@
+"""The convergence chapter's checks (``icl_lab/papers/convergence/checks.py``): each decides its claims on a
+small result, and on the ci-scale runs the statuses are those of the ledger shipped for ci."""
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+import icl_lab
+from icl_lab.claims import Ledger, shipped_statuses
+from icl_lab.memo import full
+from icl_lab.papers.convergence import CountLaw, checks
+from icl_lab.papers.convergence import experiments as cv
+from icl_lab.params import ConfigError
+
+pytestmark = pytest.mark.declarations
+
+
+def _statuses(ms, part="phases"):
+    ledger = Ledger("convergence", part=part)
+    return {c.id: c.status for c in ledger.judge(ms, show=False)}
+
+
+def test_thm_hyp_reads_theta_within_a_factor_ten_and_polylog_as_log_squared():
+    h = checks.thm_hyp([(20, 1e-3), (200, 1e-3)], 0.5)
+    assert h == {"p_1 = Theta(1), p_k = Theta(1/K)": True, "N >= poly(K) (mean field)": True,
+                 "polylog(K) >> log(1/eps)": True}
+    assert checks.thm_hyp([(3, 1e-3)], None)["polylog(K) >> log(1/eps)"] is False  # log(1000) > log(3)^2
+    assert checks.thm_hyp([(50, 1e-3)], 0.05)["p_1 = Theta(1), p_k = Theta(1/K)"] is False
+    assert "polylog(K) >> log(1/eps)" not in checks.thm_hyp([(50, None)], 0.5, eps=False)
+
+
+def _ids(rel=1e-14):
+    errors = {"I1": rel, "I2": rel, "I3_formula": rel, "I3_z": 0.5, "I6_span": 1e-16, "I6_columns": 1e-17}
+    floor = {"rel_err": rel, "closed": [1.0, 1.35e-3, 1.35e-3]}
+    return SimpleNamespace(errors=errors, floors={"imbalanced": floor, "balanced": floor})
+
+
+def test_identities_full_vs_reduced_and_floors_decide_on_small_results():
+    cfg = SimpleNamespace(prompts=10, K=3, d=4, N=6, steps=5)
+    hres = SimpleNamespace(max_diff_marginalized=1e-15, max_diff_sampled=0.01, mc_spread=0.02, off_span=1e-16)
+    ms = checks.identities(_ids(), cfg) + checks.full_vs_reduced(hres, cfg, _ids()) + [checks.floors(_ids())]
+    st = _statuses(ms)
+    assert st == {"I1": "reproduced", "I2": "reproduced", "I3": "reproduced", "I4": "reproduced with caveat",
+                  "I6": "reproduced", "I7": "reproduced"}  # I4 always carries its caveat on the sampled w
+    ledger = Ledger("convergence", part="phases")
+    (i4,) = ledger.judge([ms[3]], show=False)
+    assert i4.measured.startswith("max difference (marginalised w) = 1e-15; RMS deviation (sampled w) = 0.01; w-spread = 0.02")
+    assert "10 prompts" in i4.how
+    st = _statuses(checks.identities(_ids(rel=0.1), cfg) + [checks.floors(_ids(rel=0.1))])
+    assert st["I1"] == st["I2"] == st["I7"] == "not reproduced"
+    far = SimpleNamespace(**{**vars(hres), "max_diff_sampled": 0.1})  # 5 w-spreads: beyond every alternative
+    assert _statuses(checks.full_vs_reduced(far, cfg, _ids()))["I4"] == "not reproduced"
+
+
+def test_initial_gradients_decide_g0_and_need_the_closed_form_to_agree():
+    st = _statuses(checks.initial_gradients(0.0))
+    assert st["G0-bal"] == "reproduced" and st["G0-fig3"] == "reproduced"
+    assert _statuses(checks.initial_gradients(0.5))["G0-bal"] == "not reproduced"
+
+
+def test_deviation_decides_c3_on_multinomial_draws():
+    K, N = 5, 2000
+    eps = math.sqrt(20 * K / N)
+    p = torch.tensor([0.4, 0.3, 0.15, 0.1, 0.05], dtype=torch.float64)
+    X = CountLaw.monte_carlo(N, p, 20_000, icl_lab.make_generator(11)).counts
+    m = checks.deviation(X, N, p, eps)
+    assert m.hypotheses == {"0 < eps < 1": True, "K/N <= eps^2/20": True}
+    assert _statuses(m)["C3"] == "reproduced"
+    far = X.clone()
+    far[:, 0] += N // 2  # every draw far from its mean
+    assert _statuses(checks.deviation(far, N, p, eps))["C3"] == "not reproduced"
+
+
+def test_count_event_helpers_and_c45():
+    X = torch.tensor([[10.0, 10.0], [15.0, 5.0]], dtype=torch.float64)
+    assert checks.in_event(X, 20, torch.tensor([0.5, 0.5], dtype=torch.float64), 2.0) == 1
+    assert checks.count_bound(5, 5000, 1.0) == pytest.approx(1 - 3 * math.exp(-5000 / 625))
+    h = checks.count_hypotheses(100, 10**8, torch.tensor([0.5] + [0.5 / 99] * 99, dtype=torch.float64), 0.45, True)
+    assert h == {"p_k = Theta(1/K) (k >= 2 for E*_imbal, with p_1 = Theta(1))": True, "N >= 20 K^3": True,
+                 "L_k = p_k K - c > 0 (k >= 2 for E*_imbal)": True}
+    m = checks.count_events(draws=4000)
+    assert m.quantities["log P(not E*_imbal), Chernoff upper bound, K = 100"] < m.quantities["log 3 exp(-c^2 N/(25 K^2)), K = 100"]
+    assert "4000 draws" in m.measured
+    assert _statuses(m, "experiments")["C45"] in {"reproduced", "reproduced with caveat"}
+
+
+def test_step_size_and_unseen_decide_on_small_results():
+    flow = {"T1": 10.0, "T2": 20.0, "T3": 30.0, "T4": 40.0}
+    eres = SimpleNamespace(times={(20, "flow"): flow, (20, 1.0): {k: v * 1.001 for k, v in flow.items()},
+                                  (20, 10.0): {k: v * 1.01 for k, v in flow.items()}}, max_rel_diff=0.01)
+    cfg = SimpleNamespace(etas=(1.0, 10.0), K_values=(20,))
+    assert checks.eta_deviation(eres, cfg) == {1.0: pytest.approx(0.001), 10.0: pytest.approx(0.01)}
+    assert _statuses(checks.step_size(eres, cfg))["E1"] == "reproduced"
+    uw = SimpleNamespace(median_rel_err={"w = 10 1": [0.0, 0.0], "uniform": [1.0, 0.01], "cauchy": [1.0, 0.02]},
+                         median_one_minus_attn=[0.5, 0.005], steps=[1, 100], bound_violation=-1e-3)
+    assert checks.unseen_tracks(uw)
+    st = _statuses(checks.unseen(uw, SimpleNamespace(prompts=10)), "experiments")
+    assert st == {"I-w": "reproduced", "I-w-bound": "reproduced"}
+    flat = SimpleNamespace(**{**vars(uw), "median_rel_err": {"uniform": [1.0, 0.9]}})
+    assert not checks.unseen_tracks(flat)
+    assert _statuses(checks.unseen(flat, SimpleNamespace(prompts=10)), "experiments")["I-w"] == "not reproduced"
+
+
+def test_beyond_sweep_needs_p1_03():
+    with pytest.raises(ConfigError, match="p1_values"):
+        checks.beyond_sweep(SimpleNamespace(balanced={}), SimpleNamespace(p1_values=(0.5,), K_values=()))
+
+
+# ------------------------------------------------------------------ on the ci runs (read from the shipped results)
+@pytest.fixture(scope="module")
+def ci_runs():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ICL_LAB_SCALE", "ci")
+        sw_cfg = cv.SweepConfig.for_scale("ci")
+        return SimpleNamespace(sw_cfg=sw_cfg, sw=full(cv.run_sweep, sw_cfg),
+                               po_cfg=cv.PortraitConfig.for_scale("ci"), h_cfg=cv.FullVsReducedConfig.for_scale("ci"),
+                               fn_cfg=cv.FiniteNConfig.for_scale("ci"), eta_cfg=cv.EtaCheckConfig.for_scale("ci"))
+
+
+def test_the_sweep_checks_give_the_shipped_ci_statuses(ci_runs, monkeypatch):
+    r = ci_runs
+    monkeypatch.setenv("ICL_LAB_SCALE", "ci")
+    if True:
+        po = full(cv.run_portrait, r.po_cfg)
+        hres = full(cv.run_full_vs_reduced, r.h_cfg)
+        fn = full(cv.run_finite_n, r.fn_cfg)
+        eres = full(cv.run_eta_check, r.eta_cfg)
+        ms = (checks.balanced_column(r.sw, r.sw_cfg), *checks.balanced_scaling(r.sw, r.sw_cfg), *checks.dominant(r.sw, r.sw_cfg),
+              *checks.portrait(po, r.po_cfg, hres, r.sw), *checks.phase_order(r.sw, r.sw_cfg, None),
+              *checks.phase_durations(r.sw, r.sw_cfg), checks.late_law(r.sw, r.sw_cfg), checks.eps_scaling(r.sw, r.sw_cfg),
+              checks.switch(r.sw, r.sw_cfg), *checks.finite_n(fn, r.fn_cfg), checks.step_size(eres, r.eta_cfg))
+        got = _statuses(list(ms))
+    shipped = shipped_statuses()
+    want = {i: shipped[("ci", "convergence", i)] for i in got if ("ci", "convergence", i) in shipped}
+    assert want and got == {**got, **want}
+    assert checks.late_law_holds(r.sw, r.sw_cfg)
+    assert checks.sweep_K(r.sw, r.sw_cfg) == sorted(checks.sweep_K(r.sw, r.sw_cfg))
+    assert set(checks.switch_positions(r.sw, r.sw_cfg)) == {(p1, K) for p1 in r.sw_cfg.p1_values
+                                                            for K in checks.sweep_K(r.sw, r.sw_cfg)}
+    assert all(np.isfinite(v) for v in checks.duration_slopes(r.sw, r.sw_cfg)["I"])
+    u3 = next(m for m in ms if m.claim == "U3")
+    assert u3.why if max(checks.fit_K(r.sw, r.sw_cfg)) < 10 * min(checks.fit_K(r.sw, r.sw_cfg)) else not u3.why
