@@ -64,7 +64,7 @@ from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, checks, featu
 from icl_lab.papers.convergence import experiments as cv
 from icl_lab.papers.convergence import figures as cplot
 from icl_lab.papers.convergence import theory as th
-from icl_lab.papers.convergence.figures import say, table
+from icl_lab.papers.convergence.figures import table
 
 SCALE, ledger = icl_lab.notebook.chapter("convergence", part="phases")
 
@@ -125,10 +125,14 @@ S0 = V0 @ model0.Q.detach()[0] @ V0.T
 a_counts = feature_attention(S0, CountLaw.empirical(batch0.counts, batch0.query_ids[:, 0], K0))  # (B, k, m)
 mass_formula = a_counts[torch.arange(500), batch0.query_ids[:, 0]]
 grouping_err = float((mass_full - mass_formula).abs().max())
-say(f"The full model's attention on each feature equals $c_m e^{{S}}/\\sum_j c_j e^{{S}}$ up to {grouping_err:.1e}.")
 
 # %% tags=["remove-cell"]
 assert grouping_err < 1e-12
+glue("cv-grouping-err", grouping_err)
+
+# %% [markdown]
+# The full model's attention on each feature equals $c_m e^{S}/\sum_j c_j e^{S}$ up to
+# {glue:text}`cv-grouping-err:.1e`.
 
 # %% [markdown]
 # ## Averaging over the task
@@ -211,7 +215,12 @@ assert e["I6_span"] < 1e-12 and e["I6_columns"] < 1e-14 < e["I6_column0_changed"
 h_cfg = cv.FullVsReducedConfig.for_scale(SCALE)
 hres = full(cv.run_full_vs_reduced, h_cfg)
 icl_lab.notebook.reduced(h_cfg)
-say(f"The smallest $\\alpha_k$ along the run is {hres.min_alpha:.2e}.")
+
+# %% tags=["remove-cell"]
+glue("cv-min-alpha", hres.min_alpha)
+
+# %% [markdown]
+# The smallest $\alpha_k$ along the run is {glue:text}`cv-min-alpha:.2e`.
 
 # %% tags=["remove-input"]
 glue("fvr-steps", h_cfg.steps)
@@ -244,7 +253,14 @@ a_rand = torch.distributions.Dirichlet(torch.full((6,), 0.5, dtype=torch.float64
 k_q, n_o = 0, 1
 bracket = (a_rand**2).sum(1) - a_rand[:, k_q] ** 2 - a_rand[:, n_o] - a_rand[:, k_q] * (1 - a_rand[:, k_q])
 bound = -(1 - a_rand[:, k_q]) * (a_rand[:, k_q] - a_rand[:, 1:].max(1).values)
-say(f"Over 20000 random attention vectors the largest value of the bracket minus its bound is {float((bracket - bound).max()):.2e} (it must be $\\le 0$).")
+
+# %% tags=["remove-cell"]
+glue("cv-bracket-n", a_rand.shape[0])
+glue("cv-bracket-max", float((bracket - bound).max()))
+
+# %% [markdown]
+# Over {glue:text}`cv-bracket-n` random attention vectors the largest value of the bracket minus its
+# bound is {glue:text}`cv-bracket-max:.2e` (it must be $\le 0$).
 
 # %% tags=["remove-cell"]
 assert float((bracket - bound).max()) <= 1e-15
@@ -512,8 +528,16 @@ if beyond:
            r"first $A_k\ge\log K$ at $\tau$"],
           [(f"1e{round(math.log10(K))}", f"{r.lowest_ratio:+.4f}", f"{r.tau_cross:.3g}" if np.isfinite(r.tau_cross) else "never",
             f"{r.A_at_cross:.4f}" if np.isfinite(r.tau_cross) else "–", f"{r.tau_A_logK:.3g}") for K, r in beyond["far"].items()])
-    say(f"The reduced flow reproduces the sweep's lowest $B_{{k,1}}/\\log K$ at $K$ = {list(beyond['far_check'])} to "
-        f"{beyond['far_dev']:.1e}; beyond the sweep the threshold $-0.49\\log K$ is first reached at $K\\approx$ {beyond['K_reach']:.1e}.")
+
+# %% tags=["remove-cell"]
+glue("cv-far-check", ", ".join(map(str, beyond["far_check"])) if beyond else "–")
+glue("cv-far-dev", beyond["far_dev"] if beyond else math.nan)
+glue("cv-K-reach", beyond["K_reach"] if beyond else math.nan)
+
+# %% [markdown]
+# The three-class reduction reproduces the sweep's lowest $B_{k,1}/\log K$ at $K$ =
+# {glue:text}`cv-far-check` to {glue:text}`cv-far-dev:.1e`; beyond the sweep the threshold
+# $-0.49\log K$ is first reached at $K\approx$ {glue:text}`cv-K-reach:.1e`.
 
 # %% tags=["remove-input"]
 ms = checks.phase_order(sw, sw_cfg, beyond)
@@ -606,8 +630,13 @@ plotting.finish(cplot.draw_switch(Ks, sw_pos, p1_vals))
 # %%
 big50 = [K for K in Ks if K >= 50]
 trend = {p1: (abs(sw_pos[(p1, big50[0])] + 0.5), abs(sw_pos[(p1, Ks[-1])] + 0.5)) for p1 in p1_vals}
-say(f"Distance $|B_{{k,1}}/\\log K + 1/2|$ at $K = {big50[0]}$ and $K = {Ks[-1]}$: "
-    + "; ".join(f"$p_1 = {p}$: {a:.3f} → {b:.3f}" for p, (a, b) in trend.items()) + ".")
+
+# %% tags=["remove-cell"]
+glue("cv-trend-K", f"{big50[0]} and K = {Ks[-1]}")
+glue("cv-trend", "; ".join(f"p1 = {p}: {a:.3f} → {b:.3f}" for p, (a, b) in trend.items()))
+
+# %% [markdown]
+# Distance $|B_{k,1}/\log K + 1/2|$ at $K$ = {glue:text}`cv-trend-K`: {glue:text}`cv-trend`.
 
 # %% tags=["remove-input"]
 ledger.judge(checks.switch(sw, sw_cfg));
@@ -641,11 +670,18 @@ table(["$N$", "$P(c_k = 0)$", r"$\mathcal L_k^{\rm low}$", "$T_1$", "$T_2$", "$T
 # %% tags=["remove-cell"]
 tested_N = [N for N in fn.N[:-1] if N in fn.tail]
 holds = checks.lemma_c4(fn, fn_cfg)["N >= 20 K^3 (Lemma C.4)"]
+glue("cv-c4-need", float(20 * fn_cfg.K ** 3))
+glue("cv-c4-K", fn_cfg.K)
+glue("cv-c4-N", float(max(tested_N)))
+glue("cv-c4-c", math.sqrt(20 * fn_cfg.K ** 3 / max(tested_N)))
+glue("cv-c4-holds", "holds" if holds else "does not hold")
+
+# %% [markdown]
+# Lemma C.4's event needs $N\ge 20K^3$ = {glue:text}`cv-c4-need:.2e` at $K$ = {glue:text}`cv-c4-K`;
+# the largest $N$ tested is {glue:text}`cv-c4-N:.0e` (there $c\ge\sqrt{20K^3/N}$ =
+# {glue:text}`cv-c4-c:.2g`): the hypothesis {glue:text}`cv-c4-holds`.
 
 # %% tags=["remove-input"]
-say(f"Lemma C.4's event needs $N\\ge 20K^3$ = {20 * fn_cfg.K ** 3:.2e} at $K$ = {fn_cfg.K}; the largest $N$ tested is "
-    f"{max(tested_N):.0e} (there $c\\ge\\sqrt{{20K^3/N}}$ = {math.sqrt(20 * fn_cfg.K ** 3 / max(tested_N)):.2g}): "
-    f"the hypothesis {'holds' if holds else 'does not hold'}.")
 ms = checks.finite_n(fn, fn_cfg)
 ledger.judge(ms);
 

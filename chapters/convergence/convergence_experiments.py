@@ -49,7 +49,7 @@ from icl_lab.papers.convergence import CountLaw, SymmetricColumn, checks, gradie
 from icl_lab.papers.convergence import experiments as cv
 from icl_lab.papers.convergence import figures as cplot
 from icl_lab.papers.convergence import theory as th
-from icl_lab.papers.convergence.figures import say, table
+from icl_lab.papers.convergence.figures import table
 
 SCALE, ledger = icl_lab.notebook.chapter("convergence", part="experiments")
 
@@ -99,8 +99,15 @@ plotting.finish(cplot.draw_heatmaps(cplot.replica_maps(runs, 'balanced', cv.sele
 
 # %%
 win = checks.replica_window(rp)  # query v_2, imbalanced: the peak of its attention on v_3 up to epoch 100
-say(f"Up to epoch 100 the attention of query $v_2$ on $v_3$ peaks at {win['peak']:.3f} (epoch {win['epoch']}; "
-    f"{win['start']:.3f} at epoch 0), while its attention on $v_1$ has fallen by {win['fall1']:.3f}.")
+
+# %% tags=["remove-cell"]
+for key in ("peak", "epoch", "start", "fall1"):
+    glue(f"rp-win-{key}", win[key])
+
+# %% [markdown]
+# Up to epoch 100 the attention of query $v_2$ on $v_3$ peaks at {glue:text}`rp-win-peak:.3f` (epoch
+# {glue:text}`rp-win-epoch`; {glue:text}`rp-win-start:.3f` at epoch 0), while its attention on $v_1$
+# has fallen by {glue:text}`rp-win-fall1:.3f`.
 
 # %% tags=["remove-input"]
 ledger.judge(checks.replica(rp, rp_cfg));
@@ -160,8 +167,18 @@ plotting.finish(cplot.draw_heatmaps(cplot.adam_maps(ad, 'balanced', max(tm_cfg.a
 pi = tm.population["imbalanced"]  # exact population GD on p = (0.8, 0.1, 0.1)
 split = th.floor_split(pi.S[-1], CountLaw.exact(tm_cfg.N, pi.p), 1)  # L_2 by whether v_2 is in the context
 above = float((pi.losses - pi.floor).min())  # every feature k, along GD
-say(f"After {tm_cfg.gd_steps} steps $\\mathcal L_2$ = {split['total']:.3e} = {split['absent']:.3e} (prompts with $c_2 = 0$) + "
-    f"{split['present']:.3e} ($c_2 > 0$); the floor is {split['floor']:.3e}, and every $\\mathcal L_k - \\mathcal L_k^{{\\rm low}}$ stays at least {above:.1e} along GD.")
+
+# %% tags=["remove-cell"]
+glue("tm-gd-steps", tm_cfg.gd_steps)
+for key in ("total", "absent", "present", "floor"):
+    glue(f"tm-split-{key}", split[key])
+glue("tm-above", above)
+
+# %% [markdown]
+# After {glue:text}`tm-gd-steps` steps $\mathcal L_2$ = {glue:text}`tm-split-total:.3e` =
+# {glue:text}`tm-split-absent:.3e` (prompts with $c_2 = 0$) + {glue:text}`tm-split-present:.3e`
+# ($c_2 > 0$); the floor is {glue:text}`tm-split-floor:.3e`, and every
+# $\mathcal L_k - \mathcal L_k^{\rm low}$ stays at least {glue:text}`tm-above:.1e` along GD.
 
 # %% tags=["remove-input"]
 ledger.judge(checks.theory_model(tm, tm_cfg, rp, rp_cfg));
@@ -250,7 +267,7 @@ widgets.live(cplot.explore, K=ipywidgets.IntSlider(value=20, min=10, max=200, st
 # off-target weight moves (Lemma D.4). The cell below checks it with the library.
 # ````
 
-# %% tags=["hide-input"]
+# %%
 ex_rows = []
 for K in (5, 50, 500):
     G = gradient(torch.zeros(K, K), CountLaw.mean_field(torch.full((K,), 1.0 / K, dtype=torch.float64)))
@@ -278,7 +295,7 @@ table(["$K$", r"$\alpha$", "formula $(K-1)/K^3$", r"$\beta$", "formula $-1/K^3$"
 # independent of $K$. The cell below computes all three.
 # ````
 
-# %% tags=["hide-input"]
+# %%
 col_ex = SymmetricColumn.under_represented(100, 0.65)
 tr_ex = col_ex.flow(1e11, stop_gap=0.999e-3)
 t_ex = phase_times(tr_ex, 1e-3)
@@ -286,10 +303,15 @@ table(["$T_1$", "$T_2$", "$T_3$", "$T_4$", r"$\tau_{\rm sw}$", r"$B_{k,1}/\log K
       [(*(f"{t_ex[k]:.6g}" for k in ("T1", "T2", "T3", "T4", "tau_sw")),
         f"{value_at(tr_ex.tau, tr_ex.series('B1'), t_ex['tau_sw']) / math.log(100):+.3f}")])
 dom_ex = SymmetricColumn.dominant(100, 0.65).flow(1e11, stop_gap=0.999e-3)
-say(f"Dominant feature: $\\tau_\\epsilon$ = {phase_times(dom_ex, 1e-3, 'dominant')['tau_eps']:.1f} (late-time law: {1 / (4 * 0.65 * 1e-3):.1f}).")
+tau_dom = phase_times(dom_ex, 1e-3, "dominant")["tau_eps"]
 
 # %% tags=["remove-cell"]
 assert t_ex["T1"] < t_ex["T2"] < t_ex["T3"] < t_ex["T4"]
+glue("ex-tau-dom", tau_dom)
+glue("ex-tau-law", 1 / (4 * 0.65 * 1e-3))
+
+# %% [markdown]
+# Dominant feature: $\tau_\epsilon$ = {glue:text}`ex-tau-dom:.1f` (late-time law: {glue:text}`ex-tau-law:.1f`).
 
 # %% [markdown]
 # ````{exercise}
@@ -313,18 +335,29 @@ assert t_ex["T1"] < t_ex["T2"] < t_ex["T3"] < t_ex["T4"]
 # about $0.40$, against a floor of $0.0013$ — Adam at the paper's settings cannot get near it.
 # ````
 
-# %% tags=["hide-input"]
+# %%
 p_paper = torch.tensor(th.IMBALANCED_P, dtype=torch.float64)
 law_box = CountLaw.exact(60, p_paper)
 box = th.best_box_column(law_box, bound=0.8, points=33)
 b_best, L_best, L_b23 = box["b23"], box["L2"], box["losses"]
 G_best = box["G"]  # -dL/dS of column 2: (beta_21, alpha_2, beta_23) up to p_2
-say(f"Best $B_{{2,3}}$ on the grid: {b_best:+.2f}, with $\\mathcal L_2$ = {L_best:.4f} ({L_b23[0]:.4f} at the corner $B_{{2,3}} = -0.8$); "
-    f"there $\\alpha_2$ = {float(G_best[1]):+.2e} (> 0: the flow pushes $A_2$ up) and $\\beta_{{2,1}}$ = {float(G_best[0]):+.2e} "
-    f"(< 0: it pushes $B_{{2,1}}$ down); the floor is $\\mathcal L_2^{{\\rm low}}$ = {float(loss_floor(60, p_paper)[1]):.4f}.")
+floor_2 = float(loss_floor(60, p_paper)[1])
 
 # %% tags=["remove-cell"]
 assert -0.8 < b_best < 0.8 and float(G_best[1]) > 0 and float(G_best[0]) < 0 and L_best > 0.3
+glue("box-b23", b_best)
+glue("box-L2", L_best)
+glue("box-corner", float(L_b23[0]))
+glue("box-alpha2", float(G_best[1]))
+glue("box-beta21", float(G_best[0]))
+glue("box-floor", floor_2)
+
+# %% [markdown]
+# Best $B_{2,3}$ on the grid: {glue:text}`box-b23:+.2f`, with $\mathcal L_2$ = {glue:text}`box-L2:.4f`
+# ({glue:text}`box-corner:.4f` at the corner $B_{2,3} = -0.8$); there $\alpha_2$ =
+# {glue:text}`box-alpha2:+.2e` (> 0: the flow pushes $A_2$ up) and $\beta_{2,1}$ =
+# {glue:text}`box-beta21:+.2e` (< 0: it pushes $B_{2,1}$ down); the floor is
+# $\mathcal L_2^{\rm low}$ = {glue:text}`box-floor:.4f`.
 
 # %% [markdown]
 # ## Errata and inconsistencies (checked against the paper's text)
