@@ -281,7 +281,8 @@ assert float((bracket - bound).max()) <= 1e-15
 # $\beta_{k,1}^{(0)} \approx p_kp_1(p_1^2 - p_1) = -p_kp_1^2(1-p_1) = -\Theta(1/K)$, far larger than
 # $\alpha_k^{(0)} = \Theta(1/K^2)$ (§4.1.1): the first thing a rare feature learns is to **stop
 # attending to the dominant feature**. For the paper's $p = (0.8, 0.1, 0.1)$ and $k = 2$:
-# $\alpha_2 = 0.0146$, $\beta_{2,1} = -0.0192$, $\beta_{2,3} = +0.0046$. The table compares the
+# $\alpha_2 =$ {glue:text}`cv-a2:.4f`, $\beta_{2,1} =$ {glue:text}`cv-b21:.4f`, $\beta_{2,3} =$
+# {glue:text}`cv-b23:+.4f`. The table compares the
 # library's gradient (mean field, and a finite-$N$ Monte Carlo) with the closed forms.
 
 # %%
@@ -303,6 +304,9 @@ G_paper = gradient(torch.zeros(3, 3), CountLaw.mean_field(torch.tensor(th.IMBALA
 a2, b21, b23 = float(G_paper[1, 1]), float(G_paper[0, 1]), float(G_paper[2, 1])
 
 # %% tags=["remove-input"]
+glue("cv-a2", a2)
+glue("cv-b21", b21)
+glue("cv-b23", b23)
 ledger.judge(checks.initial_gradients(cf_err));
 
 # %% tags=["remove-cell"]
@@ -331,8 +335,9 @@ assert cf_err < 1e-14 and b23 > 0
 # (upper bound via $Q = \sigma I$, $\sigma = \mathrm{poly}(N)$). The minimum is an infimum: it needs
 # $A_k\to\infty$. Since $\mathcal L_k^*$ itself is not computable, convergence times below use
 # $\mathcal L_k - \mathcal L_k^{\rm low}\le\epsilon$, an upper bound on $\mathcal L_k - \mathcal L_k^*$
-# (Lemma C.10). For the paper's experiment: $\mathcal L_{2,3}^{\rm low} = 0.75\cdot 0.9^{60} = 1.35\times10^{-3}$
-# (imbalanced), $8.6\times 10^{-43}$ for $v_1$, and $2.0\times10^{-11}$ (balanced).
+# (Lemma C.10). For the paper's experiment: $\mathcal L_{2,3}^{\rm low} = 0.75\cdot 0.9^{60} =$
+# {glue:text}`cv-floor-rare:.2e` (imbalanced), {glue:text}`cv-floor-dom:.1e` for $v_1$, and
+# {glue:text}`cv-floor-bal:.1e` (balanced).
 
 # %%
 Kd, Nd = 5, 2000  # Lemma C.3 at its edge K/N = eps^2/20
@@ -343,6 +348,9 @@ dev_prob = float(((Xd - Nd * pd).abs().sum(1) > Nd * eps_d).to(torch.float64).me
 dev_bound = 3 * math.exp(-Nd * eps_d**2 / 25)
 
 # %% tags=["remove-input"]
+glue("cv-floor-rare", float(ids.floors["imbalanced"]["closed"][1]))
+glue("cv-floor-dom", float(ids.floors["imbalanced"]["closed"][0]))
+glue("cv-floor-bal", float(ids.floors["balanced"]["closed"][0]))
 ledger.judge([checks.floors(ids), checks.deviation(Xd, Nd, pd, eps_d)]);
 
 # %% tags=["remove-cell"]

@@ -24,6 +24,8 @@ from ...metrics import loglog_slope
 from . import CountLaw, gradient, initial_gradient_mean_field, loss_floor, value_at
 from . import theory as th
 from .asymptotics import run_under
+from .experiments import select
+from .figures import replica_maps
 
 
 def _shown(values: dict) -> str:
@@ -545,8 +547,6 @@ def _first_crossings(curve, thr, epochs) -> list[float]:
 def replica_crossings(rp, thr: float = 0.05) -> dict:
     """The first epoch at which each feature's held-out error of the seed-mean replica falls to ``thr``,
     per setting (``"imbalanced"``, ``"balanced"``)."""
-    from .experiments import select
-
     runs = rp.runs
     ep = np.array(runs.epochs)
     return {s: _first_crossings(runs.test_loss[:, select(runs, setting=s)].mean(1).numpy(), thr, ep)
@@ -557,9 +557,6 @@ def replica_window(rp) -> dict:
     """Query ``v_2`` of the imbalanced replica (seed-mean held-out map), up to epoch 100: where its
     attention on ``v_3`` peaks (``epoch``, ``peak``), its value at epoch 0 (``start``) and how far the
     attention on ``v_1`` has fallen meanwhile (``fall1``)."""
-    from .experiments import select
-    from .figures import replica_maps
-
     runs = rp.runs
     mi = replica_maps(runs, "imbalanced", select).numpy()
     early = [i for i, e_ in enumerate(runs.epochs) if e_ <= 100]
@@ -571,9 +568,6 @@ def replica_window(rp) -> dict:
 def replica(rp, cfg) -> list[Measurement]:
     """F2a, F2b, F3a, F3b, F3c on the one-block transformer of App. A (``run_replica``): the order in
     which the features' errors fall (Figure 2) and how the attention maps move (Figure 3)."""
-    from .experiments import select
-    from .figures import replica_maps
-
     runs = rp.runs
     ep = np.array(runs.epochs)
     snap = [e for e in cfg.snapshots if e in runs.epochs]
@@ -662,8 +656,6 @@ def replica(rp, cfg) -> list[Measurement]:
 def theory_model(tm, cfg, rp, rp_cfg) -> list[Measurement]:
     """A'1, C7, C9, R1, A'2, A'3 on the analysed Q-only model (``run_theory_model``: exact population GD
     and Adam on App. A's setting), with Remark 1 (R1) set against the replica (``run_replica``)."""
-    from .experiments import select
-
     runs = rp.runs
     # Remark 1: no model beats the floor of any model, L_any; the replica (a general parametrisation) is reported next to it
     p_imb = th.p_for("imbalanced", rp_cfg.K, rp_cfg.p1)
