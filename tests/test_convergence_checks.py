@@ -144,3 +144,40 @@ def test_the_sweep_checks_give_the_shipped_ci_statuses(ci_runs, monkeypatch):
     assert all(np.isfinite(v) for v in checks.duration_slopes(r.sw, r.sw_cfg)["I"])
     u3 = next(m for m in ms if m.claim == "U3")
     assert u3.why if max(checks.fit_K(r.sw, r.sw_cfg)) < 10 * min(checks.fit_K(r.sw, r.sw_cfg)) else not u3.why
+
+
+def _replica(epochs=tuple(range(0, 401, 10))):
+    """A hand-made replica result: settings (imbalanced, balanced) x 2 seeds on ``epochs``. Imbalanced: L_1
+    falls 4 times faster than L_2 = L_3; query v_2's attention leaves v_1 while its attention on v_3 first
+    rises (peak at epoch 30). Balanced: the three errors fall together. Every map ends near the identity."""
+    from icl_lab.train import RunGrid
+
+    grid = RunGrid(setting=["imbalanced", "balanced"], seed=[0, 1])
+    e = torch.tensor(epochs, dtype=torch.float64)
+    E = len(epochs)
+    loss = torch.empty(E, 4, 3, dtype=torch.float64)
+    t = 1 - torch.exp(-e / 30)
+    maps = ((1 - t)[:, None, None] / 3 + t[:, None, None] * torch.eye(3, dtype=torch.float64)).repeat(1, 4, 1, 1).reshape(E, 4, 3, 3)
+    a1, a3 = 0.6 * torch.exp(-e / 30), 0.2 * torch.exp(-e / 100) + 0.15 * (e / 40) * torch.exp(1 - e / 40)
+    for r in grid.index(setting="imbalanced"):
+        loss[:, r] = torch.stack([0.5 * torch.exp(-e / 10), 0.5 * torch.exp(-e / 40), 0.5 * torch.exp(-e / 40)], -1)
+        maps[:, r, 1] = torch.stack([a1, 1 - a1 - a3, a3], -1)
+    for r in grid.index(setting="balanced"):
+        loss[:, r] = (0.5 * torch.exp(-e / 20))[:, None]
+    runs = SimpleNamespace(epochs=list(epochs), test_loss=loss, test_map=maps, grid=grid)
+    cfg = SimpleNamespace(snapshots=(0, 10, 100, 400), lr=0.002, epochs=epochs[-1], seeds=2)
+    return SimpleNamespace(runs=runs), cfg
+
+
+def test_replica_decides_figure_2_and_3_claims_on_a_small_result():
+    rp, cfg = _replica()
+    assert checks.replica_crossings(rp) == {"imbalanced": [30.0, 100.0, 100.0], "balanced": [50.0, 50.0, 50.0]}
+    win = checks.replica_window(rp)
+    assert win["epoch"] == 30 and win["start"] == pytest.approx(0.2) and win["fall1"] > 0.3
+    ms = checks.replica(rp, cfg)
+    st = _statuses(ms, "experiments")
+    assert st["F2a"].startswith("reproduced") and st["F2b"].startswith("reproduced") and st["F3a"] == "reproduced"
+    assert st["F3b"] == "reproduced with caveat"  # the attention on v_3 has fallen back by epoch 100: the literal window fails
+    assert "(the grid allows [(3.0, 5.0), (3.0, 5.0)])" in ms[0].measured
+    together = SimpleNamespace(runs=SimpleNamespace(**{**vars(rp.runs), "test_loss": rp.runs.test_loss[:, [2, 3, 2, 3]]}))
+    assert _statuses(checks.replica(together, cfg), "experiments")["F2a"] == "not reproduced"  # L_1 no longer first
