@@ -476,14 +476,19 @@ assert ms[0].quantities["max beta_1n"] <= 0 and np.all(np.diff(stage) > 0)
 # ### Figure 1, from data
 #
 # The paper's Figure 1 is a schematic. Here is the same picture measured: the mean-field flow of
-# one under-represented column (paper scale $K = 50$, $p_1 = 0.5$, $\epsilon = 10^{-3}$; ci scale
-# $K = 20$, $\epsilon = 10^{-2}$), with GD on a finite context (Monte Carlo over counts, dashed) on
+# one under-represented column ($K =$ {glue:text}`po-K`, $p_1 =$ {glue:text}`po-p1`, $\epsilon =$
+# {glue:text}`po-eps:g` at this scale; paper scale $K = 50$, $\epsilon = 10^{-3}$), with GD on a finite context (Monte Carlo over counts, dashed) on
 # top. The strip at the top is the paper's top row: the attention on the dominant feature, on the
 # target, and on all other features together (darker = more).
 
 # %%
 po_cfg = cv.PortraitConfig.for_scale(SCALE)
 po = full(cv.run_portrait, po_cfg)
+
+# %% tags=["remove-cell"]
+glue("po-K", po_cfg.K)
+glue("po-p1", po_cfg.p1)
+glue("po-eps", po_cfg.eps)
 
 # %% mystnb={"figure": {"caption": "The four phases of an under-represented feature $v_k$ ($k\\ge2$) under the mean-field gradient flow, with GD at finite $N$ dashed in the weights panel: top, the attention on the dominant feature, the target and all others (dark = 1); below, the bilinear weights (grey: $-0.49\\log K$ and $\\log K$), their gradients, the attention scores, and the error above the floor for the target and the dominant feature (grey: $\\epsilon$). Shaded: phases I–IV between the paper's thresholds $T_1, \\dots, T_4$. A data-driven version of Figure 1 of Huang, Cheng and Liang (their figure is a sketch).", "name": "fig-cv-portrait"}, "image": {"alt": "A grey strip and four log-time panels with four shaded phases: the attention on the dominant feature falls, the target attention rises towards 1 in phases III and IV, and the error falls to epsilon."}}
 plotting.finish(cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.dominant, finite=po.finite,

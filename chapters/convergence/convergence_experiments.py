@@ -64,10 +64,11 @@ SCALE, ledger = icl_lab.notebook.chapter("convergence", part="experiments")
 # qualitative illustration. The architecture's details are not given; we use the library's
 # `OneBlockTransformer` (token embedding of width 32, pre-LayerNorm single-head attention in which
 # the query attends to the $N$ demonstrations only, residual connections, a ReLU feed-forward block
-# of width 64, a linear read-out at the query; PyTorch's default initialisation). We train 5 seeds
-# per setting at paper scale (book scale: 3 seeds; ci scale: 2 seeds, 100 epochs) as runs of **one** batched training, and evaluate
+# of width 64, a linear read-out at the query; PyTorch's default initialisation). We train
+# {glue:text}`rp-seeds` seeds per setting for {glue:text}`rp-epochs` epochs (paper scale: 5 seeds, 400
+# epochs) as runs of **one** batched training, and evaluate
 # the per-feature error $\mathcal L_k$ (eq. 6, including the $\tfrac12$) and the $3\times3$ attention
-# map on the training prompts and on held-out prompts (3000 at paper scale). Seeds and the
+# map on the training prompts and on {glue:text}`rp-test` held-out prompts. Seeds and the
 # held-out set are our choices (the paper gives neither); the snapshot epochs are our choice too.
 #
 # **Timing differs from the paper's.** Our replica trains faster than the paper's network: its
