@@ -130,7 +130,7 @@ def test_the_sweep_checks_give_the_shipped_ci_statuses(ci_runs, monkeypatch):
         fn = full(cv.run_finite_n, r.fn_cfg)
         eres = full(cv.run_eta_check, r.eta_cfg)
         ms = (checks.balanced_column(r.sw, r.sw_cfg), *checks.balanced_scaling(r.sw, r.sw_cfg), *checks.dominant(r.sw, r.sw_cfg),
-              *checks.portrait(po, r.po_cfg, hres, r.sw), *checks.phase_order(r.sw, r.sw_cfg, None),
+              *checks.portrait(po, r.po_cfg, hres, r.sw), *checks.phase_order(r.sw, r.sw_cfg, checks.beyond_sweep(r.sw, r.sw_cfg)),
               *checks.phase_durations(r.sw, r.sw_cfg), checks.late_law(r.sw, r.sw_cfg), checks.eps_scaling(r.sw, r.sw_cfg),
               checks.switch(r.sw, r.sw_cfg), *checks.finite_n(fn, r.fn_cfg), checks.step_size(eres, r.eta_cfg))
         got = _statuses(list(ms))
@@ -142,6 +142,9 @@ def test_the_sweep_checks_give_the_shipped_ci_statuses(ci_runs, monkeypatch):
     assert set(checks.switch_positions(r.sw, r.sw_cfg)) == {(p1, K) for p1 in r.sw_cfg.p1_values
                                                             for K in checks.sweep_K(r.sw, r.sw_cfg)}
     assert all(np.isfinite(v) for v in checks.duration_slopes(r.sw, r.sw_cfg)["I"])
+    assert {"U2", "U2-p03", "U2m"} <= set(got)
+    without = checks.phase_order(r.sw, r.sw_cfg, None)  # a sweep without p1 = 0.3: U2-p03 is left to another run
+    assert [m.claim for m in without] == ["U2", "U2m"]
     u3 = next(m for m in ms if m.claim == "U3")
     assert u3.why if max(checks.fit_K(r.sw, r.sw_cfg)) < 10 * min(checks.fit_K(r.sw, r.sw_cfg)) else not u3.why
 
