@@ -102,11 +102,13 @@ def _fields(text: str) -> set[str]:
 class Measurement:
     """What a paper's checks (``papers/<key>/checks.py``) measured for one claim, ready for
     :meth:`Ledger.judge`: the quantities under the names the claim's tests read, how they were measured
-    (empty: the claim's declared ``how``), whether each declared hypothesis held there, and for a claim
-    with an open choice the quantities under each option (``under``). ``shown``: what the card's measured
-    line lists first, in its order, where that is more than the tested quantities (context a reader wants
-    beside them, e.g. the values a ratio was taken from); a tested name in it takes its value from
-    ``quantities``, and the tested quantities it does not name follow."""
+    (empty: the claim's declared ``how``), whether each declared hypothesis held there, for a claim
+    with an open choice the quantities under each option (``under``), and how the card states it:
+    ``shown``, what the card's measured line lists first, in its order, where that is more than the tested
+    quantities (context a reader wants beside them, e.g. the values a ratio was taken from; a tested name in
+    it takes its value from ``quantities``, and the tested quantities it does not name follow), or
+    ``measured``, the card's whole measured text (None: the quantities). Where the measurement cannot test
+    the statement, ``why`` says so, and the claim is recorded as undecided whatever the quantities."""
 
     claim: str
     quantities: dict
@@ -114,6 +116,8 @@ class Measurement:
     hypotheses: dict | None = None
     under: dict | None = None
     shown: dict | None = None
+    measured: str | None = None
+    why: str = ""
 
     @property
     def names(self) -> frozenset[str]:
@@ -513,8 +517,10 @@ class Ledger:
             if m.names != want:
                 raise chk.ConfigError(f"claim {m.claim}: the quantities handed over are not those its tests read "
                                       f"(not read: {sorted(m.names - want)}; missing: {sorted(want - m.names)})")
-        claims = [self[m.claim].measure({**{k: m.quantities.get(k, v) for k, v in (m.shown or {}).items()},
-                                         **m.quantities}, how=m.how, hypotheses=m.hypotheses, under=m.under)
+        claims = [self[m.claim].cannot_decide(how=m.how, why=m.why, measured=m.measured or "—") if m.why else
+                  self[m.claim].measure({**{k: m.quantities.get(k, v) for k, v in (m.shown or {}).items()},
+                                         **m.quantities}, how=m.how, measured=m.measured, hypotheses=m.hypotheses,
+                                        under=m.under)
                   for m in ms]
         if show:
             self.cards(*(c.id for c in claims))

@@ -49,27 +49,24 @@ import icl_lab.notebook
 
 icl_lab.notebook.setup(scale=None, minutes={"ci": 0.29, "book": 0.54, "paper": 0.2})
 
-# %% tags=["hide-input"]
+# %%
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
 import icl_lab
+from icl_lab import plotting
 from icl_lab.memo import full
-from icl_lab import criteria, metrics, plotting, widgets
-from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, feature_attention, gradient, initial_gradient_mean_field,
-                              loss_floor, phase_times, value_at)
-from icl_lab.metrics import loglog_slope
+from icl_lab.notebook import glue
+from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, checks, feature_attention, gradient,
+                                        initial_gradient_mean_field)
 from icl_lab.papers.convergence import experiments as cv
-from icl_lab.papers.convergence.asymptotics import run_under
-from icl_lab.papers.convergence import theory as th
 from icl_lab.papers.convergence import figures as cplot
-from icl_lab.papers.convergence.figures import say, table
+from icl_lab.papers.convergence import theory as th
+from icl_lab.papers.convergence.figures import table
 
 SCALE, ledger = icl_lab.notebook.chapter("convergence", part="phases")
-
 
 # %% [markdown]
 # ## Setting: prompts, embedding and the Q-only model
@@ -114,11 +111,12 @@ SCALE, ledger = icl_lab.notebook.chapter("convergence", part="phases")
 # explicit prompts: the attention the full $d\times d$ model puts on each feature equals the
 # count formula.
 
-# %% tags=["hide-input"]
+# %%
 K0, d0, N0 = 4, 8, 12
 g0 = icl_lab.make_generator(0)
 V0 = icl_lab.data.random_orthonormal(K0, d0, g0)
-batch0 = icl_lab.PromptSampler.from_features(V0, icl_lab.data.LinearTask(d0), N=N0, p=[0.4, 0.3, 0.2, 0.1]).sample(500, g0)
+sampler0 = icl_lab.PromptSampler.from_features(V0, icl_lab.data.LinearTask(d0), N=N0, p=[0.4, 0.3, 0.2, 0.1])
+batch0 = sampler0.sample(500, g0)
 model0 = icl_lab.QOnlyAttention(d0, runs=1, init="normal", init_std=0.5).to(dtype=torch.float64)
 with torch.no_grad():
     out0 = model0(batch0)
@@ -127,10 +125,14 @@ S0 = V0 @ model0.Q.detach()[0] @ V0.T
 a_counts = feature_attention(S0, CountLaw.empirical(batch0.counts, batch0.query_ids[:, 0], K0))  # (B, k, m)
 mass_formula = a_counts[torch.arange(500), batch0.query_ids[:, 0]]
 grouping_err = float((mass_full - mass_formula).abs().max())
-say(f"The full model's attention on each feature equals $c_m e^{{S}}/\\sum_j c_j e^{{S}}$ up to {grouping_err:.1e}.")
 
 # %% tags=["remove-cell"]
 assert grouping_err < 1e-12
+glue("cv-grouping-err", grouping_err)
+
+# %% [markdown]
+# The full model's attention on each feature equals $c_m e^{S}/\sum_j c_j e^{S}$ up to
+# {glue:text}`cv-grouping-err:.1e`.
 
 # %% [markdown]
 # ## Averaging over the task
@@ -189,19 +191,15 @@ assert grouping_err < 1e-12
 #
 # The first experiment checks these identities in float64 at a random $Q$ with random orthonormal features.
 
-# %% tags=["hide-input"]
+# %%
 id_cfg = cv.IdentitiesConfig.for_scale(SCALE)
 ids = full(cv.run_identities, id_cfg)
-e = ids.errors
-ledger["I1"].measure({"relative error": e["I1"]},
-                     how=f"{id_cfg.prompts} prompts, K={id_cfg.K}, d={id_cfg.d}, random Q and V, float64")
-ledger["I2"].measure({"relative error": e["I2"]})
-_ = ledger["I3"].measure({"formula gap": e["I3_formula"], "sampled-w loss off by (standard errors)": e["I3_z"]})
 
 # %% tags=["remove-input", "hide-output"]
-ledger.cards('I1', 'I2', 'I3')
+ledger.judge(checks.identities(ids, id_cfg));
 
 # %% tags=["remove-cell"]
+e = ids.errors
 assert e["I1"] < 1e-10 and e["I2"] < 1e-10 and e["I3_formula"] < 1e-12 and abs(e["I3_z"]) < 5
 assert e["I6_span"] < 1e-12 and e["I6_columns"] < 1e-14 < e["I6_column0_changed"]
 
@@ -213,22 +211,22 @@ assert e["I6_span"] < 1e-12 and e["I6_columns"] < 1e-14 < e["I6_column0_changed"
 # squared loss with two independent draws of $w$ on the same inputs — they agree only up to the
 # Monte-Carlo error of the $w$-sample, whose size the spread between the two draws shows.
 
-# %% tags=["hide-input"]
+# %%
 h_cfg = cv.FullVsReducedConfig.for_scale(SCALE)
 hres = full(cv.run_full_vs_reduced, h_cfg)
 icl_lab.notebook.reduced(h_cfg)
-say(f"The smallest $\\alpha_k$ along the run is {hres.min_alpha:.2e}.")
 
+# %% tags=["remove-cell"]
+glue("cv-min-alpha", hres.min_alpha)
 
-ledger["I4"].measure(
-    {"max difference (marginalised w)": hres.max_diff_marginalized, "RMS deviation (sampled w)": hres.max_diff_sampled,
-     "w-spread": hres.mc_spread, "RMS deviation / w-spread (sampled w)": hres.max_diff_sampled / hres.mc_spread},
-    how=f"icl_lab.train (GD, float64) on {h_cfg.prompts} prompts, K={h_cfg.K}, d={h_cfg.d}, N={h_cfg.N}, {h_cfg.steps} steps")
-ledger["I6"].measure({"off-span": max(hres.off_span, e["I6_span"]), "change of the other columns": e["I6_columns"]},
-                     measured=f"off-span {max(hres.off_span, e['I6_span']):.1e}; other columns change by {e['I6_columns']:.1e} when column 1 is perturbed")
-ledger.cards('I4', 'I6')
+# %% [markdown]
+# The smallest $\alpha_k$ along the run is {glue:text}`cv-min-alpha:.2e`.
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Four entries of $S = V^\\top QV$ along GD: the reduced $K\\times K$ model (thick), the full $d\\times d$ model with the $w$-marginalised loss (dotted, on top of it) and with sampled $w$ (dashed). Not a figure of the paper; 1000 GD steps.", "name": "fig-cv-full-vs-reduced"}, "image": {"alt": "Four thick curves of S entries over the GD steps; the dotted full-model curves lie exactly on them, the dashed sampled-w curves close by."}}
+# %% tags=["remove-input"]
+glue("fvr-steps", h_cfg.steps)
+ledger.judge(checks.full_vs_reduced(hres, h_cfg, ids));
+
+# %% mystnb={"figure": {"caption": "Four entries of $S = V^\\top QV$ along GD: the reduced $K\\times K$ model (thick), the full $d\\times d$ model with the $w$-marginalised loss (dotted, on top of it) and with sampled $w$ (dashed). Not a figure of the paper; {glue:text}`fvr-steps` GD steps.", "name": "fig-cv-full-vs-reduced"}, "image": {"alt": "Four thick curves of S entries over the GD steps; the dotted full-model curves lie exactly on them, the dashed sampled-w curves close by."}}
 plotting.finish(cplot.draw_full_vs_reduced(hres, h_cfg.K))
 
 # %% tags=["remove-cell"]
@@ -249,13 +247,20 @@ assert hres.max_diff_marginalized < 1e-10 and hres.off_span < 1e-12
 #
 # A quick numerical check of the bracket inequality on random attention vectors:
 
-# %% tags=["hide-input"]
+# %%
 gs = icl_lab.make_generator(7)
 a_rand = torch.distributions.Dirichlet(torch.full((6,), 0.5, dtype=torch.float64)).sample((20000,))
 k_q, n_o = 0, 1
 bracket = (a_rand**2).sum(1) - a_rand[:, k_q] ** 2 - a_rand[:, n_o] - a_rand[:, k_q] * (1 - a_rand[:, k_q])
 bound = -(1 - a_rand[:, k_q]) * (a_rand[:, k_q] - a_rand[:, 1:].max(1).values)
-say(f"Over 20000 random attention vectors the largest value of the bracket minus its bound is {float((bracket - bound).max()):.2e} (it must be $\\le 0$).")
+
+# %% tags=["remove-cell"]
+glue("cv-bracket-n", a_rand.shape[0])
+glue("cv-bracket-max", float((bracket - bound).max()))
+
+# %% [markdown]
+# Over {glue:text}`cv-bracket-n` random attention vectors the largest value of the bracket minus its
+# bound is {glue:text}`cv-bracket-max:.2e` (it must be $\le 0$).
 
 # %% tags=["remove-cell"]
 assert float((bracket - bound).max()) <= 1e-15
@@ -276,10 +281,11 @@ assert float((bracket - bound).max()) <= 1e-15
 # $\beta_{k,1}^{(0)} \approx p_kp_1(p_1^2 - p_1) = -p_kp_1^2(1-p_1) = -\Theta(1/K)$, far larger than
 # $\alpha_k^{(0)} = \Theta(1/K^2)$ (§4.1.1): the first thing a rare feature learns is to **stop
 # attending to the dominant feature**. For the paper's $p = (0.8, 0.1, 0.1)$ and $k = 2$:
-# $\alpha_2 = 0.0146$, $\beta_{2,1} = -0.0192$, $\beta_{2,3} = +0.0046$. The table compares the
+# $\alpha_2 =$ {glue:text}`cv-a2:.4f`, $\beta_{2,1} =$ {glue:text}`cv-b21:.4f`, $\beta_{2,3} =$
+# {glue:text}`cv-b23:+.4f`. The table compares the
 # library's gradient (mean field, and a finite-$N$ Monte Carlo) with the closed forms.
 
-# %% tags=["hide-input"]
+# %%
 rows = []
 for K in (10, 100):
     for setting in ("balanced", "imbalanced"):
@@ -296,23 +302,12 @@ table(["$K$", "setting", r"$\alpha_k$ mean field", "closed form", r"$N = 20K^2$"
 cf_err = max(r[-1] for r in rows)
 G_paper = gradient(torch.zeros(3, 3), CountLaw.mean_field(torch.tensor(th.IMBALANCED_P, dtype=torch.float64)))
 a2, b21, b23 = float(G_paper[1, 1]), float(G_paper[0, 1]), float(G_paper[2, 1])
-# scaling with K at S = 0 (mean field): alpha K^2 and |beta_k1| K stay of order one
-bal_scaled = [(K, float(gradient(torch.zeros(K, K), CountLaw.mean_field(th.p_for("balanced", K)))[0, 0]) * K**2,
-               float(-gradient(torch.zeros(K, K), CountLaw.mean_field(th.p_for("balanced", K)))[1, 0]) * K**3) for K in (10, 100, 1000)]
-G_imb = {K: initial_gradient_mean_field(th.p_for("imbalanced", K, 0.5))["G"] for K in (10, 100, 1000)}
-# per K: K |beta_k1|, K^2 alpha_k and K^2 |beta_kn| (query k = 2, rare n = 3: column 1, rows 0 and 2; beta_kn^(0) > 0)
-imb_scaled = [(K, float(-G[0, 1]) * K, float(G[1, 1]) * K**2, abs(float(G[2, 1])) * K**2) for K, G in G_imb.items()]
-ledger["G0-bal"].measure(
-    {"alpha K^2": [r[1] for r in bal_scaled], "|beta| K^3": [r[2] for r in bal_scaled], "closed-form error": cf_err},
-    measured="alpha K^2 = " + ", ".join(f"{r[1]:.3f}" for r in bal_scaled) + "; |beta| K^3 = " + ", ".join(f"{r[2]:.3f}" for r in bal_scaled)
-             + f" (K = 10, 100, 1000); closed-form error {cf_err:.1e}")
-ledger["G0-imb"].measure(
-    {"|beta_k1| K": [r[1] for r in imb_scaled], "alpha_k K^2": [r[2] for r in imb_scaled],
-     "K^2 |beta_kn| at K = 1000 / at K = 100": imb_scaled[2][3] / imb_scaled[1][3], "K^2 |beta_kn| at K = 1000": imb_scaled[2][3]},
-    measured="|beta_k1| K = " + ", ".join(f"{r[1]:.3f}" for r in imb_scaled) + "; alpha_k K^2 = " + ", ".join(f"{r[2]:.3f}" for r in imb_scaled)
-             + "; K^2 |beta_kn| = " + ", ".join(f"{r[3]:.4f}" for r in imb_scaled) + f" (K = 10, 100, 1000; ratio of the last two {imb_scaled[2][3] / imb_scaled[1][3]:.4f})")
-ledger["G0-fig3"].measure({"alpha_2": a2, "beta_21": b21, "beta_23": b23, "beta_21 + alpha_2": b21 + a2})
-ledger.cards('G0-bal', 'G0-imb', 'G0-fig3')
+
+# %% tags=["remove-input"]
+glue("cv-a2", a2)
+glue("cv-b21", b21)
+glue("cv-b23", b23)
+ledger.judge(checks.initial_gradients(cf_err));
 
 # %% tags=["remove-cell"]
 assert cf_err < 1e-14 and b23 > 0
@@ -340,27 +335,23 @@ assert cf_err < 1e-14 and b23 > 0
 # (upper bound via $Q = \sigma I$, $\sigma = \mathrm{poly}(N)$). The minimum is an infimum: it needs
 # $A_k\to\infty$. Since $\mathcal L_k^*$ itself is not computable, convergence times below use
 # $\mathcal L_k - \mathcal L_k^{\rm low}\le\epsilon$, an upper bound on $\mathcal L_k - \mathcal L_k^*$
-# (Lemma C.10). For the paper's experiment: $\mathcal L_{2,3}^{\rm low} = 0.75\cdot 0.9^{60} = 1.35\times10^{-3}$
-# (imbalanced), $8.6\times 10^{-43}$ for $v_1$, and $2.0\times10^{-11}$ (balanced).
+# (Lemma C.10). For the paper's experiment: $\mathcal L_{2,3}^{\rm low} = 0.75\cdot 0.9^{60} =$
+# {glue:text}`cv-floor-rare:.2e` (imbalanced), {glue:text}`cv-floor-dom:.1e` for $v_1$, and
+# {glue:text}`cv-floor-bal:.1e` (balanced).
 
-# %% tags=["hide-input"]
-fl = ids.floors
-ledger["I7"].measure({"relative error": max(v["rel_err"] for v in fl.values()),
-                      "L_2^low (imbalanced)": float(fl["imbalanced"]["closed"][1]), "L_k^low (balanced)": float(fl["balanced"]["closed"][0])})
-# Lemma C.3 (Devroye): Monte Carlo at the edge K/N = eps^2/20
-Kd, Nd = 5, 2000
+# %%
+Kd, Nd = 5, 2000  # Lemma C.3 at its edge K/N = eps^2/20
 eps_d = math.sqrt(20 * Kd / Nd)
 pd = torch.tensor([0.4, 0.3, 0.15, 0.1, 0.05], dtype=torch.float64)
 Xd = CountLaw.monte_carlo(Nd, pd, 200_000, icl_lab.make_generator(11)).counts
 dev_prob = float(((Xd - Nd * pd).abs().sum(1) > Nd * eps_d).to(torch.float64).mean())
 dev_bound = 3 * math.exp(-Nd * eps_d**2 / 25)
-n_dev = Xd.shape[0]
-dev_rate = criteria.rate_of(round(dev_prob * n_dev), n_dev)
-ledger["C3"].measure({"P(deviation > N eps)": dev_rate, "bound 3 exp(-N eps^2/25)": dev_bound},
-                     measured=f"{round(dev_prob * n_dev)} of {n_dev} draws, {dev_prob:.1e} (Wilson 95% upper {dev_rate.hi:.1e}) <= {dev_bound:.1e}",
-                     hypotheses={"0 < eps < 1": 0 < eps_d < 1,  # the edge K/N = eps^2/20 holds up to round-off:
-                                 "K/N <= eps^2/20": Kd / Nd <= eps_d**2 / 20 * (1 + 1e-12)})
-ledger.cards('I7', 'C3')
+
+# %% tags=["remove-input"]
+glue("cv-floor-rare", float(ids.floors["imbalanced"]["closed"][1]))
+glue("cv-floor-dom", float(ids.floors["imbalanced"]["closed"][0]))
+glue("cv-floor-bal", float(ids.floors["balanced"]["closed"][0]))
+ledger.judge([checks.floors(ids), checks.deviation(Xd, Nd, pd, eps_d)]);
 
 # %% tags=["remove-cell"]
 assert dev_prob <= dev_bound
@@ -391,78 +382,42 @@ assert dev_prob <= dev_bound
 # once (paper scale: $K$ up to 2000; our choice $p_1 = 0.5$,
 # $p_k = 0.5/(K-1)$ for the imbalanced columns, plus $p_1 \in\{0.3, 0.8\}$).
 
-# %% tags=["hide-input"]
+# %%
 sw_cfg = cv.SweepConfig.for_scale(SCALE)
 sw = full(cv.run_sweep, sw_cfg)
 Kb = sw_cfg.K_eps
-bt = sw.balanced[Kb]["traj"]
+bt = sw.balanced[Kb]["traj"]  # the balanced column at K = Kb
 btimes = sw.balanced[Kb]["times"]
-A_b, B_b = bt.series("A"), bt.series("Bo")
 al_b, be_b = bt.series("alpha"), bt.series("betao")
-pos = bt.tau > 0
-ratio_b = float((Kb * np.abs(be_b[pos]) / al_b[pos]).max())
-after_T1 = bt.tau > btimes["T1"]
-max_beta_after = float(be_b[after_T1].max())
-attn_o = bt.series("Attn_o")
-attn_o_monotone = bool(np.all(np.diff(attn_o) <= 1e-15))
+max_beta_after = float(be_b[bt.tau > btimes["T1"]].max())
 
+# %% tags=["remove-input"]
+ledger.judge(checks.balanced_column(sw, sw_cfg));
 
-def thm_hyp(pairs, p1=None, eps=True):
-    """Thm 3.1's (p1 None) or Thm 3.2's hypotheses at every (K, eps) a claim uses, read as claims.toml says."""
-    h = ({"p_k = Theta(1/K)": all(0.1 <= K * float(th.p_for("balanced", K)[0]) <= 10 for K, _ in pairs)} if p1 is None else
-         {"p_1 = Theta(1), p_k = Theta(1/K)": all(p1 >= 0.1 and 0.1 <= (1 - p1) * K / (K - 1) <= 10 for K, _ in pairs)})
-    h["N >= poly(K) (mean field)"] = True  # the sweep's columns are mean-field flows: N = infinity by construction
-    return {**h, "polylog(K) >> log(1/eps)": all(math.log(1 / e) <= math.log(K) ** 2 for K, e in pairs)} if eps else h
-
-
-ledger["B1"].measure({"min alpha": float(al_b.min()), "max K|beta|/alpha": ratio_b, "max beta after T1": max_beta_after,
-                      "off-target attention falls together": attn_o_monotone},
-                     how=f"mean-field flow of the balanced column, K = {Kb} (K/(K-1) = {Kb / (Kb - 1):.3f})")
-ledger.cards('B1')
-
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "A balanced column ($p_k = 1/K$) under the mean-field gradient flow: the weights $A_k$, $B_{k,n}$ (dashed: $\\log K$), their gradients, and the attention and error above the floor; dotted: the end of phase I, $T_1$ (first $A_k > \\log K$). Not a figure of the paper (its balanced case, Thm 3.1, has no figure).", "name": "fig-cv-balanced"}, "image": {"alt": "Three log-time panels: A_k rises past log K at T1 while B_k,n falls; the gradients decay; the target attention rises to 1 and the error falls as the other features' attention vanishes."}}
+# %% mystnb={"figure": {"caption": "A balanced column ($p_k = 1/K$) under the mean-field gradient flow: the weights $A_k$, $B_{k,n}$ (dashed: $\\log K$), their gradients, and the attention and error above the floor; dotted: the end of phase I, $T_1$ (first $A_k > \\log K$). Not a figure of the paper (its balanced case, Thm 3.1, has no figure).", "name": "fig-cv-balanced"}, "image": {"alt": "Three log-time panels: A_k rises past log K at T1 while B_k,n falls; the gradients decay; the target attention rises to 1 and the error falls as the other features' attention vanishes."}}
 plotting.finish(cplot.draw_balanced(bt, btimes["T1"], Kb))
 
 # %% tags=["remove-cell"]
 assert al_b.min() >= 0 and max_beta_after <= 0
 
-# %% tags=["hide-input"]
-Ks = sorted(k for k in sw.balanced if k in sw_cfg.K_values)
+# %%
+Ks = checks.sweep_K(sw, sw_cfg)
 T1b = np.array([sw.balanced[K]["times"]["T1"] for K in Ks])
 norm_T1 = T1b / (np.array(Ks) ** 2 * np.log(Ks))
-slope_T1 = loglog_slope(Ks, T1b)
 eps_list = sorted(sw.eps_balanced, reverse=True)
 tau_eps = np.array([sw.eps_balanced[e] for e in eps_list])
 ph2_eps = (tau_eps - btimes["T1"]) * np.array(eps_list) / Kb
 ph2_K = np.array([(sw.balanced[K]["times"]["T2"] - sw.balanced[K]["times"]["T1"]) * sw_cfg.eps / K for K in Ks])
-bound_eps = ph2_eps / np.log(Kb / np.sqrt(eps_list))
-bound_K = ph2_K / np.log(np.array(Ks) / math.sqrt(sw_cfg.eps))
-# the bound is asymptotic in eps: test its shape on the three smallest eps of the ladder
-slope_b_eps = loglog_slope(1 / np.array(eps_list[-3:]), bound_eps[-3:])
-slope_b_K = loglog_slope(Ks, bound_K)
-Kl = min(sw.late_balanced)
-lb = sw.late_balanced[Kl]
-sel_b = (lb["tau"] >= 1e5) & (lb["tau"] <= 1e7)
-late_b_rng = (float(lb["ratio"][sel_b].min()), float(lb["ratio"][sel_b].max()))
-late_b = float(lb["ratio"][-1])
-ledger["B2"].measure({"T1/(K^2 log K)": np.round(norm_T1, 3).tolist(), "fitted_exponent": slope_T1},
-                     measured=f"T1/(K^2 log K) = {np.round(norm_T1, 3).tolist()} for K = {Ks}; fitted exponent {slope_T1:.2f}",
-                     hypotheses=thm_hyp([(K, None) for K in Ks], eps=False))
-ledger["B3"].measure(
-    {"slope in 1/eps": slope_b_eps, "slope in K": slope_b_K},
-    measured=f"(tau_eps - T1) eps/(K log(K eps^-1/2)): log-log slope {slope_b_eps:+.2f} in 1/eps, {slope_b_K:+.2f} in K",
-    how=f"mean-field flow; slope over the three smallest eps of {eps_list} at K = {Kb}, and over K in {Ks} at eps = {sw_cfg.eps:g}",
-    hypotheses=thm_hyp([(Kb, e) for e in eps_list[-3:]] + [(K, sw_cfg.eps) for K in Ks]))
-ledger["B4"].measure(
-    {"4 p_k tau L_k, lowest and highest for tau in [1e5, 1e7]": [float(late_b_rng[0]), float(late_b_rng[1])]},
-    measured=f"4 p_k tau L_k in [{late_b_rng[0]:.3f}, {late_b_rng[1]:.3f}] for tau in [1e5, 1e7] (K = {Kl}); (tau_eps - T1) eps/K at K = {Kb}: {ph2_eps[-1]:.3f} at eps = {min(eps_list):g} (law: 0.25)",
-    how=f"mean-field flow of the balanced column to tau = {lb['tau'][-1]:.0e}")
-ledger.cards('B2', 'B3', 'B4')
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Balanced columns: the phase-I length $T_1$ against $K$ with the paper's $K^2\\log K$ (dashed), and the phase-II length $(\\tau_\\epsilon - T_1)\\epsilon/K$ against $1/\\epsilon$ (grey: the late-time law's 1/4) and against $K$. Not a figure of the paper.", "name": "fig-cv-balanced-scaling"}, "image": {"alt": "Left: T1 grows parallel to, and below, the dashed K squared log K line. Middle and right: the normalised phase-II length stays of order one against 1/epsilon and against K, near the grey 1/4 line."}}
+# %% tags=["remove-input"]
+ms = checks.balanced_scaling(sw, sw_cfg)
+ledger.judge(ms);
+
+# %% mystnb={"figure": {"caption": "Balanced columns: the phase-I length $T_1$ against $K$ with the paper's $K^2\\log K$ (dashed), and the phase-II length $(\\tau_\\epsilon - T_1)\\epsilon/K$ against $1/\\epsilon$ (grey: the late-time law's 1/4) and against $K$. Not a figure of the paper.", "name": "fig-cv-balanced-scaling"}, "image": {"alt": "Left: T1 grows parallel to, and below, the dashed K squared log K line. Middle and right: the normalised phase-II length stays of order one against 1/epsilon and against K, near the grey 1/4 line."}}
 plotting.finish(cplot.draw_balanced_scaling(Ks, T1b, eps_list, ph2_eps, Kb, ph2_K, sw_cfg.eps))
 
 # %% tags=["remove-cell"]
+late_b_rng = ms[2].quantities["4 p_k tau L_k, lowest and highest for tau in [1e5, 1e7]"]
 assert np.all(np.diff(norm_T1) <= 0) and late_b_rng[0] > 0.8 and late_b_rng[1] < 1.2
 
 # %% [markdown]
@@ -474,38 +429,21 @@ assert np.all(np.diff(norm_T1) <= 0) and late_b_rng[0] > 0.8 and late_b_rng[1] <
 # **independent of $K$**. All $B_{1,n}$ decrease from $t = 0$ with $|\beta_{1,n}| = O(\alpha_1/K)$
 # (Lemma F.5; the main text's Lemma 4.6 has typos here, see the errata).
 
-# %% tags=["hide-input"]
+# %%
 p1m = sw_cfg.p1_main
-d1_rows = []
-for K in Ks:
-    tr = sw.dominant[(p1m, K)]["traj"]
-    m = tr.tau > 0
-    d1_rows.append((K, float(tr.series("betao")[m].max()), float((K * np.abs(tr.series("betao")[m]) / tr.series("alpha")[m]).max())))
 dom_eps = sorted(sw_cfg.dominant_eps, reverse=True)
 dom_tab = np.array([[sw.dominant_times[(K, e)] for e in dom_eps] for K in sw_cfg.dominant_K])
-flat = dom_tab.max(0) / dom_tab.min(0)
-slope_dom = [loglog_slope(dom_eps, dom_tab[i]) for i in range(len(sw_cfg.dominant_K))]
-stage = np.array([sw.under[(p1m, K)]["times"]["tau_eps"] / sw.dominant[(p1m, K)]["times"]["tau_eps"] for K in Ks])
 table(["$K$"] + [f"$\\tau_\\epsilon$ at $\\epsilon$ = {e:g}" for e in dom_eps],
       [(K, *(f"{v:.6g}" for v in row)) for K, row in zip(sw_cfg.dominant_K, np.asarray(dom_tab))]
       + [("late-time law $1/(4p_1\\epsilon)$", *(f"{1 / (4 * p1m * e):.6g}" for e in dom_eps))])
-ledger["D1"].measure(
-    {"max beta_1n": max(r[1] for r in d1_rows), "max K|beta|/alpha": max(r[2] for r in d1_rows)},
-    measured=f"max beta_1n = {max(r[1] for r in d1_rows):.1e}; max K|beta|/alpha = {max(r[2] for r in d1_rows):.2f} (K = {Ks[0]}..{Ks[-1]})",
-    how=f"mean-field flow of column 1, p1 = {p1m} (K/(K-1) = {Ks[0] / (Ks[0] - 1):.3f} at the smallest K)")
-ledger["D2"].measure(
-    {"max/min of tau_eps over K": np.round(flat, 3).tolist(), "log-log slope of tau_eps in eps": np.round(slope_dom, 2).tolist(),
-     "shallowest slope in eps": float(np.max(slope_dom))},
-    measured=f"max/min of tau_eps over K = {sw_cfg.dominant_K}: {np.round(flat, 3).tolist()}; slope in eps: {np.round(slope_dom, 2).tolist()}",
-    how=f"mean-field flow of column 1, p1 = {p1m}, time to L_1 - L_1^low <= eps",
-    hypotheses=thm_hyp([(K, e) for K in sw_cfg.dominant_K for e in dom_eps], p1m))
-ledger["D3"].measure({"T_k/T_1": np.round(stage, 1).tolist(), "T_k/T_1 at the smallest K": float(stage[0])},
-                     measured=f"T_k/T_1 = {np.round(stage, 1).tolist()} for K = {Ks}", how=f"mean-field flows, eps = {sw_cfg.eps:g}, p1 = {p1m}",
-                     hypotheses=thm_hyp([(K, sw_cfg.eps) for K in Ks], p1m))
-ledger.cards('D1', 'D2', 'D3')
+
+# %% tags=["remove-input"]
+ms = checks.dominant(sw, sw_cfg)
+ledger.judge(ms);
 
 # %% tags=["remove-cell"]
-assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
+stage = np.array([sw.under[(p1m, K)]["times"]["tau_eps"] / sw.dominant[(p1m, K)]["times"]["tau_eps"] for K in Ks])
+assert ms[0].quantities["max beta_1n"] <= 0 and np.all(np.diff(stage) > 0)
 
 # %% [markdown]
 # ## Under-represented features: four phases (Theorem 3.2, part 2)
@@ -538,56 +476,43 @@ assert max(r[1] for r in d1_rows) <= 0 and np.all(np.diff(stage) > 0)
 # ### Figure 1, from data
 #
 # The paper's Figure 1 is a schematic. Here is the same picture measured: the mean-field flow of
-# one under-represented column (paper scale $K = 50$, $p_1 = 0.5$, $\epsilon = 10^{-3}$; ci scale
-# $K = 20$, $\epsilon = 10^{-2}$), with GD on a finite context (Monte Carlo over counts, dashed) on
+# one under-represented column ($K =$ {glue:text}`po-K`, $p_1 =$ {glue:text}`po-p1`, $\epsilon =$
+# {glue:text}`po-eps:g` at this scale; paper scale $K = 50$, $\epsilon = 10^{-3}$), with GD on a finite context (Monte Carlo over counts, dashed) on
 # top. The strip at the top is the paper's top row: the attention on the dominant feature, on the
 # target, and on all other features together (darker = more).
 
-# %% tags=["hide-input"]
+# %%
 po_cfg = cv.PortraitConfig.for_scale(SCALE)
 po = full(cv.run_portrait, po_cfg)
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The four phases of an under-represented feature $v_k$ ($k\\ge2$) under the mean-field gradient flow, with GD at finite $N$ dashed in the weights panel: top, the attention on the dominant feature, the target and all others (dark = 1); below, the bilinear weights (grey: $-0.49\\log K$ and $\\log K$), their gradients, the attention scores, and the error above the floor for the target and the dominant feature (grey: $\\epsilon$). Shaded: phases I–IV between the paper's thresholds $T_1, \\dots, T_4$. A data-driven version of Figure 1 of Huang, Cheng and Liang (their figure is a sketch).", "name": "fig-cv-portrait"}, "image": {"alt": "A grey strip and four log-time panels with four shaded phases: the attention on the dominant feature falls, the target attention rises towards 1 in phases III and IV, and the error falls to epsilon."}}
+# %% tags=["remove-cell"]
+glue("po-K", po_cfg.K)
+glue("po-p1", po_cfg.p1)
+glue("po-eps", po_cfg.eps)
+
+# %% mystnb={"figure": {"caption": "The four phases of an under-represented feature $v_k$ ($k\\ge2$) under the mean-field gradient flow, with GD at finite $N$ dashed in the weights panel: top, the attention on the dominant feature, the target and all others (dark = 1); below, the bilinear weights (grey: $-0.49\\log K$ and $\\log K$), their gradients, the attention scores, and the error above the floor for the target and the dominant feature (grey: $\\epsilon$). Shaded: phases I–IV between the paper's thresholds $T_1, \\dots, T_4$. A data-driven version of Figure 1 of Huang, Cheng and Liang (their figure is a sketch).", "name": "fig-cv-portrait"}, "image": {"alt": "A grey strip and four log-time panels with four shaded phases: the attention on the dominant feature falls, the target attention rises towards 1 in phases III and IV, and the error falls to epsilon."}}
 plotting.finish(cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.dominant, finite=po.finite,
                                    title=f"K = {po_cfg.K}, p1 = {po_cfg.p1}"))
 
-# %% tags=["hide-input"]
+# %%
 pt = po.times
-tr = po.flow
 table(["", "$T_1$", "$T_2$", "$T_3$", "$T_4$"],
       [("paper thresholds, mean field", *(f"{pt[k]:.6g}" for k in ("T1", "T2", "T3", "T4"))),
        ("paper thresholds, GD at finite $N$", *(f"{po.finite_times[k]:.6g}" for k in ("T1", "T2", "T3", "T4"))),
        ("mechanistic markers: " + r"$\tau_{\rm sw}, \tau_{AB}, \tau_{\log K}, \tau_\epsilon$",
         *(f"{pt[k]:.6g}" for k in ("tau_sw", "tau_AB", "tau_logK", "tau_eps")))])
-al, b1, bo = tr.series("alpha"), tr.series("beta1"), tr.series("betao")
-m0 = tr.tau > 0
-early = m0 & (tr.tau < pt["tau_sw"])
-Bo = tr.series("Bo")
-bo_peak = float(tr.tau[np.argmax(Bo)])
-ph4 = (tr.tau > pt["T3"]) & (tr.tau <= pt["T4"])
-sw_ratio = value_at(tr.tau, tr.series("B1"), pt["tau_sw"]) / tr.column.logK
-# "beta_k1 leads until tau_sw" is true by the definition of tau_sw (the first alpha_k >= |beta_k1|); what the
-# statement adds is that beta_k1 leads from the start (tau_sw > 0) and that B_k1 falls while it leads
-u1 = {"beta_k1 leads at the start (tau_sw > 0)": bool(pt["tau_sw"] > 0 and abs(b1[0]) > al[0]),
-      "B_k1 < 0 at tau_sw": bool(sw_ratio < 0),
-      "B_kn rises then falls": bool(Bo.max() > 0 and 0 < bo_peak < pt["T1"] and Bo[-1] < Bo.max()),
-      "all beta <= 0 in phase IV": bool(max(b1[ph4].max(), bo[ph4].max()) <= 0),
-      "order T1 < T2 < T3 < T4": bool(pt["T1"] < pt["T2"] < pt["T3"] < pt["T4"])}
-ledger["U1"].measure(
-    u1, measured="; ".join(f"{k}: {v}" for k, v in u1.items()) + f"; B_k1/log K at tau_sw = {sw_ratio:.2f}",
-    how=f"mean-field flow, K = {po_cfg.K}, p1 = {po_cfg.p1}; GD on N = {po_cfg.N} gives {po.finite_times['T1']:.0f}/{po.finite_times['T2']:.0f}/{po.finite_times['T3']:.0f}",
-    hypotheses=thm_hyp([(po_cfg.K, po_cfg.eps)], po_cfg.p1))  # Lemmas 4.2-4.5: the conditions of Thm 3.2, on the mean-field flow
-assert bool(np.all(np.abs(b1[early]) > al[early]))  # beta_k1 leads until tau_sw: the definition of tau_sw, a test of the page
-assert u1["beta_k1 leads at the start (tau_sw > 0)"] and u1["all beta <= 0 in phase IV"] and u1["order T1 < T2 < T3 < T4"]
-min_alpha_all = min([hres.min_alpha, float(po.flow.series("alpha").min()), float(po.finite.series("alpha").min())]
-                    + [float(v["traj"].series("alpha").min()) for d_ in (sw.balanced, sw.under, sw.dominant) for v in d_.values()])
-ledger["I5"].measure(
-    {"min alpha over all runs": min_alpha_all},
-    how=f"reduced GD of the full-versus-reduced check, the portrait (flow and finite-N GD) and all {len(sw.balanced) + len(sw.under) + len(sw.dominant)} sweep columns")
-ledger.cards('U1', 'I5')
+
+# %% tags=["remove-input"]
+ms = checks.portrait(po, po_cfg, hres, sw)
+ledger.judge(ms);
 
 # %% tags=["remove-cell"]
-assert min_alpha_all >= 0
+tr = po.flow
+early = (tr.tau > 0) & (tr.tau < pt["tau_sw"])
+assert bool(np.all(np.abs(tr.series("beta1")[early]) > tr.series("alpha")[early]))  # the definition of tau_sw
+u1 = ms[0].quantities
+assert u1["beta_k1 leads at the start (tau_sw > 0)"] and u1["all beta <= 0 in phase IV"] and u1["order T1 < T2 < T3 < T4"]
+assert ms[1].quantities["min alpha over all runs"] >= 0
 
 # %% [markdown]
 # ### Phase order, markers and durations across K
@@ -600,116 +525,59 @@ assert min_alpha_all >= 0
 # The phase ends $T_1,\dots,T_4$ and the markers of every column of the sweep, for each $p_1$ and $K$, are
 # in two tables under the next cell (folded: open them with the button).
 
-# %% tags=["hide-input", "hide-output"]
+# %% tags=["hide-output"]
 p1_vals = sw_cfg.p1_values
-phase_rows = []
-order_ok, marker_ok, sw_pos = {}, {}, {}
-for p1 in p1_vals:
-    for K in Ks:
-        t = sw.under[(p1, K)]["times"]
-        trj = sw.under[(p1, K)]["traj"]
-        x = value_at(trj.tau, trj.series("B1"), t["tau_sw"]) / math.log(K)
-        sw_pos[(p1, K)] = x
-        order_ok[(p1, K)] = bool(t["T1"] < t["T2"] < t["T3"] < t["T4"])
-        marker_ok[(p1, K)] = bool(t["tau_sw"] < t["tau_AB"] < t["tau_logK"] < t["tau_eps"])
-        phase_rows.append((p1, K, *(f"{t[k]:.4g}" for k in ("T1", "T2", "T3", "T4", "tau_sw", "tau_AB", "tau_logK", "tau_eps")), f"{x:+.3f}"))
+sw_pos = checks.switch_positions(sw, sw_cfg)  # B_k1/log K at tau_sw, per (p1, K)
+phase_rows = [(p1, K, *(f"{sw.under[(p1, K)]['times'][k]:.4g}" for k in ("T1", "T2", "T3", "T4", "tau_sw", "tau_AB",
+                                                                         "tau_logK", "tau_eps")), f"{sw_pos[(p1, K)]:+.3f}")
+              for p1 in p1_vals for K in Ks]
 table(["$p_1$", "$K$", "$T_1$", "$T_2$", "$T_3$", "$T_4$"], [r[:6] for r in phase_rows])  # phase ends
 table(["$p_1$", "$K$", r"$\tau_{\rm sw}$", r"$\tau_{AB}$", r"$\tau_{\log K}$", r"$\tau_\epsilon$",
        r"$B_{k,1}/\log K$ at $\tau_{\rm sw}$"], [r[:2] + r[6:] for r in phase_rows])  # the markers
-big = [K for K in Ks if K >= 20]
-u2 = all(order_ok[(p1m, K)] for K in big)
-ledger["U2"].measure(
-    {"ordered at p1 = 0.5 for K >= 20": u2, "ordered at the smallest K": order_ok[(p1m, Ks[0])]},
-    measured=f"p1 = {p1m}: ordered for K = {big}: {u2}; K = {Ks[0]}: {order_ok[(p1m, Ks[0])]} (p1 = 0.3: claim U2-p03)",
-    hypotheses=thm_hyp([(K, sw_cfg.eps) for K in Ks], p1m))
-if 0.3 in p1_vals:
-    b1min = {K: float(sw.under[(0.3, K)]["traj"].series("B1").min() / math.log(K)) for K in Ks}
-    reached = [K for K in Ks if np.isfinite(sw.under[(0.3, K)]["times"]["T1"])]
-    # beyond the sweep: the same mean-field column with the K - 2 other keys as one class of multiplicity K - 2
-    # (icl_lab.papers.convergence.asymptotics), so that K = 1e100 costs about what K = 50 does. First the
-    # consistency step: it must give the sweep's own lowest B_k1/log K (library flow, same eps and rtol) to 3 digits
-    far_check = {K: run_under(K, 0.3, eps=sw_cfg.eps * 0.999, rtol=sw_cfg.rtol).lowest_ratio for K in Ks if K >= 50}
-    far_dev = max(abs(far_check[K] - b1min[K]) for K in far_check)
-    assert far_dev < 5e-4, f"the reduced flow departs from the library's flow by {far_dev:.1e} in B_k1/log K"
-    # then K up to 1e100 at eps = 1e-3 (the book and paper scales' eps) at every scale: seconds
-    far_K = [10.0 ** e for e in (3, 4, 6, 9, 12, 15, 20, 21, 22, 25, 30, 40, 60, 100)]
-    far = {K: run_under(K, 0.3, eps=1e-3) for K in far_K}
-    lo_e, hi_e = 6.0, 30.0  # smallest K beyond the sweep whose lowest B_k1 reaches -0.49 log K (bisection in log10 K)
-    assert far[10.0 ** lo_e].lowest_ratio > -0.49 and far[10.0 ** hi_e].lowest_ratio <= -0.49
-    while hi_e - lo_e > 0.02:
-        mid = (lo_e + hi_e) / 2
-        lo_e, hi_e = (lo_e, mid) if run_under(10.0 ** mid, 0.3, eps=1e-3).lowest_ratio <= -0.49 else (mid, hi_e)
-    K_reach = 10.0 ** hi_e
-    crossed = [r for r in far.values() if np.isfinite(r.tau_cross)]
-    K_first = min(K for K, r in far.items() if np.isfinite(r.tau_cross))  # the first K of the line that reaches -0.49 log K
+# beyond the sweep, p1 = 0.3: the same mean-field column with the K - 2 other keys as one class
+beyond = checks.beyond_sweep(sw, sw_cfg) if 0.3 in p1_vals else None
+if beyond:
     table(["$K$", r"lowest $B_{k,1}/\log K$", r"first $B_{k,1}\le-0.49\log K$ at $\tau$", r"$A_k/\log K$ there",
            r"first $A_k\ge\log K$ at $\tau$"],
           [(f"1e{round(math.log10(K))}", f"{r.lowest_ratio:+.4f}", f"{r.tau_cross:.3g}" if np.isfinite(r.tau_cross) else "never",
-            f"{r.A_at_cross:.4f}" if np.isfinite(r.tau_cross) else "–", f"{r.tau_A_logK:.3g}") for K, r in far.items()])
-    say(f"The reduced flow reproduces the sweep's lowest $B_{{k,1}}/\\log K$ at $K$ = {list(far_check)} to {far_dev:.1e}; "
-        f"beyond the sweep the threshold $-0.49\\log K$ is first reached at $K\\approx$ {K_reach:.1e}.")
-    big_far = far[far_K[-1]]
-    ledger["U2-p03"].measure(
-        {"lowest B_k1/log K at the largest K": big_far.lowest_ratio,
-         "A_k/log K when B_k1 first reaches -0.49 log K, largest K": big_far.A_at_cross,
-         "B_k1 reaches the threshold before A_k reaches log K": all(r.tau_cross < r.tau_A_logK for r in crossed),
-         "K_reach": K_reach, "K_first": K_first, "A_first": far[K_first].A_at_cross, "A_largest": big_far.A_at_cross},
-        measured="lowest B_k1/log K over the run (flows until L_k <= eps): sweep " + ", ".join(f"K = {K}: {v:+.3f}" for K, v in b1min.items())
-                 + f" (threshold reached for K = {reached}); reduced flow beyond it: "
-                 + ", ".join(f"K = 1e{round(math.log10(K))}: {r.lowest_ratio:+.4f}" for K, r in far.items())
-                 + f"; smallest K beyond the sweep that reaches -0.49 log K: {K_reach:.1e}; at K = 1e100 B_k1 first reaches it at "
-                 f"tau = {big_far.tau_cross:.2e} with A_k/log K = {big_far.A_at_cross:.4f}, before A_k >= log K (tau = {big_far.tau_A_logK:.2e})",
-        how=f"mean-field flows at p1 = 0.3 until L_k - L_k^low <= eps: the library's columns at K = {Ks} (eps = {sw_cfg.eps:g}), "
-            f"and the three-class reduction (asymptotics.run_under, checked against them to {far_dev:.0e}) at K = 1e3 .. 1e100 (eps = 1e-3)",
-        hypotheses=thm_hyp([(K, None) for K in list(Ks) + far_K], 0.3, eps=False))
-big50 = [K for K in Ks if K >= 50]
-mk = all(marker_ok[(p1, K)] for p1 in p1_vals for K in big50)
-ledger["U2m"].measure({"markers ordered for every p1 and K >= 50": mk},
-                      measured=f"ordered for all p1 in {list(p1_vals)} and K in {big50}: {mk}")
-ledger.cards('U2', 'U2-p03', 'U2m')
+            f"{r.A_at_cross:.4f}" if np.isfinite(r.tau_cross) else "–", f"{r.tau_A_logK:.3g}") for K, r in beyond["far"].items()])
 
 # %% tags=["remove-cell"]
-assert u2 and mk
+glue("cv-far-check", ", ".join(map(str, beyond["far_check"])) if beyond else "–")
+glue("cv-far-dev", beyond["far_dev"] if beyond else math.nan)
+glue("cv-K-reach", beyond["K_reach"] if beyond else math.nan)
 
-# %% tags=["hide-input"]
-fit_min = icl_lab.by_scale(ci=50, paper=100)  # fit the exponents on the larger K of the sweep
-fitK = [K for K in Ks if K >= fit_min]
-durs = {ph: np.array([th.durations(sw.under[(p1m, K)]["times"])[ph] for K in fitK]) for ph in ("I", "II", "III", "IV")}
-bounds = {"I": 1.98, "II": 2.0, "III": 1.5, "IV": 1.0}
-slopes = {ph: (loglog_slope(fitK, v), loglog_slope(fitK, v / np.log(fitK))) for ph, v in durs.items()}
-# an exponent fitted over less than a decade of K cannot tell K^2 log K from K^2.2: the test cannot decide there
-short_fit = max(fitK) / min(fitK) < 10
-u3_measured = "fitted exponents (after / log K): " + ", ".join(f"{ph} {slopes[ph][1]:.2f}" for ph in bounds)
-u3_how = (f"log-log fit over K = {fitK}, p1 = {p1m}, mean-field flow; an upper bound: contradicted only by an exponent "
-          "more than 0.1 above the stated one, over at least a decade of K")
-if short_fit:  # the measurement cannot decide, whatever the exponents: no test applies
-    ledger["U3"].cannot_decide(
-        how=u3_how, measured=u3_measured,
-        why=f"the fit spans K = {min(fitK)}..{max(fitK)}, less than a decade: a log factor cannot be told from a "
-            "power there (the book and paper scales fit over a decade)")
-else:
-    ledger["U3"].measure({**{f"phase {ph} exponent - {bounds[ph]:g}": slopes[ph][1] - bounds[ph] for ph in bounds},
-                          **{f"rate {ph}": slopes[ph][1] for ph in bounds}},
-                         measured=u3_measured, how=u3_how, hypotheses=thm_hyp([(K, sw_cfg.eps) for K in fitK], p1m))
+# %% [markdown]
+# The three-class reduction reproduces the sweep's lowest $B_{k,1}/\log K$ at $K$ =
+# {glue:text}`cv-far-check` to {glue:text}`cv-far-dev:.1e`; beyond the sweep the threshold
+# $-0.49\log K$ is first reached at $K\approx$ {glue:text}`cv-K-reach:.1e`.
+
+# %% tags=["remove-input"]
+ms = checks.phase_order(sw, sw_cfg, beyond)
+ledger.judge(ms);
+
+# %% tags=["remove-cell"]
+assert ms[0].quantities["ordered at p1 = 0.5 for K >= 20"] and ms[-1].quantities["markers ordered for every p1 and K >= 50"]
+
+# %%
+fitK = checks.fit_K(sw, sw_cfg)  # the larger K of the sweep
+durs = checks.durations(sw, sw_cfg)  # per phase, its length for each K of fitK
+slopes = checks.duration_slopes(sw, sw_cfg)  # per phase, the log-log slope (and after dividing by log K)
+bounds = checks.DURATION_BOUNDS  # the exponents of the paper's bounds
 ratios = {K: th.gradient_ratios(sw.under[(p1m, K)], sw_cfg.eps) for K in fitK}
 keys = [k for k in ratios[fitK[0]] if not k.startswith("IV: max beta")]
-spread = {}
-for k in keys:
-    vals = np.array([ratios[K][k] for K in fitK])
-    spread[k] = float(vals.max() / vals.min())
-table(["normalised ratio"] + [f"$K = {K}$" for K in fitK], [(cplot.ratio_label(k), *(f"{ratios[K][k]:.3f}" for K in fitK)) for k in keys])
-max_beta_IV = max(ratios[K]["IV: max beta"] for K in fitK)
-ledger["U4"].measure(
-    {"largest max/min of a normalised ratio across K": max(spread.values()), "max beta in phase IV": max_beta_IV},
-    measured=f"largest max/min of a normalised ratio across K: {max(spread.values()):.2f} ({max(spread, key=spread.get)}); max beta in phase IV = {max_beta_IV:.1e}",
-    how=f"min/max of alpha K^2, |beta_k1| K^1.98, ... per phase window, K = {fitK}", hypotheses=thm_hyp([(K, sw_cfg.eps) for K in fitK], p1m))
-ledger.cards('U3', 'U4')
+table(["normalised ratio"] + [f"$K = {K}$" for K in fitK],
+      [(cplot.ratio_label(k), *(f"{ratios[K][k]:.3f}" for K in fitK)) for k in keys])
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Durations of the four phases of an under-represented column against $K$ (mean-field flow), with the fitted log-log slope of each and the exponent of the paper's bound (Thm 3.2, Lemmas 4.1–4.4). Not a figure of the paper.", "name": "fig-cv-durations"}, "image": {"alt": "Four straight lines on log-log axes, the phase durations growing with K at slopes near or below the bounds' exponents."}}
+# %% tags=["remove-input"]
+ms = checks.phase_durations(sw, sw_cfg)
+ledger.judge(ms);
+
+# %% mystnb={"figure": {"caption": "Durations of the four phases of an under-represented column against $K$ (mean-field flow), with the fitted log-log slope of each and the exponent of the paper's bound (Thm 3.2, Lemmas 4.1–4.4). Not a figure of the paper.", "name": "fig-cv-durations"}, "image": {"alt": "Four straight lines on log-log axes, the phase durations growing with K at slopes near or below the bounds' exponents."}}
 plotting.finish(cplot.draw_phase_durations(fitK, durs, slopes, bounds, p1m, sw_cfg.eps))
 
 # %% tags=["remove-cell"]
-assert max_beta_IV <= 0
+assert ms[1].quantities["max beta in phase IV"] <= 0
 
 # %% [markdown]
 # ## Stage-wise convergence and the late-time law
@@ -735,51 +603,32 @@ assert max_beta_IV <= 0
 # dominant feature ($p_1 = \Theta(1)$) needs no factor $K$: the time to $\epsilon$ is about
 # $1/(4p_k\epsilon)$. The next figure checks $4p_k\tau\mathcal L_k\to 1$.
 
-# %% tags=["hide-input"]
-late_vals = {}
-for K, v in sw.late.items():
-    T3K = sw.under[(p1m, K)]["times"]["T3"]  # each K inside its own phase IV: tau >= 100 T3
-    sel = v["tau"] >= 100 * T3K
-    late_vals[K] = (float(v["ratio"][sel].min()), float(v["ratio"][sel].max()), float(v["ratio"][-1]), 100 * T3K)
-u5 = all(lo <= sw_cfg.tau_late / 2 and abs(c - 1) <= 2 / K for K, (a, b, c, lo) in late_vals.items())
-worst_window = [max(abs(a - 1), abs(b - 1)) * K for K, (a, b, c, lo) in late_vals.items()]
-ledger["U5"].measure(
-    {"|4 p_k tau L_k - 1| K at the end": [abs(c - 1) * K for K, (a, b, c, lo) in late_vals.items()],
-     "end of the run / (100 T3)": [sw_cfg.tau_late / lo for K, (a, b, c, lo) in late_vals.items()],
-     "largest |4 p_k tau L_k - 1| K on tau >= 100 T3": worst_window},
-    measured="; ".join(f"K = {K}: {c:.4f} at tau = {sw_cfg.tau_late:.0e} (|.-1| K = {abs(c - 1) * K:.2f}), range [{a:.3f}, {b:.3f}] "
-                       f"on tau >= 100 T3 = {lo:.2g} (largest |.-1| K there: {w:.2f})"
-                       for (K, (a, b, c, lo)), w in zip(late_vals.items(), worst_window)),
-    how=f"mean-field flow to tau = {sw_cfg.tau_late:.0e}, p1 = {p1m}; the limit tested at the end of the run, "
-        "which lies inside each K's phase IV (tau >= 100 T3)")
-ledger.cards('U5')
+# %% tags=["remove-input"]
+ledger.judge(checks.late_law(sw, sw_cfg));
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The late-time law of an under-represented column: $4p_k\\tau\\,\\mathcal L_k$ against $\\tau$ for several $K$ tends to 1 (dashed) in phase IV. Not a figure of the paper.", "name": "fig-cv-late-law"}, "image": {"alt": "For each K the curve leaves the plotted range during the early phases and comes back down onto the dashed line at 1 in phase IV."}}
+# %% mystnb={"figure": {"caption": "The late-time law of an under-represented column: $4p_k\\tau\\,\\mathcal L_k$ against $\\tau$ for several $K$ tends to 1 (dashed) in phase IV. Not a figure of the paper.", "name": "fig-cv-late-law"}, "image": {"alt": "For each K the curve leaves the plotted range during the early phases and comes back down onto the dashed line at 1 in phase IV."}}
 plotting.finish(cplot.draw_late_law(sw.late, p1m))
 
 # %% tags=["remove-cell"]
-assert u5
+assert checks.late_law_holds(sw, sw_cfg)
 
 # %% [markdown]
 # The same law predicts the $\epsilon$-scaling of the last phase: phase IV of a rare
 # feature should last about $1/(4p_k\epsilon)$, i.e. its length should scale like $1/\epsilon$ (the
 # bound's $K\log(K\epsilon^{-1/2})/\epsilon$ up to the logarithm).
 
-# %% tags=["hide-input"]
-eps_u = sorted(sw.eps_under, reverse=True)
-T3u = sw.under[(p1m, sw_cfg.K_eps)]["times"]["T3"]
-ph4 = np.array([sw.eps_under[e] - T3u for e in eps_u])
-slope_f = loglog_slope(1 / np.array(eps_u[-3:]), ph4[-3:])
+# %%
+eps_u, ph4 = checks.phase_iv_lengths(sw, sw_cfg)  # phase IV, tau_eps - T3, at K = K_eps for each eps
 pk_u = (1 - p1m) / (sw_cfg.K_eps - 1)
 table([r"$\epsilon$", r"phase IV length $\tau_\epsilon - T_3$", r"late-time law $1/(4p_k\epsilon)$"],
       [(f"{e:g}", *(f"{x:.1f}" if x < 1e4 else f"{x:.0f}" for x in (v, 1 / (4 * pk_u * e)))) for e, v in zip(eps_u, ph4)])
-ledger["F1"].measure({"slope of log(tau_eps - T3) in log(1/eps)": slope_f},
-                     measured=f"slope {slope_f:.2f} of log(tau_eps - T3) vs log(1/eps) (three smallest eps of {eps_u})",
-                     how=f"mean-field flow, K = {sw_cfg.K_eps}, p1 = {p1m}", hypotheses=thm_hyp([(sw_cfg.K_eps, e) for e in eps_u[-3:]], p1m))
-ledger.cards('F1')
+
+# %% tags=["remove-input"]
+ms = checks.eps_scaling(sw, sw_cfg)
+ledger.judge(ms);
 
 # %% tags=["remove-cell"]
-assert 0.5 < slope_f < 1.5
+assert 0.5 < ms.quantities["slope of log(tau_eps - T3) in log(1/eps)"] < 1.5
 
 # %% [markdown]
 # ### Sensitivity to $p_1$
@@ -788,20 +637,22 @@ assert 0.5 < slope_f < 1.5
 # happen? The heuristic predicts $B_{k,1}\approx-\tfrac12\log K$ at $\tau_{\rm sw}$ for large $K$,
 # for any fixed $p_1$.
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Where the leading influence on an under-represented feature switches: $B_{k,1}/\\log K$ at the switch time $\\tau_{\\rm sw}$ against $K$ for several $p_1$ (mean-field flow); dashed: the heuristic's $-1/2$, dotted: the paper's threshold $-0.49$. Not a figure of the paper.", "name": "fig-cv-switch"}, "image": {"alt": "One curve per p1 approaching the dashed -1/2 line as K grows, slowly for p1 = 0.3 and 0.8."}}
+# %% mystnb={"figure": {"caption": "Where the leading influence on an under-represented feature switches: $B_{k,1}/\\log K$ at the switch time $\\tau_{\\rm sw}$ against $K$ for several $p_1$ (mean-field flow); dashed: the heuristic's $-1/2$, dotted: the paper's threshold $-0.49$. Not a figure of the paper.", "name": "fig-cv-switch"}, "image": {"alt": "One curve per p1 approaching the dashed -1/2 line as K grows, slowly for p1 = 0.3 and 0.8."}}
 plotting.finish(cplot.draw_switch(Ks, sw_pos, p1_vals))
 
-# %% tags=["hide-input"]
+# %%
+big50 = [K for K in Ks if K >= 50]
 trend = {p1: (abs(sw_pos[(p1, big50[0])] + 0.5), abs(sw_pos[(p1, Ks[-1])] + 0.5)) for p1 in p1_vals}
-say(f"Distance $|B_{{k,1}}/\\log K + 1/2|$ at $K = {big50[0]}$ and $K = {Ks[-1]}$: "
-    + "; ".join(f"$p_1 = {p}$: {a:.3f} → {b:.3f}" for p, (a, b) in trend.items()) + ".")
-ledger["J1"].measure(
-    {"|B_k1/log K + 1/2| shrinks from K = 50 to the largest K": [b < a for a, b in trend.values()]},
-    measured="; ".join(f"p1 = {p}: {sw_pos[(p, Ks[-1])]:+.3f} at K = {Ks[-1]}" for p in p1_vals),
-    how=f"B_k1/log K at tau_sw, mean-field flows, K = {Ks}",
-    hypotheses={h: all(thm_hyp([(K, None) for K in Ks], p1, eps=False)[h] for p1 in p1_vals)  # Sec. 4.1.2, under Thm 3.2's conditions
-                for h in ("p_1 = Theta(1), p_k = Theta(1/K)", "N >= poly(K) (mean field)")})
-ledger.cards('J1')
+
+# %% tags=["remove-cell"]
+glue("cv-trend-K", f"{big50[0]} and K = {Ks[-1]}")
+glue("cv-trend", "; ".join(f"p1 = {p}: {a:.3f} → {b:.3f}" for p, (a, b) in trend.items()))
+
+# %% [markdown]
+# Distance $|B_{k,1}/\log K + 1/2|$ at $K$ = {glue:text}`cv-trend-K`: {glue:text}`cv-trend`.
+
+# %% tags=["remove-input"]
+ledger.judge(checks.switch(sw, sw_cfg));
 
 # %% tags=["remove-cell"]
 assert all(sw_pos[(p1, Ks[-1])] < 0 for p1 in p1_vals)
@@ -817,7 +668,7 @@ assert all(sw_pos[(p1, Ks[-1])] < 0 for p1 in p1_vals)
 # the attention concentration of Theorems 3.1(2)/3.2(3): at the convergence time, the fraction of
 # *fresh* prompts with $(1-\mathrm{Attn}_k)^2 > C\epsilon$.
 
-# %% tags=["hide-input"]
+# %%
 fn_cfg = cv.FiniteNConfig.for_scale(SCALE)
 fn = full(cv.run_finite_n, fn_cfg)
 fn_rows = []
@@ -828,69 +679,37 @@ for N, t, flo, ab in zip(fn.N, fn.times, fn.floor, fn.absent):
                     f"{tl[1.0]:.3f}, {tl[3.0]:.4f}; {bl[1.0]:.3f}, {bl[3.0]:.4f}" if tl else "–"))
 table(["$N$", "$P(c_k = 0)$", r"$\mathcal L_k^{\rm low}$", "$T_1$", "$T_2$", "$T_3$", r"$\tau_\epsilon$",
        r"share with $(1-\mathrm{Attn}_k)^2 > \epsilon$, $> 3\epsilon$ (under-repr.; balanced)"], fn_rows)
-ref = fn.times[-1]
-rel = [max(abs(t[k] - ref[k]) / ref[k] for k in ("T1", "T2", "T3", "tau_eps")) for t in fn.times[:-1]]
-ledger["G1"].measure(
-    # per N, to see where the deviation stops falling: the M fixed count vectors set a Monte-Carlo floor
-    {"max rel. deviation at the largest N": rel[-1], "max rel. deviation at the smallest N": rel[0],
-     "max rel. deviation, per N": rel, "deviations": np.round(rel, 4).tolist(), "M": fn_cfg.M},
-    measured=f"max rel. deviation of (T1, T2, T3, tau_eps): {np.round(rel, 4).tolist()} for N = {list(fn.N[:-1])}",
-    how=f"Monte-Carlo count laws (M = {fn_cfg.M}), K = {fn_cfg.K}, p1 = {fn_cfg.p1}, gradient flow")
-tails = [fn.tail[N][3.0] for N in fn.N[:-1] if N in fn.tail]
-btails = [fn.balanced_tail[N][3.0] for N in fn.N[:-1] if N in fn.balanced_tail]
-n_fresh = fn_cfg.fresh_prompts
-tested_N = [N for N in fn.N[:-1] if N in fn.tail]
-
-
-def b5_shares(C):
-    """The shares of fresh prompts with (1 - Attn_k)^2 > C eps (largest N: a Wilson interval)."""
-    tl = [fn.tail[N][C] for N in tested_N]
-    bl = [fn.balanced_tail[N][C] for N in tested_N]
-    return {"under-represented: share at the largest N": criteria.rate_of(round(tl[-1] * n_fresh), n_fresh),
-            "under-represented: share at the smallest N": tl[0],
-            "balanced: share at the largest N": criteria.rate_of(round(bl[-1] * n_fresh), n_fresh),
-            "balanced: share at the smallest N": bl[0]}
-
-
-share = b5_shares(3.0)
-# Lemma C.4's high-probability event needs c >= sqrt(20 K^3 / N) with c <= 1, i.e. N >= 20 K^3
-lemma_c4 = {"N >= 20 K^3 (Lemma C.4)": bool(max(tested_N) >= 20 * fn_cfg.K ** 3)}
-say(f"Lemma C.4's event needs $N\\ge 20K^3$ = {20 * fn_cfg.K ** 3:.2e} at $K$ = {fn_cfg.K}; the largest $N$ tested is "
-    f"{max(tested_N):.0e} (there $c\\ge\\sqrt{{20K^3/N}}$ = {math.sqrt(20 * fn_cfg.K ** 3 / max(tested_N)):.2g}): "
-    f"the hypothesis {'holds' if lemma_c4['N >= 20 K^3 (Lemma C.4)'] else 'does not hold'}.")
-share_c1 = b5_shares(1.0)  # C = 1: reported only (below 2 it fails by construction at tau_eps)
-ledger["B5"].measure(
-    {**share, "share_C1_under": share_c1["under-represented: share at the largest N"].value,
-     "share_C1_bal": share_c1["balanced: share at the largest N"].value}, hypotheses=lemma_c4,
-    measured=f"fraction of fresh prompts with (1-Attn_k)^2 > 3 eps at tau_eps: {np.round(tails, 4).tolist()} (under-repr.), "
-             f"{np.round(btails, 4).tolist()} (balanced), N = {tested_N}; Wilson 95% interval at the largest N: "
-             + ", ".join(f"[{share[k].lo:.1e}, {share[k].hi:.1e}] ({k.split(':')[0]})" for k in share if k.endswith("largest N"))
-             + f"; with C = 1 at the largest N: {fn.tail[tested_N[-1]][1.0]:.3f} (under-repr.), {fn.balanced_tail[tested_N[-1]][1.0]:.3f} (balanced); "
-             f"K = {fn_cfg.K}, 20 K^3 = {20 * fn_cfg.K ** 3:.2e} > largest N",
-    how=f"{n_fresh} fresh count vectors per N at the time L_k - L_k^low <= eps = {fn_cfg.eps:g}")
-ledger.cards('G1', 'B5')
 
 # %% tags=["remove-cell"]
-assert rel[-1] < 0.05
+tested_N = [N for N in fn.N[:-1] if N in fn.tail]
+holds = checks.lemma_c4(fn, fn_cfg)["N >= 20 K^3 (Lemma C.4)"]
+glue("cv-c4-need", float(20 * fn_cfg.K ** 3))
+glue("cv-c4-K", fn_cfg.K)
+glue("cv-c4-N", float(max(tested_N)))
+glue("cv-c4-c", math.sqrt(20 * fn_cfg.K ** 3 / max(tested_N)))
+glue("cv-c4-holds", "holds" if holds else "does not hold")
 
-# %% tags=["hide-input"]
+# %% [markdown]
+# Lemma C.4's event needs $N\ge 20K^3$ = {glue:text}`cv-c4-need:.2e` at $K$ = {glue:text}`cv-c4-K`;
+# the largest $N$ tested is {glue:text}`cv-c4-N:.0e` (there $c\ge\sqrt{20K^3/N}$ =
+# {glue:text}`cv-c4-c:.2g`): the hypothesis {glue:text}`cv-c4-holds`.
+
+# %% tags=["remove-input"]
+ms = checks.finite_n(fn, fn_cfg)
+ledger.judge(ms);
+
+# %% tags=["remove-cell"]
+assert ms[0].quantities["max rel. deviation at the largest N"] < 0.05
+
+# %%
 eta_cfg = cv.EtaCheckConfig.for_scale(SCALE)
 eres = full(cv.run_eta_check, eta_cfg)
 table(["$K$", "dynamics", "$T_1$", "$T_2$", "$T_3$", "$T_4$"],
       [(key[0], "gradient flow" if key[1] == "flow" else f"GD, $\\eta$ = {key[1]}", *(f"{t[k]:.4g}" for k in ("T1", "T2", "T3", "T4")))
        for key, t in eres.times.items()])
-eta_dev = {eta: max(abs(t[k] - eres.times[(K, "flow")][k]) / eres.times[(K, "flow")][k]
-                   for (K, e), t in eres.times.items() if e == eta for k in ("T1", "T2", "T3", "T4"))
-           for eta in eta_cfg.etas}
-eta_lo, eta_hi = min(eta_cfg.etas), max(eta_cfg.etas)
-ledger["E1"].measure({"max relative difference of T1..T4": eres.max_rel_diff,
-                      "deviation at the largest eta / at the smallest, over the ratio of the etas":
-                          eta_dev[eta_hi] / eta_dev[eta_lo] / (eta_hi / eta_lo)},
-                     measured="max relative difference of T1..T4 from the flow: "
-                              + ", ".join(f"eta = {e:g}: {d:.2e}" for e, d in eta_dev.items())
-                              + f"; ratio {eta_dev[eta_hi] / eta_dev[eta_lo]:.1f} for eta ratio {eta_hi / eta_lo:g}",
-                     how=f"reduced GD vs gradient flow, K = {list(eta_cfg.K_values)}")
-ledger.cards('E1')
+
+# %% tags=["remove-input"]
+ledger.judge(checks.step_size(eres, eta_cfg));
 
 # %% tags=["remove-cell"]
 assert eres.max_rel_diff < 0.05

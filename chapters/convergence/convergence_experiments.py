@@ -34,23 +34,22 @@ import icl_lab.notebook
 
 icl_lab.notebook.setup(scale=None, minutes={"ci": 0.38, "book": 1.09, "paper": 0.3})
 
-# %% tags=["hide-input"]
+# %%
+import functools
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
 import icl_lab
+from icl_lab import metrics, plotting, widgets
 from icl_lab.memo import full
-from icl_lab import criteria, metrics, plotting, widgets
-from icl_lab.papers.convergence import (CountLaw, SymmetricColumn, feature_attention, gradient, initial_gradient_mean_field,
-                              loss_floor, phase_times, value_at)
-from icl_lab.metrics import loglog_slope
+from icl_lab.notebook import glue
+from icl_lab.papers.convergence import CountLaw, SymmetricColumn, checks, gradient, loss_floor, phase_times, value_at
 from icl_lab.papers.convergence import experiments as cv
-from icl_lab.papers.convergence import theory as th
 from icl_lab.papers.convergence import figures as cplot
-from icl_lab.papers.convergence.figures import say, table
+from icl_lab.papers.convergence import theory as th
+from icl_lab.papers.convergence.figures import table
 
 SCALE, ledger = icl_lab.notebook.chapter("convergence", part="experiments")
 
@@ -65,10 +64,11 @@ SCALE, ledger = icl_lab.notebook.chapter("convergence", part="experiments")
 # qualitative illustration. The architecture's details are not given; we use the library's
 # `OneBlockTransformer` (token embedding of width 32, pre-LayerNorm single-head attention in which
 # the query attends to the $N$ demonstrations only, residual connections, a ReLU feed-forward block
-# of width 64, a linear read-out at the query; PyTorch's default initialisation). We train 5 seeds
-# per setting at paper scale (book scale: 3 seeds; ci scale: 2 seeds, 100 epochs) as runs of **one** batched training, and evaluate
+# of width 64, a linear read-out at the query; PyTorch's default initialisation). We train
+# {glue:text}`rp-seeds` seeds per setting for {glue:text}`rp-epochs` epochs (paper scale: 5 seeds, 400
+# epochs) as runs of **one** batched training, and evaluate
 # the per-feature error $\mathcal L_k$ (eq. 6, including the $\tfrac12$) and the $3\times3$ attention
-# map on the training prompts and on held-out prompts (3000 at paper scale). Seeds and the
+# map on the training prompts and on {glue:text}`rp-test` held-out prompts. Seeds and the
 # held-out set are our choices (the paper gives neither); the snapshot epochs are our choice too.
 #
 # **Timing differs from the paper's.** Our replica trains faster than the paper's network: its
@@ -76,111 +76,47 @@ SCALE, ledger = icl_lab.notebook.chapter("convergence", part="experiments")
 # the end in the figures), while the paper narrates changes at epochs 10, 100, 150 and 400.
 # The order of events is what we compare (claims F2a–F3c), not the epochs at which they happen.
 
-# %% tags=["hide-input"]
-rp_cfg = cv.ReplicaConfig.for_scale(SCALE)
+# %%
+rp_cfg = cv.ReplicaConfig.for_scale(SCALE)  # K = 3, N = 60, Adam at lr 0.002, full batch
 rp = full(cv.run_replica, rp_cfg)
 icl_lab.notebook.reduced(rp_cfg)
-runs = rp.runs
-ep = np.array(runs.epochs)
+runs = rp.runs  # every seed and both settings, trained as runs of one batched training
 snap = [e for e in rp_cfg.snapshots if e in runs.epochs]
 snap_i = [runs.epochs.index(e) for e in snap]
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The one-block transformer of App. A trained with Adam (learning rate 0.002, full batch, $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ (with the factor 1/2) on held-out prompts (solid) and on the training prompts (dotted), mean ± std over seeds, for (a) $p = (0.8, 0.1, 0.1)$ and (b) $p = 1/3$. Reproduces Figure 2 of Huang, Cheng and Liang with its 5 seeds and 3000 held-out prompts.", "name": "fig-cv-replica-fig2"}, "image": {"alt": "Two panels of falling error curves: in (a) the dominant feature's error falls first and the two rare features follow; in (b) the three curves fall together."}}
+# %% tags=["remove-cell"]
+glue("rp-seeds", rp_cfg.seeds)
+glue("rp-test", rp_cfg.test_prompts)
+glue("rp-epochs", rp_cfg.epochs)
+
+# %% mystnb={"figure": {"caption": "The one-block transformer of App. A trained with Adam (learning rate 0.002, full batch, $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ (with the factor 1/2) on held-out prompts (solid) and on the training prompts (dotted), mean ± std over seeds, for (a) $p = (0.8, 0.1, 0.1)$ and (b) $p = 1/3$. Reproduces Figure 2 of Huang, Cheng and Liang, with {glue:text}`rp-seeds` seeds and {glue:text}`rp-test` held-out prompts.", "name": "fig-cv-replica-fig2"}, "image": {"alt": "Two panels of falling error curves: in (a) the dominant feature's error falls first and the two rare features follow; in (b) the three curves fall together."}}
 plotting.finish(cplot.draw_replica_losses(runs, cv.select))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Mean attention map of the one-block transformer over seeds on held-out prompts, imbalanced $p = (0.8, 0.1, 0.1)$, at several epochs: row = query feature, column = attended feature. Reproduces Figure 3(a) of Huang, Cheng and Liang: 5 seeds, 3000 held-out prompts.", "name": "fig-cv-replica-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: attention first goes to the dominant feature v_1 in every row, then each row concentrates on its own feature."}}
+# %% mystnb={"figure": {"caption": "Mean attention map of the one-block transformer over seeds on held-out prompts, imbalanced $p = (0.8, 0.1, 0.1)$, at several epochs: row = query feature, column = attended feature. Reproduces Figure 3(a) of Huang, Cheng and Liang: {glue:text}`rp-seeds` seeds, {glue:text}`rp-test` held-out prompts.", "name": "fig-cv-replica-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: attention first goes to the dominant feature v_1 in every row, then each row concentrates on its own feature."}}
 plotting.finish(cplot.draw_heatmaps(cplot.replica_maps(runs, 'imbalanced', cv.select)[snap_i].numpy(), snap))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. Reproduces Figure 3(b) of Huang, Cheng and Liang: 5 seeds, 3000 held-out prompts.", "name": "fig-cv-replica-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly in all rows."}}
+# %% mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. Reproduces Figure 3(b) of Huang, Cheng and Liang: {glue:text}`rp-seeds` seeds, {glue:text}`rp-test` held-out prompts.", "name": "fig-cv-replica-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly in all rows."}}
 plotting.finish(cplot.draw_heatmaps(cplot.replica_maps(runs, 'balanced', cv.select)[snap_i].numpy(), snap))
 
-# %% tags=["hide-input"]
-thr = 0.05
+# %%
+win = checks.replica_window(rp)  # query v_2, imbalanced: the peak of its attention on v_3 up to epoch 100
+
+# %% tags=["remove-cell"]
+for key in ("peak", "epoch", "start", "fall1"):
+    glue(f"rp-win-{key}", win[key])
+
+# %% [markdown]
+# Up to epoch 100 the attention of query $v_2$ on $v_3$ peaks at {glue:text}`rp-win-peak:.3f` (epoch
+# {glue:text}`rp-win-epoch`; {glue:text}`rp-win-start:.3f` at epoch 0), while its attention on $v_1$
+# has fallen by {glue:text}`rp-win-fall1:.3f`.
+
+# %% tags=["remove-input"]
+ledger.judge(checks.replica(rp, rp_cfg));
+
+# %% tags=["remove-cell"]
 imb = runs.test_loss[:, cv.select(runs, setting="imbalanced")].mean(1).numpy()
-bal = runs.test_loss[:, cv.select(runs, setting="balanced")].mean(1).numpy()
-t_imb = [float(metrics.first_crossing(imb[:, k], thr, below=True, times=ep, never=math.inf)) for k in range(3)]
-t_bal = [float(metrics.first_crossing(bal[:, k], thr, below=True, times=ep, never=math.inf)) for k in range(3)]
-mi = cplot.replica_maps(runs, "imbalanced", cv.select).numpy()
-mb = cplot.replica_maps(runs, "balanced", cv.select).numpy()
-diag_final = np.concatenate([np.diag(mi[-1]), np.diag(mb[-1])])
-e10, e100 = runs.epochs.index(10), runs.epochs.index(100)
-row2 = (mi[e10, 1, 0], mi[e100, 1, 0], mi[e10, 1, 2], mi[e100, 1, 2])
-# the mechanism behind the window (beta_23 > 0 at the start): does Attn_3 rise above its initial value at some
-# epoch <= 100 while Attn_1 falls?
-early = [i for i, e_ in enumerate(runs.epochs) if e_ <= 100]
-i_peak = early[int(np.argmax(mi[early, 1, 2]))]
-rise3 = float(mi[i_peak, 1, 2] - mi[0, 1, 2])
-fall1 = float(mi[0, 1, 0] - mi[i_peak, 1, 0])
-sel_imb, sel_bal = cv.select(runs, setting="imbalanced"), cv.select(runs, setting="balanced")
-m_seed = runs.test_map[:, sel_imb].numpy()  # (epochs, seeds, 3, 3); query v_2 is row 1
-pk_s = [early[int(np.argmax(m_seed[early, s, 1, 2]))] for s in range(len(sel_imb))]  # per seed, the peak of Attn_3
-rise3_s = [float(m_seed[i, s, 1, 2] - m_seed[0, s, 1, 2]) for s, i in enumerate(pk_s)]
-fall1_s = [float(m_seed[0, s, 1, 0] - m_seed[i, s, 1, 0]) for s, i in enumerate(pk_s)]
-say(f"Up to epoch 100 the attention of query $v_2$ on $v_3$ peaks at {mi[i_peak, 1, 2]:.3f} (epoch {runs.epochs[i_peak]}; "
-    f"{mi[0, 1, 2]:.3f} at epoch 0), while its attention on $v_1$ has fallen by {fall1:.3f}.")
-off_s = runs.test_map[:, sel_bal].numpy()[..., ~np.eye(3, dtype=bool)]  # (epochs, seeds, 6) balanced off-diagonal entries
-rise_off_s = np.diff(off_s[[snap_i[j] for j in range(snap.index(10), len(snap))]], axis=0).max(axis=(0, 2)).tolist()
-rise_off_all = np.diff(off_s[runs.epochs.index(10):], axis=0).max(axis=(0, 2)).tolist()  # at every recorded epoch
-# per seed: the figure's observation is about the seed-mean curves (as the paper plots them); the
-# per-seed crossing epochs say whether every seed shows it
-seed_imb = [[float(metrics.first_crossing(runs.test_loss[:, r, k].numpy(), thr, below=True, times=ep, never=math.inf)) for k in range(3)] for r in sel_imb]
-seed_bal = [[float(metrics.first_crossing(runs.test_loss[:, r, k].numpy(), thr, below=True, times=ep, never=math.inf)) for k in range(3)] for r in sel_bal]
-n_ord = sum(t[0] * 1.5 <= min(t[1:]) for t in seed_imb)
-# rule 4: a statistic over seeds with its interval (per seed: how much later the rare features cross the level)
-later = [min(t[1:]) / t[0] for t in seed_imb]
-prev = lambda t: float(ep[ep < t].max())  # the recorded epoch before a crossing
-bracket = [(prev(min(t[1:])) / t[0], min(t[1:]) / prev(t[0])) for t in seed_imb]  # what the grid allows the ratio to be
-final_imb = {f"final L_{k + 1}": criteria.mean_of(runs.test_loss[-1, sel_imb, k]) for k in range(3)}  # over seeds, with SE
-final_bal = {f"final L_{k + 1}": criteria.mean_of(runs.test_loss[-1, sel_bal, k]) for k in range(3)}
-later_est = criteria.Estimate(criteria.median_of(later).value, criteria.median_of([b[0] for b in bracket]).lo,
-                              criteria.median_of([b[1] for b in bracket]).hi, len(later),
-                              "median, bootstrap 95% widened to the recording grid")  # as F2b below
-ledger["F2a"].measure(
-    {"first crossing of L_2, L_3 / of L_1": later_est, **final_imb},
-    measured=f"first epoch with L_k <= {thr} (seed mean): {t_imb}; per seed: {seed_imb}; later/first per seed "
-             f"{[round(v, 2) for v in later]} (the grid allows {[(round(a, 1), round(b, 1)) for a, b in bracket]}), median {later_est}; on the grid, L_1 first by a factor >= 1.5 in {n_ord} of "
-             f"{len(seed_imb)} seeds; final L_k (mean ± 2 SE): " + ", ".join(f"{v.value:.3g} [{v.lo:.2g}, {v.hi:.2g}]" for v in final_imb.values()),
-    how=f"OneBlockTransformer, Adam lr {rp_cfg.lr}, {rp_cfg.epochs} epochs, {rp_cfg.seeds} seeds, held-out prompts; per seed, "
-        f"the first epoch with L_k <= {thr}: the earlier of L_2, L_3 over L_1. Crossings are read on the recorded epochs "
-        f"{runs.epochs[:6]}, ...: each is known only to within the interval before it, so each per-seed ratio only to within "
-        "the bracket in the measured line (coarse: L_1 crosses at 10 to 20 epochs)")
-spread_bal = [max(t) / min(t) for t in seed_bal]
-# what the grid allows: the true latest crossing lies in (prev(max), max], the earliest in (prev(min), min]
-br_bal = [(max(1.0, prev(max(t)) / min(t)), max(t) / prev(min(t))) for t in seed_bal]
-med_lo, med_hi = criteria.median_of([b[0] for b in br_bal]), criteria.median_of([b[1] for b in br_bal])
-spread_est = criteria.Estimate(criteria.median_of(spread_bal).value, med_lo.lo, med_hi.hi, len(spread_bal),
-                               "median, bootstrap 95% widened to the recording grid")
-ledger["F2b"].measure(
-    {"latest / earliest crossing, within the recording grid": spread_est, **final_bal},
-    measured=f"first epoch with L_k <= {thr} (seed mean): {t_bal}; per seed: {seed_bal}; latest/earliest per seed on the grid "
-             f"{[round(v, 2) for v in spread_bal]} (the grid allows {[(round(a, 2), round(b, 2)) for a, b in br_bal]}): {spread_est}; final L_k (mean ± 2 SE): "
-             + ", ".join(f"{v.value:.3g} [{v.lo:.2g}, {v.hi:.2g}]" for v in final_bal.values()))
-diag_runs = torch.diagonal(runs.test_map[-1], dim1=-2, dim2=-1).amin(-1)  # per run (both settings), the smallest Attn_k
-ledger["F3a"].measure(
-    {"smallest final Attn_k": criteria.mean_of(diag_runs)},  # over runs, as the seed-mean map it replaces
-    measured=f"diagonal of the seed-mean final held-out map: {[round(float(v), 3) for v in diag_final]} (imbalanced, then balanced); "
-             f"smallest diagonal entry per run: {[round(float(v), 3) for v in diag_runs]}, mean {criteria.mean_of(diag_runs)}")
-window_ok = bool(row2[1] < row2[0] and row2[3] > row2[2])
-ledger["F3b"].measure(
-    {"rise of Attn_3 to its peak": criteria.median_of(rise3_s), "fall of Attn_1 meanwhile": criteria.median_of(fall1_s),
-     "literal window: Attn_1 falls and Attn_3 rises from epoch 10 to 100": window_ok},
-    measured=f"per seed, Attn_3 rises by {np.round(rise3_s, 3).tolist()} to its peak (epochs {[runs.epochs[i] for i in pk_s]}), median "
-             f"{criteria.median_of(rise3_s)}, while Attn_1 falls by {np.round(fall1_s, 3).tolist()}, median {criteria.median_of(fall1_s)}; "
-             f"seed-mean map, epochs 10 -> 100: Attn_1 {row2[0]:.3f} -> {row2[1]:.3f}, Attn_3 {row2[2]:.3f} -> {row2[3]:.3f}")
-ledger["F3c"].measure(
-    {"largest rise of an off-diagonal entry from epoch 10, per seed": criteria.median_of(rise_off_all)},
-    measured=f"per seed, between consecutive recorded epochs from 10: {np.round(rise_off_all, 4).tolist()}, median "
-             f"{criteria.median_of(rise_off_all)}; between the figure's snapshots {snap[snap.index(10):]} only (not counted): "
-             f"{np.round(rise_off_s, 5).tolist()}")
+diag_final = np.concatenate([np.diag(cplot.replica_maps(runs, s, cv.select).numpy()[-1]) for s in ("imbalanced", "balanced")])
 assert imb[-1, 0] < min(imb[-1, 1], imb[-1, 2]) and diag_final.min() > 0.5
-# Remark 1 (claim R1, decided below with the analysed model): no model beats the floor of any model, L_any; the
-# replica (a general parametrisation) is reported next to it
-p_imb = th.p_for("imbalanced", rp_cfg.K, rp_cfg.p1)
-L_restricted = float(loss_floor(rp_cfg.N, p_imb)[1])  # floor of the restricted model (eq. (12))
-L_any = 0.5 * float((1 - p_imb[1]) ** rp_cfg.N)  # any model: predict 0 when v_k is absent from the context
-rare = runs.test_loss[-1, cv.select(runs, setting="imbalanced"), 1:].mean(-1)
-m_r, se_r = metrics.mean_se(rare)
-ledger.cards('F2a', 'F2b', 'F3a', 'F3b', 'F3c')
 
 # %% [markdown]
 # ### The same figures for the analysed model
@@ -196,105 +132,61 @@ ledger.cards('F2a', 'F2b', 'F3a', 'F3b', 'F3c')
 # distance to the floor first, but at a hundredth the order is not kept, so whether this run shows the
 # paper's stage-wise order depends on our threshold (finding A'3 is inconclusive).
 
-# %% tags=["hide-input"]
+# %%
 tm_cfg = cv.TheoryModelConfig.for_scale(SCALE)
 tm = full(cv.run_theory_model, tm_cfg)
 icl_lab.notebook.reduced(tm_cfg)
 steps_show = [s for s in (1, 10, 30, 100, 300, 1000, 3000, 20000) if s <= tm_cfg.gd_steps]
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The analysed Q-only model (3) under exact population GD ($\\eta = 1$, our choice; $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ for the imbalanced $p = (0.8, 0.1, 0.1)$ ($\\mathcal L_3 = \\mathcal L_2$, dashed) and balanced settings, dotted: the floors $\\mathcal L_k^{\\rm low}$; right: the weights of query $v_2$ in the imbalanced setting. The analysed model's version of Figure 2 of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig2"}, "image": {"alt": "Three log-time panels: imbalanced, the dominant feature's error is small from the start while the rare features' errors stay high for tens of steps, then fall towards their floor; balanced, all three fall together; the weights: A_2 grows while B_2,1 and later B_2,3 fall below zero."}}
+# %% tags=["remove-cell"]
+glue("tm-seeds", tm_cfg.seeds)
+glue("tm-train", tm_cfg.train_prompts)
+
+# %% mystnb={"figure": {"caption": "The analysed Q-only model (3) under exact population GD ($\\eta = 1$, our choice; $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ for the imbalanced $p = (0.8, 0.1, 0.1)$ ($\\mathcal L_3 = \\mathcal L_2$, dashed) and balanced settings, dotted: the floors $\\mathcal L_k^{\\rm low}$; right: the weights of query $v_2$ in the imbalanced setting. The analysed model's version of Figure 2 of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig2"}, "image": {"alt": "Three log-time panels: imbalanced, the dominant feature's error is small from the start while the rare features' errors stay high for tens of steps, then fall towards their floor; balanced, all three fall together; the weights: A_2 grows while B_2,1 and later B_2,3 fall below zero."}}
 plotting.finish(cplot.draw_theory_losses(tm))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Population attention map $\\mathbb E[\\mathrm{Attn}\\mid x_{\\rm query} = v_k]$ of the analysed model under GD ($\\eta = 1$), imbalanced $p = (0.8, 0.1, 0.1)$, at several steps: row = query feature, column = attended feature. The analysed model's version of Figure 3(a) of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing steps: every row first leans to v_1, then each row concentrates on its own feature."}}
+# %% mystnb={"figure": {"caption": "Population attention map $\\mathbb E[\\mathrm{Attn}\\mid x_{\\rm query} = v_k]$ of the analysed model under GD ($\\eta = 1$), imbalanced $p = (0.8, 0.1, 0.1)$, at several steps: row = query feature, column = attended feature. The analysed model's version of Figure 3(a) of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing steps: every row first leans to v_1, then each row concentrates on its own feature."}}
 plotting.finish(cplot.draw_heatmaps(*cplot.population_maps(tm, 'imbalanced', steps_show), unit='step'))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. The analysed model's version of Figure 3(b) of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing steps: the diagonal grows uniformly in all rows."}}
+# %% mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. The analysed model's version of Figure 3(b) of Huang, Cheng and Liang.", "name": "fig-cv-theory-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing steps: the diagonal grows uniformly in all rows."}}
 plotting.finish(cplot.draw_heatmaps(*cplot.population_maps(tm, 'balanced', steps_show), unit='step'))
 
-# %% tags=["hide-input"]
-ad = tm.adam
-ep_a = np.array(ad.epochs)
+# %%
+ad = tm.adam  # the Q-only model trained with Adam at each learning rate of tm_cfg.adam_lrs
 sn = [e for e in tm_cfg.snapshots if e in ad.epochs]
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The analysed Q-only model trained with Adam (full batch, 300 prompts) at the paper's learning rate 0.002 (dashed) and at 0.02 (solid): held-out $\\mathcal L_k$, mean ± std over seeds, imbalanced and balanced. The analysed model's version of Figure 2 of Huang, Cheng and Liang under the paper's optimiser; 5 seeds.", "name": "fig-cv-adam-losses"}, "image": {"alt": "Two panels: at learning rate 0.002 the errors fall only part of the way in 400 epochs and stay far above the floor, at 0.02 they fall much further, the dominant feature first in the imbalanced case."}}
+# %% mystnb={"figure": {"caption": "The analysed Q-only model trained with Adam (full batch, {glue:text}`tm-train` prompts) at the paper's learning rate 0.002 (dashed) and at 0.02 (solid): held-out $\\mathcal L_k$, mean ± std over seeds, imbalanced and balanced. The analysed model's version of Figure 2 of Huang, Cheng and Liang under the paper's optimiser; {glue:text}`tm-seeds` seeds.", "name": "fig-cv-adam-losses"}, "image": {"alt": "Two panels: at learning rate 0.002 the errors fall only part of the way in 400 epochs and stay far above the floor, at 0.02 they fall much further, the dominant feature first in the imbalanced case."}}
 plotting.finish(cplot.draw_adam_losses(ad, tm_cfg.adam_lrs, cv.select))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention map of the Q-only model trained with Adam at learning rate 0.02, held-out prompts, mean over seeds, imbalanced $p = (0.8, 0.1, 0.1)$: row = query feature, column = attended feature. The analysed model's version of Figure 3(a) of Huang, Cheng and Liang; 5 seeds.", "name": "fig-cv-adam-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: rows first lean to v_1, then concentrate on their own feature."}}
+# %% mystnb={"figure": {"caption": "Attention map of the Q-only model trained with Adam at learning rate 0.02, held-out prompts, mean over seeds, imbalanced $p = (0.8, 0.1, 0.1)$: row = query feature, column = attended feature. The analysed model's version of Figure 3(a) of Huang, Cheng and Liang; {glue:text}`tm-seeds` seeds.", "name": "fig-cv-adam-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: rows first lean to v_1, then concentrate on their own feature."}}
 plotting.finish(cplot.draw_heatmaps(cplot.adam_maps(ad, 'imbalanced', max(tm_cfg.adam_lrs), sn, cv.select), sn))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. The analysed model's version of Figure 3(b) of Huang, Cheng and Liang; 5 seeds.", "name": "fig-cv-adam-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly."}}
+# %% mystnb={"figure": {"caption": "As the previous figure for balanced features $p = 1/3$. The analysed model's version of Figure 3(b) of Huang, Cheng and Liang; {glue:text}`tm-seeds` seeds.", "name": "fig-cv-adam-fig3b"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: the diagonal grows uniformly."}}
 plotting.finish(cplot.draw_heatmaps(cplot.adam_maps(ad, 'balanced', max(tm_cfg.adam_lrs), sn, cv.select), sn))
 
-# %% tags=["hide-input"]
-pi = tm.population["imbalanced"]
-gap2 = float(pi.losses[-1, 1] - pi.floor[1])
-slow = cv.select(ad, lr=min(tm_cfg.adam_lrs))
-fast = cv.select(ad, lr=max(tm_cfg.adam_lrs))
-A_slow = torch.diagonal(ad.final_S[slow], dim1=-2, dim2=-1)
-A_seed = [float(torch.diagonal(ad.final_S[cv.select(ad, lr=min(tm_cfg.adam_lrs), seed=s_)], dim1=-2, dim2=-1).max())
-          for s_ in sorted({lab["seed"] for lab in ad.labels})]  # per seed, the largest A_k of both settings
-L_slow = ad.test_loss[-1, slow]
-L_fast_imb = ad.test_loss[:, cv.select(ad, setting="imbalanced", lr=max(tm_cfg.adam_lrs))].mean(1).numpy()
-diag_fast = np.concatenate([np.diag(ad.test_map[-1, fast].mean(0).numpy())])
-floor_imb = tm.population["imbalanced"].floor
-gap_fast = L_fast_imb - floor_imb  # relative criterion: L_k - L_k^low falls to a tenth (a hundredth) of its start
-t_fast = [float(metrics.first_crossing(gap_fast[:, k], 0.1 * gap_fast[0, k], below=True, times=ep_a, never=math.inf)) for k in range(3)]
-t_fast100 = [float(metrics.first_crossing(gap_fast[:, k], 0.01 * gap_fast[0, k], below=True, times=ep_a, never=math.inf)) for k in range(3)]
-L_slow_set = {s_: ad.test_loss[-1, cv.select(ad, setting=s_, lr=min(tm_cfg.adam_lrs)), 1:].mean(-1) for s_ in ("imbalanced", "balanced")}
-L_slow_ms = {s_: metrics.mean_se(v) for s_, v in L_slow_set.items()}  # mean of (L_2 + L_3)/2 over seeds, with SE
-eps_a1, Kp = 1e-3, tm_cfg.K * pi.p[1:]  # the claim's accuracy; K p_k of the rare features
-# Thm 3.2's hypotheses on App. A's setting, read as claims.toml says (Theta within a factor 10)
-hyp_a1 = {"p_1 = Theta(1), p_k = Theta(1/K)": bool(pi.p[0] >= 0.1 and Kp.min() >= 0.1 and Kp.max() <= 10),
-          "N >= 20 K^3 (Lemma C.5)": tm_cfg.N >= 20 * tm_cfg.K**3, "polylog(K) >> log(1/eps)": math.log(1 / eps_a1) <= math.log(tm_cfg.K) ** 2}
-ledger["A'1"].measure({"L_2 - L_2^low at the end": gap2}, measured=f"{gap2:.2e} after {tm_cfg.gd_steps} steps (eta = 1); Thm 3.2's conditions here: "
-                      + "; ".join(f"{h}: {v}" for h, v in hyp_a1.items()))
-law60 = CountLaw.exact(tm_cfg.N, pi.p)
-split = th.floor_split(pi.S[-1], law60, 1)
-long_gd = tm_cfg.eta * tm_cfg.gd_steps >= 1 / (4 * float(pi.p[1] * pi.floor[1]))
-above = float((pi.losses - pi.floor).min())  # every feature k
-ratio60 = split["total"] / split["floor"]
-say(f"After {tm_cfg.gd_steps} steps $\\mathcal L_2$ = {split['total']:.3e} = {split['absent']:.3e} (prompts with $c_2 = 0$) + "
-    f"{split['present']:.3e} ($c_2 > 0$); the floor is {split['floor']:.3e}, and every $\\mathcal L_k - \\mathcal L_k^{{\\rm low}}$ stays at least {above:.1e} along GD.")
-ledger["C7"].measure({"min of L_k - L_k^low along GD": above}, measured=f"min of L_k - L_k^low over k and the {tm_cfg.gd_steps} steps: {above:.1e}")
-ledger["C9"].measure(
-    {"L_2/L_2^low at the end": ratio60, "measured at more than one K": False,  # App. A's single K = 3
-
-     "L1_floor": float(pi.floor[0]), "L1_end": float(pi.losses[-1, 0]), "gd_steps": tm_cfg.gd_steps},
-    measured=f"L_2/L_2^low = {ratio60:.3f} at t = {tm_cfg.gd_steps} (K = 3 only); gap {split['total'] - split['floor']:.2e}: "
-             f"{split['absent'] - split['floor']:.2e} from prompts with c_2 = 0 (unequal B_21, B_23), {split['present']:.2e} from the rest",
-    how=f"population GD (exact enumeration, N = {tm_cfg.N}, p = {th.IMBALANCED_P}, eta = 1)",
-    # the late-time law L_k - L_k^low ~ 1/(4 p_k tau) (claims B4, U5) puts the gap below the floor from this tau on
-    hypotheses={"N >> K^3 (read N >= 20 K^3, as in Lemma C.5)": hyp_a1["N >= 20 K^3 (Lemma C.5)"], "GD run long enough: eta t >= 1/(4 p_2 L_2^low)": long_gd})
-# Remark 1: no parametrisation beats 1/2 (1 - p_k)^N (with v_k absent, its label is independent of the prompt), and
-# GD on the restricted model reaches split['total'], an upper bound on the restricted optimum
-ledger["R1"].measure(
-    {"restricted L_2 reached by GD / floor of any model": split["total"] / L_any, "restricted L_2 reached by GD / its floor L_2^low": ratio60,
-     "measured at more than one K": False},  # App. A's single K = 3
-    hypotheses={"N >= poly(K) (read N >= 20 K^3, as in Lemmas C.4, C.5)": hyp_a1["N >= 20 K^3 (Lemma C.5)"],
-                "GD run long enough: eta t >= 1/(4 p_2 L_2^low)": long_gd},
-    measured=f"restricted model after {tm_cfg.gd_steps} GD steps: L_2 = {split['total']:.3e}; its floor L_2^low = {L_restricted:.3e}; "
-             f"floor of any model 1/2 (1 - p_2)^N = {L_any:.3e}: the restricted model loses at most {split['total'] - L_any:.2e} "
-             f"({split['total'] / L_any:.2f} x the floor of any model); the general replica (one-block transformer) reaches "
-             f"(L_2 + L_3)/2 = {m_r:.2e} ± {se_r:.1e} (mean ± SE, {len(rare)} seeds), above both")
-move = 0.002 * tm_cfg.epochs  # Adam moves an entry by about lr per step
-ledger["A'2"].measure(
-    {"largest final A_k / (lr x epochs), per seed": criteria.median_of([a / move for a in A_seed]),
-     **{f"{s_}: (L_2 + L_3)/2": criteria.mean_of(v) for s_, v in L_slow_set.items()}},
-    measured=f"largest final A_k per seed {np.round(A_seed, 3).tolist()} (lr x epochs = {move:.2f}), ratio median "
-             f"{criteria.median_of([a / move for a in A_seed])}; held-out (L_2 + L_3)/2 over {tm_cfg.seeds} seeds: "
-             + ", ".join(f"{s_} {criteria.mean_of(v)}" for s_, v in L_slow_set.items()),
-    how=f"QOnlyAttention, Adam lr 0.002, {tm_cfg.epochs} epochs, {tm_cfg.seeds} seeds x 2 settings")
-ledger["A'3"].measure(
-    {"L_1 first at 1/10 of the start": t_fast[0] < min(t_fast[1:]), "L_1 first at 1/100 of the start": t_fast100[0] < min(t_fast100[1:]),
-     "smallest final Attn_k": float(diag_fast.min())},
-    measured=f"first epoch with L_k - L_k^low <= 1/10 of its start (mean over {tm_cfg.seeds} seeds): {t_fast}; at 1/100: {t_fast100}; "
-             f"final diag attention {[round(float(v), 3) for v in diag_fast]}",
-    how=f"QOnlyAttention, Adam lr 0.02 (our choice), {tm_cfg.epochs} epochs, held-out prompts; the threshold is relative to the "
-        "initial loss (at Q = 0, L_1 = 0.033 already lies below any absolute threshold of 0.05)")
-ledger.cards("A'1", 'C7', 'C9', 'R1', "A'2", "A'3")
+# %%
+pi = tm.population["imbalanced"]  # exact population GD on p = (0.8, 0.1, 0.1)
+split = th.floor_split(pi.S[-1], CountLaw.exact(tm_cfg.N, pi.p), 1)  # L_2 by whether v_2 is in the context
+above = float((pi.losses - pi.floor).min())  # every feature k, along GD
 
 # %% tags=["remove-cell"]
-assert gap2 < 1e-3 and float(A_slow.max()) < 1.25 * move
+glue("tm-gd-steps", tm_cfg.gd_steps)
+for key in ("total", "absent", "present", "floor"):
+    glue(f"tm-split-{key}", split[key])
+glue("tm-above", above)
+
+# %% [markdown]
+# After {glue:text}`tm-gd-steps` steps $\mathcal L_2$ = {glue:text}`tm-split-total:.3e` =
+# {glue:text}`tm-split-absent:.3e` (prompts with $c_2 = 0$) + {glue:text}`tm-split-present:.3e`
+# ($c_2 > 0$); the floor is {glue:text}`tm-split-floor:.3e`, and every
+# $\mathcal L_k - \mathcal L_k^{\rm low}$ stays at least {glue:text}`tm-above:.1e` along GD.
+
+# %% tags=["remove-input"]
+ledger.judge(checks.theory_model(tm, tm_cfg, rp, rp_cfg));
+
+# %% tags=["remove-cell"]
+A_slow = torch.diagonal(ad.final_S[cv.select(ad, lr=min(tm_cfg.adam_lrs))], dim1=-2, dim2=-1)
+assert float(pi.losses[-1, 1] - pi.floor[1]) < 1e-3 and float(A_slow.max()) < 1.25 * 0.002 * tm_cfg.epochs
 
 # %% [markdown]
 # ## In-context learning of unseen tasks
@@ -308,30 +200,18 @@ assert gap2 < 1e-3 and float(A_slow.max()) < 1.25 * move
 # it on $w = 10\cdot\mathbf 1$ (all labels equal, so the prediction is exact), $w\sim\mathrm{Unif}[-5,5]^d$
 # and Cauchy $w$ (no mean, infinite variance).
 
-# %% tags=["hide-input"]
+# %%
 uw_cfg = cv.UnseenWConfig.for_scale(SCALE)
 uw = full(cv.run_unseen_w, uw_cfg)
-errs = {f: v[-1] for f, v in uw.median_rel_err.items()}
-fams = [f for f in uw.median_rel_err if not f.startswith("w = 10")]
-oma = np.array(uw.median_one_minus_attn)
-# the error falls by at least half of the factor by which 1 - Attn_k falls (median over prompts), for every unseen family
-fall = {f: uw.median_rel_err[f][0] / max(uw.median_rel_err[f][-1], 1e-300) for f in fams}
-track = all(fall[f] >= (oma[0] / oma[-1]) ** 0.5 for f in fams) and oma[-1] < oma[0]
-ledger["I-w"].measure(
-    {"fall of the error / sqrt(fall of 1 - Attn_k)": [fall[f] / (oma[0] / oma[-1]) ** 0.5 for f in fams],
-     "1 - Attn_k falls": bool(oma[-1] < oma[0])},
-    measured="median relative error falls by " + ", ".join(f"{f}: {fall[f]:.3g}x" for f in fams)
-             + f" while median 1 - Attn_k falls {oma[0] / oma[-1]:.3g}x (t = {uw.steps[0]} -> {uw.steps[-1]}); at the end: "
-             + ", ".join(f"{f}: {v:.3g}" for f, v in errs.items()),
-    how=f"S from population GD (K = 3, imbalanced), {uw_cfg.prompts} prompts per family")
-ledger["I-w-bound"].measure({"largest |error| - bound": uw.bound_violation})
-ledger.cards('I-w', 'I-w-bound')
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Median relative prediction error $|\\hat y - y|/|y|$ for task laws never seen in training, at moments of training, with the median attention gap $1-\\mathrm{Attn}_k$ (dashed), which the error follows. Not a figure of the paper.", "name": "fig-cv-unseen-w"}, "image": {"alt": "Error curves for several task laws falling together with the dashed attention-gap curve; the constant law w = 10·1 is predicted exactly."}}
+# %% tags=["remove-input"]
+ledger.judge(checks.unseen(uw, uw_cfg));
+
+# %% mystnb={"figure": {"caption": "Median relative prediction error $|\\hat y - y|/|y|$ for task laws never seen in training, at moments of training, with the median attention gap $1-\\mathrm{Attn}_k$ (dashed), which the error follows. Not a figure of the paper.", "name": "fig-cv-unseen-w"}, "image": {"alt": "Error curves for several task laws falling together with the dashed attention-gap curve; the constant law w = 10·1 is predicted exactly."}}
 plotting.finish(cplot.draw_unseen(uw))
 
 # %% tags=["remove-cell"]
-assert uw.bound_violation < 1e-9 and track
+assert uw.bound_violation < 1e-9 and checks.unseen_tracks(uw)
 
 # %% [markdown]
 # ## Explore
@@ -344,7 +224,7 @@ assert uw.bound_violation < 1e-9 and track
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The four phases of an under-represented feature (mean-field flow, as in the under-represented-feature figure of the previous page) for a chosen $p_1$; the slider works without a kernel. Not a figure of the paper.", "name": "fig-cv-p1-slider"}}
 K_demo = icl_lab.by_scale(ci=20, paper=50)
-widgets.static_slider(lambda p1: cplot.draw_p1_portrait(K_demo, p1), icl_lab.notebook.frames([0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]), name="$p_1$ (the dominant feature's probability)", fmt="{:.1f}",
+widgets.static_slider(functools.partial(cplot.draw_p1_portrait, K_demo), icl_lab.notebook.frames([0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]), name="$p_1$ (the dominant feature's probability)", fmt="{:.1f}",
                       alt="the weights A_k, B_k,1 and B_k,n of an under-represented feature over time under the mean-field flow, with its four phases shaded: the phases start later and last longer as p1 grows")
 
 # %% [markdown]
@@ -355,7 +235,7 @@ widgets.static_slider(lambda p1: cplot.draw_p1_portrait(K_demo, p1), icl_lab.not
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "Population attention map of the analysed model under GD ($K = 3$, $N = 60$, $\\eta = 1$) for a chosen $p_1$, with $p_2 = p_3 = (1-p_1)/2$; the slider works without a kernel. Not a figure of the paper.", "name": "fig-cv-heat-slider"}}
 pops = {p1: th.population_columns(th.p_for("imbalanced", 3, p1), 60, 1.0, 1000, record_every=1)
         for p1 in icl_lab.notebook.frames((0.34, 0.5, 0.65, 0.8, 0.9))}
-widgets.static_slider(lambda p1: cplot.draw_population_heat(pops[p1], p1), list(pops), name="$p_1$", fmt="{:.2f}",
+widgets.static_slider(cplot.population_heat_frames(pops), list(pops), name="$p_1$", fmt="{:.2f}",
                       alt="population attention maps (query feature against attended feature) after 1 to 1000 GD steps for this p1")
 
 # %% tags=["remove-cell"]
@@ -388,7 +268,7 @@ widgets.live(cplot.explore, K=ipywidgets.IntSlider(value=20, min=10, max=200, st
 # off-target weight moves (Lemma D.4). The cell below checks it with the library.
 # ````
 
-# %% tags=["hide-input"]
+# %%
 ex_rows = []
 for K in (5, 50, 500):
     G = gradient(torch.zeros(K, K), CountLaw.mean_field(torch.full((K,), 1.0 / K, dtype=torch.float64)))
@@ -416,7 +296,7 @@ table(["$K$", r"$\alpha$", "formula $(K-1)/K^3$", r"$\beta$", "formula $-1/K^3$"
 # independent of $K$. The cell below computes all three.
 # ````
 
-# %% tags=["hide-input"]
+# %%
 col_ex = SymmetricColumn.under_represented(100, 0.65)
 tr_ex = col_ex.flow(1e11, stop_gap=0.999e-3)
 t_ex = phase_times(tr_ex, 1e-3)
@@ -424,10 +304,15 @@ table(["$T_1$", "$T_2$", "$T_3$", "$T_4$", r"$\tau_{\rm sw}$", r"$B_{k,1}/\log K
       [(*(f"{t_ex[k]:.6g}" for k in ("T1", "T2", "T3", "T4", "tau_sw")),
         f"{value_at(tr_ex.tau, tr_ex.series('B1'), t_ex['tau_sw']) / math.log(100):+.3f}")])
 dom_ex = SymmetricColumn.dominant(100, 0.65).flow(1e11, stop_gap=0.999e-3)
-say(f"Dominant feature: $\\tau_\\epsilon$ = {phase_times(dom_ex, 1e-3, 'dominant')['tau_eps']:.1f} (late-time law: {1 / (4 * 0.65 * 1e-3):.1f}).")
+tau_dom = phase_times(dom_ex, 1e-3, "dominant")["tau_eps"]
 
 # %% tags=["remove-cell"]
 assert t_ex["T1"] < t_ex["T2"] < t_ex["T3"] < t_ex["T4"]
+glue("ex-tau-dom", tau_dom)
+glue("ex-tau-law", 1 / (4 * 0.65 * 1e-3))
+
+# %% [markdown]
+# Dominant feature: $\tau_\epsilon$ = {glue:text}`ex-tau-dom:.1f` (late-time law: {glue:text}`ex-tau-law:.1f`).
 
 # %% [markdown]
 # ````{exercise}
@@ -451,18 +336,29 @@ assert t_ex["T1"] < t_ex["T2"] < t_ex["T3"] < t_ex["T4"]
 # about $0.40$, against a floor of $0.0013$ — Adam at the paper's settings cannot get near it.
 # ````
 
-# %% tags=["hide-input"]
+# %%
 p_paper = torch.tensor(th.IMBALANCED_P, dtype=torch.float64)
 law_box = CountLaw.exact(60, p_paper)
 box = th.best_box_column(law_box, bound=0.8, points=33)
 b_best, L_best, L_b23 = box["b23"], box["L2"], box["losses"]
 G_best = box["G"]  # -dL/dS of column 2: (beta_21, alpha_2, beta_23) up to p_2
-say(f"Best $B_{{2,3}}$ on the grid: {b_best:+.2f}, with $\\mathcal L_2$ = {L_best:.4f} ({L_b23[0]:.4f} at the corner $B_{{2,3}} = -0.8$); "
-    f"there $\\alpha_2$ = {float(G_best[1]):+.2e} (> 0: the flow pushes $A_2$ up) and $\\beta_{{2,1}}$ = {float(G_best[0]):+.2e} "
-    f"(< 0: it pushes $B_{{2,1}}$ down); the floor is $\\mathcal L_2^{{\\rm low}}$ = {float(loss_floor(60, p_paper)[1]):.4f}.")
+floor_2 = float(loss_floor(60, p_paper)[1])
 
 # %% tags=["remove-cell"]
 assert -0.8 < b_best < 0.8 and float(G_best[1]) > 0 and float(G_best[0]) < 0 and L_best > 0.3
+glue("box-b23", b_best)
+glue("box-L2", L_best)
+glue("box-corner", float(L_b23[0]))
+glue("box-alpha2", float(G_best[1]))
+glue("box-beta21", float(G_best[0]))
+glue("box-floor", floor_2)
+
+# %% [markdown]
+# Best $B_{2,3}$ on the grid: {glue:text}`box-b23:+.2f`, with $\mathcal L_2$ = {glue:text}`box-L2:.4f`
+# ({glue:text}`box-corner:.4f` at the corner $B_{2,3} = -0.8$); there $\alpha_2$ =
+# {glue:text}`box-alpha2:+.2e` (> 0: the flow pushes $A_2$ up) and $\beta_{2,1}$ =
+# {glue:text}`box-beta21:+.2e` (< 0: it pushes $B_{2,1}$ down); the floor is
+# $\mathcal L_2^{\rm low}$ = {glue:text}`box-floor:.4f`.
 
 # %% [markdown]
 # ## Errata and inconsistencies (checked against the paper's text)
@@ -498,51 +394,8 @@ assert -0.8 < b_best < 0.8 and float(G_best[1]) > 0 and float(G_best[0]) < 0 and
 # $p_1N \pm cN/K$ only for $K \ge 100$ (the proof's "sufficiently large $K$"): we test it there, where the bound
 # $1 - 3e^{-0.8K}$ is beyond any Monte Carlo, with a Chernoff bound on each count's tail summed over $k$.
 
-# %% tags=["hide-input"]
-# at the smallest c allowed, c = sqrt(20 K^3 / N); E*_bal (Lemma C.4): |c_k - p_k N| <= c N / K for every k, by Monte Carlo
-def in_event(X, N, p, w):  # every count within its window w_k of its mean
-    return int(((X - N * p).abs() <= w).all(-1).sum())
-
-
-def hyp45(K, N, p, c, imbal):  # the lemmas' conditions, Theta read within a factor 10 (claims.toml's header)
-    rare = K * p[1:] if imbal else K * p  # K p_k of the features the Theta(1/K) concerns
-    return {"p_k = Theta(1/K) (k >= 2 for E*_imbal, with p_1 = Theta(1))": bool(rare.min() >= 0.1 and rare.max() <= 10 and (not imbal or p[0] >= 0.1)),
-            "N >= 20 K^3": N >= 20 * K**3, "L_k = p_k K - c > 0 (k >= 2 for E*_imbal)": bool(rare.min() - c > 0)}
-
-
-def bound45(K, N, c):
-    return 1 - 3 * math.exp(-c**2 * N / (25 * K**2))
-
-
-Kb5, Nb5, pb5 = 5, 5000, torch.full((5,), 0.2, dtype=torch.float64)
-cb5 = math.sqrt(20 * Kb5**3 / Nb5)
-Xb5 = CountLaw.monte_carlo(Nb5, pb5, 200_000, icl_lab.make_generator(12)).counts
-P_bal = criteria.rate_of(in_event(Xb5, Nb5, pb5, cb5 * Nb5 / Kb5), Xb5.shape[0])
-# E*_imbal (Lemma C.5) at K = 100: P(not E*) <= sum_k P(|c_k - p_k N| > w_k) <= sum_k of the two Chernoff tails exp(-N KL)
-Ki, Ni = 100, 10**8
-pim = torch.tensor([0.5] + [0.5 / (Ki - 1)] * (Ki - 1), dtype=torch.float64)
-ci_ = math.sqrt(20 * Ki**3 / Ni)
-w_im = torch.full((Ki,), ci_ / Ki)  # windows as fractions of N
-w_im[0] = 0.01 * ci_
-kl = lambda q, p: q * torch.log(q / p) + (1 - q) * torch.log((1 - q) / (1 - p))
-log_out = float(torch.logsumexp(torch.cat([-Ni * kl(pim + w_im, pim), -Ni * kl(pim - w_im, pim)]), 0))
-# side remark: the same event at K = 5, outside the proof's range (its k = 1 window narrower than c N / K), by Monte Carlo
-K5, N5, p5 = 5, 20000, torch.tensor([0.5] + [0.125] * 4, dtype=torch.float64)
-c5 = math.sqrt(20 * K5**3 / N5)
-X5 = CountLaw.monte_carlo(N5, p5, 200_000, icl_lab.make_generator(12)).counts
-w5 = torch.full((K5,), c5 * N5 / K5)
-w5[0] = 0.01 * c5 * N5
-P_im5 = criteria.rate_of(in_event(X5, N5, p5, w5), X5.shape[0])
-h_bal, h_im = hyp45(Kb5, Nb5, pb5, cb5, False), hyp45(Ki, Ni, pim, ci_, True)
-ledger["C45"].measure(
-    {"P(E*_bal)": P_bal, "bound for E*_bal": bound45(Kb5, Nb5, cb5),
-     "log P(not E*_imbal), Chernoff upper bound, K = 100": log_out, "log 3 exp(-c^2 N/(25 K^2)), K = 100": math.log(3) - ci_**2 * Ni / (25 * Ki**2),
-     "P(E*_imbal) at K = 5": P_im5, "bound at K = 5": bound45(K5, N5, c5)},
-    measured=f"E*_bal, K = {Kb5}, N = {Nb5}, c = {cb5:.3f}: P = {P_bal.value:.5f} (Wilson 95% lower {P_bal.lo:.5f}, {Xb5.shape[0]} draws) against the bound {bound45(Kb5, Nb5, cb5):.3f}; "
-             f"E*_imbal, K = {Ki}, N = {Ni:.0e}, c = {ci_:.3f}: log P(not E*) <= {log_out:.0f} against log 3 - c^2 N/(25 K^2) = "
-             f"{math.log(3) - ci_**2 * Ni / (25 * Ki**2):.1f}; at K = {K5} (N = {N5}, c = {c5:.3f}): P(E*_imbal) = {P_im5.value:.4f} [{P_im5.lo:.4f}, {P_im5.hi:.4f}] (Wilson 95%, {X5.shape[0]} draws) against {bound45(K5, N5, c5):.3f}",
-    hypotheses={**{h: h_bal[h] and h_im[h] for h in h_bal}, "K >= 100 where E*_imbal is tested (the proof's sufficiently large K)": Ki >= 100})
-ledger.cards('C45')
+# %% tags=["remove-input"]
+ledger.judge(checks.count_events());
 
 # %% [markdown]
 # ## Claims ledger

@@ -354,6 +354,12 @@ def draw_population_heat(pr, p1: float, steps=(1, 10, 30, 100, 300, 1000)):
     return draw_heatmaps(pr.attn[steps], steps, unit="step", title=f"$p_1$ = {p1}")
 
 
+def population_heat_frames(pops: dict):
+    """The frame-drawing function of the heat-map slider over ``p1``: ``pops`` maps each ``p1`` to its
+    :func:`~.theory.population_columns` run."""
+    return lambda p1: draw_population_heat(pops[p1], p1)
+
+
 def explore(K=20, p1=0.5, eta=5.0, N=0):
     """The live explorer: GD on the reduced under-represented column (N = 0: mean field, else a
     Monte-Carlo count law) with its phases, then the K = 3 population attention maps, shown in turn."""
