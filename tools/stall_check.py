@@ -11,12 +11,14 @@ processes that each execute one notebook after another in the same process, the 
 ``$ICL_LAB_SCALE`` (``ci`` when unset). The client's kernel polling is the plain nbclient/pyzmq one
 unless ``--poll`` installs ``_ext/kernel_poll.py``'s one-second slices, which would hide a stall.
 
-A watchdog thread in each worker notices a cell that has run ``--stall`` seconds (far above any
-ci cell) and then keeps the evidence in ``<logs>/<run>/``: ``py-spy dump`` of the kernel and of the
-client, a probe of the client's shell and IOPub sockets run inside the client's event loop (is the
-reply already waiting there? are the event loop's registrations those its epoll instance watches?),
-the kernel's ``--debug`` log (``PYTHONFAULTHANDLER`` on) and the client's debug log. It then kills
-the kernel, so the run ends as a stall and the next one starts. The logs of a run that finished are
+A watchdog thread in each worker notices a kernel that sits idle while a cell waits for its reply
+(``execute_parallel``'s criterion: the kernel's main thread waiting for a request in epoll and no CPU
+used for ``--stall`` seconds) and then keeps the evidence in ``<logs>/<run>/``: every kernel and
+client thread with the system call it waits in, ``py-spy dump`` of both, a probe of the client's
+shell and IOPub sockets run inside the client's event loop (is the reply already waiting there? are
+the event loop's registrations those its epoll instance watches?), the kernel's ``--debug`` log
+(``PYTHONFAULTHANDLER`` on) and the client's debug log. It then kills the kernel, so the run ends as
+a stall and the next one starts. The logs of a run that finished are
 deleted. The last line is a summary; the exit status is 1 if any execution stalled or failed.
 ``<logs>/summary.json`` holds every run (notebook, worker, seconds, outcome).
 """
@@ -29,13 +31,14 @@ import multiprocessing as mp
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from execute_parallel import EPOLL, IDLE_CPU, cpu_seconds, filter_stderr, stall_evidence, syscall_name  # noqa: E402
 RACE_GC_THRESHOLD = 20  # --race: a young-generation collection every 20 allocations (CPython's default: 700)
 DEFAULT = ["chapters/window/theory.ipynb", "chapters/intro.ipynb", "chapters/common_setup.ipynb"]
 
@@ -103,41 +106,42 @@ def _socket_state(channel) -> dict:
             "pollin_now": bool(shadow.get(zmq.EVENTS) & zmq.POLLIN)}
 
 
-def _py_spy(pid: int, out: Path) -> None:
-    spy = shutil.which("py-spy")
-    if spy is None:
-        out.write_text("py-spy is not installed\n")
-        return
-    try:
-        r = subprocess.run([spy, "dump", "--pid", str(pid), "--native"], capture_output=True, text=True, timeout=60)
-        if r.returncode != 0:  # --native needs unwinding support; a plain dump is still the evidence
-            r = subprocess.run([spy, "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=60)
-        out.write_text(r.stdout + r.stderr)
-    except (OSError, subprocess.SubprocessError) as e:
-        out.write_text(f"py-spy failed: {e}\n")
-
-
 class Watchdog(threading.Thread):
-    """Watches the cell being executed; after ``stall`` seconds keeps the evidence and kills the kernel."""
+    """Watches the kernel while a cell is pending: a kernel that sits idle (its main thread waiting for a
+    request in epoll, no CPU used: ``execute_parallel``'s criterion) for ``stall`` seconds has stopped
+    answering; the watchdog then keeps the evidence and kills it."""
 
     def __init__(self, client, loop, stall: float, logdir: Path):
         super().__init__(daemon=True, name="stall-watchdog")
         self.client, self.loop, self.stall, self.logdir = client, loop, stall, logdir
-        self.cell, self.since, self.stalled = None, None, None
+        self.cell, self.stalled = None, None
         self.done = threading.Event()
 
     def started(self, cell_index):
-        self.cell, self.since = cell_index, time.monotonic()
+        self.cell = cell_index
 
     def finished(self):
-        self.cell, self.since = None, None
+        self.cell = None
+
+    def _kernel_pid(self):
+        proc = getattr(getattr(self.client.km, "provisioner", None), "process", None)
+        return getattr(proc, "pid", None)
 
     def run(self):
+        idle = None  # (cpu when the kernel was first seen idle with a cell pending, since)
         while not self.done.wait(0.5):
-            since = self.since
-            if since is not None and time.monotonic() - since > self.stall:
-                self.stalled = self.cell
-                self.evidence()
+            kpid, cell = self._kernel_pid(), self.cell
+            cpu = cpu_seconds(kpid) if kpid else None
+            call = syscall_name(kpid) if kpid else None
+            if cell is None or cpu is None or (call is not None and call not in EPOLL) \
+                    or (idle is not None and cpu - idle[0] > IDLE_CPU):
+                idle = None
+                continue
+            if idle is None:
+                idle = (cpu, time.monotonic())
+            elif time.monotonic() - idle[1] >= self.stall:
+                self.stalled = cell
+                self.evidence(kpid, time.monotonic() - idle[1])
                 return
 
     def probe(self) -> dict:
@@ -152,16 +156,9 @@ class Watchdog(threading.Thread):
                     state[name] = f"{type(e).__name__}: {e}"
         return state
 
-    def evidence(self):
-        self.logdir.mkdir(parents=True, exist_ok=True)
-        km = self.client.km
-        proc = getattr(getattr(km, "provisioner", None), "process", None)
-        kpid = getattr(proc, "pid", None)
-        note = {"cell": self.cell, "seconds": round(time.monotonic() - (self.since or 0), 1), "kernel_pid": kpid,
-                "client_pid": os.getpid()}
-        if kpid:
-            _py_spy(kpid, self.logdir / "py-spy-kernel.txt")
-        _py_spy(os.getpid(), self.logdir / "py-spy-client.txt")
+    def evidence(self, kpid: int, seconds: float):
+        stall_evidence(kpid, self.logdir)  # threads and their system calls, py-spy, the client's sockets
+        note = {"cell": self.cell, "idle_seconds": round(seconds, 1), "kernel_pid": kpid, "client_pid": os.getpid()}
         got, box = threading.Event(), {}
 
         def probe():
@@ -170,15 +167,11 @@ class Watchdog(threading.Thread):
 
         self.loop.call_soon_threadsafe(probe)
         note["probe"] = box["state"] if got.wait(10) else "the client's event loop did not run the probe in 10 s"
-        if kpid:  # a second look at the kernel, after the probe woke the client
-            time.sleep(2)
-            _py_spy(kpid, self.logdir / "py-spy-kernel-after-probe.txt")
         (self.logdir / "stall.json").write_text(json.dumps(note, indent=1, default=str))
-        if kpid:
-            try:
-                os.kill(kpid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        try:
+            os.kill(kpid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def execute_one(args) -> dict:
@@ -251,7 +244,8 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=200, help="executions in all, round-robin over the notebooks")
     ap.add_argument("--jobs", type=int, default=2, help="notebooks executed at once (worker processes)")
     ap.add_argument("--timeout", type=int, default=300, help="nbclient's cell timeout, seconds (make book-ci's)")
-    ap.add_argument("--stall", type=float, default=120, help="seconds a cell may run before it counts as stalled")
+    ap.add_argument("--stall", type=float, default=60,
+                    help="seconds a kernel may sit idle with a cell pending before it counts as stalled")
     ap.add_argument("--logs", type=Path, default=ROOT / "_build" / "stall", help="where the evidence goes")
     ap.add_argument("--poll", action="store_true", help="install _ext/kernel_poll.py's sliced polling")
     ap.add_argument("--keep", action="store_true", help="keep the logs of the executions that finished too")
@@ -301,9 +295,6 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     if args.inherit:
-        sys.path.insert(0, str(ROOT / "tools"))
-        from execute_parallel import filter_stderr
-
         restore = filter_stderr()
     try:
         with mp.get_context("spawn").Pool(args.jobs) as pool:
