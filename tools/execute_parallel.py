@@ -12,8 +12,8 @@ reproduction page) are left to the build. Each kernel inherits the environment (
 of the table of contents). A notebook that fails (its kernel died or stopped answering, seen once
 under load) is executed once more, alone, with a warning in the log; a second failure exits non-zero
 naming the notebook and showing the end of its traceback. The kernel client polls for replies in
-slices of a second (``_ext/kernel_poll.py``): its event loop sometimes missed a reply after a widget
-cell, and the notebook then sat idle until the cell timeout.
+slices of a second (``_ext/kernel_poll.py``), which reads a reply its event loop missed within that
+second; it cannot help when the reply was never sent, which the watch below tells apart.
 
 A kernel that sits idle while its notebook waits for a reply (the stall seen in book builds: the
 kernel's main thread waiting for a request in ``epoll_wait``, no CPU used, the client waiting for
