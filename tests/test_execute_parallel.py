@@ -123,3 +123,69 @@ def test_the_kernel_client_reads_a_reply_its_event_loop_missed_within_a_second(m
     kernel_poll.install()  # twice: wraps once
     assert getattr(AsyncZMQSocketChannel.get_msg, "_sliced", False)
 
+
+
+def test_a_reply_that_lands_just_before_a_session_send_on_its_socket_wakes_the_waiting_client(monkeypatch):
+    """The stall's cause, reproduced without a kernel: a client waits for a reply on an asyncio DEALER
+    (nbclient waiting for a cell's execute_reply) while its loop is busy, the reply lands, and then
+    jupyter_client's Session.send writes on the same socket (nbclient's Output-widget mimic sending a
+    comm_msg). The send goes through a shadow socket and spends the edge of the socket's descriptor, so
+    the waiting poll would sleep until its timeout (here 10 s, the cell timeout in a build) with the
+    reply in the socket. With execute_parallel.wake_after_session_sends it returns at once."""
+    import asyncio
+    import threading
+    import time
+
+    import zmq
+    import zmq.asyncio
+    from jupyter_client.session import Session
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import execute_parallel
+
+    monkeypatch.setattr(Session, "send", Session.send)  # restored after the test
+    monkeypatch.setattr(Session, "send_raw", Session.send_raw)
+    execute_parallel.wake_after_session_sends()
+    send = Session.send
+    execute_parallel.wake_after_session_sends()  # twice: wraps once
+    assert Session.send is send and Session.send._wakes
+
+    ctx = zmq.Context()
+    router = ctx.socket(zmq.ROUTER)
+    router.linger = 0
+    port = router.bind_to_random_port("tcp://127.0.0.1")
+    got = []
+
+    def kernel():  # replies to the request, then receives the comm_msg
+        ident, _ = router.recv_multipart()
+        router.send_multipart([ident, b"execute_reply"])
+        if router.poll(10000):
+            got.append(router.recv_multipart()[-1])
+
+    server = threading.Thread(target=kernel, daemon=True)
+    server.start()
+
+    async def client():
+        actx = zmq.asyncio.Context()
+        dealer = actx.socket(zmq.DEALER)
+        dealer.linger = 0
+        dealer.connect(f"tcp://127.0.0.1:{port}")
+        try:
+            await dealer.send(b"execute_request")
+            waiting = asyncio.ensure_future(dealer.poll(10000))  # nbclient's get_msg(timeout=...)
+            await asyncio.sleep(0)
+            time.sleep(0.3)  # the loop is busy (processing output): the reply lands meanwhile
+            Session(key=b"").send(dealer, "comm_msg", {"data": {}})
+            t = time.monotonic()
+            ready = await waiting
+            return ready, time.monotonic() - t, await dealer.recv()
+        finally:
+            dealer.close()
+            actx.term()
+
+    ready, waited, reply = asyncio.run(client())
+    server.join(15)
+    router.close()
+    ctx.term()
+    assert ready and reply == b"execute_reply" and waited < 2, waited
+    assert got and got[0].startswith(b"{"), got  # the comm_msg's content frame reached the kernel

@@ -11,9 +11,15 @@ reproduction page) are left to the build. Each kernel inherits the environment (
 ``ICL_LAB_THREADS``). The longest notebooks start first (their last measured time, else the order
 of the table of contents). A notebook that fails (its kernel died or stopped answering, seen once
 under load) is executed once more, alone, with a warning in the log; a second failure exits non-zero
-naming the notebook and showing the end of its traceback. The kernel client polls for replies in
-slices of a second (``_ext/kernel_poll.py``), which reads a reply its event loop missed within that
-second; it cannot help when the reply was never sent, which the watch below tells apart.
+naming the notebook and showing the end of its traceback.
+
+The client's missed replies are prevented at their cause (:func:`wake_after_session_sends`):
+jupyter_client's ``Session.send`` writes to an asyncio socket through a plain shadow of it, and a raw
+send consumes the socket's edge-triggered wake-up, so a reply that landed just then sat unread while
+the event loop slept. nbclient sends on the shell socket while it waits for a cell's reply when the
+cell shows output inside an Output widget (its widget mimic sends the outputs back: the live-widget
+cells of the window theory, nonlinear and selectors pages), and those pages stalled until the cell
+timeout.
 
 A kernel that sits idle while its notebook waits for a reply (the stall seen in book builds: the
 kernel's main thread waiting for a request in ``epoll_wait``, no CPU used, the client waiting for
@@ -83,6 +89,45 @@ def filter_stderr(harmless=HARMLESS):
         thread.join(timeout=5)
 
     return restore
+
+
+def _wake(sock) -> None:
+    import zmq
+
+    if not sock.closed:
+        sock.get(zmq.EVENTS)  # pyzmq's asyncio socket: reads its events and schedules the receives waiting
+
+
+def wake_after_session_sends() -> None:
+    """After ``Session.send`` / ``send_raw`` on a ``zmq.asyncio`` socket, let the socket's own asyncio
+    wrapper look at its events, as pyzmq does after every send of its own.
+
+    jupyter_client sends on an asyncio socket through ``zmq.Socket.shadow(socket.underlying)``. Any
+    operation on a zmq socket processes the commands libzmq has queued for it and consumes the edge of
+    its file descriptor; pyzmq's asyncio socket therefore re-reads ``ZMQ_EVENTS`` after each of its own
+    operations, but never learns of the shadow's. When a reply reaches the socket just before such a
+    send, the descriptor's edge is spent, the event loop is never woken, and the coroutine waiting for
+    that reply (nbclient's ``get_msg`` for an ``execute_reply``) sleeps until its timeout while the
+    reply waits in the socket. The re-check runs in the socket's event loop (from this thread or any
+    other). Installing twice wraps once."""
+    import zmq.asyncio
+    from jupyter_client.session import Session
+
+    for name in ("send", "send_raw"):
+        original = getattr(Session, name)
+        if getattr(original, "_wakes", False):
+            continue
+
+        def wrapped(self, stream, *args, _original=original, **kwargs):
+            out = _original(self, stream, *args, **kwargs)
+            loop = getattr(stream, "_current_loop", None) if isinstance(stream, zmq.asyncio.Socket) else None
+            if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(_wake, stream)
+            return out
+
+        wrapped._wakes = True
+        wrapped.__doc__, wrapped.__name__ = original.__doc__, original.__name__
+        setattr(Session, name, wrapped)
 
 
 # system calls a thread waits in, by number (Linux; /proc/<pid>/task/<tid>/syscall), for the evidence;
@@ -254,10 +299,7 @@ def stall_evidence(kernel: int, folder: Path) -> Path:
 
 def _execute(args):
     cache_path, pk, uri, timeout, stall = args
-    sys.path.insert(0, str(ROOT / "_ext"))
-    from kernel_poll import install
-
-    install()  # a reply the event loop missed is read within a second, not after the cell timeout
+    wake_after_session_sends()  # no reply is left unread (see the module's docstring)
     from jupyter_cache import get_cache
     from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
 

@@ -8,8 +8,10 @@ returned: the kernel idle, the client waiting for its ``execute_reply``. This sc
 given notebooks (round-robin, ``--runs`` executions in all) the way the pre-execution does: nbclient
 through ``jupyter_cache``'s settings (cell timeout, errors stop the notebook), ``--jobs`` worker
 processes that each execute one notebook after another in the same process, the scale from
-``$ICL_LAB_SCALE`` (``ci`` when unset). The client's kernel polling is the plain nbclient/pyzmq one
-unless ``--poll`` installs ``_ext/kernel_poll.py``'s one-second slices, which would hide a stall.
+``$ICL_LAB_SCALE`` (``ci`` when unset), with the pre-execution's fix of the client's missed replies
+(``execute_parallel.wake_after_session_sends``) unless ``--without-fix``, which reproduces the stall:
+without it the window theory page's live-widget cell stalled in 3 of 18 runs on two loaded cores,
+each time with the execute_reply waiting unread in the client's shell socket.
 
 A watchdog thread in each worker notices a kernel that sits idle while a cell waits for its reply
 (``execute_parallel``'s criterion: the kernel's main thread waiting for a request in epoll and no CPU
@@ -38,17 +40,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from execute_parallel import EPOLL, IDLE_CPU, cpu_seconds, filter_stderr, stall_evidence, syscall_name  # noqa: E402
+from execute_parallel import (EPOLL, IDLE_CPU, cpu_seconds, filter_stderr, stall_evidence, syscall_name,  # noqa: E402
+                              wake_after_session_sends)
 RACE_GC_THRESHOLD = 20  # --race: a young-generation collection every 20 allocations (CPython's default: 700)
 DEFAULT = ["chapters/window/theory.ipynb", "chapters/intro.ipynb", "chapters/common_setup.ipynb"]
 
 # one cell of the generated widget notebook: the window theory page's live cell in small (icl_lab.widgets.live
-# over an ipywidgets control whose function shows a matplotlib figure: nbclient's Output-widget mimic then
-# sends the kernel a comm_msg on the shell channel while the cell runs), plus a kernel-free slider
+# over an ipywidgets control whose function shows a page-wide matplotlib figure: nbclient's Output-widget mimic
+# then sends the kernel a comm_msg on the shell channel while the cell's reply is on its way, the race that
+# stalled that page), plus a kernel-free slider
 WIDGET_CELL = """\
 def _live(a=1.0, k={k}):
-    fig, ax = plt.subplots(figsize=(3, 2))
-    ax.plot([0, 1, 2], [0, a, k])
+    fig, axes = plt.subplots(1, 3, figsize=(7.0, 3.9), layout="constrained")
+    for i, ax in enumerate(axes):
+        ax.loglog(x, x ** (a + i) + k, label=f"a = {{a}}")
+        ax.legend()
     print("drawn", a, k)
     plt.show()
     plt.close(fig)
@@ -63,8 +69,9 @@ def widget_notebook(path: Path, cells: int) -> Path:
     """Write a notebook of ``cells`` live-widget cells (see ``WIDGET_CELL``) to ``path``."""
     import nbformat
 
-    setup = ("import matplotlib.pyplot as plt\nimport ipywidgets\nimport icl_lab.notebook\nfrom icl_lab import widgets\n"
-             "icl_lab.notebook.setup(scale=None, quiet=True)\n\n\ndef _fig(a):\n"
+    setup = ("import matplotlib.pyplot as plt\nimport numpy as np\nimport ipywidgets\nimport icl_lab.notebook\n"
+             "from icl_lab import widgets\n"
+             "icl_lab.notebook.setup(scale=None, quiet=True)\nx = np.logspace(-2, 2, 400)\n\n\ndef _fig(a):\n"
              "    fig, ax = plt.subplots(figsize=(3, 2))\n    ax.plot([0, 1], [0, a])\n    return fig\n")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(setup)]
                                   + [nbformat.v4.new_code_cell(WIDGET_CELL.format(k=k)) for k in range(cells)])
@@ -176,7 +183,7 @@ class Watchdog(threading.Thread):
 
 def execute_one(args) -> dict:
     """Execute one notebook in this worker process; return its record."""
-    run, notebook, timeout, stall, logs, poll, debug, keep, inherit, race = args
+    run, notebook, timeout, stall, logs, fix, debug, keep, inherit, race = args
     extra = ["--debug"] if debug else []
     if race:  # a collection at almost every allocation, a thread switch every 10 us: races and finalizers
         # that run in the wrong thread at the wrong moment (a lock held) happen far more often
@@ -186,11 +193,8 @@ def execute_one(args) -> dict:
 
         gc.set_threshold(RACE_GC_THRESHOLD, 2, 2)
         sys.setswitchinterval(1e-5)
-    if poll:
-        sys.path.insert(0, str(ROOT / "_ext"))
-        from kernel_poll import install
-
-        install()
+    if fix:  # as the book's pre-execution runs (execute_parallel.wake_after_session_sends)
+        wake_after_session_sends()
     import asyncio
 
     import nbformat
@@ -247,7 +251,8 @@ def main(argv=None) -> int:
     ap.add_argument("--stall", type=float, default=60,
                     help="seconds a kernel may sit idle with a cell pending before it counts as stalled")
     ap.add_argument("--logs", type=Path, default=ROOT / "_build" / "stall", help="where the evidence goes")
-    ap.add_argument("--poll", action="store_true", help="install _ext/kernel_poll.py's sliced polling")
+    ap.add_argument("--without-fix", dest="fix", action="store_false",
+                    help="leave jupyter_client's Session.send as it is (it can leave a reply unread: the stall)")
     ap.add_argument("--keep", action="store_true", help="keep the logs of the executions that finished too")
     ap.add_argument("--inherit", action="store_true",
                     help="the kernels write to this process's stdout and stderr (through execute_parallel's "
@@ -280,11 +285,11 @@ def main(argv=None) -> int:
     os.environ.setdefault("ICL_LAB_THREADS", "1")
     os.environ.setdefault("ICL_LAB_PROGRESS", "0")
     os.environ["PYTHONFAULTHANDLER"] = "1"
-    todo = [(i, str(args.notebooks[i % len(args.notebooks)]), args.timeout, args.stall, str(args.logs), args.poll,
+    todo = [(i, str(args.notebooks[i % len(args.notebooks)]), args.timeout, args.stall, str(args.logs), args.fix,
              args.debug, args.keep, args.inherit,
              args.race) for i in range(args.runs)]
     print(f"stall_check: {args.runs} executions of {len(args.notebooks)} notebook(s), {args.jobs} at a time, "
-          f"scale {os.environ['ICL_LAB_SCALE']}, {'sliced' if args.poll else 'plain'} polling", flush=True)
+          f"scale {os.environ['ICL_LAB_SCALE']}, {'with' if args.fix else 'WITHOUT'} the fix of Session.send", flush=True)
     records, t0 = [], time.perf_counter()
     summary = args.logs / "summary.json"
     restore = None
