@@ -21,9 +21,9 @@ cell shows output inside an Output widget (its widget mimic sends the outputs ba
 cells of the window theory, nonlinear and selectors pages), and those pages stalled until the cell
 timeout.
 
-A kernel that sits idle while its notebook waits for a reply (the stall seen in book builds: the
-kernel's main thread waiting for a request in ``epoll_wait``, no CPU used, the client waiting for
-the cell's ``execute_reply``) is noticed after ``--stall`` seconds (default 120) by a watch in each
+Should a notebook stall for any other reason, a kernel that sits idle while its notebook waits for a
+reply (the kernel's main thread waiting for a request in ``epoll_wait``, no CPU used, the client
+waiting for the cell's ``execute_reply``) is noticed after ``--stall`` seconds (default 120) by a watch in each
 worker, whatever the scale: a computing kernel uses CPU, a stalled one does not. The watch writes the
 evidence into ``<cache>/stalls/<notebook>-<time>/`` (every kernel and client thread with the system
 call it waits in, ``py-spy dump`` of both when py-spy is installed, and whether the reply is already
