@@ -310,7 +310,9 @@ def main(argv=None) -> int:
                 print(f"  [{len(records)}/{args.runs}] {rec['notebook']}: {rec['outcome']} in {rec['seconds']} s{extra}",
                       flush=True)
                 summary.write_text(json.dumps(records, indent=1))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # the workers catch SIGTERM (nbclient's cleanup handler): end them for sure
+        for child in mp.active_children():
+            child.kill()
         print("stall_check: interrupted", flush=True)
     finally:
         if restore is not None:
