@@ -1,7 +1,12 @@
 """Execute notebooks many times, a few at a time, and catch a kernel execution that stops answering.
 
-    nice -n 15 python tools/stall_check.py chapters/window/theory.ipynb chapters/intro.ipynb \\
+    nice -n 15 .venv/bin/python tools/stall_check.py chapters/window/theory.ipynb chapters/intro.ipynb \\
+        chapters/common_setup.ipynb chapters/intro.ipynb --widget-cells 10 --inherit --no-debug \\
         --runs 200 --jobs 2 --logs _build/stall
+
+(the book's pre-execution as ``make book-ci`` runs it: two kernels at a time, their stderr through
+``execute_parallel``'s filter, no debug logs; the window theory page, whose live-widget cell stalled,
+every fifth run, and a generated notebook of ten such cells).
 
 The book's pre-execution (``tools/execute_parallel.py``) once in a while sat in a cell that never
 returned: the kernel idle, the client waiting for its ``execute_reply``. This script executes the
@@ -20,8 +25,7 @@ client thread with the system call it waits in, ``py-spy dump`` of both, a probe
 shell and IOPub sockets run inside the client's event loop (is the reply already waiting there? are
 the event loop's registrations those its epoll instance watches?), the kernel's ``--debug`` log
 (``PYTHONFAULTHANDLER`` on) and the client's debug log. It then kills the kernel, so the run ends as
-a stall and the next one starts. The logs of a run that finished are
-deleted. The last line is a summary; the exit status is 1 if any execution stalled or failed.
+a stall and the next one starts. The logs of a run that finished are deleted. The last line is a summary; the exit status is 1 if any execution stalled or failed.
 ``<logs>/summary.json`` holds every run (notebook, worker, seconds, outcome).
 """
 from __future__ import annotations
