@@ -14,7 +14,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 ROOT = Path(__file__).resolve().parent
 #: seconds a unit-test module takes at ci scale on 2 cores, for those that wait on kernels, clusters or
 #: subprocesses (measured; the other modules take a second or two)
-SLOW_TESTS = {"tests/test_sweep.py": 31, "tests/test_execute_parallel.py": 18, "tests/test_valid_configs.py": 18,
+SLOW_TESTS = {"tests/test_sweep.py": 31, "tests/test_execute_parallel.py": 32, "tests/test_valid_configs.py": 18,
               "tests/test_hostile.py": 10, "tests/test_battery.py": 11, "tests/test_cli.py": 7, "tests/test_store.py": 7,
               "tests/test_reference.py": 6, "tests/test_data.py": 6}
 

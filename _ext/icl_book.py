@@ -4,7 +4,7 @@
   same inline script twice; the second ``const THEBE_JS_URL = ...`` then throws "Identifier has
   already been declared" in every page. Each page's script list is de-duplicated here, keeping the
   first occurrence (the browser check fails on any JavaScript error).
-* The kernel client's missed wake-ups are worked around (``_ext/kernel_poll.py``).
+* The kernel client's missed replies are prevented at their cause (``_ext/kernel_wake.py``).
 """
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
-    from kernel_poll import install  # the book build executes some notebooks itself (see kernel_poll.py)
+    from kernel_wake import wake_after_session_sends  # the book build executes some notebooks itself
 
-    install()
+    wake_after_session_sends()
     # first: html-page-context is emitted with emit_firstresult, so a later handler may never run
     app.connect("html-page-context", _dedupe_scripts, priority=1)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
