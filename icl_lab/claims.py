@@ -106,7 +106,8 @@ class Measurement:
     with an open choice the quantities under each option (``under``). ``shown``: what the card's measured
     line lists first, in its order, where that is more than the tested quantities (context a reader wants
     beside them, e.g. the values a ratio was taken from); a tested name in it takes its value from
-    ``quantities``, and the tested quantities it does not name follow."""
+    ``quantities``, and the tested quantities it does not name follow. ``measured``: the card's measured line
+    in words, where it says more than the quantities (empty: the quantities)."""
 
     claim: str
     quantities: dict
@@ -114,6 +115,7 @@ class Measurement:
     hypotheses: dict | None = None
     under: dict | None = None
     shown: dict | None = None
+    measured: str = ""
 
     @property
     def names(self) -> frozenset[str]:
@@ -514,7 +516,8 @@ class Ledger:
                 raise chk.ConfigError(f"claim {m.claim}: the quantities handed over are not those its tests read "
                                       f"(not read: {sorted(m.names - want)}; missing: {sorted(want - m.names)})")
         claims = [self[m.claim].measure({**{k: m.quantities.get(k, v) for k, v in (m.shown or {}).items()},
-                                         **m.quantities}, how=m.how, hypotheses=m.hypotheses, under=m.under)
+                                         **m.quantities}, how=m.how, hypotheses=m.hypotheses, under=m.under,
+                                         measured=m.measured or None)
                   for m in ms]
         if show:
             self.cards(*(c.id for c in claims))
