@@ -473,12 +473,15 @@ def rates(l_sweep, lcfg, e_sweep, ecfg, e2, m_sweep, mcfg, h_lambda: dict, h_eta
 def output_layer(ratios: dict, slopes: dict, readings: dict, lcfg, hypotheses: dict) -> Measurement:
     """S10 (Lemma 3): the log-log slope against ``lambda_*`` of the lucky neurons' feature/label ``W_O`` update ratio
     under both readings of the split (``ratios``, ``slopes``: per reading key; ``readings``: key -> option)."""
-    under = {readings[r]: {"log-log slope of the ratio against lambda_*": slopes[r]} for r in readings}
+    if set(readings) != {"coordinates", "projections"}:
+        raise chk.ConfigError(f"readings must name 'coordinates' and 'projections' (got {sorted(readings)})")
     shown = {readings[r]: {"log-log slope of the ratio against lambda_*": slopes[r],
                            "feature/label update ratio": dict(zip(lcfg.lambdas, ratios[r].round(2).tolist()))}
              for r in readings}
     return Measurement(
-        "S10", {}, under=under, measured=choice_text("S10", shown), hypotheses=hypotheses,
+        "S10", {}, under={readings["coordinates"]: {"log-log slope of the ratio against lambda_*": slopes["coordinates"]},
+                          readings["projections"]: {"log-log slope of the ratio against lambda_*": slopes["projections"]}},
+        measured=choice_text("S10", shown), hypotheses=hypotheses,
         how=f"the accumulated W_O update of each lucky neuron, feature part over label part, at the end of training, mean "
             f"over lucky neurons, median over {lcfg.seeds} seeds, for each lambda_* of the sweep (m = {lcfg.m}, "
             f"B = {lcfg.batch}, delta = {lcfg.delta:g}, {lcfg.steps} steps); log-log slope against lambda_*; the feature "
@@ -562,15 +565,16 @@ def batch(coverage, M1: int, B: int, c95: float, slots, fresh: bool, N_hit: floa
         raise chk.ConfigError(f"M1 must be 8, the first of the sizes claims.toml names (got {M1})")
     M1s = (M1, 32, 128, 1024)  # ours, then growing: 'with high probability' as M1 grows
     P_c = {c: [coverage(n, math.ceil(c * n * math.log(n))) for n in M1s] for c in (1, 2)}  # at B = ceil(c M1 ln M1)
-    q13 = "P(every pattern among the B queries) at the statement's B, largest M1"
     return [
         Measurement("S13", {"our B": B, "P at our B": coverage(M1, B),
                             "P at c = 1, M1 = 8 to 1024": ", ".join(f"{v:.3f}" for v in P_c[1]),
                             "P at c = 2, M1 = 8 to 1024": ", ".join(f"{v:.3f}" for v in P_c[2])},
                     shown={"our B": None, "P at our B": None, "B for 0.95, in units of M1 log M1": c95,
                            "P at c = 1, M1 = 8 to 1024": None, "P at c = 2, M1 = 8 to 1024": None},
-                    under={"c = 1, as printed in (39)": {q13: P_c[1][-1]},
-                           "c = 2, a constant for Theorem 1's Omega(M1 log M1)": {q13: P_c[2][-1]}},
+                    under={"c = 1, as printed in (39)":
+                           {"P(every pattern among the B queries) at the statement's B, largest M1": P_c[1][-1]},
+                           "c = 2, a constant for Theorem 1's Omega(M1 log M1)":
+                           {"P(every pattern among the B queries) at the statement's B, largest M1": P_c[2][-1]}},
                     # evaluated at B = ceil(c M1 ln M1) >= M1 ln M1, so (39) holds by construction
                     hypotheses={"batch (39): B >= M1 log M1": True,
                                 "queries uniform over the M1 relevant patterns (each in equally many task slots)":
