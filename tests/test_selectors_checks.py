@@ -168,3 +168,97 @@ def test_batch_decides_s13_and_s14():
                                                     6400.0))["S14"] == "not reproduced"
     with pytest.raises(ConfigError, match="M1 must be 8"):
         checks.batch(theory.query_coverage, 16, 64, 2.3, np.array([2] * 16), True, 6400.0)
+
+
+def _ood(acc_cone: float, acc_fresh: float):
+    """A hand-made out-of-domain result over every test condition the checks read, 3 seeds (the third stalled)."""
+    mu = torch.eye(10, dtype=F64)[:4] * 2.0  # 4 training-relevant patterns in R^10, norm beta = 2
+    nu = torch.eye(10, dtype=F64)[4:8] * 2.0
+    cone_mu = (mu[0::2] + mu[1::2]) / math.sqrt(2)
+    q = torch.ones(2, dtype=F64)
+    conds = {checks.CONE: (cone_mu, nu, q), checks.UNSEEN: (mu, nu, q), checks.FRESH: (torch.eye(10, dtype=F64)[8:] * 2, nu, q),
+             checks.TYPO: ((nu[0::2] + nu[1::2]) / math.sqrt(2), nu, q), checks.NU_IN: (cone_mu, cone_mu, q),
+             checks.CONE_K1: (cone_mu, nu, q), checks.Q_PERP: (cone_mu, nu, torch.tensor([1.0, -1.0], dtype=F64)),
+             checks.FLIP: (cone_mu, nu, -q), checks.NEG: ((mu[0::2] - mu[1::2]) / math.sqrt(2), nu, q),
+             checks.SHARED: (cone_mu, nu, q)}
+    names = list(conds)
+    value = {checks.CONE: acc_cone, checks.FRESH: acc_fresh, checks.Q_PERP: 0.5, checks.FLIP: 0.05, checks.NU_IN: 0.7}
+    acc = torch.tensor([[value.get(n, 0.97)] * 2 + [0.5] for n in names], dtype=F64)
+    ood = NS(conditions=[NS(name=n, mu=m, nu=v, q=qq) for n, (m, v, qq) in conds.items()], acc=acc, mass=acc.clone(),
+             l_grid=[2, 4, 8, 16], grid_acc=torch.full((2, 4, 3), 0.85, dtype=F64),
+             oracle=np.full((2, 4), 0.9))
+    ocfg = NS(patterns=lambda: (mu, nu), beta=2.0, M1=4, q=lambda: q, l_ts=16, alpha_test=0.6, ood_prompts=100,
+              alpha_primes=(0.2, 0.6))
+    return ood, ocfg
+
+
+def test_ood_and_test_length_use_the_solved_seeds_and_theorem2s_conditions():
+    ood, ocfg = _ood(0.97, 0.5)
+    solved = np.array([True, True, False])
+    assert checks.per_seed(ood, checks.seeds_used(ood, solved), checks.CONE).tolist() == [0.97, 0.97]
+    assert checks.theorem2(ood, ocfg, checks.CONE)[theory.TEST_MU] and not checks.theorem2(ood, ocfg, checks.FRESH)[theory.TEST_MU]
+    led = Ledger("selectors", part="mechanism")
+    claims = {c.id: c for c in led.judge(checks.ood(ood, ocfg, solved, 3, H1), show=False)}
+    assert set(claims) == {"O1", "O2", "O3", "O4", "O5", "O6"}
+    assert "the 2 of 3 cyclic-trained seeds" in claims["O1"].how and claims["O5"].ok
+    assert "empty N_* prompts in the test set = 3 of 100" in claims["O2"].measured
+    bad, _ = _ood(0.97, 0.97)  # a fresh pattern outside span{mu} generalising: the control fails
+    assert not Ledger("selectors", part="mechanism").judge(checks.ood(bad, ocfg, solved, 3, H1), show=False)[2].ok
+    with pytest.raises(ConfigError, match="test conditions"):
+        checks.per_seed(ood, checks.seeds_used(ood, solved), "no such condition")
+    assert [(a, l_) for a, l_, _, _ in checks.at_length_bound(ood, ocfg)] == [(0.2, 16), (0.6, 4)]
+    (o7,) = Ledger("selectors", part="mechanism").judge([checks.test_length(ood, ocfg, solved, H1)], show=False)
+    assert "l_ts and oracle (alpha' = 0.6) = 4, 0.900" in o7.measured
+    with pytest.raises(ConfigError, match="alpha_primes"):
+        checks.test_length(ood, NS(**{**vars(ocfg), "alpha_primes": (0.3, 0.6)}), solved, H1)
+
+
+def _sweep(values, hits):
+    """A hand-made hit sweep: ``hits`` (values, seeds) first steps at the hit accuracy (nan: never)."""
+    hits = np.asarray(hits, dtype=float)
+    med = np.nanmedian(np.where(np.isfinite(hits), hits, np.inf), axis=1)
+    return NS(values=np.asarray(values, dtype=float), median=med, res=NS(hits=lambda: hits.tolist()),
+              medians=lambda: dict(zip(values, med.tolist())), slope=lambda inverse=False, fastest=False: 1.0,
+              slope_estimate=lambda inverse=False: 1.0)
+
+
+def test_alpha_noise_and_rate_sweeps_hand_over_their_names():
+    a_sweep = _sweep([0.4, 0.6, 0.8], [[300, 320], [200, 210], [100, 110]])
+    acfg = NS(hit_acc=0.95, seeds=2, l=14)
+    (s1,) = Ledger("selectors", part="sample_complexity").judge([checks.alpha_sweep(a_sweep, acfg, 3.0, 0.1, H1)], show=False)
+    assert "Kendall's tau of -T_hit against alpha, per seed = 1" in s1.measured and s1.ok
+    n_sweep = _sweep([0.0, 0.03, 0.06, 1.0], [[100, 100], [100, 100], [100, 110], [np.nan, np.nan]])
+    ncfg = NS(taus=(0.0, 0.03, 0.06, 1.0), M1=8, beta=5.0)
+    (s2,) = Ledger("selectors", part="sample_complexity").judge(
+        [checks.noise(n_sweep, ncfg, np.array([1.0, 1.0, 0.99, 0.5]), 0.49, H1)], show=False)
+    assert "largest tau inside = 0.06" in s2.measured
+    with pytest.raises(ConfigError, match="taus"):
+        checks.noise(n_sweep, NS(taus=(0.0, 1.0), M1=8, beta=5.0), np.ones(2), 0.49, H1)
+    lcfg = NS(batch=128, lambdas=(0.4, 0.5, 0.9), seeds=3, m=3700, delta=0.09, steps=6000)
+    ecfg = NS(etas=(0.5, 1.0), hit_acc=0.95, seeds=3)
+    e2 = NS(final=lambda name: torch.tensor([0.99, 0.98, 0.97]))
+    mcfg = NS(M2s=(56, 120), seeds=3, eval_every=25)
+    sw = _sweep([0.4, 0.5, 0.9], [[300] * 3, [200] * 3, [100] * 3])
+    st = _judge("sample_complexity", checks.rates(sw, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))
+    assert set(st) == {"S3", "S4", "S5"}
+
+
+def test_output_layer_and_prompt_length():
+    lcfg = NS(lambdas=(0.4, 0.6, 0.9), seeds=3, m=3700, batch=128, delta=0.09, steps=6000)
+    readings = {"coordinates": "coordinates 1..d_x against d_x+1..d_x+d_y (eqs. (15)-(16))",
+                "projections": "the update applied to (mu_l, 0) and (0, q) (the proof's eqs. (76)-(77))"}
+    ratios = {r: np.array([0.76, 0.76, 0.76]) for r in readings}
+    (s10,) = Ledger("selectors", part="sample_complexity").judge(
+        [checks.output_layer(ratios, {r: 0.0 for r in readings}, readings, lcfg, H1)], show=False)
+    assert "feature/label update ratio" in s10.measured
+    with pytest.raises(ConfigError, match="readings"):
+        checks.output_layer(ratios, {}, {"coordinates": "x"}, lcfg, H1)
+    h = {k: v for k, v in H1.items() if k != theory.LENGTH}
+    acc = torch.tensor([[[0.6] * 3, [0.8] * 3], [[0.8] * 3, [0.95] * 3], [[0.95] * 3, [0.97] * 3]], dtype=F64)  # (L, A, S)
+    pcfg = NS(lengths=(4, 8, 16), alphas=(0.3, 0.6), M=64, steps=800, seeds=3)
+    s6, s7 = Ledger("selectors", part="sample_complexity").judge(
+        checks.prompt_length(NS(acc=acc, oracle=np.full((3, 2), 0.96)), pcfg, h), show=False)
+    assert s7.ok and "shortest l_tr with median accuracy >= 0.9" in s6.measured
+    _, s7 = Ledger("selectors", part="sample_complexity").judge(
+        checks.prompt_length(NS(acc=acc, oracle=np.full((3, 2), 0.5)), pcfg, h), show=False)
+    assert not s7.ok  # the model beats the oracle: impossible, the check fails
