@@ -860,11 +860,15 @@ print(f"largest excess of the measured median over the oracle: {gap:+.3f}")
 # the model Theorem 2 speaks of is Theorem 1's: its conditions are Theorem 2's too
 ledger.judge(checks.test_length(ood, ocfg, solved, H1))
 assert gap < 0.05  # no model beats the oracle (up to sampling noise)
+for a_, l_, _, o_ in at_bound:
+    glue(f"sel-o7-l-{a_ * 10:.0f}", l_)
+    glue(f"sel-o7-oracle-{a_ * 10:.0f}", f"{o_:.3f}")
 
 # %% [markdown]
-# At the shortest grid length that meets the condition, $l_{ts}\ge 2/\alpha'$ ($l_{ts} = 4$ at
-# $\alpha' = 0.6$, $16$ at $\alpha' = 0.2$), every same-pattern selector — the trained model and the
-# oracle alike — errs on about a tenth of the prompts (oracle $0.880$ and $0.907$), and at
+# At the shortest grid length that meets the condition, $l_{ts}\ge 2/\alpha'$ ($l_{ts} =$ {glue:text}`sel-o7-l-6` at
+# $\alpha' = 0.6$, {glue:text}`sel-o7-l-2` at $\alpha' = 0.2$), every same-pattern selector — the trained model and the
+# oracle alike — errs on about a tenth of the prompts (oracle {glue:text}`sel-o7-oracle-6` and
+# {glue:text}`sel-o7-oracle-2`), and at
 # $l_{ts} = 2/\alpha'$ exactly on about a sixth, because $\mathcal N_*$ is often empty: the bound (64) guarantees one
 # same-pattern demonstration *on average*, not with high probability. That cap holds for every model
 # whose attention sits on $\mathcal N_*$ — the model of Corollary 1 — whatever its width or training,

@@ -17,11 +17,12 @@ import math
 import numpy as np
 import torch
 
-from ... import criteria
+from ... import criteria, metrics
 from ... import params as chk
 from ...claims import Measurement, declared
 from ...claims import _quantities as claims_quantities
-from .theory import THM2_TEST, oracle_accuracy
+from .conditions import both_hold, theorem2_holds
+from .theory import TEST_MU, TEST_NU, THM2_TEST, oracle_accuracy
 
 
 def rate_decidable(k: int, n: int, p: float = 0.9) -> tuple[bool, int, object]:
@@ -117,8 +118,6 @@ def choice_text(claim: str, under: dict) -> str:
 
 def metrics_median_interval(values):
     """The median of ``values`` with its bootstrap 95% interval (:func:`icl_lab.metrics.median_interval`)."""
-    from ... import metrics
-
     return metrics.median_interval(values)
 
 
@@ -282,8 +281,6 @@ def per_seed(ood, used, name: str, table=None) -> torch.Tensor:
 def theorem2(ood, ocfg, name: str, l_ts=None, alpha_test=None) -> dict:
     """Theorem 2's conditions for the test condition ``name`` of ``ood`` (:func:`.conditions.theorem2_holds`), at
     the test prompt length and ``alpha'`` of ``ocfg`` unless given."""
-    from .conditions import theorem2_holds
-
     cond = {c.name: c for c in ood.conditions}
     return theorem2_holds(cond[name], ocfg.patterns()[0], ocfg.beta, ocfg.M1, ocfg.q(),
                           ocfg.l_ts if l_ts is None else l_ts, ocfg.alpha_test if alpha_test is None else alpha_test)
@@ -293,9 +290,6 @@ def ood(ood, ocfg, solved, n_empty: int, h1: dict) -> list[Measurement]:
     """O1-O6 (Thm 2, Cor. 1 and their controls) on the cyclic-trained seeds with the full in-domain solution:
     accuracies and attention masses per test condition; ``n_empty``: the cone's test prompts with an empty
     ``N_*``; ``h1``: Theorem 1's conditions (the model Theorem 2 speaks of is Theorem 1's)."""
-    from .conditions import both_hold
-    from .theory import TEST_MU, TEST_NU
-
     used = seeds_used(ood, solved)
     acc = functools.partial(per_seed, ood, used)
     how = (f"the {int(used.sum())} of {len(solved)} cyclic-trained seeds with the full in-domain solution (the model "
@@ -441,8 +435,6 @@ def rates(l_sweep, lcfg, e_sweep, ecfg, e2, m_sweep, mcfg, h_lambda: dict, h_eta
     """S3, S4 and S5 (eq. 6's ``1/lambda_*``, ``1/eta`` and ``sqrt M``, read as upper bounds): the log-log slopes
     of the median ``T_hit``; at ``lambda_*`` also over the values with ``B >= lambda_*^-4`` only, at ``eta`` the run
     ``e2`` beyond the sweep (``eta = 2``)."""
-    from ... import metrics
-
     lam_ok = np.asarray([lcfg.batch >= v**-4 for v in lcfg.lambdas])  # B >= lambda_*^-4 per value
     slope_l_ok = (metrics.loglog_slope(1 / l_sweep.values[lam_ok], l_sweep.median[lam_ok]) if lam_ok.sum() >= 2
                   else float("nan"))
