@@ -331,12 +331,11 @@ print(f"log-log slope of T_hit vs M: {slope_m:.2f} (Theorem 1: 0.5)")
 
 # %% tags=["remove-input"]
 icl_lab.notebook.reduced(("the $\\lambda_*$ sweep", lcfg), ("the $\\eta$ sweep", ecfg), ("the $M$ sweep", mcfg))
-glue("sel-rates-l", f"$m = {lcfg.m}$, $B = {lcfg.batch}$, $\\delta = {lcfg.delta:g}$, {lcfg.steps} steps, "
-                    f"$\\lambda_*$ from {min(lcfg.lambdas):g}")
+glue("sel-rates-l", f"m = {lcfg.m}, B = {lcfg.batch}, δ = {lcfg.delta:g}, {lcfg.steps} steps, λ* from {min(lcfg.lambdas):g}")
 glue("sel-rates-e", ecfg.steps)
-glue("sel-rates-m", f"$M \\in \\{{{', '.join(str(mcfg.M1 + v) for v in mcfg.M2s)}\\}}$, {mcfg.seeds} seeds, {mcfg.steps} steps")
+glue("sel-rates-m", f"M ∈ {{{', '.join(str(mcfg.M1 + v) for v in mcfg.M2s)}}}, {mcfg.seeds} seeds, {mcfg.steps} steps")
 
-# %% mystnb={"figure": {"caption": "Iterations to 95 % accuracy per seed and their median against $1/\\lambda_*$, $1/\\eta$ and $M$, with the slopes of eq. (6) (dashed) and twice them (dotted). The $\\lambda_*$ sweep in Theorem 1's regime ({glue:md}`sel-rates-l:myst`); the $\\eta$ sweep {glue:text}`sel-rates-e` steps; {glue:md}`sel-rates-m:myst`.", "name": "fig-sel-rates"}, "image": {"alt": "Iterations grow faster than 1/lambda, like 1/eta, and stay flat in M."}}
+# %% mystnb={"figure": {"caption": "Iterations to 95 % accuracy per seed and their median against $1/\\lambda_*$, $1/\\eta$ and $M$, with the slopes of eq. (6) (dashed) and twice them (dotted). The $\\lambda_*$ sweep at this scale ({glue:text}`sel-rates-l`); the $\\eta$ sweep {glue:text}`sel-rates-e` steps; {glue:text}`sel-rates-m`.", "name": "fig-sel-rates"}, "image": {"alt": "Iterations grow faster than 1/lambda, like 1/eta, and stay flat in M."}}
 plotting.finish(SC.draw_rates(l_sweep, e_sweep, m_sweep))
 
 # %% [markdown]
