@@ -519,7 +519,7 @@ class Ledger:
                                       f"(not read: {sorted(m.names - want)}; missing: {sorted(want - m.names)})")
         claims = [self[m.claim].cannot_decide(how=m.how, why=m.why, measured=m.measured or "—") if m.why else
                   self[m.claim].measure({**{k: m.quantities.get(k, v) for k, v in (m.shown or {}).items()},
-                                         **m.quantities}, how=m.how, measured=m.measured, hypotheses=m.hypotheses,
+                                         **m.quantities}, how=m.how, measured=m.measured or None, hypotheses=m.hypotheses,
                                         under=m.under)
                   for m in ms]
         if show:
