@@ -106,7 +106,8 @@ class Measurement:
     with an open choice the quantities under each option (``under``). ``shown``: what the card's measured
     line lists first, in its order, where that is more than the tested quantities (context a reader wants
     beside them, e.g. the values a ratio was taken from); a tested name in it takes its value from
-    ``quantities``, and the tested quantities it does not name follow."""
+    ``quantities``, and the tested quantities it does not name follow. ``shown_under``: the same for each
+    option of a choice (option -> context listed first under that option)."""
 
     claim: str
     quantities: dict
@@ -114,6 +115,7 @@ class Measurement:
     hypotheses: dict | None = None
     under: dict | None = None
     shown: dict | None = None
+    shown_under: dict | None = None
 
     @property
     def names(self) -> frozenset[str]:
@@ -403,6 +405,13 @@ def claims_dir() -> Path:
     return paths.claims_dir(get_scale())
 
 
+
+def _under_shown(m: Measurement) -> dict | None:
+    """``m.under`` with each option's ``shown_under`` context listed first (a tested name takes its value from ``under``)."""
+    if m.under is None or not m.shown_under:
+        return m.under
+    return {o: {**{k: q.get(k, v) for k, v in (m.shown_under.get(o) or {}).items()}, **q} for o, q in m.under.items()}
+
 class Ledger:
     """The claims of one paper (or of the common-setup chapter)."""
 
@@ -514,7 +523,7 @@ class Ledger:
                 raise chk.ConfigError(f"claim {m.claim}: the quantities handed over are not those its tests read "
                                       f"(not read: {sorted(m.names - want)}; missing: {sorted(want - m.names)})")
         claims = [self[m.claim].measure({**{k: m.quantities.get(k, v) for k, v in (m.shown or {}).items()},
-                                         **m.quantities}, how=m.how, hypotheses=m.hypotheses, under=m.under)
+                                         **m.quantities}, how=m.how, hypotheses=m.hypotheses, under=_under_shown(m))
                   for m in ms]
         if show:
             self.cards(*(c.id for c in claims))
