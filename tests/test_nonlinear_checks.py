@@ -16,6 +16,7 @@ from icl_lab.claims import Ledger, Measurement, declared, quantities_read
 from icl_lab.params import ConfigError
 from icl_lab.papers.nonlinear import checks_phases as checks
 from icl_lab.papers.nonlinear import theory as th
+from icl_lab.papers.nonlinear import theory_phases as tp
 
 from test_checks import ROOT, _code_cells, handed_over
 
@@ -77,21 +78,21 @@ def test_gradient_formulas_decide_c4a_c4c_and_read_the_feature_geometry():
     c4a, _ = _ledger().judge(checks.gradient_formulas(bad, feats, 3.0), show=False)
     assert c4a.status == "not reproduced"
     assert checks.is_orthogonal(feats["orth"]) and not checks.is_orthogonal(feats["gaussian"])
-    assert checks.is_separated(th.correlated_features(4, 15, 3.0, 0.8), 3.0)
+    assert checks.is_separated(tp.correlated_features(4, 15, 3.0, 0.8), 3.0)
     assert not checks.is_separated(feats["orth"], 30.0)
     with pytest.raises(ConfigError, match="kinds"):
         checks.gradient_formulas({"unit": good["unit"]}, feats, 3.0)
 
 
 def test_correlated_features_have_the_stated_distance_and_cosine():
-    V = th.correlated_features(4, 15, 3.0, 0.8)
+    V = tp.correlated_features(4, 15, 3.0, 0.8)
     assert torch.allclose(torch.pdist(V), torch.full((6,), 3.0, dtype=F64))
     cos = (V[0] @ V[1]) / (V[0].norm() * V[1].norm())
     assert float(cos) == pytest.approx(0.8)
     with pytest.raises(ConfigError, match="cos"):
-        th.correlated_features(4, 15, 3.0, 1.0)
+        tp.correlated_features(4, 15, 3.0, 1.0)
     with pytest.raises(ConfigError, match="K must"):
-        th.correlated_features(15, 15, 3.0, 0.5)
+        tp.correlated_features(15, 15, 3.0, 0.5)
 
 
 @pytest.mark.declarations
@@ -117,6 +118,11 @@ def test_shown_under_keeps_context_beside_an_option_and_refuses_nothing_tested()
                     shown_under={checks.POPULATION: {"per prompt set": [0.01]}}, hypotheses={checks.SEP: True}, how="hand-made")
     (c,) = _ledger().judge(m, show=False)
     assert "prompts): per prompt set = 0.01; smallest g_k along GD" in c.measured  # context first, under its option
+    ordered = Measurement(m.claim, m.quantities, under=under, hypotheses=m.hypotheses, how="hand-made",
+                          shown_under={checks.POPULATION: {checks.CORR_Q: None, "per prompt set": [0.01]}})
+    (c,) = _ledger().judge(ordered, show=False)
+    assert "prompts): smallest g_k along GD, correlated features (cos 0.8, distance Delta), median over prompt sets = 0.01; " \
+           "per prompt set = 0.01" in c.measured  # a tested name in shown_under sets the order and keeps its value
 
 
 @pytest.mark.declarations
@@ -216,8 +222,8 @@ def test_phase1_K_decides_c7b_on_the_population_durations():
 
 
 def test_population_reduction_equals_the_library_gd():
-    full_gd = th.population_phase1(16, 3.0, steps=300)
-    reduced = th.population_phase1_reduced(16, 3.0, steps=300)
+    full_gd = tp.population_phase1(16, 3.0, steps=300)
+    reduced = tp.population_phase1_reduced(16, 3.0, steps=300)
     assert full_gd == pytest.approx(reduced, rel=1e-9, nan_ok=True)
     with pytest.raises(ConfigError, match="K must"):
-        th.population_phase1(1, 3.0)
+        tp.population_phase1(1, 3.0)

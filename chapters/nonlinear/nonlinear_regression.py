@@ -62,6 +62,7 @@ from icl_lab.papers.nonlinear import checks_phases as checks
 from icl_lab.papers.nonlinear import experiments as nl
 from icl_lab.papers.nonlinear import figures as nlfig
 from icl_lab.papers.nonlinear import theory as th
+from icl_lab.papers.nonlinear import theory_phases as tp
 from icl_lab.render import md_table
 
 SCALE, ledger = icl_lab.notebook.chapter("nonlinear", part="phases")
@@ -311,12 +312,12 @@ for key in ("min_gk", "ratio_lo", "ratio_hi", "sign_agree"):
 # {glue:text}`nl-theta-n` weight matrices: the smallest true $g_k$ is {glue:text}`nl-theta-min_gk:.1e`, the
 # ratio of the true $g_k$ to App. C's lies in [{glue:text}`nl-theta-ratio_lo:.2f`, {glue:text}`nl-theta-ratio_hi:.2f`],
 # and {glue:text}`nl-theta-sign_agree:.0%` of the off-diagonal signs agree. Then correlated features
-# $v_k = u + s e_k$ (`th.correlated_features`), on the population loss and on training sets of 300 prompts:
+# $v_k = u + s e_k$ (`tp.correlated_features`), on the population loss and on training sets of 300 prompts:
 
 # %%
 M_POP = 100_000 if SCALE != "ci" else 30_000  # prompts that stand for the population loss (Eq. 7)
 # g_k = (q_k(t+1) - q_k(t)) / eta along 300 GD steps from Q = 0: (smallest, smallest at t = 0, steps where some q_k falls)
-corr = {(cos, M): [full(th.correlated_gk, cos, M, 10 + sd) for sd in range(3)]  # three prompt sets each
+corr = {(cos, M): [full(tp.correlated_gk, cos, M, 10 + sd) for sd in range(3)]  # three prompt sets each
         for cos, M in ((0.8, 300), (0.5, 300), (0.8, M_POP))}
 
 # %% tags=["remove-cell"]
@@ -668,7 +669,7 @@ nlfig.show(nlfig.sweep_figure(sweep, slopes))
 # %% [markdown]
 # Prop. 2's $K$-dependence, three ways: the sweep at two more seeds (each redraws every prompt), the top
 # octave of $K$ with more prompts, and the population limit of the same dynamics (the expected loss of
-# Eq. 7 with balanced counts, `th.population_phase1`), where $K$ can go much further.
+# Eq. 7 with balanced counts, `tp.population_phase1`), where $K$ can go much further.
 
 # %%
 sweeps_K = [sweep] + [full(nl.run_sweep, scfg.replace(seed=sd)) for sd in (1, 2)]  # seeds 1, 2
@@ -676,10 +677,10 @@ M_big = icl_lab.by_scale(ci=500, paper=3000)  # prompts at the top octave of K
 K_top = [int(k) for k in scfg.K_grid[-2:]]
 T1_big = [[float(full(nl._phase1, scfg.replace(M=M_big, seed=sd), Kk, max(scfg.N, 2 * Kk**3), scfg.delta, scfg.L_ref,
                       scfg.eta_ref, M_big, direct=True, _keep=("T1",))["T1"][0]) for Kk in K_top] for sd in range(3)]
-K_pop = [8, 16, 32, 64, 128, 256, 512]  # T^1 in units of eta x steps, at each of th.POPULATION_LEVELS
-T1_pop = torch.tensor([full(th.population_phase1, k, scfg.delta) for k in K_pop[:-1]]
-                      + [th.population_phase1_reduced(K_pop[-1], scfg.delta)], dtype=F64)  # K = 512: by symmetry
-reduced_gap = float((torch.tensor(th.population_phase1_reduced(256, scfg.delta), dtype=F64)
+K_pop = [8, 16, 32, 64, 128, 256, 512]  # T^1 in units of eta x steps, at each of tp.POPULATION_LEVELS
+T1_pop = torch.tensor([full(tp.population_phase1, k, scfg.delta) for k in K_pop[:-1]]
+                      + [tp.population_phase1_reduced(K_pop[-1], scfg.delta)], dtype=F64)  # K = 512: by symmetry
+reduced_gap = float((torch.tensor(tp.population_phase1_reduced(256, scfg.delta), dtype=F64)
                      - T1_pop[K_pop.index(256)]).abs().max())  # the reduction against the library's GD
 
 # %% tags=["remove-cell"]
@@ -689,7 +690,7 @@ top_T1_seeds, _ = checks.top_octave_slopes(sweeps_K, scfg)
 top_ref, top = slopes["top_ref"], slopes["top"]
 top_T1_big = [metrics.loglog_slope(torch.tensor(K_top, dtype=F64), torch.tensor(T)) for T in T1_big]
 excess_pop = checks.excess_slopes(K_pop, T1_pop)
-LV0, LV9 = th.POPULATION_LEVELS
+LV0, LV9 = tp.POPULATION_LEVELS
 glue("nl-M-big", M_big)
 glue("nl-M", scfg.M)
 glue("nl-K-top", f"{K_top[0]}, {K_top[1]}")

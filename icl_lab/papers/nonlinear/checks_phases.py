@@ -23,6 +23,7 @@ from ... import criteria, metrics
 from ... import params as chk
 from ...claims import Measurement
 from . import theory as th
+from . import theory_phases as tp
 
 F64 = torch.float64
 
@@ -34,7 +35,7 @@ CORR_Q = "smallest g_k along GD, correlated features (cos 0.8, distance Delta), 
 ETA_Q = "the step scaled by ||v||^4 (eta of Sec. 5.1's update of q)"
 ETA_8 = "the step of Eq. (8) as written (eta on Q)"
 #: the two levels that end Phase I in C7b (theory.POPULATION_LEVELS)
-LV_LEMMA5, LV_FIXED = th.POPULATION_LEVELS
+LV_LEMMA5, LV_FIXED = tp.POPULATION_LEVELS
 #: the two loss readings of C4b
 POPULATION = "population loss (Eq. 7, estimated on 3 x 10^4 to 10^5 prompts)"
 TRAINING = "training set of 300 prompts"
@@ -105,12 +106,13 @@ def lemma2_sign(theta2: dict, corr: dict, *, V: torch.Tensor, delta: float, n_pa
                             criteria.median_of([v[0] for v in corr[(0.8, M_pop)]])},
                TRAINING: {"smallest g_k along GD, correlated features (cos 0.8, distance Delta), median over prompt sets":
                           criteria.median_of([v[0] for v in corr[(0.8, 300)]])}},
-        shown_under={opt: {"per prompt set": [round(v[0], 4) for v in corr[(0.8, M)]]} for opt, M in by_M.items()},
+        shown_under={opt: {CORR_Q: None, "per prompt set": [round(v[0], 4) for v in corr[(0.8, M)]]}
+                     for opt, M in by_M.items()},
         how=f"Gaussian features (off-diagonal Gram up to {gram_off:.2f} s^2), {n_path} weights along GD + {n_rand} random Q, "
             f"300 prompts; correlated features v_k = u + (Delta/sqrt2) e_k (cos 0.8, distance Delta): g_k = dq_k / eta along 300 GD steps "
             f"(eta = 1) from Q = 0 on {M_pop} prompts (the population loss, Eq. 7) and on 300 prompts, 3 prompt sets each, median with "
             "bootstrap interval; g_k_ratio: true g_k / App. C's",
-        hypotheses={SEP: is_separated(V, delta) and all(is_separated(th.correlated_features(4, 15, delta, c), delta)
+        hypotheses={SEP: is_separated(V, delta) and all(is_separated(tp.correlated_features(4, 15, delta, c), delta)
                                                          for c in (0.8, 0.5))})
 
 
@@ -239,7 +241,7 @@ def excess_slopes(K_pop, T1_pop: torch.Tensor) -> dict:
     Kp = torch.tensor(K_pop, dtype=F64)
     return {lv: [metrics.loglog_slope(Kp[i:i + 2], T1_pop[i:i + 2, j])
                  - metrics.loglog_slope(Kp[i:i + 2], ((Kp - 1) * Kp.log())[i:i + 2]) for i in range(len(K_pop) - 1)]
-            for j, lv in enumerate(th.POPULATION_LEVELS)}
+            for j, lv in enumerate(tp.POPULATION_LEVELS)}
 
 
 def phase1_rates(sweeps, scfg) -> list[Measurement]:
