@@ -558,14 +558,14 @@ nlfig.show(nlfig.fig1(steps_t, theory.loss, theory.test_loss, theory.maps, tcfg.
 # Entry $(i, j)$ is $\mathrm{Attn}_{i,j}$, the attention a query $v_j$ puts on the tokens of feature $v_i$
 # (key $i$, query $j$, the paper's App. A convention; columns sum to one).
 
-# %% tags=["remove-cell"]
-SNAP_T = [t for t in (0, 1, 5, 25, 100, 400) if t <= tcfg.steps]
-iL = {Lv: list(tcfg.L_values).index(Lv) for Lv in (0.1, 1.0)}
+# %%
+SNAP_T = [t for t in (0, 1, 5, 25, 100, 400) if t <= tcfg.steps]  # the steps shown
+iL = {Lv: list(tcfg.L_values).index(Lv) for Lv in (0.1, 1.0)}  # the runs of L = 0.1 and L = 1
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention maps of the theory model at $L = 0.1$ ($\\eta = 10$, seed 0): entry $(i, j)$ is the attention a query $v_j$ puts on feature $v_i$; columns sum to one. Reproduces Fig. 2 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-maps-flat"}, "image": {"alt": "Six 4 by 4 heat maps at steps 0 to 400: the diagonal rises from 0.25 towards 1 while the off-diagonal entries fade."}}
+# %% mystnb={"figure": {"caption": "Attention maps of the theory model at $L = 0.1$ ($\\eta = 10$, seed 0): entry $(i, j)$ is the attention a query $v_j$ puts on feature $v_i$; columns sum to one. Reproduces Fig. 2 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-maps-flat"}, "image": {"alt": "Six 4 by 4 heat maps at steps 0 to 400: the diagonal rises from 0.25 towards 1 while the off-diagonal entries fade."}}
 nlfig.show(nlfig.attention_maps_figure([theory.maps[0, t, iL[0.1]] for t in SNAP_T], [f"t = {t}" for t in SNAP_T]))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure at $L = 1$: the maps concentrate within the first steps. Reproduces Fig. 3 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-maps-sharp"}, "image": {"alt": "Six 4 by 4 heat maps: the diagonal is above 0.7 after one step and near 1 at the end."}}
+# %% mystnb={"figure": {"caption": "As the previous figure at $L = 1$: the maps concentrate within the first steps. Reproduces Fig. 3 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-maps-sharp"}, "image": {"alt": "Six 4 by 4 heat maps: the diagonal is above 0.7 after one step and near 1 at the end."}}
 nlfig.show(nlfig.attention_maps_figure([theory.maps[0, t, iL[1.0]] for t in SNAP_T], [f"t = {t}" for t in SNAP_T]))
 
 # %% [markdown]
