@@ -227,3 +227,17 @@ def test_population_reduction_equals_the_library_gd():
     assert full_gd == pytest.approx(reduced, rel=1e-9, nan_ok=True)
     with pytest.raises(ConfigError, match="K must"):
         tp.population_phase1(1, 3.0)
+
+
+def test_stated_ends_reads_both_ends_of_one_trajectory_for_every_constant():
+    from icl_lab.papers.nonlinear.experiments import DeltaConfig
+
+    cfg = DeltaConfig(M=40, eps=0.25, N_grid=(1600,))
+    ends = tp.stated_ends(cfg, 1600, chunk=500)
+    assert set(ends) == {1.0, 0.5, 2.0}
+    for T1, T_star, rate, g1, g2 in ends.values():
+        assert 0 <= T1 < T_star and rate > 0 and g1 > g2 > 0  # the step's rate of q_k falls along Phase II
+    # a smaller constant C puts both ends later on the same trajectory
+    assert ends[0.5][0] >= ends[1.0][0] >= ends[2.0][0] and ends[0.5][1] >= ends[1.0][1] >= ends[2.0][1]
+    with pytest.raises(ConfigError, match="N and chunk"):
+        tp.stated_ends(cfg, 0)

@@ -1,7 +1,7 @@
-"""Theory helpers of the nonlinear chapter's first page that no stored experiment uses: correlated
-features and Lemma 2's g_k along GD on them, and Prop. 2's Phase-I duration in the population limit
-(the expected loss of Eq. 7 with balanced counts), by the library's GD and by its two-weight symmetric
-reduction. They build on :mod:`~icl_lab.papers.nonlinear.theory` (the exact feature-space dynamics)
+"""Theory helpers of the nonlinear chapter that no stored experiment uses: correlated features and
+Lemma 2's g_k along GD on them, Prop. 2's Phase-I duration in the population limit (the expected loss
+of Eq. 7 with balanced counts), by the library's GD and by its two-weight symmetric reduction, and the
+phase ends Props. 2-3 state (:func:`stated_ends`). They build on :mod:`~icl_lab.papers.nonlinear.theory` (the exact feature-space dynamics)
 and live beside it rather than in it so that the stored results of the paper's experiments, whose
 fingerprints cover ``theory.py``, stay current.
 """
@@ -97,3 +97,31 @@ def population_phase1_reduced(K: int, delta: float, steps: int = 1500) -> list[f
         q0, qc = q0 - lr / K * s4 * a0 * (2 * a0 - 1 - sq), qc - lr / K * s4 * ac * (ac - sq + a0)
     own = torch.tensor(own, dtype=F64)[:, None]
     return [float(metrics.first_crossing(own, lv(K))[0]) * lr for lv in POPULATION_LEVELS.values()]
+
+
+def stated_ends(cfg, N: int, Cs=(1.0, 0.5, 2.0), L: float = 0.5, eta: float = 4.0, chunk: int = 2000) -> dict:
+    """The ends Props. 2-3 state, at delta = sqrt(20K/N), for each constant C of the Omega in ``Cs``: T^1 = first
+    t with 1 - Attn <= C delta/(1+C delta), T* = first t with 1 - Attn <= C eps delta/(1+C eps delta), the mean
+    rate of q_k between them, and the step's rate of q_k, (q_k(t+1) - q_k(t))/eta, at T^1 and at T*, on the
+    prompts of the delta sweep ``cfg`` (a :class:`~icl_lab.papers.nonlinear.experiments.DeltaConfig`: its
+    features, K, d, delta, M, c, eps and seed) drawn as counts at context length ``N``. eta = 4 at L = 0.5 is,
+    by R1, the run of L = 1 at eta = 1 (flat: L* >= 1.49); GD runs in chunks until every C's T* (one
+    trajectory: C only moves the ends read from it). Returns C -> (T^1, T*, rate, g(T^1), g(T*))."""
+    if N < 1 or chunk < 1:
+        raise chk.ConfigError(f"N and chunk must be at least 1 (got N = {N}, chunk = {chunk})")
+    V, dl = make_features(cfg.features, cfg.K, cfg.d, cfg.delta), math.sqrt(20 * cfg.K / N)
+    fp = cosine_feature_prompts(V, N, cfg.M, cfg.c, make_generator(cfg.seed))
+    ends = {C: (C * dl / (1 + C * dl), C * cfg.eps * dl / (1 + C * cfg.eps * dl)) for C in Cs}
+    hit, q0, off = {C: [] for C in Cs}, None, 0
+    while any(len(h) < 2 for h in hit.values()) and off < 10**6:
+        tr = feature_gd(fp, V @ V.T, steps=chunk, lr=eta, scale=L, q0=q0, record_every=1, with_maps=False)
+        qk = torch.diagonal(tr.q[:, 0], dim1=-2, dim2=-1).mean(-1)
+        for C, h in hit.items():
+            for e in ends[C][len(h):]:
+                t = metrics.first_crossing(1 - tr.own, e, below=True)[0]
+                if not bool(torch.isfinite(t)):
+                    break
+                j = min(int(t) + 1, chunk)
+                h.append((off + int(t), float(qk[int(t)]), float(qk[j] - qk[j - 1]) / eta))
+        q0, off = tr.q[-1], off + chunk
+    return {C: (t1, t2, (q2 - q1) / (eta * max(1, t2 - t1)), g1, g2) for C, ((t1, q1, g1), (t2, q2, g2)) in hit.items()}
