@@ -107,7 +107,8 @@ class Measurement:
     ``shown``, what the card's measured line lists first, in its order, where that is more than the tested
     quantities (context a reader wants beside them, e.g. the values a ratio was taken from; a tested name in
     it takes its value from ``quantities``, and the tested quantities it does not name follow), or
-    ``measured``, the card's whole measured text (None: the quantities). Where the measurement cannot test
+    ``measured``, the card's whole measured text (None: the quantities); ``shown_under`` does for each option
+    of a choice what ``shown`` does for the quantities (option -> context listed first under that option). Where the measurement cannot test
     the statement, ``why`` says so, and the claim is recorded as undecided whatever the quantities."""
 
     claim: str
@@ -118,6 +119,7 @@ class Measurement:
     shown: dict | None = None
     measured: str | None = None
     why: str = ""
+    shown_under: dict | None = None
 
     @property
     def names(self) -> frozenset[str]:
@@ -407,6 +409,14 @@ def claims_dir() -> Path:
     return paths.claims_dir(get_scale())
 
 
+
+def _under_shown(m: Measurement) -> dict | None:
+    """``m.under`` with each option's ``shown_under`` context listed first (a tested name takes its value from ``under``)."""
+    if m.under is None or not m.shown_under:
+        return m.under
+    return {o: {**{k: q.get(k, v) for k, v in (m.shown_under.get(o) or {}).items()}, **q} for o, q in m.under.items()}
+
+
 class Ledger:
     """The claims of one paper (or of the common-setup chapter)."""
 
@@ -520,7 +530,7 @@ class Ledger:
         claims = [self[m.claim].cannot_decide(how=m.how, why=m.why, measured=m.measured or "—") if m.why else
                   self[m.claim].measure({**{k: m.quantities.get(k, v) for k, v in (m.shown or {}).items()},
                                          **m.quantities}, how=m.how, measured=m.measured or None, hypotheses=m.hypotheses,
-                                        under=m.under)
+                                        under=_under_shown(m))
                   for m in ms]
         if show:
             self.cards(*(c.id for c in claims))

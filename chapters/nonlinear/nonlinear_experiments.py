@@ -53,6 +53,7 @@ from icl_lab.data import PromptBatch
 from icl_lab.papers.nonlinear import experiments as nl
 from icl_lab.papers.nonlinear import figures as nlfig
 from icl_lab.papers.nonlinear import theory as th
+from icl_lab.papers.nonlinear import theory_phases as tp
 from icl_lab.train import mse_loss
 
 SCALE, ledger = icl_lab.notebook.chapter("nonlinear", part="experiments")
@@ -266,33 +267,8 @@ flat_in = [j for j, Lv in enumerate(dcfg_in.L_values) if Lv <= Lstar_in] or list
 sl_Ts_in = [metrics.loglog_slope(Ng_in, dres_in.T_star[:, j]) for j in range(len(dcfg_in.L_values))]
 sl_T1_in = [metrics.loglog_slope(Ng_in, dres_in.T1[:, j]) for j in range(len(dcfg_in.L_values))]
 
-
-def stated_ends(N, Cs=(1.0, 0.5, 2.0), L=0.5, eta=4.0, chunk=2000):
-    """The ends Props. 2-3 state, at delta = sqrt(20K/N), for each constant C of the Omega in ``Cs``: T^1 = first
-    t with 1 - Attn <= C delta/(1+C delta), T* = first t with 1 - Attn <= C eps delta/(1+C eps delta), the mean
-    rate of q_k between them, and the step's rate of q_k, (q_k(t+1) - q_k(t))/eta, at T^1 and at T*. eta = 4 at
-    L = 0.5 is, by R1, the run of L = 1 at eta = 1 (flat: L* >= 1.49); GD runs in chunks until every C's T*
-    (one trajectory: C only moves the ends read from it)."""
-    V, dl = nl.make_features(dcfg_in.features, dcfg_in.K, dcfg_in.d, dcfg_in.delta), math.sqrt(20 * dcfg_in.K / N)
-    fp = nl.cosine_feature_prompts(V, N, dcfg_in.M, dcfg_in.c, icl_lab.make_generator(dcfg_in.seed))
-    ends = {C: (C * dl / (1 + C * dl), C * dcfg_in.eps * dl / (1 + C * dcfg_in.eps * dl)) for C in Cs}
-    hit, q0, off = {C: [] for C in Cs}, None, 0
-    while any(len(h) < 2 for h in hit.values()) and off < 10**6:
-        tr = th.feature_gd(fp, V @ V.T, steps=chunk, lr=eta, scale=L, q0=q0, record_every=1, with_maps=False)
-        qk = torch.diagonal(tr.q[:, 0], dim1=-2, dim2=-1).mean(-1)
-        for C, h in hit.items():
-            for e in ends[C][len(h):]:
-                t = metrics.first_crossing(1 - tr.own, e, below=True)[0]
-                if not bool(torch.isfinite(t)):
-                    break
-                j = min(int(t) + 1, chunk)
-                h.append((off + int(t), float(qk[int(t)]), float(qk[j] - qk[j - 1]) / eta))
-        q0, off = tr.q[-1], off + chunk
-    return {C: (t1, t2, (q2 - q1) / (eta * max(1, t2 - t1)), g1, g2) for C, ((t1, q1, g1), (t2, q2, g2)) in hit.items()}
-
-
 # the constant C of the Omega is not stated: C = 1 decides, C = 1/2 and 2 run beside it
-ends_N = [stated_ends(n) for n in dcfg_in.N_grid]
+ends_N = [full(tp.stated_ends, dcfg_in, n) for n in dcfg_in.N_grid]
 st_C = {C: torch.tensor([e[C] for e in ends_N], dtype=F64) for C in (1.0, 0.5, 2.0)}  # (n_N, 5): T^1, T*, rate, g(T^1), g(T*)
 sl_C = {C: {k: metrics.loglog_slope(Ng_in, v[:, j]) for j, k in enumerate(("T1", "T_star", "rate"))} for C, v in st_C.items()}
 st, sl_st = st_C[1.0], sl_C[1.0]

@@ -51,22 +51,19 @@ import icl_lab.notebook
 icl_lab.notebook.setup(scale=None, minutes={"ci": 0.42, "book": 1.47, "paper": 0.44})
 
 # %%
-import math
-
-import matplotlib.pyplot as plt
-import numpy as np
 import torch
-from IPython.display import Markdown, display
+from IPython.display import Markdown
 
 import icl_lab
+from icl_lab import metrics
 from icl_lab.memo import full
-from icl_lab import criteria, metrics, plotting, reports, widgets
-from icl_lab.render import md_table
-from icl_lab.data import PromptBatch
+from icl_lab.notebook import glue
+from icl_lab.papers.nonlinear import checks_phases as checks
 from icl_lab.papers.nonlinear import experiments as nl
 from icl_lab.papers.nonlinear import figures as nlfig
 from icl_lab.papers.nonlinear import theory as th
-from icl_lab.train import mse_loss
+from icl_lab.papers.nonlinear import theory_phases as tp
+from icl_lab.render import md_table
 
 SCALE, ledger = icl_lab.notebook.chapter("nonlinear", part="phases")
 F64 = torch.float64
@@ -159,25 +156,28 @@ F64 = torch.float64
 # At $Q = 0$ every token gets $1/N$ and $\mathrm{Attn}_k = |\mathcal V_k|/N$. A cell checks both
 # identities on the full model in float64.
 
-# %% tags=["hide-input"]
-V15 = nl.make_features("orth", 4, 15, 3.0)
-chk_batch = nl.cosine_sampler(V15, 100, 0.5).sample(200, icl_lab.make_generator(1))
-chk_fp = th.FeaturePrompts.from_batch(chk_batch)
-qonly = icl_lab.QOnlyAttention(15, runs=1, init="normal", init_std=0.2).to(dtype=F64)
+# %%
+V15 = nl.make_features("orth", 4, 15, 3.0)  # K = 4 orthogonal features of norm Delta/sqrt(2) in d = 15
+chk_batch = nl.cosine_sampler(V15, 100, 0.5).sample(200, icl_lab.make_generator(1))  # 200 prompts, N = 100
+chk_fp = th.FeaturePrompts.from_batch(chk_batch)  # the same prompts as counts |V_m| and values f(v_m)
+qonly = icl_lab.QOnlyAttention(15, runs=1, init="normal", init_std=0.2).to(dtype=F64)  # a random Q
 with torch.no_grad():
-    out_full = qonly(chk_batch)
-    A_red, _, yhat_red, _ = th.forward(th.q_from_Q(qonly.Q, V15), chk_fp, torch.ones(1, dtype=F64))
-    out_zero = icl_lab.QOnlyAttention(15, runs=1).to(dtype=F64)(chk_batch)
-eq10_gap = float((out_full.pred[0, :, 0] - yhat_red[0]).abs().max())
-A_full = metrics.attention_by_feature(out_full.attn, chk_batch.ids, 4)[0, :, 0]
-eq10_gap = max(eq10_gap, float((A_full - A_red[0]).abs().max()))
-init_gap = float((metrics.attention_by_feature(out_zero.attn, chk_batch.ids, 4)[0, :, 0] - chk_fp.counts / 100).abs().max())
-display(Markdown(f"At a random $Q$ the full model and eq. (10) agree to {eq10_gap:.0e}; at $Q = 0$, "
-                 f"$\\mathrm{{Attn}}_k$ equals $|V_k|/N$ to {init_gap:.0e}."))
-ledger["C2"].measure({"largest difference": max(eq10_gap, init_gap)})
+    out_full = qonly(chk_batch)  # the full model
+    A_red, _, yhat_red, _ = th.forward(th.q_from_Q(qonly.Q, V15), chk_fp, torch.ones(1, dtype=F64))  # eq. (10)
+    out_zero = icl_lab.QOnlyAttention(15, runs=1).to(dtype=F64)(chk_batch)  # Q = 0
+A_full = metrics.attention_by_feature(out_full.attn, chk_batch.ids, 4)[0, :, 0]  # Attn_m, summed over V_m
+A_zero = metrics.attention_by_feature(out_zero.attn, chk_batch.ids, 4)[0, :, 0]
 
 # %% tags=["remove-cell"]
+eq10_gap, init_gap = checks.grouping_gaps(out_full.pred[0, :, 0], yhat_red[0], A_full, A_red[0], A_zero, chk_fp.counts / 100)
+glue("nl-eq10-gap", eq10_gap)
+glue("nl-init-gap", init_gap)
+_ = ledger.judge(checks.grouping(eq10_gap, init_gap), show=False)
 assert eq10_gap < 1e-12 and init_gap < 1e-12
+
+# %% [markdown]
+# At a random $Q$ the full model and eq. (10) agree to {glue:text}`nl-eq10-gap:.0e`; at $Q = 0$,
+# $\mathrm{Attn}_k$ equals $|V_k|/N$ to {glue:text}`nl-init-gap:.0e`.
 
 # %% [markdown]
 # ### D3. Lemma 1: the loss is controlled by $1 - \mathrm{Attn}_k$
@@ -268,95 +268,73 @@ assert eq10_gap < 1e-12 and init_gap < 1e-12
 # at a random $Q$ for unit, orthogonal (norm $\Delta/\sqrt2$) and non-orthogonal (Gaussian
 # directions) features.
 
-# %% tags=["hide-input"]
+# %%
 L2_SET = dict(K=4, d=15, delta=3.0)  # the features of lemma2_errors
 lemma2 = {kind: full(th.lemma2_errors, kind, **L2_SET) for kind in ("unit", "orth", "gaussian")}
 
-
-def orthogonal(V):  # v_k^T v_m = 0 for k != m (to round-off)
-    G = V @ V.T
-    return bool((G - torch.diag(torch.diagonal(G))).abs().max() <= 1e-12 * float(torch.diagonal(G).max()))
-
-
-def separated(V, Delta):  # Sec. 3.1's ||v_k - v_k'|| = Theta(Delta), read as every distance within [Delta/2, 2 Delta]
-    dist = torch.pdist(V)
-    return bool(((dist >= Delta / 2) & (dist <= 2 * Delta)).all())
-
-
-display(Markdown("Largest relative error of each gradient formula against automatic differentiation:\n\n" + md_table(
+# %% tags=["remove-cell"]
+KIND_NAMES = {"unit": "unit norm", "orth": "orthogonal, norm $s$", "gaussian": "Gaussian"}
+glue("nl-lemma2-table", Markdown(md_table(
     ["features", "Gram formula", "App. C", "$s^4 \\times$ App. C", "$s^4$"],
-    [[{"unit": "unit norm", "orth": "orthogonal, norm $s$", "gaussian": "Gaussian"}.get(kind, kind), f"{gram:.1e}", f"{paper:.1e}",
-      f"{paper_s4:.1e}", f"{s4:.2f}"] for kind, (gram, paper, paper_s4, s4) in lemma2.items()])))
-gram_max = max(v[0] for v in lemma2.values())
-ORTH = "orthogonal features (App. C uses v_k^T v_m = 1{k = m}; a norm s adds the factor s^4, R3)"
-SEP = "feature distances Theta(Delta) (Sec. 3.1), read as all within [Delta/2, 2 Delta]"
-ledger["C4a"].measure({"App. C error, unit features": lemma2["unit"][1],
-                        "s^4 x App. C error, norm-s orthogonal features": lemma2["orth"][2]},
-                       hypotheses={ORTH: all(orthogonal(nl.make_features(k, **L2_SET)) for k in ("unit", "orth"))})
-ledger["C4c"].measure({"s^4 x App. C error, Gaussian features": lemma2["gaussian"][2],
-                       "App. C error, unit features": lemma2["unit"][1]},
-                      hypotheses={SEP: separated(nl.make_features("gaussian", **L2_SET), L2_SET["delta"])})
+    [[KIND_NAMES[kind], f"{gram:.1e}", f"{paper:.1e}", f"{paper_s4:.1e}", f"{s4:.2f}"]
+     for kind, (gram, paper, paper_s4, s4) in lemma2.items()])))
+_ = ledger.judge(checks.gradient_formulas(lemma2, {k: nl.make_features(k, **L2_SET) for k in lemma2}, L2_SET["delta"]),
+                 show=False)
+assert max(v[0] for v in lemma2.values()) < 1e-10 and lemma2["unit"][1] < 1e-10 and lemma2["gaussian"][2] > 1e-3
 
-# Lemma 2 as a Theta-statement at non-orthogonal features: along a GD run and at random Q
+# %% [markdown]
+# Largest relative error of each gradient formula against automatic differentiation:
+#
+# ```{glue:md} nl-lemma2-table
+# :format: myst
+# ```
+#
+# Lemma 2 as a $\Theta$-statement at non-orthogonal features: the true $g_k$ against App. C's, along a
+# GD run and at random $Q$.
+
+# %%
 Vg = nl.make_features("gaussian", 4, 15, 3.0)
-Gg = Vg @ Vg.T
-gram_off = float((Gg - torch.diag(torch.diagonal(Gg))).abs().max() / torch.diagonal(Gg).mean())
+Gg = Vg @ Vg.T  # the Gram matrix
 fp_g = th.FeaturePrompts.from_batch(nl.cosine_sampler(Vg, 100, 0.5).sample(300, icl_lab.make_generator(2)))
-q_path = th.feature_gd(fp_g, Gg, steps=200, lr=1.0, record_every=10, with_maps=False).q[:, 0]
-q_rand = torch.stack([th.q_from_Q(icl_lab.QOnlyAttention(15, runs=1, init="normal", init_std=0.1, seeds=[s]).Q.detach().to(F64), Vg)[0]
-                      for s in range(10)])
+q_path = th.feature_gd(fp_g, Gg, steps=200, lr=1.0, record_every=10, with_maps=False).q[:, 0]  # along GD
+q_rand = torch.stack([th.q_from_Q(icl_lab.QOnlyAttention(15, runs=1, init="normal", init_std=0.1, seeds=[s]).Q.detach()
+                                  .to(F64), Vg)[0] for s in range(10)])  # at 10 random Q
 theta2 = th.lemma2_theta(torch.cat([q_path, q_rand]), fp_g, Gg)
-display(Markdown(f"Gaussian features (off-diagonal Gram entries up to ${gram_off:.2f}\\,s^2$), "
-                 f"{len(q_path) + len(q_rand)} weight matrices: the smallest true $g_k$ is {theta2['min_gk']:.1e}, the ratio "
-                 f"of the true $g_k$ to App. C's lies in $[{theta2['ratio_lo']:.2f}, {theta2['ratio_hi']:.2f}]$, and "
-                 f"{theta2['sign_agree']:.0%} of the off-diagonal signs agree."))
 
+# %% tags=["remove-cell"]
+glue("nl-gram-off", checks.gram_offdiagonal(Gg))
+glue("nl-theta-n", len(q_path) + len(q_rand))
+for key in ("min_gk", "ratio_lo", "ratio_hi", "sign_agree"):
+    glue(f"nl-theta-{key}", float(theta2[key]))
 
-# correlated features v_k = u + s e_k (pairwise distance exactly Delta, inside Eq. 4): cos(v_k, v_m) = |u|^2 / (|u|^2 + s^2)
-def correlated_features(K, d, Delta, cos):
-    s_ = Delta / math.sqrt(2)
-    V = torch.zeros(K, d, dtype=F64)
-    V[:, :K] = s_ * torch.eye(K, dtype=F64)
-    V[:, K] = math.sqrt(cos * s_**2 / (1 - cos))
-    return V
+# %% [markdown]
+# Gaussian features (off-diagonal Gram entries up to {glue:text}`nl-gram-off:.2f` $s^2$),
+# {glue:text}`nl-theta-n` weight matrices: the smallest true $g_k$ is {glue:text}`nl-theta-min_gk:.1e`, the
+# ratio of the true $g_k$ to App. C's lies in [{glue:text}`nl-theta-ratio_lo:.2f`, {glue:text}`nl-theta-ratio_hi:.2f`],
+# and {glue:text}`nl-theta-sign_agree:.0%` of the off-diagonal signs agree. Then correlated features
+# $v_k = u + s e_k$ (`tp.correlated_features`), on the population loss and on training sets of 300 prompts:
 
+# %%
+M_POP = 100_000 if SCALE != "ci" else 30_000  # prompts that stand for the population loss (Eq. 7)
+# g_k = (q_k(t+1) - q_k(t)) / eta along 300 GD steps from Q = 0: (smallest, smallest at t = 0, steps where some q_k falls)
+corr = {(cos, M): [full(tp.correlated_gk, cos, M, 10 + sd) for sd in range(3)]  # three prompt sets each
+        for cos, M in ((0.8, 300), (0.5, 300), (0.8, M_POP))}
 
-# Lemma 2's g_k is the gradient of the expected loss (Eq. 7): the choice of claims.toml runs it on the
-# population loss (10^5 prompts) and on a training set of 300 prompts
-M_POP = 100_000 if SCALE != "ci" else 30_000
-
-
-def corr_gd(cos, M, seed):
-    """g_k = (q_k(t+1) - q_k(t)) / eta along 300 GD steps (eta = 1) from Q = 0: (smallest, smallest at t = 0, steps where some q_k falls)"""
-    Vc = correlated_features(4, 15, 3.0, cos)
-    fp_c = (th.FeaturePrompts.from_batch(nl.cosine_sampler(Vc, 100, 0.5).sample(M, icl_lab.make_generator(seed))) if M <= 1000
-            else nl.cosine_feature_prompts(Vc, 100, M, 0.5, icl_lab.make_generator(seed)))  # the same law, drawn as counts
-    qk = torch.diagonal(th.feature_gd(fp_c, Vc @ Vc.T, steps=300, lr=1.0, record_every=1, with_maps=False).q[:, 0], dim1=-2, dim2=-1)
-    dq = qk[1:] - qk[:-1]
-    return float(dq.min()), float(dq[0].min()), int((dq < -1e-12).any(-1).sum())
-
-
-corr = {(cos, M): [corr_gd(cos, M, 10 + sd) for sd in range(3)] for cos, M in ((0.8, 300), (0.5, 300), (0.8, M_POP))}
-display(Markdown("Correlated features $v_k = u + s e_k$ (pairwise distance exactly $\\Delta = 3$), 300 GD steps from $Q = 0$, "
-                 "three prompt sets each:\n\n" + md_table(
+# %% tags=["remove-cell"]
+glue("nl-corr-table", Markdown(md_table(
     ["$\\cos(v_k, v_m)$", "prompts", "smallest true $g_k$", "smallest $g_k(0)$", "steps where some $q_k$ falls"],
     [[f"{cos:g}", f"{M}", ", ".join(f"{v[0]:.4f}" for v in ps), ", ".join(f"{v[1]:.3f}" for v in ps),
       ", ".join(f"{v[2]}" for v in ps)] for (cos, M), ps in corr.items()])))
-CORR_Q = "smallest g_k along GD, correlated features (cos 0.8, distance Delta), median over prompt sets"
-ledger["C4b"].measure(
-    {"smallest g_k": theta2["min_gk"], "g_k_ratio_low": theta2["ratio_lo"], "g_k_ratio_high": theta2["ratio_hi"],
-     "share of off-diagonal signs that agree": theta2["sign_agree"],
-     "smallest g_k along GD at cos 0.5, 300 prompts, per prompt set": [round(v[0], 4) for v in corr[(0.5, 300)]]},
-    under={opt: {CORR_Q: criteria.median_of([v[0] for v in corr[(0.8, M)]]), "per prompt set": [round(v[0], 4) for v in corr[(0.8, M)]]}
-           for opt, M in (("population loss (Eq. 7, estimated on 3 x 10^4 to 10^5 prompts)", M_POP), ("training set of 300 prompts", 300))},
-    how=f"Gaussian features (off-diagonal Gram up to {gram_off:.2f} s^2), {len(q_path)} weights along GD + {len(q_rand)} random Q, "
-        f"300 prompts; correlated features v_k = u + (Delta/sqrt2) e_k (cos 0.8, distance Delta): g_k = dq_k / eta along 300 GD steps "
-        f"(eta = 1) from Q = 0 on {M_POP} prompts (the population loss, Eq. 7) and on 300 prompts, 3 prompt sets each, median with "
-        "bootstrap interval; g_k_ratio: true g_k / App. C's",
-    hypotheses={SEP: separated(Vg, 3.0) and all(separated(correlated_features(4, 15, 3.0, c), 3.0) for c in (0.8, 0.5))})
+_ = ledger.judge(checks.lemma2_sign(theta2, corr, V=Vg, delta=3.0, n_path=len(q_path), n_rand=len(q_rand), M_pop=M_POP),
+                 show=False)
 
-# %% tags=["remove-cell"]
-assert gram_max < 1e-10 and lemma2["unit"][1] < 1e-10 and lemma2["gaussian"][2] > 1e-3
+# %% [markdown]
+# Correlated features $v_k = u + s e_k$ (pairwise distance exactly $\Delta = 3$), 300 GD steps from $Q = 0$,
+# three prompt sets each:
+#
+# ```{glue:md} nl-corr-table
+# :format: myst
+# ```
 
 # %% [markdown]
 # ### D6. The $L$–$\eta$ rescaling (observation R1)
@@ -385,20 +363,24 @@ assert gram_max < 1e-10 and lemma2["unit"][1] < 1e-10 and lemma2["gaussian"][2] 
 # larger $L$ is a larger step on the same landscape. A cell verifies the identity exactly; the
 # sweeps below show the collapse.
 
-# %% tags=["hide-input"]
+# %%
 V4 = nl.make_features("orth", 4, 15, 3.0)
 fp_r1 = th.FeaturePrompts.from_batch(nl.cosine_sampler(V4, 100, 0.5).sample(200, icl_lab.make_generator(3)))
-Ls = torch.tensor([0.1, 0.4, 1.0, 2.0], dtype=F64)
+Ls = torch.tensor([0.1, 0.4, 1.0, 2.0], dtype=F64)  # four runs at once: per-run label scales L ...
 traj_L = th.feature_gd(fp_r1, V4 @ V4.T, steps=200, lr=1.0, scale=Ls, record_every=1, with_maps=False)
+# ... against per-run steps eta L^2 on the tasks with L = 1
 traj_1 = th.feature_gd(fp_r1, V4 @ V4.T, steps=200, lr=1.0 * Ls**2, scale=1.0, record_every=1, with_maps=False)
-r1_q = float((traj_L.q - traj_1.q).abs().max())
-r1_loss = float(((traj_L.loss / Ls**2 - traj_1.loss).abs() / traj_1.loss).max())
-display(Markdown(f"$q(\\eta, L)$ and $q(\\eta L^2, 1)$ agree to {r1_q:.0e}; $\\mathcal L/L^2$ and the loss at "
-                 f"$L = 1$ agree to a relative {r1_loss:.0e}."))
-ledger["R1"].measure({"largest |q(eta, L) - q(eta L^2, 1)|": r1_q, "largest relative gap of loss / L^2": r1_loss})
 
 # %% tags=["remove-cell"]
+r1_q, r1_loss = checks.rescaling_gaps(traj_L, traj_1, Ls)
+glue("nl-r1-q", r1_q)
+glue("nl-r1-loss", r1_loss)
+_ = ledger.judge(checks.rescaling(r1_q, r1_loss), show=False)
 assert r1_q < 1e-10 and r1_loss < 1e-10
+
+# %% [markdown]
+# $q(\eta, L)$ and $q(\eta L^2, 1)$ agree to {glue:text}`nl-r1-q:.0e`; $\mathcal L/L^2$ and the loss at
+# $L = 1$ agree to a relative {glue:text}`nl-r1-loss:.0e`.
 
 # %% [markdown]
 # ### D7. Phase I (Prop. 2; Lemmas 3–5)
@@ -509,26 +491,23 @@ assert r1_q < 1e-10 and r1_loss < 1e-10
 # on $t$) and has no proof in the paper.
 # ```
 
-# %% tags=["hide-input"]
-conc = full(nl.run_concentration, nl.ConcentrationConfig.for_scale(SCALE))
-margins = []
-for emp, pap in zip(conc.empirical, conc.paper):
-    se = (emp * (1 - emp) / conc.config.n_mc).sqrt()
-    margins.append(float((emp + 3 * se - pap).min()))
-emp_at_min = [float(th.concentration_probability(torch.full((4,), 0.25), N, [dm], conc.config.n_mc, icl_lab.make_generator(9))[0])
-              for N, dm in zip(conc.config.N_values, conc.delta_min)]
-display(Markdown("$P(\\mathcal E^*)$ at $\\delta_{\\min}$: "
-                 + ", ".join(f"{e:.3f} ($N = {N}$)" for e, N in zip(emp_at_min, conc.config.N_values))
-                 + f"; the paper's bound there is {1 - 3 * math.exp(-0.8 * 4):.3f}."))
-ledger["C1"].measure(
-    {"smallest margin, Monte Carlo + 3 s.e. - bound": min(margins), "P(E*) at delta_min, smallest over N": min(emp_at_min),
-     "the bound there": 1 - 3 * math.exp(-0.8 * 4)},
-    how=f"Monte Carlo multinomial counts, K = 4, N in {list(conc.config.N_values)}, {conc.config.n_mc} prompts each")
+# %%
+conc = full(nl.run_concentration, nl.ConcentrationConfig.for_scale(SCALE))  # Monte Carlo over delta, per N
+p_uniform = torch.full((4,), 0.25)  # K = 4 balanced features
+emp_at_min = [float(th.concentration_probability(p_uniform, N, [dm], conc.config.n_mc, icl_lab.make_generator(9))[0])
+              for N, dm in zip(conc.config.N_values, conc.delta_min)]  # P(E*) at delta_min = sqrt(20K/N)
 
 # %% tags=["remove-cell"]
-assert min(margins) >= 0
+glue("nl-conc-at-min", Markdown(", ".join(f"{e:.3f} ($N = {N}$)" for e, N in zip(emp_at_min, conc.config.N_values))))
+glue("nl-conc-bound", checks.paper_bound_at_delta_min(4))
+_ = ledger.judge(checks.concentration(conc, emp_at_min), show=False)
+assert min(checks.concentration_margins(conc)) >= 0
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Probability of the balanced-prompt event $\\mathcal E^*$ against the imbalance $\\delta$ for three context lengths $N$ ($K = 4$, Monte Carlo), with the paper's bound after Eq. (9) and Hoeffding's; grey: $\\delta_{\\min} = \\sqrt{20K/N}$. Not a figure of the paper.", "name": "fig-nl-concentration"}, "image": {"alt": "Three panels: the Monte-Carlo probability rises to 1 well before the paper's bound, which lies below it everywhere."}}
+# %% [markdown]
+# $P(\mathcal E^*)$ at $\delta_{\min}$: {glue:md}`nl-conc-at-min:myst`; the paper's bound there is
+# {glue:text}`nl-conc-bound:.3f`.
+
+# %% mystnb={"figure": {"caption": "Probability of the balanced-prompt event $\\mathcal E^*$ against the imbalance $\\delta$ for three context lengths $N$ ($K = 4$, Monte Carlo), with the paper's bound after Eq. (9) and Hoeffding's; grey: $\\delta_{\\min} = \\sqrt{20K/N}$. Not a figure of the paper.", "name": "fig-nl-concentration"}, "image": {"alt": "Three panels: the Monte-Carlo probability rises to 1 well before the paper's bound, which lies below it everywhere."}}
 nlfig.show(nlfig.concentration_figure(conc))
 
 # %% [markdown]
@@ -539,7 +518,7 @@ nlfig.show(nlfig.concentration_figure(conc))
 # seed's prompts are drawn once with $L = 1$ and every $L$ scales the labels (common random numbers),
 # so the runs of a seed differ only in $L$.
 
-# %% tags=["hide-input"]
+# %%
 tcfg = nl.TheoryConfig.for_scale(SCALE)
 theory = full(nl.run_theory, tcfg)
 # the sharp set at a 100x smaller step resolves its phases (by R1: the curves of L/10 at eta = 10)
@@ -559,10 +538,8 @@ theory_sharp = full(nl.run_theory, tcfg.replace(lr=tcfg.lr / 100, L_values=nl.SH
 # $\eta = 0.1$, where its phases are resolved (these are exactly the curves of $L/10$ at $\eta = 10$);
 # the explorer at the end of the chapter shows all six $L$ at $\eta = 10$.
 
-# %% tags=["hide-input"]
+# %% mystnb={"figure": {"caption": "The theory model on the Sec. 6 setting (mean \u00b1 std over seeds): (a) training (solid) and held-out (dashed) loss for the flat set at $\\eta = 10$, (b) the sharp set at $\\eta = 0.1$, (c, d) the attention of queries $v_1$ on each feature. Reproduces Fig. 1 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-fig1"}, "image": {"alt": "Loss curves falling over hundreds of steps and attention curves in which the own-feature attention rises from 0.25 towards 1."}}
 steps_t = torch.arange(tcfg.steps + 1)
-
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The theory model on the Sec. 6 setting (mean \u00b1 std over seeds): (a) training (solid) and held-out (dashed) loss for the flat set at $\\eta = 10$, (b) the sharp set at $\\eta = 0.1$, (c, d) the attention of queries $v_1$ on each feature. Reproduces Fig. 1 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-fig1"}, "image": {"alt": "Loss curves falling over hundreds of steps and attention curves in which the own-feature attention rises from 0.25 towards 1."}}
 nlfig.show(nlfig.fig1(steps_t, theory.loss, theory.test_loss, theory.maps, tcfg.L_values, "GD step t",
                       f"η = {tcfg.lr:g}",
                       sharp=dict(train=theory_sharp.loss, test=theory_sharp.test_loss, maps=theory_sharp.maps,
@@ -581,14 +558,14 @@ nlfig.show(nlfig.fig1(steps_t, theory.loss, theory.test_loss, theory.maps, tcfg.
 # Entry $(i, j)$ is $\mathrm{Attn}_{i,j}$, the attention a query $v_j$ puts on the tokens of feature $v_i$
 # (key $i$, query $j$, the paper's App. A convention; columns sum to one).
 
-# %% tags=["remove-cell"]
-SNAP_T = [t for t in (0, 1, 5, 25, 100, 400) if t <= tcfg.steps]
-iL = {Lv: list(tcfg.L_values).index(Lv) for Lv in (0.1, 1.0)}
+# %%
+SNAP_T = [t for t in (0, 1, 5, 25, 100, 400) if t <= tcfg.steps]  # the steps shown
+iL = {Lv: list(tcfg.L_values).index(Lv) for Lv in (0.1, 1.0)}  # the runs of L = 0.1 and L = 1
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention maps of the theory model at $L = 0.1$ ($\\eta = 10$, seed 0): entry $(i, j)$ is the attention a query $v_j$ puts on feature $v_i$; columns sum to one. Reproduces Fig. 2 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-maps-flat"}, "image": {"alt": "Six 4 by 4 heat maps at steps 0 to 400: the diagonal rises from 0.25 towards 1 while the off-diagonal entries fade."}}
+# %% mystnb={"figure": {"caption": "Attention maps of the theory model at $L = 0.1$ ($\\eta = 10$, seed 0): entry $(i, j)$ is the attention a query $v_j$ puts on feature $v_i$; columns sum to one. Reproduces Fig. 2 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-maps-flat"}, "image": {"alt": "Six 4 by 4 heat maps at steps 0 to 400: the diagonal rises from 0.25 towards 1 while the off-diagonal entries fade."}}
 nlfig.show(nlfig.attention_maps_figure([theory.maps[0, t, iL[0.1]] for t in SNAP_T], [f"t = {t}" for t in SNAP_T]))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure at $L = 1$: the maps concentrate within the first steps. Reproduces Fig. 3 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-maps-sharp"}, "image": {"alt": "Six 4 by 4 heat maps: the diagonal is above 0.7 after one step and near 1 at the end."}}
+# %% mystnb={"figure": {"caption": "As the previous figure at $L = 1$: the maps concentrate within the first steps. Reproduces Fig. 3 of Li, Duan and Liang for the theory model.", "name": "fig-nl-theory-maps-sharp"}, "image": {"alt": "Six 4 by 4 heat maps: the diagonal is above 0.7 after one step and near 1 at the end."}}
 nlfig.show(nlfig.attention_maps_figure([theory.maps[0, t, iL[1.0]] for t in SNAP_T], [f"t = {t}" for t in SNAP_T]))
 
 # %% [markdown]
@@ -601,47 +578,43 @@ nlfig.show(nlfig.attention_maps_figure([theory.maps[0, t, iL[1.0]] for t in SNAP
 # $\sum_m\mathrm{Attn}_m(f(v_m)-\hat y) = 0$, the rows of $\Gamma$ sum to zero, so for $G\propto I$
 # every row of $q$ sums to zero at all times — the cross weights share exactly $-q_k$.
 
-# %% tags=["hide-input"]
-snap = list(range(0, tcfg.steps + 1, max(1, tcfg.steps // 40)))
-lem_ratio, lip_ratio, theta = 0.0, 0.0, []
-for i, Lv in enumerate(tcfg.L_values):
-    q_s = theory.q[0, snap, i]  # (n_snap, K, K) as runs
-    err, gap, env = th.lemma1_terms(q_s, theory.prompts[0], Lv)
-    lip = gap**2 * Lv**2 * float(torch.cdist(theory.V, theory.V).max()) ** 2
-    lem_ratio = max(lem_ratio, float((err / env.clamp_min(1e-300)).max()))
-    lip_ratio = max(lip_ratio, float((err / lip.clamp_min(1e-300)).max()))
-    theta.append((err.mean(-1) / (Lv**2 * tcfg.delta**2 * (gap**2).mean(-1)))[1:])
-theta = torch.cat(theta)
-display(Markdown(f"The error stays within its envelopes: at most {lem_ratio:.3f} of the exact one and {lip_ratio:.3f} of "
-                 f"the Lipschitz one. Along training $\\mathcal L / (L^2\\Delta^2\\,\\mathbb E(1-\\mathrm{{Attn}})^2)$ "
-                 f"stays in $[{float(theta.min()):.3f}, {float(theta.max()):.3f}]$."))
-ledger["C3"].measure({"largest error / exact envelope": lem_ratio, "largest error / Lipschitz envelope": lip_ratio,
-                       "loss / (L^2 Delta^2 E(1-Attn)^2), range": [float(theta.min()), float(theta.max())]},
-                      # by construction: run_theory's tasks are (L/c) cos(c w.x + phi), L-Lipschitz for every w, phi
-                      hypotheses={"f L-Lipschitz (Eq. 4)": True})
+# %%
+snap = list(range(0, tcfg.steps + 1, max(1, tcfg.steps // 40)))  # about 40 recorded steps
+# per prompt: (y_hat - f(v_k))^2, 1 - Attn_k and the exact envelope, at every L (th.lemma1_terms)
+lem_ratio, lip_ratio, theta = checks.lemma1_ratios(theory, snap, tcfg.L_values, tcfg.delta)
 
 # %% tags=["remove-cell"]
+glue("nl-lem-ratio", lem_ratio)
+glue("nl-lip-ratio", lip_ratio)
+glue("nl-theta-lo", float(theta.min()))
+glue("nl-theta-hi", float(theta.max()))
+_ = ledger.judge(checks.lemma1(lem_ratio, lip_ratio, theta), show=False)
 assert lem_ratio <= 1 + 1e-9 and lip_ratio <= 1 + 1e-9
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Per-prompt squared error against the squared attention gap along training (theory model, six $L$, seed 0), below the Lipschitz envelope of Lemma 1 (dashed). Not a figure of the paper.", "name": "fig-nl-lemma1"}, "image": {"alt": "Clouds of points for each L lying below a dashed diagonal line."}}
+# %% [markdown]
+# The error stays within its envelopes: at most {glue:text}`nl-lem-ratio:.3f` of the exact one and
+# {glue:text}`nl-lip-ratio:.3f` of the Lipschitz one. Along training
+# $\mathcal L / (L^2\Delta^2\,\mathbb E(1-\mathrm{Attn})^2)$ stays in
+# [{glue:text}`nl-theta-lo:.3f`, {glue:text}`nl-theta-hi:.3f`].
+
+# %% mystnb={"figure": {"caption": "Per-prompt squared error against the squared attention gap along training (theory model, six $L$, seed 0), below the Lipschitz envelope of Lemma 1 (dashed). Not a figure of the paper.", "name": "fig-nl-lemma1"}, "image": {"alt": "Clouds of points for each L lying below a dashed diagonal line."}}
 nlfig.show(nlfig.lemma1_figure(theory, snap))
 
-# %% tags=["hide-input"]
-qd = torch.diagonal(theory.q, dim1=-2, dim2=-1)  # (seeds, T, nL, K)
-dq_min = float((qd[:, 1:] - qd[:, :-1]).min())
-off = theory.q - torch.diag_embed(qd)
-off_final = float(off[:, -1].sum((-2, -1)).mean() / (tcfg.K * (tcfg.K - 1)))
-incr = off[:, 1:] - off[:, :-1]
-flips = float(((incr[:, 1:] * incr[:, :-1]) < 0).float().mean())
-row_sums = float((theory.q.sum(-1)).abs().max())
-display(Markdown(f"The smallest step increment of $q_k$ is {dq_min:.1e}; the mean final cross weight $q_{{k,k'}}$ is "
-                 f"{off_final:.3f}, and {flips:.1%} of the cross-weight increments flip sign. "
-                 f"$\\max_k |\\sum_m q_{{k,m}}| = {row_sums:.0e}$: the cross weights carry exactly $-q_k$ between them."))
-ledger["C5a"].measure({"smallest step increment of q_k": dq_min},
-                      hypotheses={"orthogonal features (g_k is a mean of squares only then, C4b)": orthogonal(theory.V)})
+# %%
+qd = torch.diagonal(theory.q, dim1=-2, dim2=-1)  # the own weights q_k: (seeds, T, nL, K)
+dq_min = float((qd[:, 1:] - qd[:, :-1]).min())  # the smallest step increment of any q_k
+stats = checks.weight_stats(theory)  # and the cross weights: their final mean, sign flips, row sums of q
 
 # %% tags=["remove-cell"]
-assert dq_min >= -1e-12 and row_sums < 1e-10
+for key, value in stats.items():
+    glue(f"nl-{key}", value)
+_ = ledger.judge(checks.own_weights_grow(theory), show=False)
+assert dq_min >= -1e-12 and stats["row_sums"] < 1e-10
+
+# %% [markdown]
+# The smallest step increment of $q_k$ is {glue:text}`nl-dq_min:.1e`; the mean final cross weight $q_{k,k'}$
+# is {glue:text}`nl-off_final:.3f`, and {glue:text}`nl-flips:.1%` of the cross-weight increments flip sign.
+# $\max_k |\sum_m q_{k,m}| =$ {glue:text}`nl-row_sums:.0e`: the cross weights carry exactly $-q_k$ between them.
 
 # %% [markdown]
 # ## Rates and durations against $L$, $\eta$, $K$ and $\Delta$
@@ -658,148 +631,87 @@ assert dq_min >= -1e-12 and row_sums < 1e-10
 # $\Delta/\sqrt2$ carry (C4a): the divided step is the one that corrects the derivation. The ledger decides
 # at the paper's step (C13, and C8b on the next page) and reports the corrected step beside it.
 
-# %% tags=["hide-input"]
-scfg = nl.SweepConfig.for_scale(SCALE)
+# %%
+scfg = nl.SweepConfig.for_scale(SCALE)  # the L x eta grid, the K grid and the Delta grid
 sweep = full(nl.run_sweep, scfg)
-Lg, Eg = torch.tensor(scfg.L_grid), torch.tensor(scfg.eta_grid)
-# slopes over the points with T^1 > 5 steps (a duration of 1-2 steps cannot resolve a power law)
-slopes_L = [metrics.loglog_slope(Lg[sweep.T1_L_eta[j] > 5], sweep.T1_L_eta[j][sweep.T1_L_eta[j] > 5]) for j in range(len(Eg))]
-# eta slope at the L values where every eta takes > 5 steps (discreteness)
-okL = (sweep.T1_L_eta.min(0).values > 5)
-slope_eta = float(np.mean([metrics.loglog_slope(Eg, sweep.T1_L_eta[:, j]) for j in range(len(Lg)) if okL[j]]))
-slope_rate = metrics.loglog_slope(Lg, sweep.rate_L_eta[0])
-Kg = torch.tensor(scfg.K_grid, dtype=F64)
-slope_K = metrics.loglog_slope(Kg, sweep.T1_K)
-slope_KlogK = metrics.loglog_slope(Kg, Kg * Kg.log())
-ref_K = (Kg - 1) * Kg.log()  # the paper's rate integrated to our end-of-phase level q_k - q_(k,m) = log K
-slope_ref = metrics.loglog_slope(Kg, ref_K)
-slope_rate_K = metrics.loglog_slope(Kg, sweep.phase1_rate_K)
-# local slopes on the top octave (K_max / 2 -> K_max), where the references discriminate
-top = [len(Kg) - 2, len(Kg) - 1]
-top_T1, top_ref = metrics.loglog_slope(Kg[top], sweep.T1_K[top]), metrics.loglog_slope(Kg[top], ref_K[top])
-top_rate = metrics.loglog_slope(Kg[top], sweep.phase1_rate_K[top])
-Dg = torch.tensor(scfg.delta_grid, dtype=F64)
-slope_D = metrics.loglog_slope(Dg, sweep.T1_delta)
-slope_D_raw = metrics.loglog_slope(Dg, sweep.T1_delta * sweep.eta_delta / scfg.eta_ref)
-display(Markdown(md_table(["$\\eta$ \\ $L$", *[f"{v:g}" for v in scfg.L_grid]],
-                          [[f"{e:g}", *[f"{t:.0f}" for t in row]] for e, row in zip(scfg.eta_grid, sweep.T1_L_eta.tolist())])
-                 + "\n\nPhase-I duration $T^1$ in GD steps (rows: $\\eta$, columns: $L$)."))
-display(Markdown(
-    "Log-log slopes of $T^1$ against $L$: " + ", ".join(f"{v:.2f}" for v in slopes_L)
-    + f" (one per $\\eta$); against $\\eta$: {slope_eta:.2f}; first-step rate $g_k(0)$ against $L$: {slope_rate:.2f}.\n\n"
-    + "$T^1$ against $K$ = " + ", ".join(f"{k:g}" for k in scfg.K_grid) + ": " + ", ".join(f"{t:.0f}" for t in sweep.T1_K.tolist())
-    + f" steps (slope {slope_K:.2f}; $(K-1)\\log K$: {slope_ref:.2f}; $K\\log K$: {slope_KlogK:.2f}); on the top octave "
-    f"$T^1 \\sim K^{{{top_T1:.2f}}}$ against $(K-1)\\log K \\sim K^{{{top_ref:.2f}}}$. The mean Phase-I rate falls with "
-    f"$K$ at slope {slope_rate_K:.2f} (top octave {top_rate:.2f}; paper: $-1$).\n\n"
-    "Cross/own ratio $|q_{k,k'}|/q_k$ at the end of Phase I: " + ", ".join(f"{v:.2f}" for v in sweep.cross_ratio.tolist())
-    + f" ($1/K$ = {1 / scfg.K:.2f})."))
-
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Phase-I duration $T^1$ of the theory model (a) against $L$ for three $\\eta$, (b) against $K$ with the references $(K-1)\\log K$ and $K\\log K$, (c) against $\\Delta$ with the step divided by $\\|v\\|^4$ (at the paper's step of Eq. (8) the durations fall like $\\Delta^{-6}$). Not a figure of the paper.", "name": "fig-nl-sweeps"}, "image": {"alt": "Log-log plots: T1 falls like L^-2 and, at the step divided by the fourth power of the feature norm, like Delta^-2; against K it grows faster than both references."}}
-nlfig.show(nlfig.sweep_figure(sweep, dict(L=slopes_L, K=slope_K, KlogK=slope_KlogK, Kref=slope_ref, D=slope_D, D_raw=slope_D_raw)))
-
-# %% tags=["hide-input"]
-Kmax = int(Kg[-1])
-# N >= K^3 where each sweep ran: the L, eta and Delta grids at N, the K sweep at N = max(N, 2 K^3)
-n_ok = scfg.N >= scfg.K**3
-n_ok_K = all(max(scfg.N, 2 * k**3) >= k**3 for k in scfg.K_grid)
-# rule 4: the K-dependence over three seeds (seeds 1 and 2 redraw every prompt of the sweep)
-sweeps_K = [sweep] + [full(nl.run_sweep, scfg.replace(seed=sd)) for sd in (1, 2)]
-top_T1_seeds = [metrics.loglog_slope(Kg[top], sw.T1_K[top]) for sw in sweeps_K]
-top_g0_seeds = [metrics.loglog_slope(Kg[top], sw.rate_K[top]) for sw in sweeps_K]
-ledger["C6"].measure(
-    {"first-step rate g_k(0) against L, log-log slope": slope_rate,
-     "|q_(k,kp)| / q_k at the end of Phase I (1/(K-1) by the row-sum identity, not counted)": sweep.cross_ratio.tolist(),
-     "first-step rate g_k(0) against K, top-octave log-log slope": criteria.median_of(top_g0_seeds),
-     "per seed": top_g0_seeds,
-     "Phase-I mean rate q_k(T^1)/(eta T^1) against K, top-octave slope (seed 0; the T^1 of C7b, not counted)": top_rate},
-    how=f"exact first-step g_k(0) over the L grid; g_k(0) over K in {list(scfg.K_grid)}, top octave K = {Kmax // 2}..{Kmax}, "
-        f"{len(sweeps_K)} seeds (the same runs as C7b, another quantity: the rate at t = 1 of Phase I, not its duration)",
-    hypotheses={"N >= K^3": n_ok and n_ok_K})
-ledger["C7a"].measure(
-    {"slope of T^1 in L, per eta": slopes_L, "slope of T^1 in eta": slope_eta},
-    how=f"exact GD, L grid {list(scfg.L_grid)} x eta grid {list(scfg.eta_grid)} in one batched run", hypotheses={"N >= K^3": n_ok})
-# the same top octave with M_big prompts: with M = 150 prompts and K = 32 each feature is the query of
-# about 5 prompts, and T^1 waits for the features whose sampled query share is smallest; M_big prompts
-# bring the sample loss close to the population loss the theorem is about
-M_big = icl_lab.by_scale(ci=500, paper=3000)
-T1_big = [[float(full(nl._phase1, scfg.replace(M=M_big, seed=sd), Kk, max(scfg.N, 2 * Kk**3), scfg.delta, scfg.L_ref,
-                      scfg.eta_ref, M_big, direct=True, _keep=("T1",))["T1"][0]) for Kk in Kg[top].int().tolist()]
-          for sd in range(3)]
-top_T1_big = [metrics.loglog_slope(Kg[top], torch.tensor(T)) for T in T1_big]
-display(Markdown(f"With {M_big} prompts instead of {scfg.M}, $T^1$ at $K = {Kmax // 2}, {Kmax}$ is "
-                 + "; ".join(f"{T[0]:.0f}, {T[1]:.0f}" for T in T1_big) + f" steps (three prompt sets; {scfg.M} prompts, seed 0: "
-                 f"{sweep.T1_K[top[0]]:.0f}, {sweep.T1_K[top[1]]:.0f}): the top-octave slope minus that of $(K-1)\\log K$ is "
-                 + ", ".join(f"{v - top_ref:.2f}" for v in top_T1_big) + f" (with {scfg.M} prompts: "
-                 + ", ".join(f"{v - top_ref:.2f}" for v in top_T1_seeds) + ")."))
-# the population limit (the expected loss of Eq. 7, N -> infinity: balanced counts): only second moments of the task
-# values enter the gradient, so K prompts with query v_1 and values sqrt(K) e_j represent it exactly (the other query
-# features follow by symmetry; lr / K restores p_k = 1/K); T^1 in units of eta x steps, the step set to make it ~300 steps
-LEVELS = {"Attn = K/(2K-1) (Lemma 5: q_k - q_(k,m) = log K)": nl.phase1_level, "Attn = 0.9 (a fixed level)": lambda K: 0.9}
-
-
-def T1_population(K):
-    """T^1 at each level of LEVELS (eta x steps)."""
-    V, eye = nl.make_features("orth", K, K, scfg.delta), torch.eye(K, dtype=F64)
-    fp = th.FeaturePrompts(torch.ones(K, K, dtype=F64), math.sqrt(K) * eye, torch.zeros(K, dtype=torch.long), math.sqrt(K) * eye[:, 0])
-    lr = 2e-4 * K**2  # ~ T^1 / 300 (T^1 grows like K^2 here)
-    own = th.feature_gd(fp, V @ V.T, steps=1500, lr=lr / K, record_every=1500, with_maps=False).own
-    return [float(metrics.first_crossing(own, lv(K))[0]) * lr for lv in LEVELS.values()]
-
-
-def T1_population_reduced(K, steps=1500):
-    """The same dynamics by symmetry: query v_1's own weight q_0 and one cross weight q_c (the K - 1 are equal),
-    Gamma_(1,m) = A_m (A_m - 1{m = 1} - |A|^2 + A_1): the cost of K = 512 is that of K = 2."""
-    s4, lr, q0, qc, own = (scfg.delta**2 / 2) ** 2, 2e-4 * K**2, 0.0, 0.0, []
-    for _ in range(steps + 1):
-        a0, ac = 1 / (1 + (K - 1) * math.exp(qc - q0)), 1 / (math.exp(q0 - qc) + K - 1)
-        own.append(a0)
-        sq = a0**2 + (K - 1) * ac**2
-        q0, qc = q0 - lr / K * s4 * a0 * (2 * a0 - 1 - sq), qc - lr / K * s4 * ac * (ac - sq + a0)
-    own = torch.tensor(own, dtype=F64)[:, None]
-    return [float(metrics.first_crossing(own, lv(K))[0]) * lr for lv in LEVELS.values()]
-
-
-K_pop = [8, 16, 32, 64, 128, 256, 512]
-T1_pop = torch.tensor([T1_population(k) for k in K_pop[:-1]] + [T1_population_reduced(K_pop[-1])], dtype=F64)  # (n_K, level)
-reduced_gap = float((torch.tensor(T1_population_reduced(256), dtype=F64) - T1_pop[K_pop.index(256)]).abs().max())
-Kp = torch.tensor(K_pop, dtype=F64)
-excess_pop = {lv: [metrics.loglog_slope(Kp[i:i + 2], T1_pop[i:i + 2, j]) - metrics.loglog_slope(Kp[i:i + 2], ((Kp - 1) * Kp.log())[i:i + 2])
-                   for i in range(len(K_pop) - 1)] for j, lv in enumerate(LEVELS)}
-LV0 = next(iter(LEVELS))
-display(Markdown("In the population limit the excess slope of $T^1$ over $(K-1)\\log K$ on the octaves " + ", ".join(
-    f"{a}→{b}: {e:.2f}" for a, b, e in zip(K_pop, K_pop[1:], excess_pop[LV0])) + " (at the level 0.9: " + ", ".join(
-    f"{e:.2f}" for e in excess_pop["Attn = 0.9 (a fixed level)"][1:]) + f" from 16→32; with {M_big} prompts, {Kmax // 2}→{Kmax}: "
-    + ", ".join(f"{v - top_ref:.2f}" for v in top_T1_big) + f"). $K = 512$ runs the two-weight symmetric reduction of the same "
-    f"dynamics, which equals the library's GD at $K = 256$ to {reduced_gap:.0e}."))
-ledger["C7b"].measure(
-    {"T^1 against K (seed 0)": [int(v) for v in sweep.T1_K.tolist()],
-     f"top-octave slope of T^1 minus that of (K-1) log K, {scfg.M} prompts, per seed (noisy, not counted)":
-         [round(v - top_ref, 3) for v in top_T1_seeds],
-     f"the same with {M_big} prompts at K = {Kmax // 2}..{Kmax}, per seed (not counted)": [round(v - top_ref, 3) for v in top_T1_big],
-     "K_top": K_pop[-1],
-     "finite_check": f"K = {Kmax // 2}..{Kmax}: population {excess_pop[LV0][K_pop.index(Kmax // 2)]:.2f}, "
-                     f"{M_big} prompts {float(np.median([v - top_ref for v in top_T1_big])):.2f}",
-     "excess_by_octave_09": ", ".join(f"{a}->{b}: {e:.2f}" for a, b, e in zip(K_pop, K_pop[1:], excess_pop["Attn = 0.9 (a fixed level)"])
-                                      if math.isfinite(e))},
-    under={lv: {"top-octave slope of T^1 minus that of (K-1) log K": ex[-1],
-                "excess_by_octave": ", ".join(f"{a}->{b}: {e:.2f}" for a, b, e in zip(K_pop, K_pop[1:], ex) if math.isfinite(e))}
-           for lv, ex in excess_pop.items()},
-    how=f"population dynamics (expected loss, balanced counts), K in {K_pop}, end of Phase I at Attn_k = K/(2K-1) and at 0.9; decided on "
-        f"the top octave K = {K_pop[-2]}..{K_pop[-1]}; shown: exact GD on training sets, K in {list(scfg.K_grid)}, N = max(100, 2K^3), "
-        f"{scfg.M} and {M_big} prompts; reference (K-1) log K (the paper's rate integrated to that level)",
-    # True by construction: the decided population limit has N -> infinity (the shown sweeps have N = max(100, 2 K^3))
-    hypotheses={"N >= K^3": True})
-ETA_Q, ETA_8 = "the step scaled by ||v||^4 (eta of Sec. 5.1's update of q)", "the step of Eq. (8) as written (eta on Q)"
-ledger["C13"].measure(
-    {"slope_at_the_step_of_Eq_8": slope_D_raw},
-    under={ETA_Q: {"T^1 against Delta": sweep.T1_delta.tolist(), "slope of T^1 in Delta": slope_D},
-           ETA_8: {"T^1 against Delta": (sweep.T1_delta * sweep.eta_delta / scfg.eta_ref).tolist(), "slope of T^1 in Delta": slope_D_raw}},
-    how=f"exact GD, Delta in {list(scfg.delta_grid)}, v_k = Delta/sqrt2 e_k; at fixed eta the steps are converted by T ~ 1/eta (R1)",
-    hypotheses={"N >= K^3": n_ok})
+slopes = checks.sweep_slopes(sweep, scfg)  # log-log slopes of T^1 (over durations > 5 steps)
 
 # %% tags=["remove-cell"]
+glue("nl-T1-table", Markdown(md_table(["$\\eta$ \\ $L$", *[f"{v:g}" for v in scfg.L_grid]],
+                                      [[f"{e:g}", *[f"{t:.0f}" for t in row]] for e, row in zip(scfg.eta_grid, sweep.T1_L_eta.tolist())])))
+glue("nl-slopes-L", ", ".join(f"{v:.2f}" for v in slopes["L"]))
+for key in ("eta", "rate_L", "K", "Kref", "KlogK", "top_T1", "top_ref", "rate_K", "top_rate"):
+    glue(f"nl-slope-{key}", slopes[key])
+glue("nl-K-grid", ", ".join(f"{k:g}" for k in scfg.K_grid))
+glue("nl-T1-K", ", ".join(f"{t:.0f}" for t in sweep.T1_K.tolist()))
+glue("nl-cross-ratio", ", ".join(f"{v:.2f}" for v in sweep.cross_ratio.tolist()))
+glue("nl-one-over-K", 1 / scfg.K)
+
+# %% [markdown]
+# ```{glue:md} nl-T1-table
+# :format: myst
+# ```
+#
+# Phase-I duration $T^1$ in GD steps (rows: $\eta$, columns: $L$).
+#
+# Log-log slopes of $T^1$ against $L$: {glue:text}`nl-slopes-L` (one per $\eta$); against $\eta$:
+# {glue:text}`nl-slope-eta:.2f`; first-step rate $g_k(0)$ against $L$: {glue:text}`nl-slope-rate_L:.2f`.
+# $T^1$ against $K$ = {glue:text}`nl-K-grid`: {glue:text}`nl-T1-K` steps (slope {glue:text}`nl-slope-K:.2f`;
+# $(K-1)\log K$: {glue:text}`nl-slope-Kref:.2f`; $K\log K$: {glue:text}`nl-slope-KlogK:.2f`); on the top octave
+# $T^1 \sim K^{a}$ with $a =$ {glue:text}`nl-slope-top_T1:.2f` against $(K-1)\log K \sim K^{b}$ with
+# $b =$ {glue:text}`nl-slope-top_ref:.2f`. The mean Phase-I rate falls with $K$ at slope
+# {glue:text}`nl-slope-rate_K:.2f` (top octave {glue:text}`nl-slope-top_rate:.2f`; paper: $-1$). Cross/own
+# ratio $|q_{k,k'}|/q_k$ at the end of Phase I: {glue:text}`nl-cross-ratio` ($1/K$ = {glue:text}`nl-one-over-K:.2f`).
+
+# %% mystnb={"figure": {"caption": "Phase-I duration $T^1$ of the theory model (a) against $L$ for three $\\eta$, (b) against $K$ with the references $(K-1)\\log K$ and $K\\log K$, (c) against $\\Delta$ with the step divided by $\\|v\\|^4$ (at the paper's step of Eq. (8) the durations fall like $\\Delta^{-6}$). Not a figure of the paper.", "name": "fig-nl-sweeps"}, "image": {"alt": "Log-log plots: T1 falls like L^-2 and, at the step divided by the fourth power of the feature norm, like Delta^-2; against K it grows faster than both references."}}
+nlfig.show(nlfig.sweep_figure(sweep, slopes))
+
+# %% [markdown]
+# Prop. 2's $K$-dependence, three ways: the sweep at two more seeds (each redraws every prompt), the top
+# octave of $K$ with more prompts, and the population limit of the same dynamics (the expected loss of
+# Eq. 7 with balanced counts, `tp.population_phase1`), where $K$ can go much further.
+
+# %%
+sweeps_K = [sweep] + [full(nl.run_sweep, scfg.replace(seed=sd)) for sd in (1, 2)]  # seeds 1, 2
+M_big = icl_lab.by_scale(ci=500, paper=3000)  # prompts at the top octave of K
+K_top = [int(k) for k in scfg.K_grid[-2:]]
+T1_big = [[float(full(nl._phase1, scfg.replace(M=M_big, seed=sd), Kk, max(scfg.N, 2 * Kk**3), scfg.delta, scfg.L_ref,
+                      scfg.eta_ref, M_big, direct=True, _keep=("T1",))["T1"][0]) for Kk in K_top] for sd in range(3)]
+K_pop = [8, 16, 32, 64, 128, 256, 512]  # T^1 in units of eta x steps, at each of tp.POPULATION_LEVELS
+T1_pop = torch.tensor([full(tp.population_phase1, k, scfg.delta) for k in K_pop[:-1]]
+                      + [tp.population_phase1_reduced(K_pop[-1], scfg.delta)], dtype=F64)  # K = 512: by symmetry
+reduced_gap = float((torch.tensor(tp.population_phase1_reduced(256, scfg.delta), dtype=F64)
+                     - T1_pop[K_pop.index(256)]).abs().max())  # the reduction against the library's GD
+
+# %% tags=["remove-cell"]
+_ = ledger.judge([*checks.phase1_rates(sweeps_K, scfg), checks.phase1_K(sweeps_K, scfg, T1_big, M_big, K_pop, T1_pop),
+                  checks.phase1_delta(sweep, scfg)], show=False)
+top_T1_seeds, _ = checks.top_octave_slopes(sweeps_K, scfg)
+top_ref, top = slopes["top_ref"], slopes["top"]
+top_T1_big = [metrics.loglog_slope(torch.tensor(K_top, dtype=F64), torch.tensor(T)) for T in T1_big]
+excess_pop = checks.excess_slopes(K_pop, T1_pop)
+LV0, LV9 = tp.POPULATION_LEVELS
+glue("nl-M-big", M_big)
+glue("nl-M", scfg.M)
+glue("nl-K-top", f"{K_top[0]}, {K_top[1]}")
+glue("nl-T1-big", "; ".join(f"{T[0]:.0f}, {T[1]:.0f}" for T in T1_big))
+glue("nl-T1-top", f"{sweep.T1_K[top[0]]:.0f}, {sweep.T1_K[top[1]]:.0f}")
+glue("nl-excess-big", ", ".join(f"{v - top_ref:.2f}" for v in top_T1_big))
+glue("nl-excess-seeds", ", ".join(f"{v - top_ref:.2f}" for v in top_T1_seeds))
+glue("nl-excess-pop", ", ".join(f"{a}→{b}: {e:.2f}" for a, b, e in zip(K_pop, K_pop[1:], excess_pop[LV0])))
+glue("nl-excess-pop-09", ", ".join(f"{e:.2f}" for e in excess_pop[LV9][1:]))
+glue("nl-reduced-gap", reduced_gap)
 assert reduced_gap < 1e-9
-assert all(abs(s + 2) < 0.25 for s in slopes_L) and bool((sweep.T1_delta[1:] <= sweep.T1_delta[:-1]).all())
+assert all(abs(s + 2) < 0.25 for s in slopes["L"]) and bool((sweep.T1_delta[1:] <= sweep.T1_delta[:-1]).all())
+
+# %% [markdown]
+# With {glue:text}`nl-M-big` prompts instead of {glue:text}`nl-M`, $T^1$ at $K =$ {glue:text}`nl-K-top` is
+# {glue:text}`nl-T1-big` steps (three prompt sets; {glue:text}`nl-M` prompts, seed 0: {glue:text}`nl-T1-top`):
+# the top-octave slope minus that of $(K-1)\log K$ is {glue:text}`nl-excess-big` (with {glue:text}`nl-M`
+# prompts: {glue:text}`nl-excess-seeds`). In the population limit the excess slope of $T^1$ over
+# $(K-1)\log K$ on the octaves {glue:text}`nl-excess-pop` (at the level 0.9: {glue:text}`nl-excess-pop-09`
+# from 16→32). $K = 512$ runs the two-weight symmetric reduction of the same dynamics, which equals the
+# library's GD at $K = 256$ to {glue:text}`nl-reduced-gap:.0e`.
 
 # %% [markdown]
 # The $K$-dependence is sensitive to the number $M$ of training prompts. With $M = 150$ and $K = 32$
@@ -823,30 +735,25 @@ assert all(abs(s + 2) < 0.25 for s in slopes_L) and bool((sweep.T1_delta[1:] <= 
 # overshoots the continuous-time curve — a step-size effect, visible at the right of the grid
 # whatever $L^*$ is.
 
-# %% tags=["hide-input"]
-info = th.threshold_scale(scfg.K, scfg.N, scfg.delta)
-# quantify the collapse: interpolate each curve at common rescaled times, among runs whose first
-# step is small (eta L^2 s^4 <= 20)
-s4 = (scfg.delta**2 / 2) ** 2
-grid_x = torch.logspace(0, 2, 30, dtype=F64)
-curves = []
-for (Lv, e), (x, y) in sweep.collapse.items():
-    if e * Lv**2 * s4 <= 20 and float(x[-1]) >= 100:
-        curves.append(torch.from_numpy(np.interp(grid_x.numpy(), x.numpy(), y.numpy())))
-curves = torch.stack(curves)
-spread = float(((curves.max(0).values - curves.min(0).values) / curves.mean(0)).max())
-display(Markdown(f"$L^* = 1/(\\Delta\\,\\delta_{{\\min}}) = {info['L_star']:.2f}$. Over the {len(curves)} runs with "
-                 f"$\\eta L^2 s^4 \\le 20$ the rescaled curves stay within {spread:.1%} of each other (largest relative range)."))
-ledger["C10"].measure(
-    {"spread of the rescaled curves": spread, "runs compared": len(curves), "largest |Q(eta, L) - Q(eta L^2, 1)|": r1_q},
-    how="exact GD over an L x eta grid spanning L* = %.2f; loss/L^2 against eta L^2 t, runs with eta L^2 s^4 <= 20. An "
-        "analytic consequence of R1 (checks the code, cannot fail for the model): the paper's L* is a bound's bookkeeping"
-        % info["L_star"])
+# %%
+info = th.threshold_scale(scfg.K, scfg.N, scfg.delta)  # the paper's numbers: delta_min, L* = 1/(Delta delta_min), ...
+# the collapse: loss / L^2 interpolated at common times eta L^2 t, over the runs whose first step is small
+spread, n_runs = checks.collapse_spread(sweep, scfg)
 
 # %% tags=["remove-cell"]
+glue("nl-L-star", info["L_star"])
+glue("nl-collapse-n", n_runs)
+glue("nl-collapse-all", len(sweep.collapse))
+glue("nl-collapse-spread", spread)
+_ = ledger.judge(checks.collapse(sweep, scfg, r1_q), show=False)
 assert spread < 0.25
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Loss curves of every $(L, \\eta)$ run: raw (left) and as $\\mathcal L/L^2$ against $\\eta L^2 t$ (right), where they fall onto one curve. Not a figure of the paper.", "name": "fig-nl-collapse"}, "image": {"alt": "Left: separate loss curves; right: the same curves lying on top of each other."}}
+# %% [markdown]
+# $L^* = 1/(\Delta\,\delta_{\min}) =$ {glue:text}`nl-L-star:.2f`. Over the {glue:text}`nl-collapse-n` runs
+# with $\eta L^2 s^4 \le 20$ the rescaled curves stay within {glue:text}`nl-collapse-spread:.1%` of each other
+# (largest relative range).
+
+# %% mystnb={"figure": {"caption": "Loss curves of the {glue:text}`nl-collapse-all` $(L, \\eta)$ runs: raw (left) and as $\\mathcal L/L^2$ against $\\eta L^2 t$ (right), where the {glue:text}`nl-collapse-n` runs with $\\eta L^2 s^4 \\le 20$ fall onto one curve; the runs with a larger first step overshoot it. Not a figure of the paper.", "name": "fig-nl-collapse"}, "image": {"alt": "Left: separate loss curves; right: the same curves lying on top of each other."}}
 nlfig.show(nlfig.collapse_figure(sweep))
 
 # %% [markdown]

@@ -1,0 +1,243 @@
+"""The nonlinear chapter's first page (part ``phases``) judges through ``papers/nonlinear/checks_phases.py``:
+its checks hand over exactly the quantities ``claims.toml`` tests read, the page follows the rule of the
+papers whose pages teach the code (``tests/test_checks.py``), and each check decides on a small hand-made
+result (and can fail)."""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from icl_lab.claims import Ledger, Measurement, declared, quantities_read
+from icl_lab.params import ConfigError
+from icl_lab.papers.nonlinear import checks_phases as checks
+from icl_lab.papers.nonlinear import theory as th
+from icl_lab.papers.nonlinear import theory_phases as tp
+
+from test_checks import ROOT, _code_cells, handed_over
+
+F64 = torch.float64
+PAGE = ROOT / "chapters" / "nonlinear" / "nonlinear_regression.py"
+
+
+@pytest.mark.declarations
+def test_phases_checks_hand_over_exactly_the_quantities_claims_toml_tests_read():
+    got = handed_over(Path(checks.__file__))
+    want = {d.id: set(quantities_read(d)) for d in declared("nonlinear").values() if d.tests and d.part == "phases"}
+    assert set(got) == set(want), f"claims judged {sorted(got)}, claims of the page with tests {sorted(want)}"
+    wrong = {c: (sorted(got[c] - want[c]), sorted(want[c] - got[c])) for c in want if got[c] != want[c]}
+    assert not wrong, wrong
+
+
+def test_the_phases_page_teaches_the_code():
+    """The rule of tests/test_checks.py, on this page: no function defined, no quantity typed into a
+    measure call, no number carried into prose by display(Markdown(...)), at least a third of its code
+    lines visible, no visible cell over 25 lines, no visible noqa or import-only cell mid-page."""
+    assert 'part="phases"' in PAGE.read_text()
+    cells = _code_cells(PAGE)
+    code = [ln for _, lines in cells for ln in lines]
+    assert not [ln for ln in code if re.match(r"\s*(async\s+)?def\s|.*\blambda\b", ln)]
+    assert not [ln for ln in code if re.search(r"\.measure\(|\.check\(", ln)]
+    assert "display(Markdown(" not in PAGE.read_text()
+    visible = [lines for shown, lines in cells if shown]
+    assert 3 * sum(map(len, visible)) >= len(code)
+    assert max(map(len, visible)) <= 25
+    for lines in visible[1:]:
+        assert not any("noqa" in ln for ln in lines)
+        assert not all(re.match(r"(import|from)\s", ln) for ln in lines)
+
+
+def _ledger():
+    return Ledger("nonlinear", part="phases")
+
+
+# ------------------------------------------------------------------------ the checks, on small results
+@pytest.mark.declarations
+def test_grouping_decides_c2_on_the_two_gaps():
+    a = torch.linspace(0, 1, 8, dtype=F64)
+    eq10, init = checks.grouping_gaps(a, a + 1e-15, a, a, a, a + 2e-15)
+    assert eq10 == pytest.approx(1e-15, rel=0.1) and init == pytest.approx(2e-15, rel=0.1)
+    (c,) = _ledger().judge(checks.grouping(eq10, init), show=False)
+    assert c.status == "reproduced"
+    (c,) = _ledger().judge(checks.grouping(*checks.grouping_gaps(a, a + 0.1, a, a, a, a)), show=False)
+    assert c.status == "not reproduced"
+
+
+@pytest.mark.declarations
+def test_gradient_formulas_decide_c4a_c4c_and_read_the_feature_geometry():
+    feats = {k: th.make_features(k, 4, 15, 3.0) for k in ("unit", "orth", "gaussian")}
+    good = {"unit": (1e-15, 1e-15, 1e-15, 1.0), "orth": (1e-15, 0.9, 1e-15, 20.25), "gaussian": (1e-15, 0.5, 0.3, 20.0)}
+    c4a, c4c = _ledger().judge(checks.gradient_formulas(good, feats, 3.0), show=False)
+    assert (c4a.id, c4c.id) == ("C4a", "C4c")
+    assert c4a.status.startswith("reproduced")
+    bad = dict(good, unit=(1e-15, 0.2, 0.2, 1.0))  # App. C wrong even for unit features
+    c4a, _ = _ledger().judge(checks.gradient_formulas(bad, feats, 3.0), show=False)
+    assert c4a.status == "not reproduced"
+    assert checks.is_orthogonal(feats["orth"]) and not checks.is_orthogonal(feats["gaussian"])
+    assert checks.is_separated(tp.correlated_features(4, 15, 3.0, 0.8), 3.0)
+    assert not checks.is_separated(feats["orth"], 30.0)
+    with pytest.raises(ConfigError, match="kinds"):
+        checks.gradient_formulas({"unit": good["unit"]}, feats, 3.0)
+
+
+def test_correlated_features_have_the_stated_distance_and_cosine():
+    V = tp.correlated_features(4, 15, 3.0, 0.8)
+    assert torch.allclose(torch.pdist(V), torch.full((6,), 3.0, dtype=F64))
+    cos = (V[0] @ V[1]) / (V[0].norm() * V[1].norm())
+    assert float(cos) == pytest.approx(0.8)
+    with pytest.raises(ConfigError, match="cos"):
+        tp.correlated_features(4, 15, 3.0, 1.0)
+    with pytest.raises(ConfigError, match="K must"):
+        tp.correlated_features(15, 15, 3.0, 0.5)
+
+
+@pytest.mark.declarations
+def test_lemma2_sign_decides_c4b_with_the_per_set_context_under_each_option():
+    theta2 = {"min_gk": 0.01, "ratio_lo": 0.8, "ratio_hi": 1.3, "sign_agree": 1.0}
+    corr = {(0.8, 300): [(-0.01, 0.1, 3)] * 3, (0.5, 300): [(0.02, 0.1, 0)] * 3, (0.8, 1000): [(0.01, 0.1, 0), (0.012, 0.1, 0),
+                                                                                                (0.011, 0.1, 0)]}
+    V = th.make_features("gaussian", 4, 15, 3.0)
+    m = checks.lemma2_sign(theta2, corr, V=V, delta=3.0, n_path=21, n_rand=10, M_pop=1000)
+    (c,) = _ledger().judge(m, show=False)
+    assert c.id == "C4b" and c.status != "not reproduced"
+    assert "per prompt set" in c.measured and "21 weights along GD + 10 random Q" in c.how
+    negative = dict(theta2, min_gk=-0.5)  # g_k < 0 at the Gaussian features: Lemma 2's sign fails
+    (c,) = _ledger().judge(checks.lemma2_sign(negative, corr, V=V, delta=3.0, n_path=21, n_rand=10, M_pop=1000), show=False)
+    assert c.status == "not reproduced"
+
+
+@pytest.mark.declarations
+def test_shown_under_keeps_context_beside_an_option_and_refuses_nothing_tested():
+    under = {checks.POPULATION: {checks.CORR_Q: 0.01}, checks.TRAINING: {checks.CORR_Q: -0.01}}
+    m = Measurement("C4b", {"smallest g_k": 0.01, "g_k_ratio_low": 0.8, "g_k_ratio_high": 1.3,
+                            "share of off-diagonal signs that agree": 1.0}, under=under,
+                    shown_under={checks.POPULATION: {"per prompt set": [0.01]}}, hypotheses={checks.SEP: True}, how="hand-made")
+    (c,) = _ledger().judge(m, show=False)
+    assert "prompts): per prompt set = 0.01; smallest g_k along GD" in c.measured  # context first, under its option
+    ordered = Measurement(m.claim, m.quantities, under=under, hypotheses=m.hypotheses, how="hand-made",
+                          shown_under={checks.POPULATION: {checks.CORR_Q: None, "per prompt set": [0.01]}})
+    (c,) = _ledger().judge(ordered, show=False)
+    assert "prompts): smallest g_k along GD, correlated features (cos 0.8, distance Delta), median over prompt sets = 0.01; " \
+           "per prompt set = 0.01" in c.measured  # a tested name in shown_under sets the order and keeps its value
+
+
+@pytest.mark.declarations
+def test_rescaling_decides_r1_on_two_trajectories():
+    Ls = torch.tensor([0.5, 2.0], dtype=F64)
+    q = torch.randn(5, 2, 3, 3, dtype=F64, generator=torch.Generator().manual_seed(0))
+    loss1 = torch.rand(5, 2, dtype=F64, generator=torch.Generator().manual_seed(1)) + 0.1
+    traj_L, traj_1 = SimpleNamespace(q=q, loss=loss1 * Ls**2), SimpleNamespace(q=q.clone(), loss=loss1)
+    gaps = checks.rescaling_gaps(traj_L, traj_1, Ls)
+    assert gaps[0] == 0.0 and gaps[1] < 1e-15
+    (c,) = _ledger().judge(checks.rescaling(*gaps), show=False)
+    assert c.status == "reproduced"
+    (c,) = _ledger().judge(checks.rescaling(*checks.rescaling_gaps(SimpleNamespace(q=q + 1e-3, loss=loss1 * Ls**2), traj_1, Ls)),
+                           show=False)
+    assert c.status == "not reproduced"
+
+
+@pytest.mark.declarations
+def test_concentration_decides_c1_on_the_monte_carlo_margin():
+    def conc(emp, paper):
+        return SimpleNamespace(empirical=[torch.tensor(emp, dtype=F64)], paper=[torch.tensor(paper, dtype=F64)],
+                               config=SimpleNamespace(n_mc=10_000, N_values=(100,)))
+    (c,) = _ledger().judge(checks.concentration(conc([0.9, 1.0], [0.5, 0.8]), [0.99]), show=False)
+    assert c.status.startswith("reproduced") and "the bound there" in c.measured
+    assert checks.paper_bound_at_delta_min(4) == pytest.approx(1 - 3 * math.exp(-3.2))
+    (c,) = _ledger().judge(checks.concentration(conc([0.5, 0.6], [0.8, 0.9]), [0.5]), show=False)
+    assert c.status == "not reproduced"
+
+
+@pytest.mark.declarations
+def test_lemma1_and_own_weights_decide_c3_c5a_on_a_short_theory_run():
+    V = th.make_features("orth", 3, 6, 3.0)
+    fp = th.FeaturePrompts.from_batch(th.cosine_sampler(V, 20, 0.5).sample(40, torch.Generator().manual_seed(0)))
+    L_values = (0.5, 1.0)
+    traj = th.feature_gd(fp, V @ V.T, steps=20, lr=1.0, scale=torch.tensor(L_values, dtype=F64), record_every=1,
+                         with_maps=False)
+    theory = SimpleNamespace(q=traj.q[None], prompts=[fp], V=V)  # one seed: (seeds, T, nL, K, K)
+    lem, lip, theta = checks.lemma1_ratios(theory, list(range(0, 21, 5)), L_values, 3.0)
+    assert lem <= 1 + 1e-9 and lip <= 1 + 1e-9 and theta.numel() == 2 * 4
+    c3, c5a = _ledger().judge([checks.lemma1(lem, lip, theta), checks.own_weights_grow(theory)], show=False)
+    assert c3.status.startswith("reproduced") and c5a.status.startswith("reproduced")
+    stats = checks.weight_stats(theory)
+    assert stats["row_sums"] < 1e-10 and stats["dq_min"] >= -1e-12
+    falling = SimpleNamespace(q=theory.q.flip(1), prompts=[fp], V=V)  # the same run backwards: q_k falls
+    (c,) = _ledger().judge(checks.own_weights_grow(falling), show=False)
+    assert c.status == "not reproduced"
+
+
+def _sweep(T1_L_eta, *, T1_K=(10.0, 45.0, 200.0), T1_delta=(400.0, 100.0, 25.0)):
+    """A hand-made sweep: L grid (0.1, 0.2, 0.4), eta grid (1, 2), K grid (2, 4, 8), Delta grid (1, 2, 4)."""
+    cfg = SimpleNamespace(L_grid=(0.1, 0.2, 0.4), eta_grid=(1.0, 2.0), K_grid=(2, 4, 8), delta_grid=(1.0, 2.0, 4.0),
+                          eta_ref=1.0, N=600, K=4, M=150, delta=3.0)
+    f = dict(dtype=F64)
+    L = torch.tensor(cfg.L_grid, **f)
+    sweep = SimpleNamespace(
+        T1_L_eta=torch.tensor(T1_L_eta, **f), rate_L_eta=torch.stack([L**2, 2 * L**2]),
+        T1_K=torch.tensor(T1_K, **f), rate_K=torch.tensor([0.1, 0.025, 0.006], **f),
+        phase1_rate_K=torch.tensor([0.1, 0.05, 0.02], **f), T1_delta=torch.tensor(T1_delta, **f),
+        eta_delta=torch.tensor([1.0, 1 / 16, 1 / 256], **f), cross_ratio=torch.tensor([1.0, 0.33, 0.14], **f),
+        collapse={(0.1, 1.0): (torch.logspace(-1, 3, 50, **f), 1 / (1 + torch.logspace(-1, 3, 50, **f))),
+                  (0.2, 1.0): (torch.logspace(-1, 3, 50, **f), 1 / (1 + torch.logspace(-1, 3, 50, **f)))})
+    return sweep, cfg
+
+
+@pytest.mark.declarations
+def test_phase1_checks_decide_c6_c7a_c13_c10_on_a_small_sweep():
+    L = torch.tensor([0.1, 0.2, 0.4], dtype=F64)
+    sweep, cfg = _sweep([(1000 * L**-2 / 100).tolist(), (500 * L**-2 / 100).tolist()])
+    s = checks.sweep_slopes(sweep, cfg)
+    assert s["L"] == [pytest.approx(-2.0), pytest.approx(-2.0)] and s["eta"] == pytest.approx(-1.0)
+    assert s["D"] == pytest.approx(-2.0)
+    c6, c7a = _ledger().judge(checks.phase1_rates([sweep, sweep, sweep], cfg), show=False)
+    assert c7a.status.startswith("reproduced") and "3 seeds" in c6.how
+    (c13,) = _ledger().judge(checks.phase1_delta(sweep, cfg), show=False)
+    assert c13.id == "C13"
+    spread, n = checks.collapse_spread(sweep, cfg)
+    assert n == 2 and spread < 1e-12
+    (c10,) = _ledger().judge(checks.collapse(sweep, cfg, 0.0), show=False)
+    assert c10.status.startswith("reproduced")
+    flat, _ = _sweep([[100.0, 100.0, 100.0], [50.0, 50.0, 50.0]])  # T^1 does not depend on L
+    _, c7a = _ledger().judge(checks.phase1_rates([flat], cfg), show=False)
+    assert c7a.status == "not reproduced"
+
+
+@pytest.mark.declarations
+def test_phase1_K_decides_c7b_on_the_population_durations():
+    L = torch.tensor([0.1, 0.2, 0.4], dtype=F64)
+    sweep, cfg = _sweep([(L**-2).tolist(), (L**-2 / 2).tolist()])
+    K_pop = [4, 8, 16, 32]  # K = 4..8 is the top octave of the finite sweep
+    Kp = torch.tensor(K_pop, dtype=F64)
+    klogk = torch.stack([Kp * Kp.log(), Kp * Kp.log()], -1)  # K log K at both levels: Prop. 2's rate
+    (c,) = _ledger().judge(checks.phase1_K([sweep], cfg, [[45.0, 200.0]], 500, K_pop, klogk), show=False)
+    assert c.id == "C7b" and c.status.startswith("reproduced") and "K = 4..8" in c.measured
+    K2 = torch.stack([Kp**2.5, Kp**2.5], -1)  # far steeper than K log K
+    (c,) = _ledger().judge(checks.phase1_K([sweep], cfg, [[45.0, 200.0]], 500, K_pop, K2), show=False)
+    assert c.status == "not reproduced"
+
+
+def test_population_reduction_equals_the_library_gd():
+    full_gd = tp.population_phase1(16, 3.0, steps=300)
+    reduced = tp.population_phase1_reduced(16, 3.0, steps=300)
+    assert full_gd == pytest.approx(reduced, rel=1e-9, nan_ok=True)
+    with pytest.raises(ConfigError, match="K must"):
+        tp.population_phase1(1, 3.0)
+
+
+def test_stated_ends_reads_both_ends_of_one_trajectory_for_every_constant():
+    from icl_lab.papers.nonlinear.experiments import DeltaConfig
+
+    cfg = DeltaConfig(M=40, eps=0.25, N_grid=(1600,))
+    ends = tp.stated_ends(cfg, 1600, chunk=500)
+    assert set(ends) == {1.0, 0.5, 2.0}
+    for T1, T_star, rate, g1, g2 in ends.values():
+        assert 0 <= T1 < T_star and rate > 0 and g1 > g2 > 0  # the step's rate of q_k falls along Phase II
+    # a smaller constant C puts both ends later on the same trajectory
+    assert ends[0.5][0] >= ends[1.0][0] >= ends[2.0][0] and ends[0.5][1] >= ends[1.0][1] >= ends[2.0][1]
+    with pytest.raises(ConfigError, match="N and chunk"):
+        tp.stated_ends(cfg, 0)
