@@ -49,7 +49,7 @@ import icl_lab.notebook
 
 icl_lab.notebook.setup(scale=None, minutes={"ci": 0.29, "book": 0.54, "paper": 0.2})
 
-# %%
+# %% tags=["hide-input"]
 import math
 
 import numpy as np
@@ -285,7 +285,7 @@ assert float((bracket - bound).max()) <= 1e-15
 # {glue:text}`cv-b23:+.4f`. The table compares the
 # library's gradient (mean field, and a finite-$N$ Monte Carlo) with the closed forms.
 
-# %%
+# %% tags=["hide-input"]
 rows = []
 for K in (10, 100):
     for setting in ("balanced", "imbalanced"):
@@ -494,7 +494,7 @@ glue("po-eps", po_cfg.eps)
 plotting.finish(cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.dominant, finite=po.finite,
                                    title=f"K = {po_cfg.K}, p1 = {po_cfg.p1}"))
 
-# %%
+# %% tags=["hide-input"]
 pt = po.times
 table(["", "$T_1$", "$T_2$", "$T_3$", "$T_4$"],
       [("paper thresholds, mean field", *(f"{pt[k]:.6g}" for k in ("T1", "T2", "T3", "T4"))),
@@ -525,7 +525,7 @@ assert ms[1].quantities["min alpha over all runs"] >= 0
 # The phase ends $T_1,\dots,T_4$ and the markers of every column of the sweep, for each $p_1$ and $K$, are
 # in two tables under the next cell (folded: open them with the button).
 
-# %% tags=["hide-output"]
+# %% tags=["hide-input", "hide-output"]
 p1_vals = sw_cfg.p1_values
 sw_pos = checks.switch_positions(sw, sw_cfg)  # B_k1/log K at tau_sw, per (p1, K)
 phase_rows = [(p1, K, *(f"{sw.under[(p1, K)]['times'][k]:.4g}" for k in ("T1", "T2", "T3", "T4", "tau_sw", "tau_AB",
@@ -559,7 +559,7 @@ ledger.judge(ms);
 # %% tags=["remove-cell"]
 assert ms[0].quantities["ordered at p1 = 0.5 for K >= 20"] and ms[-1].quantities["markers ordered for every p1 and K >= 50"]
 
-# %%
+# %% tags=["hide-input"]
 fitK = checks.fit_K(sw, sw_cfg)  # the larger K of the sweep
 durs = checks.durations(sw, sw_cfg)  # per phase, its length for each K of fitK
 slopes = checks.duration_slopes(sw, sw_cfg)  # per phase, the log-log slope (and after dividing by log K)
