@@ -668,7 +668,7 @@ assert all(sw_pos[(p1, Ks[-1])] < 0 for p1 in p1_vals)
 # the attention concentration of Theorems 3.1(2)/3.2(3): at the convergence time, the fraction of
 # *fresh* prompts with $(1-\mathrm{Attn}_k)^2 > C\epsilon$.
 
-# %%
+# %% tags=["hide-output"]
 fn_cfg = cv.FiniteNConfig.for_scale(SCALE)
 fn = full(cv.run_finite_n, fn_cfg)
 fn_rows = []
@@ -701,7 +701,7 @@ ledger.judge(ms);
 # %% tags=["remove-cell"]
 assert ms[0].quantities["max rel. deviation at the largest N"] < 0.05
 
-# %%
+# %% tags=["hide-output"]
 eta_cfg = cv.EtaCheckConfig.for_scale(SCALE)
 eres = full(cv.run_eta_check, eta_cfg)
 table(["$K$", "dynamics", "$T_1$", "$T_2$", "$T_3$", "$T_4$"],

@@ -54,7 +54,7 @@ import icl_lab.notebook
 
 icl_lab.notebook.setup(scale=None, minutes={"ci": 0.31, "book": 0.3, "paper": 0.37})
 
-# %%
+# %% tags=["hide-input"]
 import functools
 import math
 
@@ -483,7 +483,7 @@ assert abs(pl.slope_noise - (pl_cfg.d - 1) / 2) < 0.2  # the measured exponent i
 # draw of $10^6$ points on the sphere, 64 queries) and fits the exponent inside the regime, where the
 # lemma's hypothesis holds.
 
-# %%
+# %% tags=["hide-input"]
 d_, n_big = pl_cfg.d, 10**6
 c_lo = 2 * (d_ + math.sqrt(d_))  # Lemma D.1's middle regime, constants kept, in c = 2w
 c_hi = 2 * (n_big / (45 * math.sqrt(d_) * math.log(n_big))) ** (2 / d_)
@@ -868,7 +868,7 @@ widgets.static_slider(draw_n, icl_lab.notebook.frames([10, 30, 100, 300, 1000]),
 # $2/(d+3)$. The cell evaluates the closed form against a numerical minimisation.
 # ````
 
-# %%
+# %% tags=["hide-input"]
 ws_ = np.logspace(-2, 6, 200001)
 hw_rows = []
 for (L_, s_, n_, m_) in [(1.0, 0.1, 100, 2), (2.0, 0.3, 1000, 3)]:
