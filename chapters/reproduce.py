@@ -80,7 +80,7 @@ display(Markdown(reports.deviations_markdown()))
 # from there and computes the rest itself. Two kinds of stored results do this.
 #
 # **Reference records** hold an experiment's summary, one record per chunk of seeds, made by
-# `icl-lab run <experiment> --scale paper` (configuration, date, commit, host, wall and CPU time,
+# `icl-lab run <experiment> --scale paper` (configuration, date, commit, machine kind, wall and CPU time,
 # library versions). `tools/reference_runs.sh` regenerates them all (resumable: a finished seed chunk is
 # stored at once and skipped on the next call; `tools/reference_runs.sh --list` names the experiments).
 # A record may cover only part of an experiment's runs while a long run is still under way; the table

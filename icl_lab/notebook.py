@@ -27,7 +27,7 @@ from . import paths, plotting
 WHAT = {
     "ci": "small, for the tests: shows each effect, fastest",
     "book": "reduced to recompute on a laptop; what is reduced is stated above the figures",
-    "paper": "the papers' own parameters; long computations read from the results shipped with the book",
+    "paper": "the papers' own parameters, or the book's reference setting where a paper gives none; long computations read from the results shipped with the book",
 }
 
 

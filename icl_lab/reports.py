@@ -119,7 +119,10 @@ def timings_markdown(path: Path | None = None) -> str:
 
 def provenance(records: list[dict]) -> dict:
     """Where and when records were computed and what they took: seeds, tasks, wall and CPU seconds,
-    commits (``+dirty``: with uncommitted changes), hosts, devices, first and last day."""
+    commits (``+dirty``: with uncommitted changes), hosts, devices, machine kinds (the CPU kind of
+    :func:`icl_lab.records.cpu_kind`, or the device), first and last day. ``reader`` holds what a
+    reader's page shows: short commits and machine kinds, no host names (the code fingerprint, not the
+    working tree's state, is what makes a record current)."""
     metas = [r["meta"] for r in records]
     code = [m.get("code") or {} for m in metas]
     days = sorted(str(m.get("finished") or m.get("started") or "?")[:10] for m in metas) or [""]
@@ -129,7 +132,17 @@ def provenance(records: list[dict]) -> dict:
                 commits=sorted({str(c.get("git_commit") or "unknown")[:10] + ("+dirty" if c.get("git_dirty") else "")
                                 for c in code}),
                 hosts=sorted({str(m.get("host") or "?") for m in metas}),
-                devices=sorted({str(m.get("device") or "?") for m in metas}), first=days[0], last=days[-1])
+                devices=sorted({str(m.get("device") or "?") for m in metas}), first=days[0], last=days[-1],
+                machines=sorted({_machine(m) for m in metas}),
+                short_commits=sorted({str(c.get("git_commit") or "unknown")[:7] for c in code}))
+
+
+def _machine(meta: dict) -> str:
+    """A record's machine as a reader can compare it: its CPU kind, its device, or that none was noted."""
+    if meta.get("cpu_kind"):
+        return f"CPU kind {meta['cpu_kind']}"
+    device = str(meta.get("device") or "cpu")
+    return "CPU kind not recorded" if device.startswith("cpu") else device
 
 
 def reference_check(rec: dict) -> str | None:
@@ -177,13 +190,13 @@ class Reference:
         return f"{len(self.seeds)} of {self.wanted} seeds" if self.wanted else "1 run"  # one record: the config
 
     def provenance(self) -> str:
-        """One line: runs, commit(s), date(s), host(s), wall and CPU time, versions."""
+        """One line: runs, commit(s), date(s), machine kind(s), wall and CPU time, versions."""
         if not self.records:
             return "no reference record"
         p, v = provenance(self.records), self.records[0]["meta"].get("versions") or {}
-        return (f"{self.runs()}; commit {', '.join(p['commits'])}; {p['first']}"
+        return (f"{self.runs()}; commit {', '.join(p['short_commits'])}; {p['first']}"
                 + (f" to {p['last']}" if p["last"] != p["first"] else "")
-                + f"; host {', '.join(p['hosts'])}; {p['wall_seconds'] / 60:.0f} min wall, "
+                + f"; {', '.join(p['machines'])}; {p['wall_seconds'] / 60:.0f} min wall, "
                 + f"{p['cpu_seconds'] / 60:.0f} min CPU; torch {v.get('torch', '?')}, Python {v.get('python', '?')}")
 
 
@@ -207,7 +220,7 @@ def load_reference(experiment: str, root: Path | None = None) -> Reference:
 
 
 def reference_markdown(root: Path | None = None) -> str:
-    """One row per experiment with shipped reference records: runs, wall and CPU time, commit, date, host."""
+    """One row per experiment with shipped reference records: runs, wall and CPU time, commit, date, machine."""
     names = sorted({p.parent.name for p in (root or REFERENCE).glob("*/*.json")} & set(registry.all_experiments()))
     rows = []
     for ref in (load_reference(name, root) for name in names):
@@ -215,11 +228,11 @@ def reference_markdown(root: Path | None = None) -> str:
         wall, cpu = p["wall_seconds"], p["cpu_seconds"]
         time = f"{wall:.0f} / {cpu:.0f} s" if max(wall, cpu) < 120 else f"{wall / 60:.0f} / {cpu / 60:.0f} min"
         rows.append([f"`{ref.experiment}`", ref.runs() + (" (seed chunks not mergeable)" if ref.problem else "")
-                     + ("" if ref.complete else " (incomplete)"), len(ref.records), time, ", ".join(p["commits"]),
-                     p["last"], ", ".join(p["hosts"])])
+                     + ("" if ref.complete else " (incomplete)"), len(ref.records), time, ", ".join(p["short_commits"]),
+                     p["last"], ", ".join(p["machines"])])
     if not rows:
         return "No reference records have been shipped yet."
-    return md_table(["experiment", "runs", "records", "wall / CPU time", "commit", "date", "host"], rows)
+    return md_table(["experiment", "runs", "records", "wall / CPU time", "commit", "date", "machine"], rows)
 
 
 def full_results_markdown(folder: Path | None = None) -> str:
@@ -240,7 +253,7 @@ def full_results_markdown(folder: Path | None = None) -> str:
     return (md_table(["run function", "calls", "CPU time", "current"], rows)
             + f"\n\nTogether {len(every)} calls, {sum(m['cpu_seconds'] for m in every) / 60:.0f} min of CPU time, "
               f"{sum(m['bytes'] or 0 for m in every) / 1e6:.0f} MB; computed at commit "
-              f"{sorted_set(lambda m: ((m.get('code') or {}).get('git_commit') or '?')[:7] + ('+dirty' if (m.get('code') or {}).get('git_dirty') else ''))} on "
+              f"{sorted_set(lambda m: ((m.get('code') or {}).get('git_commit') or '?')[:7])} on "
               f"{sorted_set(lambda m: m['finished'][:10])}, with {sorted_set(lambda m: m.get('threads'))} torch "
               f"thread(s) each, on CPU kind {sorted_set(lambda m: m.get('cpu_kind'))} (`icl_lab.records.cpu_kind`).")
 
