@@ -32,7 +32,7 @@ PACKAGE = Path(__file__).resolve().parent
 #: (nor is a paper's figures*.py), so editing them never makes a record stale
 NOT_COMPUTING = frozenset({"plotting", "widgets", "claims", "claims_html", "render", "cli", "reports", "notebook",
                            "paths", "store", "runner", "sweep", "registry", "records", "resources", "memo",
-                           "schemas"})
+                           "schemas", "coverage"})
 
 
 class StoreError(ConfigError):

@@ -2,7 +2,8 @@
 module and checked with :mod:`jsonschema`.
 
 * ``record.schema.json``: a record of the results store (:mod:`icl_lab.records`);
-* ``claims.schema.json``: a paper's ``claims.toml`` (:mod:`icl_lab.claims`, :mod:`icl_lab.criteria`).
+* ``claims.schema.json``: a paper's ``claims.toml`` (:mod:`icl_lab.claims`, :mod:`icl_lab.criteria`);
+* ``coverage.schema.json``: a paper's ``coverage.toml`` (:mod:`icl_lab.coverage`).
 
 A schema says what a file must look like: its fields, their types, the allowed words, what is required
 and that no other field is there. What a schema cannot say (a checksum, whether the code is current, a
@@ -22,11 +23,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import jsonschema
 
-SCHEMAS = ("record", "claims")
+SCHEMAS = ("record", "claims", "coverage")
 _TYPE_WORDS = {"object": "an object", "array": "a list", "string": "a string", "number": "a number",
                "integer": "an integer", "boolean": "true or false", "null": "null"}
 #: what an object is called in a schema's files (TOML says table)
-_OBJECT = {"record": "an object", "claims": "a table"}
+_OBJECT = {"record": "an object", "claims": "a table", "coverage": "a table"}
+#: the rules whose error is the field's own description (``must be <description>``), where it has one
+_DESCRIBED = ("type", "pattern", "minItems", "maxItems", "minProperties", "maxProperties")
 
 
 def _integer(checker, instance) -> bool:  # 1.0 is no seed, count or process id; JSON Schema would take it
@@ -90,7 +93,7 @@ def _got(value, obj: str = "an object") -> str:
 def _rule(e: jsonschema.ValidationError, obj: str) -> tuple[list, str]:
     """The path of the field an error is about, and the rule it breaks in words."""
     path, s, v, kw, value = list(e.absolute_path), e.schema, e.instance, e.validator, e.validator_value
-    described = isinstance(s, dict) and s.get("description") and kw in ("type", "pattern", "minItems", "maxItems")
+    described = isinstance(s, dict) and s.get("description") and kw in _DESCRIBED
     if kw == "required":  # a required field is named by its own path; a condition's says what requires it
         missing = next((k for k in value if isinstance(v, dict) and k not in v), value[0])
         why = s.get("description") if "then" in e.schema_path else None
