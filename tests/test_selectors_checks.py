@@ -3,7 +3,9 @@ hand-made result, hands over the names its claims' tests read (``Ledger.judge`` 
 fail."""
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from types import SimpleNamespace as NS
 
 import numpy as np
@@ -262,3 +264,45 @@ def test_output_layer_and_prompt_length():
     _, s7 = Ledger("selectors", part="sample_complexity").judge(
         checks.prompt_length(NS(acc=acc, oracle=np.full((3, 2), 0.5)), pcfg, h), show=False)
     assert not s7.ok  # the model beats the oracle: impossible, the check fails
+
+
+# ------------------------------------------------------------------ the chapter's pages and their ledgers
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_claim_of_a_part_is_checked_on_exactly_one_page():
+    from icl_lab.claims import declared
+
+    for part in {p for p, _ in checks.PAGES.values()}:
+        on_pages = [i for p, ids in checks.PAGES.values() if p == part for i in ids]
+        assert len(on_pages) == len(set(on_pages)), f"a claim of {part} on two pages"
+        assert set(on_pages) == {d.id for d in declared("selectors").values() if d.part == part}, part
+
+
+def test_a_page_ledger_holds_its_claims_and_exports_under_the_page_name(tmp_path):
+    led = checks.page_ledger(Ledger("selectors", part="mechanism"), "out_of_domain")
+    assert list(led.claims) == [i for i in Ledger("selectors", part="mechanism").claims
+                                if i in checks.PAGES["out_of_domain"][1]]  # the declared order
+    assert led.part == "out_of_domain"
+    for c in led:
+        c.cannot_decide(how="a test", why="nothing measured")
+    path = led.export(tmp_path)
+    assert path.name == "selectors.out_of_domain.json"
+    assert json.loads(path.read_text())["part"] == "out_of_domain"
+    assert [c["id"] for c in json.loads(path.read_text())["claims"]] == list(led.claims)
+    with pytest.raises(ConfigError, match="page must be one of"):
+        checks.page_ledger(Ledger("selectors", part="mechanism"), "theory")
+    with pytest.raises(ConfigError, match="part 'sample_complexity'"):
+        checks.page_ledger(Ledger("selectors", part="mechanism"), "prompt_length")
+
+
+def test_each_page_is_a_notebook_of_the_book_that_checks_its_claims():
+    """The synthesis links a claim to the page ``selectors_<part>`` named by its exported ledger
+    (:func:`icl_lab.claims_html.evidence_pages`): each page of PAGES is that notebook, in the table of contents,
+    and builds its ledger with ``page_ledger``."""
+    toc = (ROOT / "_toc.yml").read_text()
+    for page, (part, _) in checks.PAGES.items():
+        py = ROOT / "chapters" / "selectors" / f"selectors_{page}.py"
+        text = py.read_text()
+        assert f"chapters/selectors/selectors_{page}.ipynb" in toc, page
+        assert f'notebook.chapter("selectors", part="{part}")' in text and f'page_ledger(ledger, "{page}")' in text, page
