@@ -10,6 +10,10 @@ delta^2 beta^2 below log M1 (the book's: delta < 0.1 with beta a few units) meet
 :func:`holds_all` (the same as :mod:`.theory`'s, with (88) added)."""
 from __future__ import annotations
 
+import torch
+
+from ... import params as chk
+
 from . import theory
 
 LEMMA4 = "Lemma 4 (88): log M1 <= delta^2 beta^2"
@@ -40,3 +44,27 @@ def holds_all(conds_list, names=THM1) -> dict:
     """``{condition: holds at every setting of a sweep}``."""
     rows = [holds(c, names) for c in conds_list]
     return {n: all(r[n] for r in rows) for n in names}
+
+
+def theorem2_holds(c, mu_train, beta: float, M1: int, q, l_ts: int, alpha_test: float) -> dict:
+    """Theorem 2's four conditions on a test condition ``c`` (its patterns ``c.mu``, ``c.nu`` and label embedding
+    ``c.q``), decided from the patterns: the test-relevant patterns are non-negative combinations of at most ``M1``
+    training-relevant ones (``mu_train``: orthogonal, norm ``beta``), the test-irrelevant ones lie outside their
+    span, the label embedding is the training one ``q``, and ``l_ts >= 2/alpha_test``."""
+    if beta <= 0 or alpha_test <= 0:
+        raise chk.ConfigError(f"beta and alpha_test must be positive (got {beta}, {alpha_test})")
+
+    def coef(P):  # coefficients on the orthogonal mu_j
+        return P.double() @ mu_train.T / beta**2
+
+    def in_span(P):
+        return (P.double() - coef(P) @ mu_train).norm(dim=-1) < 1e-9 * beta
+
+    return {theory.TEST_MU: bool(in_span(c.mu).all() and (coef(c.mu) >= -1e-12).all() and len(c.mu) <= M1),
+            theory.TEST_NU: not bool(in_span(c.nu).any()), theory.TEST_Q: bool(torch.equal(c.q, q)),
+            theory.TEST_L: l_ts >= 2 / alpha_test}
+
+
+def both_hold(h: dict, g: dict) -> dict:
+    """The conditions that hold for two measurements at once (``h`` and ``g``: ``{condition: holds}``)."""
+    return {k: h[k] and g[k] for k in h}

@@ -223,3 +223,20 @@ def draw_condition(example):
                    f"attention mass on $\\mathcal{{N}}_*$ {float((a * in_n).sum()):.2f}")
     ax.title.set_fontsize(10)
     return fig
+
+
+def condition_drawer(examples):
+    """The slider's callback over :func:`~.experiments.condition_examples`' ``examples``: the name of a test
+    condition -> :func:`draw_condition` of its example prompt."""
+    names = [c.name for c, _, _ in examples]
+
+    def draw(name):
+        if name not in names:
+            raise ValueError(f"name must be one of the test conditions {names} (got {name!r})")
+        return draw_condition(examples[names.index(name)])
+    return draw
+
+
+def condition_text(name) -> str:
+    """A test condition's label in plain text (the slider's readout)."""
+    return condition_label(name, math=False)

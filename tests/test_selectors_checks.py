@@ -1,0 +1,308 @@
+"""The selectors chapter's checks (``icl_lab/papers/selectors/checks.py``): each decides its claims on a small
+hand-made result, hands over the names its claims' tests read (``Ledger.judge`` refuses any other), and can
+fail."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace as NS
+
+import numpy as np
+import pytest
+import torch
+
+from icl_lab.claims import Ledger
+from icl_lab.params import ConfigError
+from icl_lab.papers.selectors import checks, conditions, theory
+
+F64 = torch.float64
+pytestmark = pytest.mark.declarations
+H1 = {n: True for n in conditions.THM1}
+CFG = NS(delta=0.1, beta=5.0, M=64, M1=8, seeds=4, steps=500, xi=0.01, eval_every=25, hit_acc=0.95, l=14)
+
+
+def _judge(part: str, ms) -> dict:
+    """Per claim: "reproduced" (with or without a caveat) or its status otherwise, after judging ``ms`` on a fresh
+    ledger of ``part``."""
+    return {c.id: "reproduced" if c.ok else c.status for c in Ledger("selectors", part=part).judge(ms, show=False)}
+
+
+def test_gradients_and_initial_attention_decide_m1_m2_m3():
+    g = {k: torch.randn(1, 4, 6, generator=torch.Generator().manual_seed(i), dtype=F64) for i, k in enumerate("QKVO")}
+    g["W_Q"] = g.pop("Q")
+    g["W_Q"][..., 3:] = 0.0  # the label columns (d_x = 3) get no gradient
+    closed = {k: v[0].clone() for k, v in g.items()}
+    assert _judge("mechanism", checks.gradients(g, closed, 3)) == {"M1": "reproduced", "M2": "reproduced"}
+    closed["W_Q"] = closed["W_Q"] * 1.01
+    g["W_Q"][..., 3:] = 1.0
+    assert _judge("mechanism", checks.gradients(g, closed, 3)) == {"M1": "not reproduced", "M2": "not reproduced"}
+    a = torch.softmax(torch.randn(5, 7, dtype=F64), -1)
+    assert _judge("mechanism", checks.initial_attention(a, a.clone())) == {"M3": "reproduced"}
+    assert _judge("mechanism", checks.initial_attention(a, a.flip(-1))) == {"M3": "not reproduced"}
+
+
+def test_pattern_norms_read_each_run_and_pattern():
+    W = torch.zeros(3, 5, 6)
+    W[1, 0, 0], W[1, 1, 1] = 2.0, 3.0
+    P = torch.eye(6)[:2].double()
+    assert checks.pattern_norms(W, P, slice(1, 2)).tolist() == [[2.0, 3.0]]
+
+
+def test_prop1_measures_every_pattern_and_shows_the_means_beside():
+    db = CFG.delta * CFG.beta
+    grown = checks.prop1(torch.full((4,), 5.0, dtype=F64), torch.full((4,), 0.6, dtype=F64),
+                         torch.full((4,), 6.0, dtype=F64), torch.full((4,), 0.55, dtype=F64), CFG, H1)
+    led = Ledger("selectors", part="mechanism")
+    m4, m5 = led.judge(grown, show=False)
+    assert m4.measured.endswith("mean over the patterns (shown) = 6") and "sqrt(ln M) = 2.039" in m4.measured
+    flat = checks.prop1(torch.full((4,), db, dtype=F64), torch.full((4,), 3 * db, dtype=F64),
+                        torch.full((4,), db, dtype=F64), torch.full((4,), db, dtype=F64), CFG, H1)
+    assert _judge("mechanism", flat)["M4"] != m4.status
+
+
+def test_attention_mass_rate_and_collapse_are_decided_on_gamma():
+    steps = np.arange(0, 501, 25)
+    gam = np.tile(np.where(steps < 200, 0.7, 1e-6), (4, 1))
+    fin = {"mass_present": torch.full((4,), 1 - 1e-6, dtype=F64)}
+    st = _judge("mechanism", checks.attention_mass(fin, gam, steps, CFG, H1))
+    assert st["M8"] == "reproduced" and set(st) == {"M8", "M9"}
+    fin_bad = {"mass_present": torch.full((4,), 0.5, dtype=F64)}
+    assert _judge("mechanism", checks.attention_mass(fin_bad, gam, steps, CFG, H1))["M8"] == "not reproduced"
+    times = np.tile([175.0, 190.0, 200.0], (4, 1))
+    (m10,) = Ledger("selectors", part="mechanism").judge(
+        [checks.collapse(times, gam, (times[:, 2] - times[:, 0]) / times[:, 1], 0.5, 0.5, CFG, H1)], show=False)
+    assert "plateau to t90 (median, steps) = 175" in m10.measured
+
+
+def test_selector_cross_terms_take_each_column_against_its_diagonal():
+    b = torch.eye(8, dtype=F64) * 10 - (10 / 7) * (1 - torch.eye(8, dtype=F64))  # cross = -diag/(M1-1): 8/7 of 1/M1
+    (m,) = Ledger("selectors", part="mechanism").judge([checks.selector_cross_terms([b] * 3, 0.3, H1)], show=False)
+    assert m.ok and "= 1.143" in m.measured
+    b2 = b.clone()
+    b2[0, 1] = 9.0  # one cross term as large as the diagonal
+    assert _judge("mechanism", checks.selector_cross_terms([b2] * 3, 0.3, H1))["M14"] == "not reproduced"
+
+
+def test_label_columns_value_update_and_output_rows_use_the_solved_runs():
+    solved = np.array([True, True, True, False])
+    small, big = np.array([1e-3, 2e-3, 1e-3, 0.5]), np.array([0.4, 0.5, 0.6, 0.5])
+    assert _judge("mechanism", checks.label_columns(small, small, solved, np.ones(4), 0.1, H1)) == {"M15": "reproduced"}
+    assert _judge("mechanism", checks.label_columns(big, big, solved, np.ones(4), 0.1, H1)) == {"M15": "not reproduced"}
+    (m16,) = Ledger("selectors", part="mechanism").judge([checks.value_update(np.array([0.99, 0.98, 0.99, -0.2]), solved,
+                                                                               0.07, H1)], show=False)
+    assert "lowest cosine = 0.98" in m16.measured and "runs = 3 of 4" in m16.measured
+    (m17,) = Ledger("selectors", part="mechanism").judge([checks.output_rows(np.array([3.0, 4.0, 5.0]), solved, H1)],
+                                                          show=False)
+    assert "runs used = 3 of 4" in m17.measured
+
+
+def test_success_rates_and_reference_run_say_whether_the_seeds_can_decide():
+    assert checks.rate_decidable(4, 4)[0] is False  # four seeds cannot put a Wilson interval above 0.9
+    assert checks.rate_decidable(80, 80)[0] is True
+    with pytest.raises(ConfigError, match="k must lie"):
+        checks.rate_decidable(5, 4)
+    acc = torch.tensor([0.97, 0.98, 0.99, 0.96])
+    ok = torch.tensor([True, True, True, True])
+    st = _judge("mechanism", checks.success_rates(acc, ok, ok, CFG, 0.995, H1))
+    assert set(st) == {"M11", "M12"}
+    ref = checks.reference_run(np.ones(80, dtype=bool), np.full(80, 0.99), 0.999, H1)
+    few = checks.reference_run(np.arange(80) < 40, np.full(80, 0.99), 0.999, H1)
+    assert _judge("mechanism", ref)["M18"] == "reproduced" and _judge("mechanism", few)["M18"] == "not reproduced"
+
+
+def test_lucky_at_init_and_proposition2_hand_over_their_names():
+    assert set(_judge("mechanism", checks.lucky_at_init(torch.full((4,), 0.25), torch.full((4,), 0.24), 1e5, 200, 0.49))) == {"M13"}
+    fin = {k: torch.full((4,), v, dtype=F64) for k, v in (("lab_lit", 4.0), ("feat_lit", 1.0), ("lab_in", 9.0),
+                                                           ("feat_in", 1.0), ("label_dominant", 0.9), ("h_abs_other", 0.01))}
+    led = Ledger("selectors", part="mechanism")
+    m6, m7 = led.judge(checks.proposition2(fin, torch.full((4,), 0.8, dtype=F64), torch.full((4,), 0.01, dtype=F64), CFG, H1),
+                       show=False)
+    assert "seeds with such neurons = 4 of 4" in m7.measured and m6.ok
+
+
+def test_theorem2_conditions_are_read_from_the_patterns():
+    mu = torch.eye(6, dtype=F64)[:4] * 2.0  # training-relevant patterns in R^6, norm beta = 2
+    cone = NS(mu=(mu[0::2] + mu[1::2]) / math.sqrt(2), nu=torch.eye(6, dtype=F64)[4:] * 2.0, q=torch.ones(2))
+    h = conditions.theorem2_holds(cone, mu, 2.0, 4, torch.ones(2), l_ts=16, alpha_test=0.6)
+    assert all(h.values()) and list(h) == list(theory.THM2_TEST)
+    neg = NS(mu=(mu[0::2] - mu[1::2]) / math.sqrt(2), nu=mu[:2], q=-torch.ones(2))
+    h = conditions.theorem2_holds(neg, mu, 2.0, 4, torch.ones(2), l_ts=2, alpha_test=0.6)
+    assert not any(h.values())
+    assert conditions.both_hold({"a": True, "b": True}, {"a": True, "b": False}) == {"a": True, "b": False}
+    with pytest.raises(ConfigError, match="beta"):
+        conditions.theorem2_holds(cone, mu, 0.0, 4, torch.ones(2), 16, 0.6)
+
+
+def test_chernoff_decides_under_both_readings_of_c():
+    worst, where = {"printed (37)": 1.4, "from (14)": 0.9}, {"alpha": 0.2, "l": 40, "c": 0.5}
+    some_c = {0.2: (0.95, 0.3), 1.0: (0.9, 0.2)}
+    (c,) = Ledger("selectors", part="sample_complexity").judge([checks.chernoff(worst, where, (0.2, 30, 0.5), some_c, {0.2: 2.0})],
+                                                                show=False)
+    assert c.measured.startswith("every c: largest exact tail / printed bound (37) = 1.4 (at alpha = 0.2")
+    with pytest.raises(ConfigError, match="first_fail"):
+        checks.chernoff(worst, where, None, some_c, {})
+
+
+def test_kendall_counts_pairs_per_seed():
+    T = np.array([[300.0, np.inf], [200.0, 100.0], [100.0, 200.0]])  # 3 alphas, 2 seeds
+    assert checks.kendall_per_seed(T).tolist() == [1.0, pytest.approx(1 / 3)]
+
+
+def test_shortest_length_and_task_count():
+    acc = np.array([[0.5, 0.6], [0.92, 0.7], [0.95, 0.8]])
+    assert checks.shortest_length(acc, (4, 8, 16)) == [8, None]
+    labels = ["cyclic[:2]", "cyclic[:8]", "unbalanced"]
+    tres = NS(train=NS(labels=labels), balanced=[False, True, False],
+              all_pairs_acc=torch.tensor([[0.6, 0.6, 0.6], [0.95, 0.96, 0.97], [0.55, 0.5, 0.6]], dtype=F64),
+              train_acc=torch.tensor([[0.9] * 3, [0.97] * 3, [0.95] * 3], dtype=F64),
+              shortcut_acc=torch.tensor([0.75, 0.5, 0.94], dtype=F64))
+    st = _judge("sample_complexity", checks.task_count(tres, NS(M1=8, n_tasks=(2, 8), seeds=3)))
+    assert st["S8"] == "reproduced"
+    tres.balanced = [True, True, False]  # a smaller set that is balanced contradicts Lemma 1
+    assert _judge("sample_complexity", checks.task_count(tres, NS(M1=8, n_tasks=(2, 8), seeds=3)))["S8"] == "not reproduced"
+
+
+def test_batch_decides_s13_and_s14():
+    st = _judge("sample_complexity", checks.batch(theory.query_coverage, 8, 64, 2.3, np.array([2] * 8), True, 6400.0))
+    assert st["S14"] == "reproduced" and set(st) == {"S13", "S14"}
+    assert _judge("sample_complexity", checks.batch(theory.query_coverage, 8, 64, 2.3, np.array([2] * 8), False,
+                                                    6400.0))["S14"] == "not reproduced"
+    with pytest.raises(ConfigError, match="M1 must be 8"):
+        checks.batch(theory.query_coverage, 16, 64, 2.3, np.array([2] * 16), True, 6400.0)
+
+
+def _ood(acc_cone: float, acc_fresh: float):
+    """A hand-made out-of-domain result over every test condition the checks read, 3 seeds (the third stalled)."""
+    mu = torch.eye(10, dtype=F64)[:4] * 2.0  # 4 training-relevant patterns in R^10, norm beta = 2
+    nu = torch.eye(10, dtype=F64)[4:8] * 2.0
+    cone_mu = (mu[0::2] + mu[1::2]) / math.sqrt(2)
+    q = torch.ones(2, dtype=F64)
+    conds = {checks.CONE: (cone_mu, nu, q), checks.UNSEEN: (mu, nu, q), checks.FRESH: (torch.eye(10, dtype=F64)[8:] * 2, nu, q),
+             checks.TYPO: ((nu[0::2] + nu[1::2]) / math.sqrt(2), nu, q), checks.NU_IN: (cone_mu, cone_mu, q),
+             checks.CONE_K1: (cone_mu, nu, q), checks.Q_PERP: (cone_mu, nu, torch.tensor([1.0, -1.0], dtype=F64)),
+             checks.FLIP: (cone_mu, nu, -q), checks.NEG: ((mu[0::2] - mu[1::2]) / math.sqrt(2), nu, q),
+             checks.SHARED: (cone_mu, nu, q)}
+    names = list(conds)
+    value = {checks.CONE: acc_cone, checks.FRESH: acc_fresh, checks.Q_PERP: 0.5, checks.FLIP: 0.05, checks.NU_IN: 0.7}
+    acc = torch.tensor([[value.get(n, 0.97)] * 2 + [0.5] for n in names], dtype=F64)
+    ood = NS(conditions=[NS(name=n, mu=m, nu=v, q=qq) for n, (m, v, qq) in conds.items()], acc=acc, mass=acc.clone(),
+             l_grid=[2, 4, 8, 16], grid_acc=torch.full((2, 4, 3), 0.85, dtype=F64),
+             oracle=np.full((2, 4), 0.9))
+    ocfg = NS(patterns=lambda: (mu, nu), beta=2.0, M1=4, q=lambda: q, l_ts=16, alpha_test=0.6, ood_prompts=100,
+              alpha_primes=(0.2, 0.6))
+    return ood, ocfg
+
+
+def test_ood_and_test_length_use_the_solved_seeds_and_theorem2s_conditions():
+    ood, ocfg = _ood(0.97, 0.5)
+    solved = np.array([True, True, False])
+    assert checks.per_seed(ood, checks.seeds_used(ood, solved), checks.CONE).tolist() == [0.97, 0.97]
+    assert checks.theorem2(ood, ocfg, checks.CONE)[theory.TEST_MU] and not checks.theorem2(ood, ocfg, checks.FRESH)[theory.TEST_MU]
+    led = Ledger("selectors", part="mechanism")
+    claims = {c.id: c for c in led.judge(checks.ood(ood, ocfg, solved, 3, H1), show=False)}
+    assert set(claims) == {"O1", "O2", "O3", "O4", "O5", "O6"}
+    assert "the 2 of 3 cyclic-trained seeds" in claims["O1"].how and claims["O5"].ok
+    assert "empty N_* prompts in the test set = 3 of 100" in claims["O2"].measured
+    bad, _ = _ood(0.97, 0.97)  # a fresh pattern outside span{mu} generalising: the control fails
+    assert not Ledger("selectors", part="mechanism").judge(checks.ood(bad, ocfg, solved, 3, H1), show=False)[2].ok
+    with pytest.raises(ConfigError, match="test conditions"):
+        checks.per_seed(ood, checks.seeds_used(ood, solved), "no such condition")
+    assert [(a, l_) for a, l_, _, _ in checks.at_length_bound(ood, ocfg)] == [(0.2, 16), (0.6, 4)]
+    (o7,) = Ledger("selectors", part="mechanism").judge([checks.test_length(ood, ocfg, solved, H1)], show=False)
+    assert "l_ts and oracle (alpha' = 0.6) = 4, 0.900" in o7.measured
+    with pytest.raises(ConfigError, match="alpha_primes"):
+        checks.test_length(ood, NS(**{**vars(ocfg), "alpha_primes": (0.3, 0.6)}), solved, H1)
+
+
+def _sweep(values, hits):
+    """A hand-made hit sweep: ``hits`` (values, seeds) first steps at the hit accuracy (nan: never)."""
+    hits = np.asarray(hits, dtype=float)
+    med = np.nanmedian(np.where(np.isfinite(hits), hits, np.inf), axis=1)
+    return NS(values=np.asarray(values, dtype=float), median=med, res=NS(hits=lambda: hits.tolist()),
+              medians=lambda: dict(zip(values, med.tolist())), slope=lambda inverse=False, fastest=False: 1.0,
+              slope_estimate=lambda inverse=False: 1.0)
+
+
+def test_alpha_noise_and_rate_sweeps_hand_over_their_names():
+    a_sweep = _sweep([0.4, 0.6, 0.8], [[300, 320], [200, 210], [100, 110]])
+    acfg = NS(hit_acc=0.95, seeds=2, l=14)
+    (s1,) = Ledger("selectors", part="sample_complexity").judge([checks.alpha_sweep(a_sweep, acfg, 3.0, 0.1, H1)], show=False)
+    assert "Kendall's tau of -T_hit against alpha, per seed = 1" in s1.measured and s1.ok
+    n_sweep = _sweep([0.0, 0.03, 0.06, 1.0], [[100, 100], [100, 100], [100, 110], [np.nan, np.nan]])
+    ncfg = NS(taus=(0.0, 0.03, 0.06, 1.0), M1=8, beta=5.0)
+    (s2,) = Ledger("selectors", part="sample_complexity").judge(
+        [checks.noise(n_sweep, ncfg, np.array([1.0, 1.0, 0.99, 0.5]), 0.49, H1)], show=False)
+    assert "largest tau inside = 0.06" in s2.measured
+    with pytest.raises(ConfigError, match="taus"):
+        checks.noise(n_sweep, NS(taus=(0.0, 1.0), M1=8, beta=5.0), np.ones(2), 0.49, H1)
+    lcfg = NS(batch=128, lambdas=(0.4, 0.5, 0.9), seeds=3, m=3700, delta=0.09, steps=6000)
+    ecfg = NS(etas=(0.5, 1.0), hit_acc=0.95, seeds=3)
+    e2 = NS(final=lambda name: torch.tensor([0.99, 0.98, 0.97]))
+    mcfg = NS(M2s=(56, 120), seeds=3, eval_every=25)
+    sw = _sweep([0.4, 0.5, 0.9], [[300] * 3, [200] * 3, [100] * 3])
+    st = _judge("sample_complexity", checks.rates(sw, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))
+    assert set(st) == {"S3", "S4", "S5"}
+
+
+def test_output_layer_and_prompt_length():
+    lcfg = NS(lambdas=(0.4, 0.6, 0.9), seeds=3, m=3700, batch=128, delta=0.09, steps=6000)
+    readings = {"coordinates": "coordinates 1..d_x against d_x+1..d_x+d_y (eqs. (15)-(16))",
+                "projections": "the update applied to (mu_l, 0) and (0, q) (the proof's eqs. (76)-(77))"}
+    ratios = {r: np.array([0.76, 0.76, 0.76]) for r in readings}
+    (s10,) = Ledger("selectors", part="sample_complexity").judge(
+        [checks.output_layer(ratios, {r: 0.0 for r in readings}, readings, lcfg, H1)], show=False)
+    assert "feature/label update ratio" in s10.measured
+    with pytest.raises(ConfigError, match="readings"):
+        checks.output_layer(ratios, {}, {"coordinates": "x"}, lcfg, H1)
+    h = {k: v for k, v in H1.items() if k != theory.LENGTH}
+    acc = torch.tensor([[[0.6] * 3, [0.8] * 3], [[0.8] * 3, [0.95] * 3], [[0.95] * 3, [0.97] * 3]], dtype=F64)  # (L, A, S)
+    pcfg = NS(lengths=(4, 8, 16), alphas=(0.3, 0.6), M=64, steps=800, seeds=3)
+    s6, s7 = Ledger("selectors", part="sample_complexity").judge(
+        checks.prompt_length(NS(acc=acc, oracle=np.full((3, 2), 0.96)), pcfg, h), show=False)
+    assert s7.ok and "shortest l_tr with median accuracy >= 0.9" in s6.measured
+    _, s7 = Ledger("selectors", part="sample_complexity").judge(
+        checks.prompt_length(NS(acc=acc, oracle=np.full((3, 2), 0.5)), pcfg, h), show=False)
+    assert not s7.ok  # the model beats the oracle: impossible, the check fails
+
+
+# ------------------------------------------------------------------ the chapter's pages and their ledgers
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_claim_of_a_part_is_checked_on_exactly_one_page():
+    from icl_lab.claims import declared
+
+    for part in {p for p, _ in checks.PAGES.values()}:
+        on_pages = [i for p, ids in checks.PAGES.values() if p == part for i in ids]
+        assert len(on_pages) == len(set(on_pages)), f"a claim of {part} on two pages"
+        assert set(on_pages) == {d.id for d in declared("selectors").values() if d.part == part}, part
+
+
+def test_a_page_ledger_holds_its_claims_and_exports_under_the_page_name(tmp_path):
+    led = checks.page_ledger(Ledger("selectors", part="mechanism"), "out_of_domain")
+    assert list(led.claims) == [i for i in Ledger("selectors", part="mechanism").claims
+                                if i in checks.PAGES["out_of_domain"][1]]  # the declared order
+    assert led.part == "out_of_domain"
+    for c in led:
+        c.cannot_decide(how="a test", why="nothing measured")
+    path = led.export(tmp_path)
+    assert path.name == "selectors.out_of_domain.json"
+    assert json.loads(path.read_text())["part"] == "out_of_domain"
+    assert [c["id"] for c in json.loads(path.read_text())["claims"]] == list(led.claims)
+    with pytest.raises(ConfigError, match="page must be one of"):
+        checks.page_ledger(Ledger("selectors", part="mechanism"), "theory")
+    with pytest.raises(ConfigError, match="part 'sample_complexity'"):
+        checks.page_ledger(Ledger("selectors", part="mechanism"), "prompt_length")
+
+
+def test_each_page_is_a_notebook_of_the_book_that_checks_its_claims():
+    """The synthesis links a claim to the page ``selectors_<part>`` named by its exported ledger
+    (:func:`icl_lab.claims_html.evidence_pages`): each page of PAGES is that notebook, in the table of contents,
+    and builds its ledger with ``page_ledger``."""
+    toc = (ROOT / "_toc.yml").read_text()
+    for page, (part, _) in checks.PAGES.items():
+        py = ROOT / "chapters" / "selectors" / f"selectors_{page}.py"
+        text = py.read_text()
+        assert f"chapters/selectors/selectors_{page}.ipynb" in toc, page
+        assert f'notebook.chapter("selectors", part="{part}")' in text and f'page_ledger(ledger, "{page}")' in text, page
