@@ -456,11 +456,14 @@ bump = {"SGD": checks.block_bump(block), "Adam": checks.block_bump(block_adam)} 
 # %% tags=["remove-cell"]
 # decided inside delta = o(1): prompts of N = 10^5, orthogonal and three draws of Gaussian features (checks.cross_weights)
 _ = ledger.judge(checks.cross_weights_decrease(theory, tcfg, block, block_adam), show=False)
-glue("nl-bump-text", "; ".join(f"under {opt}, Attn_({b[0]},1) goes from {b[1]:.2f} up to {b[2]:.2f} and ends at {b[3]:.2f}"
-                               for opt, b in bump.items()))
+glue("nl-bump-text", Markdown("At $L = 1$: " + "; ".join(
+    f"under {opt}, $\\mathrm{{Attn}}_{{{b[0]},1}}$ goes from {b[1]:.2f} up to {b[2]:.2f} and ends at {b[3]:.2f}"
+    for opt, b in bump.items()) + "."))
 
 # %% [markdown]
-# At $L = 1$: {glue:text}`nl-bump-text`.
+# ```{glue:md} nl-bump-text
+# :format: myst
+# ```
 
 # %% [markdown]
 # ## Figure 4: polynomial tasks on Gaussian inputs
