@@ -63,6 +63,10 @@ tcfg = nl.TheoryConfig.for_scale(SCALE)  # the previous page's theory-model runs
 theory = full(nl.run_theory, tcfg)
 V4 = nl.make_features("orth", 4, 15, 3.0)  # its K = 4 orthonormal features of norm Delta/sqrt(2)
 
+# %% tags=["remove-cell"]
+glue("nl-theory-nL", len(tcfg.L_values))
+glue("nl-theory-lr", tcfg.lr)
+
 # %% [markdown]
 # ## How long to accuracy $\epsilon$? The late phase
 #
@@ -117,6 +121,10 @@ glue("nl-late-k-text", Markdown(
     f"grows like $\\varepsilon^{{-{late_ks['exp_eps']:.2f}}}$ at $L = {kcfg.L_values[0]:g}$ (a $\\log(K/\\varepsilon)$ law "
     f"would give {late_ks['exp_log']:.2f}), and the time to $\\mathcal L/\\mathcal L_0 \\le \\varepsilon^2$ like "
     f"$\\varepsilon^{{-{late_ks['exp_loss']:.2f}}}$ at $L = {kcfg.L_values[1]:g}$ (Theorem 2: {late_ks['exp_thm2']:.2f})."))
+glue("nl-dmin-k", th.threshold_scale(kcfg.K, kcfg.N, kcfg.delta)["delta_min"])
+glue("nl-dmin-d", th.threshold_scale(dcfg_k.K, dcfg_k.N, dcfg_k.delta)["delta_min"])
+glue("nl-Lstar-s", th.threshold_scale(scfg_k.K, scfg_k.N, scfg_k.delta)["L_star"])
+glue("nl-n-sets", len(late_ds))
 assert abs(late_s["exp_loss"] + 1) < 0.3 and late_s["exp_eps"] > 1.0
 
 # %% [markdown]
@@ -129,9 +137,10 @@ assert abs(late_s["exp_loss"] + 1) < 0.3 and late_s["exp_eps"] > 1.0
 # $\delta = o(1)$ (Lemmas 5–6), which with $\delta\ge\sqrt{20K/N}$ needs $N > 20K^3$ (D7); the sweep above
 # holds $K = 4$, $N = 100$ and pushes $\epsilon$ far below $1/K$, so it cannot decide them alone. The
 # second run ($K = 16$, $N = 2K^3$, $\epsilon\ge 1/16$) has one flat and one sharp $L$ but
-# $\delta_{\min} = 0.20 > 1/K$; the flat regime is therefore run once more at $N = 10^5 > 20K^3$
-# ($\delta_{\min} = 0.057 < 1/K$), inside every condition, on eight prompt sets, and the ledger decides Thm 1 there. Thm 2
-# is decided on the same eight prompt sets at $L = 8$, above $L^* = 1/(\Delta\delta_{\min}) \approx 5.9$, with the step
+# $\delta_{\min} =$ {glue:text}`nl-dmin-k:.2f` $> 1/K$; the flat regime is therefore run once more at $N = 10^5 > 20K^3$
+# ($\delta_{\min} =$ {glue:text}`nl-dmin-d:.3f` $< 1/K$), inside every condition, on {glue:text}`nl-n-sets` prompt sets, and the
+# ledger decides Thm 1 there. Thm 2 is decided on the same prompt sets at $L = 8$, above
+# $L^* = 1/(\Delta\delta_{\min}) \approx$ {glue:text}`nl-Lstar-s:.1f`, with the step
 # $\eta = 1/64$ so that $\eta L^2$ stays 1. By R1 the two runs follow one trajectory: in the theory model the flat and
 # sharp regimes at equal $\eta L^2$ differ only in the step, so one law in $\epsilon$ is compared with both theorems.
 #
@@ -157,7 +166,7 @@ assert abs(late_s["exp_loss"] + 1) < 0.3 and late_s["exp_eps"] > 1.0
 # the first time $T^*$ with $1-\mathrm{Attn}\le 0.1$, and the mean growth of $q_k$ per step between them.
 # With $K = 4$ an accuracy $0.1 < 1/K$ leaves the condition $K\ge 1/\epsilon$, so Prop. 3's rate is decided
 # on a second sweep at $\epsilon = 1/K = 0.25$, $N$ up to 102400, with $L = 0.5$ and $2$. Prop. 3 is the flat
-# regime, and $L = 2$ exceeds $L^* = 1/(\Delta\delta_{\min}) = 1.49$ at $N = 1600$: the ledger decides on $L = 0.5$ and
+# regime, and $L = 2$ exceeds $L^* = 1/(\Delta\delta_{\min}) =$ {glue:text}`nl-Lstar-in:.2f` at $N = 1600$: the ledger decides on $L = 0.5$ and
 # shows $L = 2$.
 
 # %%
@@ -174,6 +183,7 @@ sl, sl_in = checks.delta_slopes(dres, dcfg), checks.delta_slopes(dres_in, dcfg_i
 
 # %% tags=["remove-cell"]
 _ = ledger.judge(checks.context_length(dres, dcfg, dres_in, dcfg_in, ends_N), show=False)
+glue("nl-Lstar-in", checks.flat_runs(dcfg_in)[0])
 st, sl_st = st_C[1.0], sl_C[1.0]
 glue("nl-delta-text", Markdown(
     f"Steps to $T^1$ and $T^*$ at $N = {', '.join(f'{v:g}' for v in dcfg.N_grid)}$, and the log-log slopes "
@@ -502,7 +512,14 @@ poly_adam = (poly_ref_a if SCALE == "paper" and poly_ref_a is not None else
 poly_t = full(nl.run_polynomial_theory, small)  # the theory model (full-batch GD) is trained at every scale
 icl_lab.notebook.reduced(("the block", pcfg))
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 4 tasks (random quadratics over Gaussian inputs): training (solid) and held-out (dashed) loss of the block under SGD and Adam, and of the theory model; dotted: predicting 0 (block) or uniform attention (theory model). Reproduces Fig. 4 of Li, Duan and Liang: the two block rows are the paper's full-size runs (30 runs per $L$, 400 epochs, $N = 150$, $M = 500$); the theory row is a smaller run (one run per $L$, $N = 75$, $M = 150$, 200 GD steps).", "name": "fig-nl-fig4"}, "image": {"alt": "Three rows of loss curves: training losses fall, held-out losses stay at or above the dotted baselines."}}
+# %% tags=["remove-cell"]
+for key, cfg in (("f4", pcfg), ("f4r", ref4_cfg)):
+    for field in ("seeds", "epochs", "N", "M"):
+        glue(f"nl-{key}-{'runs' if field == 'seeds' else field}", getattr(cfg, field))
+for field, name in (("seeds", "runs"), ("N", "N"), ("M", "M"), ("theory_steps", "steps")):
+    glue(f"nl-f4t-{name}", getattr(small, field))
+
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 4 tasks (random quadratics over Gaussian inputs): training (solid) and held-out (dashed) loss of the block under SGD and Adam, and of the theory model; dotted: predicting 0 (block) or uniform attention (theory model). Reproduces Fig. 4 of Li, Duan and Liang: the two block rows are runs of the scale this page was built with (the paper's full size at the book's: {glue:text}`nl-f4-runs` runs per $L$, {glue:text}`nl-f4-epochs` epochs, $N =$ {glue:text}`nl-f4-N`, $M =$ {glue:text}`nl-f4-M`); the theory row is a smaller run ({glue:text}`nl-f4t-runs` run(s) per $L$, $N =$ {glue:text}`nl-f4t-N`, $M =$ {glue:text}`nl-f4t-M`, {glue:text}`nl-f4t-steps` GD steps).", "name": "fig-nl-fig4"}, "image": {"alt": "Three rows of loss curves: training losses fall, held-out losses stay at or above the dotted baselines."}}
 nlfig.show(nlfig.fig4([(poly, f"block, SGD {pcfg.lr:g}", "epoch", "predict 0", "zero_baseline"),
                             (poly_adam, "block, Adam 1e-3", "epoch", "predict 0", "zero_baseline"),
                             (poly_t, "theory model", "GD step", "uniform attention (Q = 0)", "baseline")]))
@@ -549,7 +566,7 @@ glue("nl-fig4-ref-text", Markdown(nlfig.fig4_reference_text(poly_ref, poly_ref_a
 # :format: myst
 # ```
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 4 at the paper's size: training (solid) and held-out (dashed) loss of the block under SGD (top) and Adam (bottom) on the flat and sharp $L$-sets, mean and spread over 30 runs per $L$, 400 epochs, $N = 150$, $M = 500$; dotted: predicting 0. The training losses fall below the predict-0 line while the held-out losses stay at or above it, as in the page's smaller runs above. Reproduces Fig. 4 of Li, Duan and Liang at full size.", "name": "fig-nl-fig4-paper"}, "image": {"alt": "Two rows of loss curves at the paper's full size, flat and sharp L-sets: training losses fall, held-out losses stay near or above the dotted predict-0 line."}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Fig. 4 at the paper's size: training (solid) and held-out (dashed) loss of the block under SGD (top) and Adam (bottom) on the flat and sharp $L$-sets, mean and spread over {glue:text}`nl-f4r-runs` runs per $L$, {glue:text}`nl-f4r-epochs` epochs, $N =$ {glue:text}`nl-f4r-N`, $M =$ {glue:text}`nl-f4r-M`; dotted: predicting 0. The training losses fall below the predict-0 line while the held-out losses stay at or above it, as in the page's smaller runs above. Reproduces Fig. 4 of Li, Duan and Liang at full size.", "name": "fig-nl-fig4-paper"}, "image": {"alt": "Two rows of loss curves at the paper's full size, flat and sharp L-sets: training losses fall, held-out losses stay near or above the dotted predict-0 line."}}
 if poly_ref is not None and SCALE != "paper":  # at paper scale: the block rows of the figure above
     plotting.finish(nlfig.fig4([(poly_ref, f"block, SGD {ref4_cfg.lr:g}", "epoch", "predict 0", "zero_baseline")]
                                + ([(poly_ref_a, f"block, Adam {ref4a_cfg.lr:g}", "epoch", "predict 0", "zero_baseline")]
@@ -624,13 +641,13 @@ assert r3_gap < 1e-10
 # %% [markdown]
 # ## Explore
 #
-# The slider below (kernel-free, pre-rendered from the runs above) steps through the six values of
+# The slider below (kernel-free, pre-rendered from the runs above) steps through the {glue:text}`nl-theory-nL` values of
 # $L$ of the theory model: its loss curve among the others, its attention map at step 25, and its
 # place in the data collapse. In a live notebook, the `ipywidgets` panel under it re-runs the exact
 # dynamics for any $L$, $\Delta$, $\eta$, $K$ and feature geometry (orthonormal, random orthonormal,
 # or non-orthogonal Gaussian directions) in well under a second.
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "The six $L$ of the theory model at $\\eta = 10$ (seed 0): loss among the others (grey), the attention map at step 25, and the place of the run in the data collapse. Kernel-free slider; not a figure of the paper.", "name": "fig-nl-theory-slider"}}
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "The {glue:text}`nl-theory-nL` values of $L$ of the theory model at $\\eta =$ {glue:text}`nl-theory-lr:g` (seed 0): loss among the others (grey), the attention map at step 25, and the place of the run in the data collapse. Kernel-free slider; not a figure of the paper.", "name": "fig-nl-theory-slider"}}
 nlfig.theory_slider(theory)
 
 # %% tags=["remove-cell"]
