@@ -59,9 +59,11 @@ SCALE, ledger = icl_lab.notebook.chapter("nonlinear", part="experiments")
 F64 = torch.float64
 
 # %%
-tcfg = nl.TheoryConfig.for_scale(SCALE)  # the previous page's theory-model runs (the same seeded computation)
+# the previous page's theory-model runs (the same seeded computation) and its features:
+# K = 4 orthonormal directions of norm Delta / sqrt(2)
+tcfg = nl.TheoryConfig.for_scale(SCALE)
 theory = full(nl.run_theory, tcfg)
-V4 = nl.make_features("orth", 4, 15, 3.0)  # its K = 4 orthonormal features of norm Delta/sqrt(2)
+V4 = nl.make_features("orth", 4, 15, 3.0)
 
 # %% tags=["remove-cell"]
 glue("nl-theory-nL", len(tcfg.L_values))
@@ -77,8 +79,10 @@ glue("nl-theory-lr", tcfg.lr)
 
 # %%
 lcfg = nl.LateConfig.for_scale(SCALE)  # K = 4, N = 100, three L, a small step eta = 0.1
-late = full(nl.run_late, lcfg)  # exact GD: loss and own attention at every step, first times to accuracy eps
-late_s = checks.late_stats(late, lcfg)  # local exponents, late constants C, eps exponents, time ratios
+# exact GD: loss and own attention at every step, the first times to accuracy eps
+late = full(nl.run_late, lcfg)
+# local exponents, late constants C, eps exponents of the times, time ratios between the L
+late_s = checks.late_stats(late, lcfg)
 
 # %% tags=["remove-cell"]
 glue("nl-late-text", Markdown(
@@ -102,16 +106,18 @@ glue("nl-late-text", Markdown(
 nlfig.show(nlfig.late_figure(late))
 
 # %%
-# inside the theorems' hypotheses: K = 16 >= 1/eps down to eps = 1/16, N = 2 K^3 (L* ~ 1.7: L = 1 flat, L = 2 sharp)
+# inside the theorems' hypotheses: K = 16 >= 1/eps down to eps = 1/16, N = 2 K^3
 kcfg = nl.LateConfig.for_scale(SCALE, **nl.LATE_IN_REGIME)
 late_k = full(nl.run_late, kcfg)
-late_ks = checks.late_regime_stats(late_k, kcfg)  # eps exponents at L = 1 and 2, against log(K/eps) and Thm 2
-# Thm 1 inside delta = o(1) too: N = 10^5 > 20 K^3 (prompts drawn as counts), 8 prompt sets, 4000 steps
-dcfg_k = nl.LateConfig.for_scale(SCALE, **{**nl.LATE_IN_REGIME, "N": 100_000, "L_values": (kcfg.L_values[0],), "steps": 4000})
+late_ks = checks.late_regime_stats(late_k, kcfg)  # eps exponents, log(K/eps), Thm 2
+# Thm 1 inside delta = o(1) too: N = 10^5 > 20 K^3 (prompts drawn as counts),
+# 8 prompt sets, 4000 steps
+dcfg_k = nl.LateConfig.for_scale(SCALE, **{**nl.LATE_IN_REGIME, "N": 100_000, "steps": 4000,
+                                           "L_values": (kcfg.L_values[0],)})
 late_ds = [full(nl.run_late, dcfg_k.replace(seed=sd)) for sd in range(8)]
-# Thm 2 on the same prompt sets at L = 8 > L* (sharp) and eta = 1/64, so that eta L^2 = 1
+# Thm 2 on the same prompt sets at L = 8 > L* (sharp), eta = 1/64 (eta L^2 = 1)
 scfg_k = dcfg_k.replace(L_values=(8.0,), lr=1 / 64)
-late_ss = [full(nl.run_late, scfg_k.replace(seed=sd)) for sd in range(len(late_ds))]
+late_ss = [full(nl.run_late, scfg_k.replace(seed=sd)) for sd in range(8)]
 
 # %% tags=["remove-cell"]
 _ = ledger.judge([*checks.late_phase(late, lcfg),
@@ -170,16 +176,20 @@ assert abs(late_s["exp_loss"] + 1) < 0.3 and late_s["exp_eps"] > 1.0
 # shows $L = 2$.
 
 # %%
-dcfg = nl.DeltaConfig.for_scale(SCALE)  # N from 1600 to 10^5, eps = 0.1: T^1, T* and the Phase-II rate per N and L
+# N from 1600 to 10^5, eps = 0.1: T^1, T* and the Phase-II rate per N and L
+dcfg = nl.DeltaConfig.for_scale(SCALE)
 dres = full(nl.run_delta, dcfg)
-# Prop. 3 inside its hypotheses: eps = 1/K = 0.25 (K >= 1/eps), N from 1600 (> 20 K^3) to 102400 (ci: 25600)
-dcfg_in = dcfg.replace(eps=1 / dcfg.K, L_values=(0.5, 2.0),
-                       N_grid=icl_lab.by_scale(ci=(1600, 6400, 25_600), paper=(1600, 6400, 25_600, 102_400)))
+# Prop. 3 inside its hypotheses: eps = 1/K = 0.25 (K >= 1/eps), N > 20 K^3
+N_in = icl_lab.by_scale(ci=(1600, 6400, 25_600), paper=(1600, 6400, 25_600, 102_400))
+dcfg_in = dcfg.replace(eps=1 / dcfg.K, L_values=(0.5, 2.0), N_grid=N_in)
 dres_in = full(nl.run_delta, dcfg_in)
-# between the ends Props. 2-3 state, 1 - Attn <= C delta/(1 + C delta); the constant C is open: 1 decides, 1/2 and 2 beside
+# between the ends Props. 2-3 state, 1 - Attn <= C delta/(1 + C delta): the constant C
+# is open, C = 1 decides and C = 1/2, 2 run beside it
 ends_N = [full(tp.stated_ends, dcfg_in, n) for n in dcfg_in.N_grid]
-st_C, sl_C = checks.stated_end_slopes(ends_N, dcfg_in)  # per C: T^1, T*, rates per N, and their slopes in N
-sl, sl_in = checks.delta_slopes(dres, dcfg), checks.delta_slopes(dres_in, dcfg_in)  # slopes in N between fixed levels
+# per C: T^1, T*, the rates per N, and their log-log slopes in N
+st_C, sl_C = checks.stated_end_slopes(ends_N, dcfg_in)
+# the slopes in N between fixed levels, per L
+sl, sl_in = checks.delta_slopes(dres, dcfg), checks.delta_slopes(dres_in, dcfg_in)
 
 # %% tags=["remove-cell"]
 _ = ledger.judge(checks.context_length(dres, dcfg, dres_in, dcfg_in, ends_N), show=False)
@@ -230,8 +240,10 @@ nlfig.show(nlfig.delta_figure(dres))
 # ReLU networks, all 1-Lipschitz, on the same features.
 
 # %%
-gcfg = nl.GeneralizationConfig.for_scale(SCALE)  # trained on cosine tasks at L = 1, tested on unseen 1-Lipschitz families
-gen = full(nl.run_generalization, gcfg)  # the error at moments of training, and its largest ratio to Prop. 1's envelope
+# trained on cosine tasks at L = 1, tested on unseen 1-Lipschitz families
+gcfg = nl.GeneralizationConfig.for_scale(SCALE)
+# the error at moments of training, and its largest ratio to Prop. 1's envelope
+gen = full(nl.run_generalization, gcfg)
 
 # %% tags=["remove-cell"]
 _ = ledger.judge(checks.generalization(gen, gcfg), show=False)
@@ -255,7 +267,8 @@ nlfig.show(nlfig.generalization_figure(gen, theory.V))
 # off-diagonal falls; in the long run of Sec. 5 the own-feature attention approaches 1.
 
 # %%
-lim = checks.attention_limit_stats(theory, late)  # row sums of the maps, final diagonal and off-diagonal, long-run gap
+# row sums of the maps, final diagonal and off-diagonal entries, the long run's gap
+lim = checks.attention_limit_stats(theory, late)
 
 # %% tags=["remove-cell"]
 _ = ledger.judge(checks.attention_limits(theory, tcfg, late, lcfg), show=False)
@@ -281,9 +294,11 @@ assert lim["row_sum_err"] < 1e-12 and lim["late_gap"] < 0.1
 # so a rare feature's weight grows more slowly; nothing in the mechanism needs equal frequencies.
 
 # %%
-ucfg = nl.NonUniformConfig.for_scale(SCALE)  # Sec. 6's setting with p = (0.4, 0.3, 0.2, 0.1), L = 1, eta = 1
-nu = full(nl.run_nonuniform, ucfg)  # own attention per feature, and the first step at which each reaches the level
-slope_p = metrics.loglog_slope(torch.tensor(ucfg.p, dtype=F64), nu.T_level)  # the time against p_k, log-log
+# Sec. 6's setting with p = (0.4, 0.3, 0.2, 0.1), L = 1, eta = 1
+ucfg = nl.NonUniformConfig.for_scale(SCALE)
+# own attention per feature, and the first step at which each reaches the level
+nu = full(nl.run_nonuniform, ucfg)
+slope_p = metrics.loglog_slope(torch.tensor(ucfg.p, dtype=F64), nu.T_level)
 
 # %% tags=["remove-cell"]
 _ = ledger.judge(checks.nonuniform(nu, ucfg), show=False)
@@ -327,11 +342,13 @@ nlfig.show(nlfig.nonuniform_figure(nu))
 # ```
 
 # %%
-bcfg = nl.BlockConfig.for_scale(SCALE)  # OneBlockTransformer, all six L and the seeds as runs of one batched training
+# OneBlockTransformer: all six L and the seeds are runs of one batched training
+bcfg = nl.BlockConfig.for_scale(SCALE)
 block = full(nl.run_block, bcfg)  # plain SGD, learning rate 0.03 (the primary reading)
-block_adam = full(nl.run_block, bcfg.replace(optimizer="adam", lr=1e-3))  # the alternative reading
-# plain SGD at a second step size, for Figs. 2-3 (L = 0.1 and 1 only): the paper gives no step size, and whether
-# "approaches 1 before epoch 200" holds at a given epoch depends on it (0.3 diverges; at 0.1 some runs at L = 0.1 do)
+block_adam = full(nl.run_block, bcfg.replace(optimizer="adam", lr=1e-3))  # the alternative
+# plain SGD at a second step size, for Figs. 2-3 (L = 0.1 and 1 only): the paper gives no
+# step size, and whether "approaches 1 before epoch 200" holds at a given epoch depends on
+# it (0.3 diverges; at 0.1 some runs at L = 0.1 do)
 block_sgd01 = full(nl.run_block, bcfg.replace(lr=0.1, L_values=(0.1, 1.0)))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The practical block trained with plain SGD (learning rate 0.03, the primary reading): (a, b) training (solid) and held-out (dashed) loss of the flat and sharp sets, (c, d) the attention of queries $v_1$. Reproduces Fig. 1 of Li, Duan and Liang (the runs, epochs and sizes of this scale are in the page's first cell).", "name": "fig-nl-block-fig1-sgd"}, "image": {"alt": "Loss and attention curves of the block under SGD: the sharp set converges within the run, larger L first; the flat set learns slowly."}}
@@ -349,9 +366,12 @@ nlfig.show(nlfig.block_fig1(block_adam, "Adam 1e-3"))
 # counts as later than the run lasted; an ordering between two such runs is undecided.
 
 # %%
-bt = checks.block_table(block, block_adam)  # per optimizer and L: epochs to own attention 0.9 and to 5% of the loss
-refb_cfg = nl.BlockConfig.for_scale("paper")  # the paper-scale record of the block (SGD 0.03, 400 epochs), if shipped:
-refb = full(nl.run_block, refb_cfg, _summary=True, _if_stored=True)  # read where stored, never trained here
+# per optimizer and L: the epochs to own attention 0.9 and to 5% of the uniform loss
+bt = checks.block_table(block, block_adam)
+# the paper-scale record of the block (SGD 0.03, 400 epochs): read where it is stored,
+# never trained here (None where it is not shipped)
+refb_cfg = nl.BlockConfig.for_scale("paper")
+refb = full(nl.run_block, refb_cfg, _summary=True, _if_stored=True)
 
 # %% tags=["remove-cell"]
 assert bcfg.lr == 0.03  # the option "SGD 0.03" of claims.toml
@@ -401,8 +421,10 @@ nlfig.show(nlfig.block_maps_figure(block, 1.0))
 nlfig.block_maps_slider(block)
 
 # %%
-RUNS23 = {"SGD 0.03": block, "SGD 0.1": block_sgd01, "Adam 1e-3": block_adam}  # Figs. 2-3 under three settings
-# per setting: the first epoch with every diagonal entry >= 0.9, and the highest level every diagonal entry reaches
+# Figs. 2-3 under three settings of the optimizer and its step
+RUNS23 = {"SGD 0.03": block, "SGD 0.1": block_sgd01, "Adam 1e-3": block_adam}
+# per setting: the first epoch with every diagonal entry >= 0.9, and the highest level
+# that every diagonal entry reaches, per seed
 maps23 = {name: checks.maps_table(RUNS23, Lv) for name, Lv in (("F2", 0.1), ("F3", 1.0))}
 
 # %% tags=["remove-cell"]
@@ -460,8 +482,10 @@ glue("nl-maps-text", Markdown(
 # not counted.
 
 # %%
-cw = checks.cross_weight_stats(theory, tcfg)  # the theory run's cross weights q_(k,k') on the flat L (L <= L*)
-bump = {"SGD": checks.block_bump(block), "Adam": checks.block_bump(block_adam)}  # the block's Attn_(k,1) that rises most
+# the theory run's cross weights q_(k,k') on the flat L (L <= L*): final values, sign changes
+cw = checks.cross_weight_stats(theory, tcfg)
+# the block's cross attention Attn_(k,1) that rises most above its start, per optimizer
+bump = {"SGD": checks.block_bump(block), "Adam": checks.block_bump(block_adam)}
 
 # %% tags=["remove-cell"]
 # decided inside delta = o(1): prompts of N = 10^5, orthogonal and three draws of Gaussian features (checks.cross_weights)
@@ -500,16 +524,20 @@ glue("nl-bump-text", Markdown("At $L = 1$: " + "; ".join(
 # held-out loss on fresh tasks, and the loss of predicting 0 (the best constant, since $\mathbb Ef = \mathbb E\,\mathrm{tr}A = 0$).
 
 # %%
-pcfg = nl.PolynomialConfig.for_scale(SCALE)  # d = 30, N = 150, M = 500, 400 epochs, batch 50 (smaller below paper scale)
-# the paper-scale runs (30 x 400 epochs per optimizer, over an hour of one core each) are read where stored, never trained here
-ref4_cfg, ref4a_cfg = nl.PolynomialConfig.for_scale("paper"), nl.PolynomialAdamConfig.for_scale("paper")
+# d = 30, N = 150, M = 500, 400 epochs, batch 50 (smaller below the paper scale)
+pcfg = nl.PolynomialConfig.for_scale(SCALE)
+# the paper-scale runs (30 x 400 epochs per optimizer, over an hour of one core each)
+# are read where stored, never trained here
+ref4_cfg = nl.PolynomialConfig.for_scale("paper")
+ref4a_cfg = nl.PolynomialAdamConfig.for_scale("paper")
 poly_ref = full(nl.run_polynomial, ref4_cfg, _if_stored=True)
 poly_ref_a = full(nl.run_polynomial_adam, ref4a_cfg, _if_stored=True)
 small = nl.PolynomialConfig.for_scale("book") if SCALE == "paper" else pcfg
-poly = poly_ref if SCALE == "paper" and poly_ref is not None else full(nl.run_polynomial, pcfg)
+poly = (poly_ref if SCALE == "paper" and poly_ref is not None else
+        full(nl.run_polynomial, pcfg))
 poly_adam = (poly_ref_a if SCALE == "paper" and poly_ref_a is not None else
              full(nl.run_polynomial, small.replace(optimizer="adam", lr=1e-3)))
-poly_t = full(nl.run_polynomial_theory, small)  # the theory model (full-batch GD) is trained at every scale
+poly_t = full(nl.run_polynomial_theory, small)  # the theory model, trained at every scale
 icl_lab.notebook.reduced(("the block", pcfg))
 
 # %% tags=["remove-cell"]
@@ -525,8 +553,10 @@ nlfig.show(nlfig.fig4([(poly, f"block, SGD {pcfg.lr:g}", "epoch", "predict 0", "
                             (poly_t, "theory model", "GD step", "uniform attention (Q = 0)", "baseline")]))
 
 # %%
-T_half = {"SGD": nl.half_zero_times(poly), "Adam": nl.half_zero_times(poly_adam)}  # epochs to 1/2 the predict-0 loss
-r4 = checks.poly_ratios(poly)  # initial and final training loss, final held-out loss, over the predict-0 loss
+# the epochs to a training loss of 1/2 the predict-0 loss, per L
+T_half = {"SGD": nl.half_zero_times(poly), "Adam": nl.half_zero_times(poly_adam)}
+# initial and final training loss, and final held-out loss, over the predict-0 loss
+r4 = checks.poly_ratios(poly)
 
 # %% tags=["remove-cell"]
 _ = ledger.judge([checks.figure4(poly, poly_adam, pcfg, poly_ref, poly_ref_a, ref4_cfg), checks.memorisation(poly, poly_adam, pcfg)],
@@ -593,7 +623,8 @@ if poly_ref is not None and SCALE != "paper":  # at paper scale: the block rows 
 # is exact: a larger $L$ is a larger step.
 
 # %%
-final_rel_t, test_over_unif_t = checks.theory_poly_ratios(poly_t)  # final / initial training loss, held-out / uniform attention
+# per L: final / initial training loss, and held-out loss / that of uniform attention
+final_rel_t, test_over_unif_t = checks.theory_poly_ratios(poly_t)
 
 # %% tags=["remove-cell"]
 _ = ledger.judge(checks.figure4_theory(poly_t, pcfg, small), show=False)
@@ -620,12 +651,14 @@ assert float(test_over_unif_t.min()) > 0.9
 # $\eta s^4$ and norm-$s$ features with step $\eta$ give the same attention at every step.
 
 # %%
-s_norm = 3.0 / math.sqrt(2)  # the norm of the book's features v_k = (Delta / sqrt 2) e_k
+s_norm = 3.0 / math.sqrt(2)  # the norm of the book's features (Delta / sqrt 2) e_k
 Vu = nl.make_features("unit", 4, 15, 3.0)
 Vs = s_norm * Vu
-fp_u = th.FeaturePrompts.from_batch(nl.cosine_sampler(Vu, 100, 0.5).sample(200, icl_lab.make_generator(4)))
-ta = th.feature_gd(fp_u, Vs @ Vs.T, steps=100, lr=0.2, record_every=1, with_maps=False)  # norm s, step eta
-tb = th.feature_gd(fp_u, Vu @ Vu.T, steps=100, lr=0.2 * s_norm**4, record_every=1, with_maps=False)  # unit, eta s^4
+batch = nl.cosine_sampler(Vu, 100, 0.5).sample(200, icl_lab.make_generator(4))
+fp_u = th.FeaturePrompts.from_batch(batch)
+run = dict(steps=100, record_every=1, with_maps=False)
+ta = th.feature_gd(fp_u, Vs @ Vs.T, lr=0.2, **run)  # norm s, step eta
+tb = th.feature_gd(fp_u, Vu @ Vu.T, lr=0.2 * s_norm**4, **run)  # unit norm, step eta s^4
 r3_gap = float((ta.own - tb.own).abs().max())
 
 # %% tags=["remove-cell"]
@@ -678,11 +711,12 @@ nlfig.live_explorer()
 # %%
 Lx, etax = 0.3, 4.0
 bx = nl.cosine_sampler(V4, 100, 0.5).sample(100, icl_lab.make_generator(11))
-bL = PromptBatch(x=bx.x, y=Lx * bx.y, x_query=bx.x_query, y_query=Lx * bx.y_query, ids=bx.ids, query_ids=bx.query_ids, K=4)
+bL = PromptBatch(x=bx.x, y=Lx * bx.y, x_query=bx.x_query, y_query=Lx * bx.y_query,
+                 ids=bx.ids, query_ids=bx.query_ids, K=4)  # the same prompts, labels times L
 mA, mB = icl_lab.QOnlyAttention(15, runs=1), icl_lab.QOnlyAttention(15, runs=1)
 icl_lab.train(mA, bL, steps=30, optimizer="gd", lr=etax, dtype=F64)
 icl_lab.train(mB, bx, steps=30, optimizer="gd", lr=etax * Lx**2, dtype=F64)
-ex1_gap = float((mA.Q - mB.Q).detach().abs().max())  # the largest entry of the difference of the two Q
+ex1_gap = float((mA.Q - mB.Q).detach().abs().max())  # the largest |Q_A - Q_B|
 
 # %% tags=["remove-cell"]
 glue("nl-ex1-gap", ex1_gap)
@@ -717,8 +751,10 @@ i01t = list(tcfg.L_values).index(0.1)
 lvl = nl.phase1_level(tcfg.K)
 own_theory = torch.diagonal(theory.maps[0], dim1=-2, dim2=-1).mean(-1)  # (T, nL)
 T1_01 = float(metrics.first_crossing(own_theory[:, i01t : i01t + 1], lvl)[0])
-tr03 = th.feature_gd(theory.prompts[0], theory.V @ theory.V.T, steps=tcfg.steps, lr=tcfg.lr, scale=0.3)
-T1_03 = float(metrics.first_crossing(torch.diagonal(tr03.maps, dim1=-2, dim2=-1).mean(-1), lvl)[0])
+tr03 = th.feature_gd(theory.prompts[0], theory.V @ theory.V.T, steps=tcfg.steps, lr=tcfg.lr,
+                     scale=0.3)  # the same prompts at L = 0.3
+own03 = torch.diagonal(tr03.maps, dim1=-2, dim2=-1).mean(-1)
+T1_03 = float(metrics.first_crossing(own03, lvl)[0])
 
 # %% tags=["remove-cell"]
 glue("nl-ex2-T1", T1_01)
@@ -757,7 +793,8 @@ assert abs(T1_03 - T1_01 / 9) <= 0.15 * T1_01 / 9 + 1
 # unlike the $\log(1/\epsilon)$ of Thm 1. The long run of Sec. 5 measured the ratio below.
 
 # %%
-C_late = dict(zip(lcfg.L_values, late_s["C_each"].tolist()))  # L -> the late constant C over the second half of the run
+# L -> the late constant C over the second half of the long run
+C_late = dict(zip(lcfg.L_values, late_s["C_each"].tolist()))
 
 # %% tags=["remove-cell"]
 glue("nl-ex3-table", Markdown(md_table(["$L$", "late constant $C = 4\\eta s^4\\,dt/d(1/\\mathcal L)$"],
