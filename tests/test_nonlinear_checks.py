@@ -1,58 +1,28 @@
-"""The nonlinear chapter's first page (part ``phases``) judges through ``papers/nonlinear/checks_phases.py``:
-its checks hand over exactly the quantities ``claims.toml`` tests read, the page follows the rule of the
-papers whose pages teach the code (``tests/test_checks.py``), and each check decides on a small hand-made
-result (and can fail)."""
+"""The nonlinear chapter's checks (``papers/nonlinear/checks.py``), each on a small hand-made result: it
+decides its claim and can fail. That they hand over exactly the quantities ``claims.toml`` tests read, and
+that both pages teach the code, is tested for every paper with checks in ``tests/test_checks.py``."""
 from __future__ import annotations
 
 import math
-import re
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import torch
 
-from icl_lab.claims import Ledger, Measurement, declared, quantities_read
+from icl_lab.claims import Ledger, Measurement
 from icl_lab.params import ConfigError
-from icl_lab.papers.nonlinear import checks_phases as checks
+from icl_lab.papers.nonlinear import checks
 from icl_lab.papers.nonlinear import theory as th
 from icl_lab.papers.nonlinear import theory_phases as tp
 
-from test_checks import ROOT, _code_cells, handed_over
+from test_checks import ROOT
 
 F64 = torch.float64
 PAGE = ROOT / "chapters" / "nonlinear" / "nonlinear_regression.py"
 
 
-@pytest.mark.declarations
-def test_phases_checks_hand_over_exactly_the_quantities_claims_toml_tests_read():
-    got = handed_over(Path(checks.__file__))
-    want = {d.id: set(quantities_read(d)) for d in declared("nonlinear").values() if d.tests and d.part == "phases"}
-    assert set(got) == set(want), f"claims judged {sorted(got)}, claims of the page with tests {sorted(want)}"
-    wrong = {c: (sorted(got[c] - want[c]), sorted(want[c] - got[c])) for c in want if got[c] != want[c]}
-    assert not wrong, wrong
-
-
-def test_the_phases_page_teaches_the_code():
-    """The rule of tests/test_checks.py, on this page: no function defined, no quantity typed into a
-    measure call, no number carried into prose by display(Markdown(...)), at least a third of its code
-    lines visible, no visible cell over 25 lines, no visible noqa or import-only cell mid-page."""
-    assert 'part="phases"' in PAGE.read_text()
-    cells = _code_cells(PAGE)
-    code = [ln for _, lines in cells for ln in lines]
-    assert not [ln for ln in code if re.match(r"\s*(async\s+)?def\s|.*\blambda\b", ln)]
-    assert not [ln for ln in code if re.search(r"\.measure\(|\.check\(", ln)]
-    assert "display(Markdown(" not in PAGE.read_text()
-    visible = [lines for shown, lines in cells if shown]
-    assert 3 * sum(map(len, visible)) >= len(code)
-    assert max(map(len, visible)) <= 25
-    for lines in visible[1:]:
-        assert not any("noqa" in ln for ln in lines)
-        assert not all(re.match(r"(import|from)\s", ln) for ln in lines)
-
-
-def _ledger():
-    return Ledger("nonlinear", part="phases")
+def _ledger(part="phases"):
+    return Ledger("nonlinear", part=part)
 
 
 # ------------------------------------------------------------------------ the checks, on small results
@@ -241,3 +211,67 @@ def test_stated_ends_reads_both_ends_of_one_trajectory_for_every_constant():
     assert ends[0.5][0] >= ends[1.0][0] >= ends[2.0][0] and ends[0.5][1] >= ends[1.0][1] >= ends[2.0][1]
     with pytest.raises(ConfigError, match="N and chunk"):
         tp.stated_ends(cfg, 0)
+
+
+# ------------------------------------------------------------------------ part experiments
+@pytest.mark.declarations
+def test_feature_norm_decides_r3_and_lists_s4_beside_the_gap():
+    (c,) = _ledger("experiments").judge(checks.feature_norm(1e-14, 2.0), show=False)
+    assert c.status == "reproduced" and "s^4 = 16" in c.measured
+    (c,) = _ledger("experiments").judge(checks.feature_norm(0.3, 2.0), show=False)
+    assert c.status == "not reproduced"
+
+
+@pytest.mark.declarations
+def test_generalization_decides_c11_on_the_envelope_ratio():
+    gen = SimpleNamespace(families=["cos", "relu"], err={"cos": torch.tensor([1.0, 1e-4]), "relu": torch.tensor([1.0, 2e-4])},
+                          max_ratio={"cos": 0.5, "relu": 0.9})
+    cfg = SimpleNamespace(test_prompts=10)
+    (c,) = _ledger("experiments").judge(checks.generalization(gen, cfg), show=False)
+    assert c.status.startswith("reproduced") and "10 prompts" in c.how
+    over = SimpleNamespace(**{**vars(gen), "max_ratio": {"cos": 1.5, "relu": 0.9}})  # above Prop. 1's envelope
+    (c,) = _ledger("experiments").judge(checks.generalization(over, cfg), show=False)
+    assert not c.status.startswith("reproduced")
+
+
+@pytest.mark.declarations
+def test_nonuniform_orders_the_times_by_increasing_frequency():
+    cfg = SimpleNamespace(p=(0.4, 0.3, 0.2, 0.1), K=4, N=100, M=300, steps=10, level=0.9)
+    nu = SimpleNamespace(T_level=torch.tensor([10.0, 20.0, 40.0, 80.0], dtype=F64), own_k=torch.full((3, 4), 0.95, dtype=F64))
+    m = checks.nonuniform(nu, cfg)
+    assert m.quantities["time to the level, by increasing p_k"] == [80.0, 40.0, 20.0, 10.0]
+    assert m.quantities["slope"] < 0  # rarer features later
+    (c,) = _ledger("experiments").judge(m, show=False)
+    assert c.status != "pending" and c.measured.endswith("smallest final Attn_k = 0.95")
+
+
+def test_in_regime_reads_the_theorems_conditions():
+    inside = SimpleNamespace(K=16, N=100_000, eps_grid=(0.25, 0.0625))
+    assert checks.in_regime(inside) == {"K >= 1/eps": True, "N >= K^3": True, "N > 20 K^3 (delta = o(1))": True}
+    outside = SimpleNamespace(K=4, N=100, eps_grid=(0.3, 0.06))
+    assert checks.in_regime(outside) == {"K >= 1/eps": False, "N >= K^3": True, "N > 20 K^3 (delta = o(1))": False}
+
+
+def test_reference_order_counts_the_seeds_pair_by_pair():
+    refb = {"L": [1.0, 1.5], "final_own_attention": [[0.5, 0.9, 0.7], [0.6, 0.8, 0.9]]}
+    own = checks.reference_own(refb)
+    cfg = SimpleNamespace(epochs=400, lr=0.03)
+    assert checks.reference_order(own, cfg, [1.0, 1.5]).endswith("2 of 3 seeds for L = 1 < 1.5")
+    assert checks.reference_order({}, cfg, [1.0, 1.5]) == "no paper-scale record of the block shipped"
+    assert checks.reference_own(None) == {}
+
+
+def test_f1d_outcome_reads_the_paper_ranges():
+    inside = {"T(0.1) / T(0.6), per seed": [110 / 30], "T(0.05) / T(0.1), per seed": [200 / 110]}
+    assert checks.f1d_outcome(inside) == (True, True)
+    assert checks.f1d_outcome({**inside, "T(0.1) / T(0.6), per seed": [20.0]}) == (False, True)
+
+
+@pytest.mark.declarations
+def test_outcome_judges_one_quantity_of_f4_and_refuses_an_unknown_one():
+    from icl_lab import criteria
+
+    many = [criteria.rate_of(30, 30)] * 4
+    assert checks.outcome("F4", checks.F4_Q, many) == "holds"
+    with pytest.raises(ConfigError, match="no test"):
+        checks.outcome("F4", "a quantity nobody reads", many)

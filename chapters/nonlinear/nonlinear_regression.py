@@ -58,7 +58,7 @@ import icl_lab
 from icl_lab import metrics
 from icl_lab.memo import full
 from icl_lab.notebook import glue
-from icl_lab.papers.nonlinear import checks_phases as checks
+from icl_lab.papers.nonlinear import checks
 from icl_lab.papers.nonlinear import experiments as nl
 from icl_lab.papers.nonlinear import figures as nlfig
 from icl_lab.papers.nonlinear import theory as th

@@ -17,6 +17,8 @@ import torch
 from ... import plotting, widgets
 from ...config import make_generator
 from . import theory as th
+from .checks import larger_first, poly_orderings
+from .experiments_block import half_zero_times
 from .tasks import FLAT, SHARP, cosine_sampler, make_features
 from ...widgets import _png
 from ...render import markdown_inline
@@ -365,3 +367,59 @@ def live_explorer():
                  K=ipywidgets.IntSlider(value=4, min=2, max=8),
                  geometry=ipywidgets.Dropdown(options=["orth", "random", "gaussian", "unit"], value="orth"),
                  steps=ipywidgets.IntSlider(value=200, min=50, max=1000, step=50))
+
+
+def _to_runs(t: torch.Tensor) -> torch.Tensor:
+    """(n_rec, nL, S, ...) -> (S, n_rec, nL, ...): a block result's records as :func:`fig1` reads them."""
+    return t.permute(2, 0, 1, *range(3, t.ndim))
+
+
+def block_fig1(res, title_prefix: str):
+    """Fig. 1 for a run of the practical block (a :class:`~icl_lab.papers.nonlinear.experiments_block.BlockResult`)."""
+    return fig1(res.epochs, _to_runs(res.train_loss), _to_runs(res.test_loss), _to_runs(res.maps), res.config.L_values,
+                "epoch", title_prefix)
+
+
+def block_maps_figure(res, Lv: float, epochs=(0, 25, 50, 100, 200, 400)):
+    """The block's attention maps at L = ``Lv`` (seed 0) at the recorded epochs nearest to ``epochs`` (Figs. 2-3)."""
+    ep_list = [float(e) for e in res.epochs]
+    snap_idx = [int(torch.argmin((res.epochs - e).abs())) for e in epochs if e <= res.config.epochs]
+    i = list(res.config.L_values).index(Lv)
+    return attention_maps_figure([res.maps[j, i, 0] for j in snap_idx], [f"epoch {ep_list[j]:.0f}" for j in snap_idx])
+
+
+def fig4_reference_text(poly_ref, poly_ref_a, poly, pcfg, ref4_cfg, scale: str) -> str:
+    """What the paper-scale records of Fig. 4 say, in words, beside this scale's SGD run ``poly`` at ``pcfg`` (empty
+    where no record is stored)."""
+    if poly_ref is None:
+        return ""
+    T_ref = half_zero_times(poly_ref)
+    v4_ref = poly_orderings(T_ref, pcfg)
+    pairs = ", ".join(f"{pcfg.L_values[a]:g}<{pcfg.L_values[b]:g}" for idx in (
+        [list(pcfg.L_values).index(L) for L in FLAT], [list(pcfg.L_values).index(L) for L in SHARP]) for a, b in zip(idx, idx[1:]))
+    text = (f"The reference runs: {ref4_cfg.seeds} of the paper's {ref4_cfg.seeds} runs per $L$, {ref4_cfg.epochs} epochs, "
+            f"$N = {ref4_cfg.N}$, $M = {ref4_cfg.M}$ (their record, with where and when it was computed, is listed on "
+            "the reproduction page). Epochs to a training loss of half the predict-0 loss: "
+            + ", ".join(f"{float(t):.0f} at $L = {Lv:g}$" for Lv, t in zip(pcfg.L_values, T_ref)) + ".\n\n")
+    if scale == "paper":
+        here = ""
+    else:
+        v4 = poly_orderings(half_zero_times(poly), pcfg)
+        agree = v4_ref == v4
+        clash = any({a, b} == {"yes", "no"} for a, b in zip(v4_ref, v4))  # one scale decides the opposite
+        here = (f" (this page's run: {v4[0]} and {v4[1]}): " + ("the two scales agree" if agree else
+                "the two scales **disagree**" if clash else
+                f"the full-size run decides what this page's {pcfg.epochs} epochs leave undecided"))
+    text += (f"At full size the ordering of the convergence times is **{v4_ref[0]}** within the flat set and "
+             f"**{v4_ref[1]}** within the sharp set" + here + ". The larger $L$ reaches the level first in " + "; ".join(
+                 f"{round(e.value * e.n)} of {e.n} runs for $L$ = {pr}" for pr, e in zip(pairs.split(", "), larger_first(poly_ref, pcfg)))
+             + " (runs paired by seed).")
+    if poly_ref_a is not None:
+        text += ("\n\nUnder Adam the epochs to the same level are " + ", ".join(
+            f"{float(t):.0f} at $L = {Lv:g}$" for Lv, t in zip(pcfg.L_values, half_zero_times(poly_ref_a)))
+            + ", and the larger $L$ reaches it first in "
+            + "; ".join(f"{round(e.value * e.n)} of {e.n} runs for $L$ = {pr}"
+                        for pr, e in zip(pairs.split(", "), larger_first(poly_ref_a, pcfg)))
+            + ". The ledger decides on both records: where the optimizers disagree, the paper's silence about which it used "
+              "leaves the figure undecided.")
+    return text
