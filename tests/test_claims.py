@@ -19,7 +19,7 @@ def test_check_sets_status_from_passed():
     c4 = led.claim("C4", "Fig. 3", "a tensor outcome").check(measured=torch.tensor(0.5), how="h",
                                                             passed=torch.tensor(True))
     c5 = led.claim("C5", "Fig. 4", "caveat but failed").check(measured=0, how="h", passed=False, caveat="c")
-    assert c1.status == "reproduced" and c1.ok and c1.measured == "1.235" and c1.how == "phase times"
+    assert c1.status == "reproduced" and c1.ok and c1.measured == "1.23" and c1.how == "phase times"
     assert c2.status == "reproduced with caveat" and c2.ok and c2.caveat == "K <= 8 only"
     assert c3.status == "not reproduced" and not c3.ok
     assert c4.status == "reproduced" and c4.measured == "0.5"
@@ -225,7 +225,7 @@ def test_a_status_that_differs_at_another_scale_is_noted(monkeypatch, tmp_path):
     assert led["D"].check(measured=0, how="h", passed=False).elsewhere == {}
     from icl_lab.claims_html import claim_card
 
-    assert "reproduced at paper scale (the ledger shipped for that scale)" in claim_card(a)
+    assert "Reproduced at paper scale (the ledger shipped for that scale)" in claim_card(a)
 
 
 def test_shipped_ledgers_notes_on_other_scales_are_current():
