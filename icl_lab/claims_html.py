@@ -345,8 +345,8 @@ def _row(c, link: str | None = None, paper: bool = False, row_prefix: str = "led
     # shows them in full): a page's ledger stays short
     folds = (("caveat", c.caveat and caveat_html(c, hyp_prefix)),
              ("other scales", c.elsewhere and html.escape(_elsewhere(c))),
-             ("how", c.how and markdown_inline(c.how)))
-    measured = (markdown_inline(c.measured) or "—") + "".join(
+             ("how", c.how and markdown_inline(plain(c.how))))
+    measured = (markdown_inline(plain(c.measured)) or "—") + "".join(
         f'<details class="icl-muted"><summary>{name}</summary>{text}</details>' for name, text in folds if text)
     attrs = " ".join(f'data-{k}="{html.escape(v)}"' for k, v in (("claim-id", c.id), ("paper", c.paper),
                                                                 ("kind", c.kind), ("status", c.status)))
