@@ -113,7 +113,8 @@ def claim_card(claim) -> str:
             f'<div class="icl-claim-statement mathjax_process" style="margin:.35em 0 .2em">'
             f"{markdown_inline(claim.statement)}</div>"]
     measured = plain(claim.measured if claim.measured not in ("", "—") else "")
-    key = plain(getattr(claim, "key", "") or "") or measured
+    # the deciding quantity (a ledger exported before cards named it: the measured text's first clause)
+    key = plain(getattr(claim, "key", "") or "") or (split_top_level(measured, "; ", quotes="")[0] if measured else "")
     lines = [("Measured", key and markdown_inline(_sentence(key))),
              ("Why", markdown_inline(why_md(claim)))]
     rows += [f'<div class="icl-claim-{label.lower()} mathjax_process" style="font-size:.92em">'
