@@ -317,13 +317,18 @@ def _alternatives_text(t: dict, alts, flips) -> str:
             + " or with ".join(describe(t, a, source=False) for a in alts))
 
 
-def _scaled_text(t: dict, tried: list, moved: list) -> str:
+def _scaled_text(t: dict, tried: list, moved: list, value=None) -> str:
     """The same for a threshold of ours tried at half and twice its size (its tolerance, for a range or an
-    equality; half its distance to the nearer end, for a rate), in a sentence."""
+    equality; half its distance to the nearer end, for a rate), in a sentence. A threshold moved past 1 for a
+    quantity whose every value lies in [0, 1] (a share, an attention mass) is said to be out of its reach."""
     what = "tolerance" if t["is"] in ("between", "equal") else "threshold"
     how = ("moved down", "moved up") if t.get("interval") == "rate" else ("halved", "doubled")
+    vals = [x for v in _seq(value) for x in ((v.lo, v.hi) if isinstance(v, Estimate) else (v,))] if value is not None else []
+    share = bool(vals) and all(isinstance(x, (int, float)) and 0 <= x <= 1 for x in vals)
     same = [f"{h} ({_threshold(u)})" for h, u, m in zip(how, tried, moved) if not m]
-    other = [f"{h} ({_threshold(u)})" for h, u, m in zip(how, tried, moved) if m]
+    other = [f"{h} ({_threshold(u)})" + (", out of reach of a quantity whose values all lie in [0, 1]" if share and
+                                          u["is"] == "above" and isinstance(u.get("than"), (int, float)) and u["than"] > 1
+                                          else "") for h, u, m in zip(how, tried, moved) if m]
     if not other:
         return f"its {what} of ours, {_threshold(t)}: the verdict is the same with it " + " or ".join(same)
     return (f"its {what} of ours, {_threshold(t)}: " + (f"the verdict is the same with it {same[0]}, but " if same else "")
@@ -361,7 +366,7 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
             # no alternatives declared: say whether half and twice the threshold would decide alike
             tried = _scaled(t)
             moved = [evaluate(u, q, where) != out for u in tried]
-            (depends if any(moved) else robust).append(_scaled_text(t, tried, moved))
+            (depends if any(moved) else robust).append(_scaled_text(t, tried, moved, measured(t, q[t["quantity"]])))
         if flips:
             reasons.append(f"the verdict rests on a threshold of ours: {describe(t, source=False)} {out}, but "
                            + " or ".join(describe(t, a, source=False) for a in flips) + f" {'fails' if out == HOLDS else 'holds'}")

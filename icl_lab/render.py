@@ -107,7 +107,7 @@ def _resolved(a, b, d: int) -> bool:
 
 def plain_value(v) -> str:
     """Any measured value as MyST a reader reads: a number (:func:`number`), a statistic with its interval
-    (its own ``str``), a sequence as its values comma-separated (nested ones in parentheses), a mapping as
+    (its own ``str``), a sequence as its values comma-separated (each to three digits, as :func:`plain` reads them) (nested ones in parentheses), a mapping as
     ``key: value`` pairs, a string cleaned of Python reprs (:func:`plain`)."""
     if hasattr(v, "tolist") and getattr(v, "ndim", 0) > 0:
         v = v.tolist()
@@ -117,7 +117,7 @@ def plain_value(v) -> str:
         return ", ".join(f"{plain_value(k)}: {plain_value(x)}" for k, x in v.items())
     if isinstance(v, (list, tuple)):
         if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-            return ", ".join(numbers(v))
+            return ", ".join(number(x) for x in v)
         return ", ".join(f"({plain_value(x)})" if isinstance(x, (list, tuple)) else plain_value(x) for x in v)
     return plain(str(v))
 

@@ -53,6 +53,16 @@ def test_a_card_in_a_code_fold_fails():
     assert found == [("card in a code fold", "p.html: claim O1's card is inside a folded code cell output")]
 
 
+def test_every_shipped_ledger_row_reads_without_reprs():
+    from icl_lab.claims_html import _row
+
+    claims = load_all(REFERENCE / "claims" / "paper")
+    rows = [{**_card(_row(c), cid=c.id), "where": "ledger row"} for c in claims]
+    assert bc.card_checks("all.html", rows) == []
+    assert bc.card_checks("p.html", [{**_card("<td>ok = True</td>"), "where": "ledger row"}])[0][1].startswith(
+        "p.html: claim C1's ledger row shows a Python boolean")
+
+
 def test_a_formula_wider_than_the_column_fails_unless_it_scrolls():
     wide = {"width": 520, "right": 540, "column": 374, "scrolls": False, "display": True, "tex": "L = ..."}
     assert bc.math_overflow_checks("p.html", [wide])[0][0] == "formula overflows on a phone"

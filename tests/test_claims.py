@@ -237,3 +237,24 @@ def test_shipped_ledgers_notes_on_other_scales_are_current():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.stale() == [], "run tools/refresh_elsewhere.py"
+
+
+def test_words_inside_math_are_refused_when_claims_are_read():
+    from icl_lab.claims import parse_declarations
+
+    bad = "[[claim]]\nid = 'Z1'\nlocation = 'Fig. 1'\nstatement = 'It holds ($N >= 20 K^3 as in Lemma C.5$).'\n"
+    with pytest.raises(ConfigError, match=r"claim 'Z1'.*statement has words inside math \(Lemma\)"):
+        parse_declarations(bad, "common")
+    ok = bad.replace("($N >= 20 K^3 as in Lemma C.5$)", r"($N \ge 20 K^3$, as in Lemma C.5; $L^{\mathrm{low}}$)")
+    assert parse_declarations(ok, "common")["Z1"].statement.endswith(r"Lemma C.5; $L^{\mathrm{low}}$).")
+
+
+def test_hypotheses_render_as_prose_with_inline_math():
+    from icl_lab.claims_html import condition_md
+    from icl_lab.render import prose_in_math
+
+    for cond, want in [("N >> K^3 (read N >= 20 K^3, as in Lemma C.5)", r"$N \gg K^{3}$ (read $N \ge 20 K^{3}$, as in Lemma C.5)"),
+                       ("eta t >= 1/(4 p_2 L_2^low)", r"$\eta t \ge 1/(4 p_2 L_2^{\mathrm{low}})$"),
+                       ("L_k = p_k K - c > 0 (k >= 2 for E*_imbal)", r"$L_k = p_k K - c > 0$ ($k \ge 2$ for $E^*_{\mathrm{imbal}}$)"),
+                       ("sigma = 0 (Case 1) or n = 2 (Case 2)", r"$\sigma = 0$ (Case 1) or $n = 2$ (Case 2)")]:
+        assert condition_md(cond) == want and prose_in_math(want) == []

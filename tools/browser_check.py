@@ -49,7 +49,7 @@ from a local HTTP server with all other network access blocked, and the check fa
   - at phone width (390 px) a ledger table that is not stacked into cards (every fold opened);
 * claim cards and code, every fold opened (:func:`card_checks`, :func:`code_dash_checks`):
   - a claim card inside a code cell's fold ("Show code cell outputs"): a claim is shown where it is checked;
-  - a Python repr in a card (a list, a dict, True/False, inf, nan, a float like 1e+200:
+  - a Python repr in a card or a ledger row (a list, a dict, True/False, inf, nan, a float like 1e+200:
     :func:`icl_lab.render.reprs`) or words inside a card's math (:func:`icl_lab.render.prose_in_math`);
   - a non-ASCII dash (``–scale``) in code a reader copies;
 * at phone width (390 px) a formula wider than the column without a scroll container of its own
@@ -321,7 +321,7 @@ _REPR_START = re.compile(r"^\s*(?:[\[({]|True\b|False\b|None\b|array\(|tensor\(|
 _CARDS_JS = r"""() => {
   const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
   const docs = (window.MathJax && MathJax.startup && MathJax.startup.document) || null;
-  return Array.from(art.querySelectorAll('.icl-claim-card')).map(card => {
+  const cards = Array.from(art.querySelectorAll('.icl-claim-card')).map(card => {
     let folded = false;
     for (let d = card.parentElement && card.parentElement.closest('details'); d; d = d.parentElement && d.parentElement.closest('details')) {
       const s = d.querySelector(':scope > summary');
@@ -333,8 +333,17 @@ _CARDS_JS = r"""() => {
     try { tex = docs ? Array.from(docs.getMathItemsWithin(card)).map(m => m.math) : []; } catch (e) { tex = []; }
     const clone = card.cloneNode(true);
     clone.querySelectorAll('mjx-container, .MathJax, script').forEach(m => m.replaceWith(' '));
-    return {id: card.getAttribute('data-claim-id') || card.id, text: clone.textContent, tex: tex, folded: folded};
+    return {id: card.getAttribute('data-claim-id') || card.id, text: clone.textContent, tex: tex, folded: folded,
+            where: 'card'};
   });
+  const rows = Array.from(art.querySelectorAll('.icl-ledger tr[data-claim-id]')).map(tr => {
+    let tex = [];
+    try { tex = docs ? Array.from(docs.getMathItemsWithin(tr)).map(m => m.math) : []; } catch (e) { tex = []; }
+    const clone = tr.cloneNode(true);
+    clone.querySelectorAll('mjx-container, .MathJax, script').forEach(m => m.replaceWith(' '));
+    return {id: tr.getAttribute('data-claim-id'), text: clone.textContent, tex: tex, folded: false, where: 'ledger row'};
+  });
+  return cards.concat(rows);
 }"""
 
 # code a reader copies: its text; headings (derivations, exercises)
@@ -370,20 +379,21 @@ NON_ASCII_DASH = re.compile(r"[\u2010-\u2015\u2212]")
 
 
 def card_checks(rel: str, cards: list[dict]) -> list[tuple[str, str]]:
-    """(kind, message) for claim cards (read with every fold opened): a card inside a code cell's fold,
-    a Python repr in its text, words inside its math. ``cards``: ``{id, text, tex, folded}`` each (its
-    text without the math, and the TeX of each formula)."""
+    """(kind, message) for claim cards and ledger rows (read with every fold opened): a card inside a code
+    cell's fold, a Python repr in its text, words inside its math. ``cards``: ``{id, text, tex, folded,
+    where}`` each (its text without the math, the TeX of each formula, ``where``: card or ledger row)."""
     from icl_lab.render import prose_in_math, reprs
 
     bad = []
     for c in cards:
+        what = f"claim {c['id']}'s {c.get('where', 'card')}"
         if c.get("folded"):
-            bad.append(("card in a code fold", f"{rel}: claim {c['id']}'s card is inside a folded code cell output"))
+            bad.append(("card in a code fold", f"{rel}: {what} is inside a folded code cell output"))
         for r in reprs(c.get("text", "")):
-            bad.append(("python repr in a card", f"{rel}: claim {c['id']}'s card shows {r}"))
+            bad.append(("python repr in a card", f"{rel}: {what} shows {r}"))
         words = [w for t in c.get("tex", ()) for w in prose_in_math(f"${t}$")]
         if words:
-            bad.append(("prose in math", f"{rel}: claim {c['id']}'s card has words inside math: {', '.join(words[:4])}"))
+            bad.append(("prose in math", f"{rel}: {what} has words inside math: {', '.join(words[:4])}"))
     return bad
 
 
