@@ -63,7 +63,7 @@ def _elsewhere(claim) -> str:
 def _sentence(text: str) -> str:
     """``text`` as one sentence: a capital first letter (outside math) and a full stop."""
     t = (text or "").strip().rstrip(";,")
-    if t and t[0].isalpha():
+    if re.match(r"[a-z]{2,}\b", t):  # a word, not a symbol ("f and -f ...")
         t = t[0].upper() + t[1:]
     return t if not t or t.endswith((".", "?", "!")) else t + "."
 
