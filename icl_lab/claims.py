@@ -419,12 +419,14 @@ def _quantities(q: dict, tests=()) -> str:
     return "; ".join(f"{k}: {plain_value(v)}" if isinstance(v, bool) else f"{k} = {_fmt(v)}" for k, v in q.items())
 
 
-def _fmt(v) -> str:
-    """A value, or a sequence of values, as a reader reads it (long sequences summarised)."""
+def _fmt(v, shown: int = 0) -> str:
+    """A value, or a sequence of values, as a reader reads it (a sequence longer than ``shown``, default
+    ``_SHOWN_VALUES``, summarised by its first and last values and its length)."""
+    shown = shown or _SHOWN_VALUES
     if hasattr(v, "tolist") and getattr(v, "ndim", 0) > 0:
         v = v.tolist()
-    if isinstance(v, (list, tuple)) and len(v) > _SHOWN_VALUES:
-        head = v[:_SHOWN_VALUES - 2]
+    if isinstance(v, (list, tuple)) and len(v) > shown:
+        head = v[:shown - 2]
         return f"{plain_value(head)}, …, {plain_value(v[-2:])} ({len(v)} values)"
     return plain_value(v)
 
@@ -443,10 +445,10 @@ def _key(test: dict, value) -> str:
         import statistics
 
         comb = {"mean": statistics.fmean, "median": statistics.median, "min": min, "max": max}[stat](seq)
-        return f"{stat} of {name} = {plain_value(comb)} over {len(seq)} values ({_fmt(seq)})"
+        return f"{stat} of {name} = {plain_value(comb)} over {len(seq)} values ({_fmt(seq, 4)})"
     if isinstance(v, bool):
         return f"{name}: {plain_value(v)}"
-    return f"{name} = {_fmt(v)}"
+    return f"{name} = {_fmt(v, 4)}"
 
 
 def claims_dir() -> Path:

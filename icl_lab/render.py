@@ -160,9 +160,10 @@ def _list(m) -> str:
 
 _TUPLE = r"\(((?:\s*-?\d+\.\d*(?:e[+-]?\d+)?\s*,)+\s*-?\d+\.\d*(?:e[+-]?\d+)?)\s*\)"
 _WORD = r"(\s*=\s*)?(?<![\w-])(True|False|None|-?inf|nan)(?![\w-])"
+_ONE = rf"=\s*\[\s*{_NUM}\s*\]"  # "K = [10]": a list of one value
 # one pass, the first alternative that matches wins: nothing replaced is read again (plain(plain(t)) == plain(t))
 _REPR = re.compile("|".join(f"(?P<{n}>{p})" for n, p in (
-    ("nested", _NESTED.pattern), ("dict", _DICT.pattern), ("list", _LIST.pattern), ("tuple", _TUPLE),
+    ("nested", _NESTED.pattern), ("dict", _DICT.pattern), ("list", _LIST.pattern), ("one", _ONE), ("tuple", _TUPLE),
     ("word", _WORD), ("float", _FLOAT.pattern))))
 
 
@@ -176,6 +177,8 @@ def _one_repr(m) -> str:
             f"{_item(k)} → {_item(v)}" for k, _, v in (p.partition(":") for p in split_top_level(body.group(2))))
     if kind == "list":
         return _list(_LIST.fullmatch(g))
+    if kind == "one":
+        return "= " + _item(g[g.index("[") + 1:-1])
     if kind == "tuple":
         return "(" + ", ".join(_items(g.strip()[1:-1])) + ")"
     if kind == "word":
@@ -212,7 +215,7 @@ def plain(text) -> str:
 
 #: what reads as a Python repr in text a reader sees (outside math and code)
 REPRS = [
-    (re.compile(r"\[\s*\[|\(\s*\["), "a nested list"),
+    (re.compile(r"\[\s*\["), "a nested list"),
     (re.compile(r"\{[^{}$]*?:[^{}$]*\}"), "a dict"),
     (re.compile(r"(?<![\w-])(?:True|False|None)(?![\w-])"), "a Python boolean or None"),
     (re.compile(r"(?<![\w\\-])(?:inf|nan)(?![\w-])"), "inf or nan"),
