@@ -38,7 +38,6 @@ are judged".
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import string
@@ -51,7 +50,7 @@ from . import paths, schemas
 from .claims_html import FilterableLedger, claim_card, ledger_html
 from .config import SCALES, get_scale
 from .papers import PAPERS
-from .render import md_table
+from .render import md_table, plain, plain_value, prose_in_math
 
 STATUSES = ("reproduced", "reproduced with caveat", "not reproduced", "inconclusive", "not checkable")
 KINDS = ("paper", "consistency", "finding")
@@ -203,10 +202,26 @@ def parse_declarations(text: str, paper: str) -> dict[str, Declared]:
                     choice=criteria.parse_choice(row["choice"], name) if "choice" in row else None,
                     caveat=row.get("caveat", ""), how=row.get("how", ""),
                     unconditional=row.get("unconditional", ""))
+        _no_prose_in_math(d, name)
         if d.id in out:
             raise chk.ConfigError(f"{where}: claim id {d.id!r} is declared twice")
         out[d.id] = d
     return out
+
+
+def _no_prose_in_math(d: Declared, name: str) -> None:
+    """Refuse words inside math (``$N >= 20 K^3 as in Lemma C.5$`` reads "asinLemmaC.5"): in the statement,
+    location and caveat as written, and in each hypothesis as the cards render it."""
+    from .claims_html import condition_md, hypothesis_name
+
+    texts = [("statement", d.statement), ("location", d.location), ("caveat", d.caveat)]
+    texts += [(f"hypothesis {h!r}", condition_md(h.partition(": ")[2] if hypothesis_name(h) != h else h))
+              for h in d.hypotheses]
+    for what, text in texts:
+        words = prose_in_math(text)
+        if words:
+            raise chk.ConfigError(f"{name}: {what} has words inside math ({', '.join(words[:3])}): write them "
+                                  r"outside $...$ or as \text{...}")
 
 
 def _field(table: dict, path: list, rule: str) -> str:
@@ -235,6 +250,9 @@ class Claim:
     criterion: list = field(default_factory=list)  # the declared tests, in words
     robust: list = field(default_factory=list)  # what the verdict was checked against and does not depend on
     depends: list = field(default_factory=list)  # what it depends on (thresholds of ours, a choice)
+    key: str = ""  # the card's measured sentence: the deciding quantity with its value (and interval)
+    held: list = field(default_factory=list)  # the deciding tests that hold, in words
+    failed: list = field(default_factory=list)  # those that fail
 
     def measure(self, values: dict | None = None, /, *, how: str = "", measured=None, hypotheses: dict | None = None,
                 under: dict | None = None, **quantities) -> "Claim":
@@ -292,6 +310,11 @@ class Claim:
                      inconclusive=v.inconclusive or None, regardless=v.regardless)
         self.criterion = [criteria.describe(t) for t in d.tests]
         self.robust, self.depends = list(v.robust), list(v.depends)
+        deciding = [t for t in d.tests if t.get("fails", "not reproduced") == "not reproduced"] or list(d.tests)
+        outs = [criteria.evaluate(t, q, where) for t in deciding]
+        self.held = [criteria.describe(t, source=False) for t, o in zip(deciding, outs) if o == criteria.HOLDS]
+        self.failed = [criteria.describe(t, source=False) for t, o in zip(deciding, outs) if o == criteria.FAILS_]
+        self.key = _key(deciding[0], q[deciding[0]["quantity"]]) + (f" (under {best})" if d.choice else "")
         self.elsewhere = _elsewhere(self)
         return self
 
@@ -308,6 +331,7 @@ class Claim:
     def cannot_decide(self, *, how: str, why: str, measured="—") -> "Claim":
         """Record that nothing measured here can decide the claim (e.g. a record is missing)."""
         self._decide(measured=measured, how=how, passed=False, inconclusive=why)
+        self.key, self.held, self.failed = "", [], []
         self.elsewhere = _elsewhere(self)
         return self
 
@@ -323,6 +347,7 @@ class Claim:
                                   "quantities with measure()")
         self._decide(measured=measured, how=how, passed=passed, caveat=caveat, hypotheses=hypotheses,
                      inconclusive=inconclusive)
+        self.key, self.held, self.failed = "", [], []
         self.elsewhere = _elsewhere(self)
         return self
 
@@ -348,7 +373,7 @@ class Claim:
         if unknown:
             raise chk.ConfigError(f"hypotheses {unknown} are not declared for claim {self.id} "
                                   f"(declared: {list(self.hypotheses_declared)})")
-        self.measured = _fmt(measured)
+        self.measured = plain(_fmt(measured))
         self.how = how
         self.hypotheses = hyp
         violated = [k for k, v in hyp.items() if not v]
@@ -387,21 +412,43 @@ def _elsewhere(c: Claim) -> dict:
 
 
 def _quantities(q: dict, tests=()) -> str:
-    """Measured quantities as text: ``name = value`` (a sequence: its values, comma-separated; per-seed
-    values that a test judges by an interval: that statistic with its interval)."""
+    """Measured quantities as text (:func:`icl_lab.render.plain_value`): ``name = value`` (a sequence: its
+    values, comma-separated; per-seed values that a test judges by an interval: that statistic with its
+    interval; a yes-or-no answer: ``name: yes``)."""
     q = {k: next((criteria.measured(t, v) for t in tests if t["quantity"] == k), v) for k, v in q.items()}
-    def one(v):
-        v = v.tolist() if hasattr(v, "tolist") and getattr(v, "ndim", 0) > 0 else v
-        return ", ".join(map(_fmt, v)) if isinstance(v, (list, tuple)) else _fmt(v)
-    return "; ".join(f"{k} = {one(v)}" for k, v in q.items())
+    return "; ".join(f"{k}: {plain_value(v)}" if isinstance(v, bool) else f"{k} = {_fmt(v)}" for k, v in q.items())
 
 
-def _fmt(v) -> str:
-    if isinstance(v, float):
-        return "nan" if math.isnan(v) else f"{v:.4g}"
-    if hasattr(v, "item") and getattr(v, "ndim", 1) == 0:
-        return _fmt(v.item())
-    return str(v)
+def _fmt(v, shown: int = 0) -> str:
+    """A value, or a sequence of values, as a reader reads it (a sequence longer than ``shown``, default
+    ``_SHOWN_VALUES``, summarised by its first and last values and its length)."""
+    shown = shown or _SHOWN_VALUES
+    if hasattr(v, "tolist") and getattr(v, "ndim", 0) > 0:
+        v = v.tolist()
+    if isinstance(v, (list, tuple)) and len(v) > shown:
+        head = v[:shown - 2]
+        return f"{plain_value(head)}, …, {plain_value(v[-2:])} ({len(v)} values)"
+    return plain_value(v)
+
+
+_SHOWN_VALUES = 8  # a longer sequence is shown as its first and last values and its length
+
+
+def _key(test: dict, value) -> str:
+    """The card's measured sentence: the quantity a deciding test reads, with the value it judges (a
+    statistic of a sequence with the number of values it is taken over; an interval where there is one)."""
+    name, stat = test["quantity"], test.get("statistic", "all")
+    v = criteria.measured(test, value)
+    seq = v.tolist() if hasattr(v, "tolist") and getattr(v, "ndim", 0) > 0 else v
+    if isinstance(seq, (list, tuple)) and len(seq) > 1 and stat in ("mean", "median", "min", "max") and \
+            all(isinstance(x, (int, float)) for x in seq):
+        import statistics
+
+        comb = {"mean": statistics.fmean, "median": statistics.median, "min": min, "max": max}[stat](seq)
+        return f"{stat} of {name} = {plain_value(comb)} over {len(seq)} values ({_fmt(seq, 4)})"
+    if isinstance(v, bool):
+        return f"{name}: {plain_value(v)}"
+    return f"{name} = {_fmt(v, 4)}"
 
 
 def claims_dir() -> Path:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .papers import PAPERS
 from .paths import book_root
-from .render import markdown_inline, split_top_level
+from .render import markdown_inline, plain, split_top_level
 
 STATUS_COLORS = {
     "reproduced": "#1a7f37",
@@ -60,8 +60,49 @@ def _elsewhere(claim) -> str:
             + (" (the ledger shipped for that scale)" if n == 1 else " (the ledgers shipped for those scales)"))
 
 
+def _sentence(text: str) -> str:
+    """``text`` as one sentence: a capital first letter (outside math) and a full stop."""
+    t = (text or "").strip().rstrip(";,")
+    if re.match(r"[a-z]{2,}\b", t):  # a word, not a symbol ("f and -f ...")
+        t = t[0].upper() + t[1:]
+    return t if not t or t.endswith((".", "?", "!")) else t + "."
+
+
+def _tests(items) -> str:
+    """Tests in words, joined: ``a``; ``a and b``; ``a, b and c``."""
+    items = [plain(x) for x in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def why_md(claim) -> str:
+    """One sentence (MyST) of why the claim has its status: the tests that hold or fail, the caveat
+    or the reason it cannot be decided."""
+    held, failed = list(getattr(claim, "held", ()) or ()), list(getattr(claim, "failed", ()) or ())
+    cav = caveat_md(claim)
+    if claim.status == "not checkable":
+        return _sentence(plain(claim.how) or "nothing measurable here can test it")
+    if claim.status == "inconclusive":
+        return _sentence("the measurement cannot decide it: " + (cav or "see how it is decided"))
+    if claim.status == "not reproduced":
+        what = (f"{_tests(failed)} fail{'s' if len(failed) == 1 else ''}" if failed else
+                "the measurement fails its criterion")
+        return _sentence(what + (f" ({cav})" if cav else ", and the statement's hypotheses hold where it was measured"))
+    holds = (f"the test holds: {_tests(held)}" if len(held) == 1 else
+             f"all {len(held)} tests hold: {_tests(held)}" if held else "every test of its criterion holds")
+    return _sentence(holds + (f"; but {cav}" if cav and claim.status == "reproduced with caveat" else ""))
+
+
+def _hyp_md(h: str, ok: bool, claim, prefix: str = "hypotheses") -> str:
+    name = hypothesis_name(h)
+    what = f"[{name}](#{_slug(prefix, claim.paper)})" if name != h else condition_md(h)
+    return f"{what} {'held' if ok else 'did not hold'}"
+
+
 def claim_card(claim) -> str:
-    """One claim as a card: status, kind and location, statement, measured value and how, caveat."""
+    """One claim as a card a student reads: status, kind and location, statement, one sentence of what was
+    measured (its key number with its interval) and one of why that verdict; how it is decided (every
+    measured value, the criterion, hypotheses, what the verdict is robust to and depends on) under one fold,
+    in sentences with math rendered."""
     color = STATUS_COLORS.get(claim.status, "#6e7781")
     _SHOWN_CARDS.add(anchor(claim))
     # the location is MyST too ("Lemma 4.2 at $p_1 = 0.3$"): its math is typeset like the statement's
@@ -71,59 +112,134 @@ def claim_card(claim) -> str:
             f'<span class="mathjax_process" style="font-size:.85em;color:{_MUTED}">{meta}</span></div>',
             f'<div class="icl-claim-statement mathjax_process" style="margin:.35em 0 .2em">'
             f"{markdown_inline(claim.statement)}</div>"]
-    how = f' <span style="color:{_MUTED}">({markdown_inline(claim.how)})</span>' if claim.how else ""
-    lines = [("Measured", (claim.measured or claim.how) and (markdown_inline(claim.measured) or "—") + how),
-             ("Caveat", claim.caveat and caveat_html(claim)),
-             ("Other scales", claim.elsewhere and html.escape(_elsewhere(claim)))]
-    rows += [f'<div class="mathjax_process" style="font-size:.92em"><strong>{label}:</strong> {body}</div>'
-             for label, body in lines if body]
+    measured = plain(claim.measured if claim.measured not in ("", "—") else "")
+    # the deciding quantity (a ledger exported before cards named it: the measured text's first clause)
+    key = plain(getattr(claim, "key", "") or "") or (split_top_level(measured, "; ", quotes="")[0] if measured else "")
+    lines = [("Measured", key and markdown_inline(_sentence(key))),
+             ("Why", markdown_inline(why_md(claim)))]
+    rows += [f'<div class="icl-claim-{label.lower()} mathjax_process" style="font-size:.92em">'
+             f"<strong>{label}:</strong> {body}</div>" for label, body in lines if body]
     # how it is decided: folded, so that a page of cards stays short; the summary says if a choice of ours decides
-    held = [f"{h}: {'held' if ok else 'violated'}" for h, ok in (claim.hypotheses or {}).items()]
-    decided = [f'<div><strong>{label}:</strong> {html.escape("; ".join(items))}</div>' for label, items in
-               (("Criterion", claim.criterion), ("Hypotheses", held), ("Robust to", claim.robust),
-                ("Depends on", claim.depends)) if items]
+    hyps = "; ".join(_hyp_md(h, ok, claim) for h, ok in (claim.hypotheses or {}).items())
+    decided = [(label, text) for label, text in (
+        ("Everything measured", measured and measured != key and measured + (f" ({plain(claim.how)})" if claim.how else "")),
+        ("How it was measured", claim.how and (not measured or measured == key) and claim.status != "not checkable"
+         and plain(claim.how)),
+        ("Criterion", "; ".join(plain(x) for x in claim.criterion)),
+        ("Hypotheses", hyps),
+        ("Caveat", claim.caveat and claim.status not in ("inconclusive", "reproduced with caveat", "not reproduced")
+         and caveat_md(claim)),
+        ("Robust to", "; ".join(plain(x) for x in claim.robust)),
+        ("Depends on", "; ".join(plain(x) for x in claim.depends)),
+        ("Other scales", claim.elsewhere and _elsewhere(claim))) if text]
     if decided:
         n = len(claim.depends)
-        rows.append(f'<details style="font-size:.92em;color:{_MUTED}"><summary>How it is decided'
+        body = "".join(f"<div><strong>{label}:</strong> {markdown_inline(_sentence(text))}</div>" for label, text in decided)
+        rows.append(f'<details class="icl-claim-how mathjax_process" style="font-size:.92em;color:{_MUTED}">'
+                    f"<summary>How it is decided"
                     + (f" (depends on {n} choice{'s' if n > 1 else ''} of ours)" if n else "")
-                    + f'</summary>{"".join(decided)}</details>')
+                    + f"</summary>{body}</details>")
     return (f'<div class="icl-claim-card" id="{anchor(claim)}" data-claim-id="{html.escape(claim.id)}" '
             f'data-status="{html.escape(claim.status)}" '
             f'style="border:1px solid #d0d7de;border-left:6px solid {color};border-radius:6px;'
-            f'padding:.45em .8em;margin:.6em 0;max-width:100%;box-sizing:border-box">{"".join(rows)}</div>')
+            f'padding:.45em .8em;margin:.6em 0;max-width:100%;box-sizing:border-box;overflow-x:auto">{"".join(rows)}</div>')
 
 
 # -- hypotheses: stated once per chapter, named in cards and rows ---------------------------------
 
 _GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "lambda", "mu", "nu", "rho", "sigma",
           "tau", "phi", "psi", "omega", "Theta", "Omega", "Lambda", "Delta")
-_FUNCS = {"log": r"\log", "exp": r"\exp", "poly": r"\mathrm{poly}", "polylog": r"\mathrm{polylog}"}
+_FUNCS = {"polylog": r"\mathrm{polylog}", "poly": r"\mathrm{poly}", "log": r"\log", "exp": r"\exp",
+          "min": r"\min", "max": r"\max", "span": r"\mathrm{span}"}
 _RELATION = re.compile(r">=|<=|!=|[<>=]|\bin\b")
 
 
 def _tex(expr: str) -> str:
     """A condition written in ASCII (``m >= eps_m^-2 M1^2 log N``) as TeX."""
     t = expr.strip()
+    t = re.sub(r"(?<![\^_])\{([^{}]*)\}", r"\\{\1\\}", t)  # a set or an indicator: span{mu}, 1{k = m}
+    t = re.sub(r"\bsqrt\(([^()]*)\)|\bsqrt\s+(\w)", lambda m: r"\sqrt{" + (m.group(1) or m.group(2)) + "}", t)
+    t = re.sub(r"(?<![A-Za-z\\])(sum|perp)(?![A-Za-z])", r"\\\1", t)
+    t = t.replace(" ~ ", r" \sim ").replace("+-", r"\pm ")
+    t = re.sub(r"\^\(([^()]*)\)", r"^{\1}", t)  # ^(2/d)
     t = re.sub(r"\^(-?[0-9.]+|\{[^}]*\})", lambda m: "^{" + m.group(1).strip("{}") + "}", t)
+    t = re.sub(r"\^([A-Za-z]{2,})\b", r"^{\\mathrm{\1}}", t)  # L_2^low
+    t = re.sub(r"(?<=[A-Za-z])\*", "^*", t)  # E*_imbal
     t = re.sub(r"(?<!\\)\b(" + "|".join(_GREEK) + r")(?=\b|_)", r"\\\1", t)
     t = re.sub(r"(?<!\\)\beps(?=\b|_)", r"\\epsilon", t)
-    t = re.sub(r"\b(" + "|".join(_FUNCS) + r")\b", lambda m: _FUNCS[m.group(1)], t)
+    t = re.sub(r"(?<![A-Za-z\\])(" + "|".join(_FUNCS) + r")(?![A-Za-z])", lambda m: _FUNCS[m.group(1)], t)
+    t = re.sub(r"_([A-Za-z]{2,})\b", r"_{\\mathrm{\1}}", t)  # E^*_imbal
     t = re.sub(r"\b([A-Za-z])([0-9]+)\b", r"\1_\2", t)  # M1 -> M_1
+    t = t.replace(">>", r"\gg ").replace("<<", r"\ll ")
     t = t.replace(">=", r"\ge ").replace("<=", r"\le ").replace("!=", r"\ne ")
     t = re.sub(r"(?<=\s)in(?=\s)", r"\\in", t)
     return re.sub(r"\s+", " ", t)
 
 
+_MATH_WORDS = {*_GREEK, *_FUNCS, "sqrt", "sum", "perp", "eps", "min", "max", "tr", "in"}
+_FORMULA = re.compile(r">=|<=|!=|>>|<<|[<>=+/^_*|]|\b(?:" + "|".join(_GREEK) + r"|sqrt|sum|log)\b")
+
+
+def _prose_token(tok: str) -> bool:
+    core = tok.strip("(),;:.")
+    if core in ("i.e", "e.g", "cf"):
+        return True
+    return bool(re.fullmatch(r"[A-Za-z]{2,}(?:-[A-Za-z]+)*|[A-Za-z]+(?:-[A-Za-z]+)+", core)) and core not in _MATH_WORDS
+
+
+def _mixed(text: str) -> str:
+    """Words and formulas in one phrase ("k >= 2 for E*_imbal"): each run of tokens between words that
+    holds a relation or an operator becomes ``$...$``, the rest stays prose."""
+    toks = text.split()
+    prose = [_prose_token(t) for t in toks]
+    for i, t in enumerate(toks):  # "in" is a relation between formulas, a word beside words ("as in Lemma")
+        if t == "in" and ((i and prose[i - 1]) or (i + 1 < len(toks) and prose[i + 1])):
+            prose[i] = True
+    out, run = [], []
+
+    def flush():
+        if not run:
+            return
+        f = " ".join(run)
+        lead = trail = ""
+        while f.startswith("(") and f.count("(") > f.count(")"):
+            lead, f = lead + "(", f[1:]
+        m = re.search(r"[,;:.)]+$", f)
+        while m and (m.group(0) != ")" * len(m.group(0)) or f.count(")") > f.count("(")):
+            cut = 1 if f[-1] != ")" or f.count(")") > f.count("(") else 0
+            if not cut:
+                break
+            trail, f = f[-1] + trail, f[:-1]
+            m = re.search(r"[,;:.)]+$", f)
+        out.append(lead + (f"${_tex(f)}$" if f and _FORMULA.search(f) else f) + trail)
+        run.clear()
+
+    for t, p in zip(toks, prose):
+        if p:
+            flush()
+            out.append(t)
+        else:
+            run.append(t)
+    flush()
+    return " ".join(out)
+
+
+def _condition_part(part: str) -> str:
+    """One part of a condition: a formula with, at its end, a note in parentheses that holds words (each of
+    the note's parts as prose with math), or a phrase of words and formulas."""
+    m = re.fullmatch(r"(.*?)\s*\(((?:[^()]|\([^()]*\))*)\)", part, re.S)
+    if m and m.group(1).strip() and any(_prose_token(t) for t in m.group(2).split()):
+        note = "; ".join(condition_md(x) for x in split_top_level(m.group(2), "; ", quotes=""))
+        return f"{_condition_part(m.group(1))} ({note})"
+    return _mixed(part)
+
+
 def condition_md(cond: str) -> str:
     """A condition in ASCII as MyST, math where it is a formula and prose where it is words: each
-    comma-separated part with a relation becomes ``$...$``; a trailing ``(words)`` stays text."""
-    parts = []
-    for part in split_top_level(cond, ", ", quotes=""):  # "delta in (0, 0.1)" stays whole; alpha' is a prime
-        formula, note = re.fullmatch(r"(.*?)(\s*\([A-Za-z][A-Za-z ,.-]*\))?", part, re.S).groups(default="")
-        words = re.sub(r"\b(" + "|".join(_GREEK + tuple(_FUNCS)) + r")\b", "", formula)
-        math = _RELATION.search(formula) and not re.search(r"\b[a-z]{5,}\b", words)
-        parts.append(f"${_tex(formula)}${note}" if math else part)
-    return ", ".join(parts)
+    comma-separated part is split into runs of words (prose) and formulas (``$...$``); a note in
+    parentheses at its end is read the same way. Words never end up inside math
+    (:func:`icl_lab.render.prose_in_math` finds none in the result)."""
+    return ", ".join(_condition_part(p) for p in split_top_level(cond, ", ", quotes=""))
 
 
 def condition_html(cond: str) -> str:
@@ -163,14 +279,19 @@ def hypotheses_html(claims, paper: str, prefix: str = "hypotheses") -> str:
             f"and rows)</summary><ul>{items}{more}</ul></details>")
 
 
-def caveat_html(claim, prefix: str = "hypotheses") -> str:
-    """The caveat, with each condition of the claim that it lists by name (linking to the chapter's
-    hypotheses where they are stated) and the others rendered as math."""
+def caveat_md(claim, prefix: str = "hypotheses") -> str:
+    """The caveat as MyST, in words: each condition of the claim that it lists by name links to the
+    chapter's hypotheses where they are stated, the others are rendered as math."""
     def one(m) -> str:  # one pass, longest condition first: no condition is looked for inside another's text
         name = hypothesis_name(m.group(0))
         return f"[{name}](#{_slug(prefix, claim.paper)})" if name != m.group(0) else condition_md(name)
     hyps = sorted(_hypotheses([claim]), key=len, reverse=True)
-    return markdown_inline(re.sub("|".join(map(re.escape, hyps)), one, claim.caveat or "") if hyps else claim.caveat)
+    return plain(re.sub("|".join(map(re.escape, hyps)), one, claim.caveat or "") if hyps else claim.caveat)
+
+
+def caveat_html(claim, prefix: str = "hypotheses") -> str:
+    """:func:`caveat_md` as HTML."""
+    return markdown_inline(caveat_md(claim, prefix))
 
 
 # -- ledgers -----------------------------------------------------------------------------------
@@ -225,8 +346,8 @@ def _row(c, link: str | None = None, paper: bool = False, row_prefix: str = "led
     # shows them in full): a page's ledger stays short
     folds = (("caveat", c.caveat and caveat_html(c, hyp_prefix)),
              ("other scales", c.elsewhere and html.escape(_elsewhere(c))),
-             ("how", c.how and markdown_inline(c.how)))
-    measured = (markdown_inline(c.measured) or "—") + "".join(
+             ("how", c.how and markdown_inline(plain(c.how))))
+    measured = (markdown_inline(plain(c.measured)) or "—") + "".join(
         f'<details class="icl-muted"><summary>{name}</summary>{text}</details>' for name, text in folds if text)
     attrs = " ".join(f'data-{k}="{html.escape(v)}"' for k, v in (("claim-id", c.id), ("paper", c.paper),
                                                                 ("kind", c.kind), ("status", c.status)))

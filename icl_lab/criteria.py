@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from . import metrics
 from . import params as chk
 from . import schemas
+from .render import number, numbers
 
 TESTS = ("below", "above", "between", "equal", "true", "false", "increasing", "decreasing", "nearer")
 STATISTICS = ("all", "any", "mean", "median", "min", "max")
@@ -72,7 +73,8 @@ class Estimate:
 
     def __str__(self) -> str:
         n = f", {self.n} seeds" if self.n else ""
-        return f"{_num(self.value)} [{_num(self.lo)}, {_num(self.hi)}]" + (f" ({self.what}{n})" if self.what else n)
+        value, lo, hi = numbers([self.value, self.lo, self.hi])
+        return f"{value} [{lo}, {hi}]" + (f" ({self.what}{n})" if self.what else n)
 
 
 def median_of(values, seed: int = 0) -> Estimate:
@@ -104,11 +106,8 @@ def rate_of(successes: int, n: int) -> Estimate:
 
 
 def _num(v) -> str:
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, (int, float)):
-        return "nan" if isinstance(v, float) and math.isnan(v) else f"{v:.4g}"
-    return str(v)
+    """A number of a test or a verdict as a reader reads it (:func:`icl_lab.render.number`)."""
+    return number(v) if isinstance(v, (bool, int, float)) else str(v)
 
 
 # -- declaring: the [[claim.test]] rows are checked once, when claims.toml is read ---------------------
@@ -270,8 +269,8 @@ def evaluate(test: dict, q: dict, where: str, threshold=None) -> str:
     return _interval_outcome(x, x, acc, strict)
 
 
-def describe(test: dict, threshold=None) -> str:
-    """A test in words: ``slope between -2.3 and -1.7 (ours: ...)``."""
+def describe(test: dict, threshold=None, source: bool = True) -> str:
+    """A test in words: ``slope between -2.3 and -1.7 (ours: ...)`` (without its source: ``source=False``)."""
     t = {**test, "range": threshold, "than": threshold} if threshold is not None else test
     stat = t.get("statistic", "all")
     q = t["quantity"] if stat == "all" else f"{stat} of {t['quantity']}"
@@ -282,7 +281,7 @@ def describe(test: dict, threshold=None) -> str:
             "nearer": lambda: f"nearer {_num(t['to'])} than {_num(t['than'])}"}[t["is"]]()
     if stat == "any" and t["is"] not in ("true", "false"):
         q = f"some value of {t['quantity']}"
-    src = f" ({t['source']})" if t.get("source") else ""
+    src = f" ({t['source']})" if t.get("source") and source else ""
     return f"{q} {what}{src}"
 
 
@@ -301,6 +300,39 @@ def _scaled(t: dict) -> list:
     if t["is"] == "equal" and isinstance(t["to"], (int, float)):
         return [{**t, "tol": t["tol"] * f} for f in (0.5, 2.0)]
     return []
+
+
+def _threshold(t: dict) -> str:
+    """The threshold of a test in words: ``0.9``, ``[0.85, 0.95]``, ``±0.1``."""
+    return (_num(t["than"]) if t["is"] in ("below", "above") else "±" + _num(t["tol"]) if t["is"] == "equal" else
+            "[" + ", ".join(map(_num, t["range"])) + "]" if t["is"] == "between" else "")
+
+
+def _alternatives_text(t: dict, alts, flips) -> str:
+    """What a verdict is robust to (or depends on) among a threshold's declared alternatives, in a sentence."""
+    if flips:
+        return (f"its threshold of ours, {_threshold(t)}: the verdict would change with "
+                + " or with ".join(describe(t, a, source=False) for a in flips))
+    return (f"its threshold of ours, {_threshold(t)}: the verdict is the same with "
+            + " or with ".join(describe(t, a, source=False) for a in alts))
+
+
+def _scaled_text(t: dict, tried: list, moved: list, value=None) -> str:
+    """The same for a threshold of ours tried at half and twice its size (its tolerance, for a range or an
+    equality; half its distance to the nearer end, for a rate), in a sentence. A threshold moved past 1 for a
+    quantity whose every value lies in [0, 1] (a share, an attention mass) is said to be out of its reach."""
+    what = "tolerance" if t["is"] in ("between", "equal") else "threshold"
+    how = ("moved down", "moved up") if t.get("interval") == "rate" else ("halved", "doubled")
+    vals = [x for v in _seq(value) for x in ((v.lo, v.hi) if isinstance(v, Estimate) else (v,))] if value is not None else []
+    share = bool(vals) and all(isinstance(x, (int, float)) and 0 <= x <= 1 for x in vals)
+    same = [f"{h} ({_threshold(u)})" for h, u, m in zip(how, tried, moved) if not m]
+    other = [f"{h} ({_threshold(u)})" + (", out of reach of a quantity whose values all lie in [0, 1]" if share and
+                                          u["is"] == "above" and isinstance(u.get("than"), (int, float)) and u["than"] > 1
+                                          else "") for h, u, m in zip(how, tried, moved) if m]
+    if not other:
+        return f"its {what} of ours, {_threshold(t)}: the verdict is the same with it " + " or ".join(same)
+    return (f"its {what} of ours, {_threshold(t)}: " + (f"the verdict is the same with it {same[0]}, but " if same else "")
+            + f"it changes with it {' or '.join(other)}")
 
 
 def _fmt_note(note: str, q: dict) -> str:
@@ -329,23 +361,15 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
         deciding = t.get("fails", "not reproduced") == "not reproduced"  # not a validity check or a side remark
         flips = [a for a in alts if evaluate(t, q, where, threshold=a) != out]
         if alts and deciding:
-            (depends if flips else robust).append(
-                f"the threshold of ours in '{describe(t)}'" + (
-                    f": the outcome changes at {', '.join(map(str, flips))}" if flips else
-                    f" (also {', '.join(map(str, alts))})"))
+            (depends if flips else robust).append(_alternatives_text(t, alts, flips))
         elif deciding and str(t.get("source", "")).startswith("ours") and _scaled(t):
             # no alternatives declared: say whether half and twice the threshold would decide alike
             tried = _scaled(t)
-            moved = [u for u in tried if evaluate(u, q, where) != out]
-            at = lambda us: " and ".join(_num(u["than"]) if u["is"] in ("below", "above") else  # noqa: E731
-                                         "±" + _num(u["tol"]) if u["is"] == "equal" else
-                                         "[" + ", ".join(map(_num, u["range"])) + "]" for u in us)
-            (depends if moved else robust).append(
-                f"the threshold of ours in '{describe(t)}'" + (f" (the outcome changes at {at(moved)})" if moved else
-                                                                f" (the same at {at(tried)})"))
+            moved = [evaluate(u, q, where) != out for u in tried]
+            (depends if any(moved) else robust).append(_scaled_text(t, tried, moved, measured(t, q[t["quantity"]])))
         if flips:
-            reasons.append(f"decided by a threshold of ours: '{describe(t)}' {out}, but not at "
-                           + ", ".join(map(str, flips)))
+            reasons.append(f"the verdict rests on a threshold of ours: {describe(t, source=False)} {out}, but "
+                           + " or ".join(describe(t, a, source=False) for a in flips) + f" {'fails' if out == HOLDS else 'holds'}")
             continue
         if out == STRADDLES:
             v = measured(t, q[t["quantity"]])

@@ -116,7 +116,7 @@ def test_kernel_smoother_decides_s1_on_the_predictions():
     a = torch.linspace(0, 1, 12, dtype=torch.float64).reshape(3, 4)
     ledger = Ledger("common")
     (c,) = ledger.judge(checks.kernel_smoother(a, a + 2.0**-52), show=False)
-    assert c.status == "reproduced" and c.measured == "max difference = 2.22e-16"
+    assert c.status == "reproduced" and c.measured == r"max difference = $2.22\times10^{-16}$"
     (c,) = ledger.judge(checks.kernel_smoother(a, a.flip(0)), show=False)
     assert c.status == "not reproduced"
 

@@ -19,7 +19,7 @@ def test_check_sets_status_from_passed():
     c4 = led.claim("C4", "Fig. 3", "a tensor outcome").check(measured=torch.tensor(0.5), how="h",
                                                             passed=torch.tensor(True))
     c5 = led.claim("C5", "Fig. 4", "caveat but failed").check(measured=0, how="h", passed=False, caveat="c")
-    assert c1.status == "reproduced" and c1.ok and c1.measured == "1.235" and c1.how == "phase times"
+    assert c1.status == "reproduced" and c1.ok and c1.measured == "1.23" and c1.how == "phase times"
     assert c2.status == "reproduced with caveat" and c2.ok and c2.caveat == "K <= 8 only"
     assert c3.status == "not reproduced" and not c3.ok
     assert c4.status == "reproduced" and c4.measured == "0.5"
@@ -225,7 +225,7 @@ def test_a_status_that_differs_at_another_scale_is_noted(monkeypatch, tmp_path):
     assert led["D"].check(measured=0, how="h", passed=False).elsewhere == {}
     from icl_lab.claims_html import claim_card
 
-    assert "reproduced at paper scale (the ledger shipped for that scale)" in claim_card(a)
+    assert "Reproduced at paper scale (the ledger shipped for that scale)" in claim_card(a)
 
 
 def test_shipped_ledgers_notes_on_other_scales_are_current():
@@ -237,3 +237,24 @@ def test_shipped_ledgers_notes_on_other_scales_are_current():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.stale() == [], "run tools/refresh_elsewhere.py"
+
+
+def test_words_inside_math_are_refused_when_claims_are_read():
+    from icl_lab.claims import parse_declarations
+
+    bad = "[[claim]]\nid = 'Z1'\nlocation = 'Fig. 1'\nstatement = 'It holds ($N >= 20 K^3 as in Lemma C.5$).'\n"
+    with pytest.raises(ConfigError, match=r"claim 'Z1'.*statement has words inside math \(Lemma\)"):
+        parse_declarations(bad, "common")
+    ok = bad.replace("($N >= 20 K^3 as in Lemma C.5$)", r"($N \ge 20 K^3$, as in Lemma C.5; $L^{\mathrm{low}}$)")
+    assert parse_declarations(ok, "common")["Z1"].statement.endswith(r"Lemma C.5; $L^{\mathrm{low}}$).")
+
+
+def test_hypotheses_render_as_prose_with_inline_math():
+    from icl_lab.claims_html import condition_md
+    from icl_lab.render import prose_in_math
+
+    for cond, want in [("N >> K^3 (read N >= 20 K^3, as in Lemma C.5)", r"$N \gg K^{3}$ (read $N \ge 20 K^{3}$, as in Lemma C.5)"),
+                       ("eta t >= 1/(4 p_2 L_2^low)", r"$\eta t \ge 1/(4 p_2 L_2^{\mathrm{low}})$"),
+                       ("L_k = p_k K - c > 0 (k >= 2 for E*_imbal)", r"$L_k = p_k K - c > 0$ ($k \ge 2$ for $E^*_{\mathrm{imbal}}$)"),
+                       ("sigma = 0 (Case 1) or n = 2 (Case 2)", r"$\sigma = 0$ (Case 1) or $n = 2$ (Case 2)")]:
+        assert condition_md(cond) == want and prose_in_math(want) == []

@@ -48,7 +48,7 @@ def test_identities_full_vs_reduced_and_floors_decide_on_small_results():
                   "I6": "reproduced", "I7": "reproduced"}  # I4 always carries its caveat on the sampled w
     ledger = Ledger("convergence", part="phases")
     (i4,) = ledger.judge([ms[3]], show=False)
-    assert i4.measured.startswith("max difference (marginalised w) = 1e-15; RMS deviation (sampled w) = 0.01; w-spread = 0.02")
+    assert i4.measured.startswith(r"max difference (marginalised w) = $10^{-15}$; RMS deviation (sampled w) = 0.01; w-spread = 0.02")
     assert "10 prompts" in i4.how
     st = _statuses(checks.identities(_ids(rel=0.1), cfg) + [checks.floors(_ids(rel=0.1))])
     assert st["I1"] == st["I2"] == st["I7"] == "not reproduced"

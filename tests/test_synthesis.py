@@ -34,7 +34,7 @@ def test_one_family_decides_x0():
     pred = torch.tensor([0.5, 0.2], dtype=f64)
     ledger = Ledger("synthesis")
     (c,) = ledger.judge(checks.one_family(pred, pred + 1e-16, pred, y), show=False)
-    assert c.status == "reproduced" and c.measured.endswith("every prediction inside [min y, max y] = True")
+    assert c.status == "reproduced" and c.measured.endswith("every prediction inside [min y, max y]: yes")
     (c,) = ledger.judge(checks.one_family(pred + torch.tensor([0.0, 1.5], dtype=f64), pred, pred, y), show=False)
     assert c.status == "not reproduced"  # 1.7 lies above the second prompt's largest label, 1
     with pytest.raises(ConfigError, match="q_only_pred"):

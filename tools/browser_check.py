@@ -46,7 +46,17 @@ from a local HTTP server with all other network access blocked, and the check fa
   - a figure's legend font smaller than 8 px on screen, where it can be measured (inline SVG
     figures; PNG figures are counted as not measurable and skipped);
   - a kernel-free slider without a caption;
-  - at phone width (390 px) a ledger table that is not stacked into cards (every fold opened).
+  - at phone width (390 px) a ledger table that is not stacked into cards (every fold opened);
+* claim cards and code, every fold opened (:func:`card_checks`, :func:`code_dash_checks`):
+  - a claim card inside a code cell's fold ("Show code cell outputs"): a claim is shown where it is checked;
+  - a Python repr in a card or a ledger row (a list, a dict, True/False, inf, nan, a float like 1e+200:
+    :func:`icl_lab.render.reprs`) or words inside a card's math (:func:`icl_lab.render.prose_in_math`);
+  - a non-ASCII dash (``–scale``) in code a reader copies;
+* at phone width (390 px) a formula wider than the column without a scroll container of its own
+  (:func:`math_overflow_checks`).
+
+Printed as WARN counts, not failing yet (the pages are split later): a page taller than
+``WARN_PAGE_HEIGHT`` (12,000 px) at 1280 px, and a page with derivations and no exercise.
 
 It saves full-page screenshots of every page at desktop width (``<page>.png``) and at phone width
 (``<page>.phone.png``), and screen-sized ones of the opened phone menu (``<page>.phone-menu.png``),
@@ -110,6 +120,7 @@ _BROKEN_IMAGES_JS = """() => Array.from(document.images)
 
 
 MAX_PAGE_HEIGHT = 25_000  # px at 1280 px wide, as a page opens: taller pages are scrolled past, not read
+WARN_PAGE_HEIGHT = 12_000  # px: a page a student can finish (a warning until the pages are split)
 MIN_MEASURED_COLUMN = 120  # px: the "measured" column of a ledger table at 1280 px
 MAX_SIGNIFICANT = 6  # digits of a number shown in an output
 MIN_LEGEND_PX = 8  # a legend's font on screen, where measurable
@@ -304,6 +315,116 @@ _PHONE_CARDS_JS = """() => {
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(\d+\.\d+)(?:[eE][-+]?\d+)?(?!\d|\.\d)")
 _REPR_START = re.compile(r"^\s*(?:[\[({]|True\b|False\b|None\b|array\(|tensor\(|<Figure|<matplotlib|<Axes|'[^']*'$)")
+
+
+# every fold opened: each claim card's text and math (TeX, from MathJax), and whether it sits in a code fold
+_CARDS_JS = r"""() => {
+  const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const docs = (window.MathJax && MathJax.startup && MathJax.startup.document) || null;
+  const cards = Array.from(art.querySelectorAll('.icl-claim-card')).map(card => {
+    let folded = false;
+    for (let d = card.parentElement && card.parentElement.closest('details'); d; d = d.parentElement && d.parentElement.closest('details')) {
+      const s = d.querySelector(':scope > summary');
+      if ((s && /show code cell|code cell output/i.test(s.innerText)) || d.classList.contains('below-input') ||
+          d.classList.contains('above-input')) folded = true;
+    }
+    if (card.closest('.cell_output.hide, .toggle-hidden, .tag_hide-output .cell_output')) folded = true;
+    let tex = [];
+    try { tex = docs ? Array.from(docs.getMathItemsWithin(card)).map(m => m.math) : []; } catch (e) { tex = []; }
+    const clone = card.cloneNode(true);
+    clone.querySelectorAll('mjx-container, .MathJax, script').forEach(m => m.replaceWith(' '));
+    return {id: card.getAttribute('data-claim-id') || card.id, text: clone.textContent, tex: tex, folded: folded,
+            where: 'card'};
+  });
+  const rows = Array.from(art.querySelectorAll('.icl-ledger tr[data-claim-id]')).map(tr => {
+    let tex = [];
+    try { tex = docs ? Array.from(docs.getMathItemsWithin(tr)).map(m => m.math) : []; } catch (e) { tex = []; }
+    const clone = tr.cloneNode(true);
+    clone.querySelectorAll('mjx-container, .MathJax, script').forEach(m => m.replaceWith(' '));
+    return {id: tr.getAttribute('data-claim-id'), text: clone.textContent, tex: tex, folded: false, where: 'ledger row'};
+  });
+  return cards.concat(rows);
+}"""
+
+# code a reader copies: its text; headings (derivations, exercises)
+_CODE_JS = r"""() => {
+  const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const heads = Array.from(art.querySelectorAll('h1, h2, h3, h4, .admonition-title, summary')).map(h => h.innerText);
+  return {code: Array.from(art.querySelectorAll('pre, code')).map(c => c.innerText), heads: heads};
+}"""
+
+# at phone width: formulas wider than the column with no horizontal scroll box of their own
+_MATH_OVERFLOW_JS = r"""() => {
+  const vw = window.innerWidth;
+  const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const right = Math.min(vw, art.getBoundingClientRect().right);
+  const docs = (window.MathJax && MathJax.startup && MathJax.startup.document) || null;
+  const out = [];
+  for (const m of art.querySelectorAll('mjx-container')) {
+    if (m.parentElement && m.parentElement.closest('mjx-container')) continue;
+    const r = m.getBoundingClientRect();
+    if (r.width === 0) continue;
+    let scrolls = false;
+    for (let p = m; p && p !== art; p = p.parentElement) {  // the formula or a box around it scrolls sideways
+      const ox = getComputedStyle(p).overflowX;
+      if ((ox === 'auto' || ox === 'scroll') && p.getBoundingClientRect().right <= vw + 1) { scrolls = true; break; }
+    }
+    out.push({width: Math.round(r.width), right: Math.round(r.right), column: Math.round(right), scrolls: scrolls,
+              display: m.getAttribute('display') === 'true', tex: (m.getAttribute('aria-label') || m.innerText || '').slice(0, 60)});
+  }
+  return out;
+}"""
+
+NON_ASCII_DASH = re.compile(r"[\u2010-\u2015\u2212]")
+
+
+def card_checks(rel: str, cards: list[dict]) -> list[tuple[str, str]]:
+    """(kind, message) for claim cards and ledger rows (read with every fold opened): a card inside a code
+    cell's fold, a Python repr in its text, words inside its math. ``cards``: ``{id, text, tex, folded,
+    where}`` each (its text without the math, the TeX of each formula, ``where``: card or ledger row)."""
+    from icl_lab.render import prose_in_math, reprs
+
+    bad = []
+    for c in cards:
+        what = f"claim {c['id']}'s {c.get('where', 'card')}"
+        if c.get("folded"):
+            bad.append(("card in a code fold", f"{rel}: {what} is inside a folded code cell output"))
+        for r in reprs(c.get("text", "")):
+            bad.append(("python repr in a card", f"{rel}: {what} shows {r}"))
+        words = [w for t in c.get("tex", ()) for w in prose_in_math(f"${t}$")]
+        if words:
+            bad.append(("prose in math", f"{rel}: {what} has words inside math: {', '.join(words[:4])}"))
+    return bad
+
+
+def math_overflow_checks(rel: str, items: list[dict]) -> list[tuple[str, str]]:
+    """(kind, message) for formulas wider than the column at phone width with no scroll box of their own."""
+    wide = [m for m in items if m["right"] > m["column"] + 1 and not m["scrolls"]]
+    if not wide:
+        return []
+    return [("formula overflows on a phone", f"{rel}: at 390 px {len(wide)} formula(s) overflow the "
+             f"{wide[0]['column']}-px column with no scroll container, e.g. {wide[0]['width']} px: {wide[0]['tex']!r}")]
+
+
+def code_dash_checks(rel: str, code: list[str]) -> list[tuple[str, str]]:
+    """(kind, message) for non-ASCII dashes in code (``–scale`` does not run when pasted)."""
+    bad = []
+    for text in code:
+        for m in NON_ASCII_DASH.finditer(text):
+            bad.append(("non-ASCII dash in code", f"{rel}: {m.group(0)!r} (U+{ord(m.group(0)):04X}) in code: "
+                        f"...{_around(text, m, 30)}..."))
+    return bad
+
+
+def page_warnings(rel: str, height: int, heads: list[str]) -> list[str]:
+    """Warnings, not failures yet: a page taller than WARN_PAGE_HEIGHT, derivations without an exercise."""
+    out = []
+    if height > WARN_PAGE_HEIGHT:
+        out.append(f"{rel}: {height:,} px tall at 1280 px (a page a student can finish: at most {WARN_PAGE_HEIGHT:,})")
+    if any(re.search(r"\bderivation|\bproof\b", h, re.I) for h in heads) and \
+            not any(re.search(r"\bexercise", h, re.I) for h in heads):
+        out.append(f"{rel}: derivations and no exercise")
+    return out
 
 
 def significant_digits(number: str) -> int:
@@ -587,6 +708,7 @@ def main() -> int:
     base = f"http://127.0.0.1:{httpd.server_address[1]}"
     failures: list[str] = []
     pending: list[str] = []
+    warnings: list[str] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=exe, args=[
             "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -649,6 +771,10 @@ def main() -> int:
             if folds:
                 page.wait_for_timeout(300)
             leg = page.evaluate(_LEGIBILITY_JS)
+            found += card_checks(rel, page.evaluate(_CARDS_JS))
+            code = page.evaluate(_CODE_JS)
+            found += code_dash_checks(rel, code["code"])
+            warnings.extend(page_warnings(rel, height, code["heads"]))
             if folds:  # a screenshot of the first opened ledger, then everything folded again as it was
                 first = page.locator("article .icl-ledger details[data-icl-check-opened]").first
                 if first.count():
@@ -695,6 +821,7 @@ def main() -> int:
                     found.append(("ledger not stacked on a phone", f"{rel}: at 390 px a ledger table is not stacked "
                                   f"into cards ({msg})"))
             ph = phone.evaluate(_PHONE_JS)
+            found += math_overflow_checks(rel, phone.evaluate(_MATH_OVERFLOW_JS))
             if ph["hidden"]:
                 found.append(("ledger status hidden on a phone",
                               f"{rel}: at 390 px the status of {len(ph['hidden'])} of {ph['rows']} ledger rows is "
@@ -721,6 +848,8 @@ def main() -> int:
     httpd.shutdown()
     for f in pending:
         print("browser check PENDING (page not reworked yet):", f)
+    for f in warnings:
+        print("browser check WARN (not failing yet):", f)
     for f in failures:
         print("browser check FAILED:", f)
     if all_scales:
@@ -738,6 +867,8 @@ def main() -> int:
         kinds["links, images, math, sliders, JS, network"] = other
     for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
         print(f"browser check: {n:4d} x {kind}")
+    print(f"browser check: {sum('px tall' in w for w in warnings)} pages over {WARN_PAGE_HEIGHT:,} px, "
+          f"{sum('no exercise' in w for w in warnings)} pages with derivations and no exercise (warnings)")
     print(f"browser check: {len(pages(html))} pages, {len(failures)} failures, {len(pending)} pending reader "
           f"findings on pages not reworked yet; screenshots in {shots}")
     return 1 if failures else 0

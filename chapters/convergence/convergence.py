@@ -195,7 +195,7 @@ glue("cv-grouping-err", grouping_err)
 id_cfg = cv.IdentitiesConfig.for_scale(SCALE)
 ids = full(cv.run_identities, id_cfg)
 
-# %% tags=["remove-input", "hide-output"]
+# %% tags=["remove-input"]
 ledger.judge(checks.identities(ids, id_cfg));
 
 # %% tags=["remove-cell"]

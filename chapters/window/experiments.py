@@ -147,7 +147,7 @@ drops["printed"][1][0.0] = float("nan")  # f = 0 at nu = 0: linear attention's e
 glue("win-f1-drops", Markdown(md_table(
     ["task", "attention", *[f"$\\nu = {nu:g}$" for nu in nus]],
     [[name, act, *[f"{v:.4g}" for v in r.values()]] for name, pair in drops.items() for act, r in zip(("softmax", "linear"), pair)])))
-checked = ledger.judge(checks.hills(printed, hill), show=False)
+checked = ledger.judge(checks.hills(printed, hill))
 assert all(v < 0.7 for v in drops["one hill"][0].values()) and all(v > 0.35 for v in drops["one hill"][1].values())
 assert all(np.diff(checks.window_scales(hill)["optimal c over nu"]) > 0)
 
@@ -215,7 +215,7 @@ for cls, inp in f3_cfg.panel_pairs():
                     f"{(max(fp.values()) - min(fp.values())) / np.mean(list(fp.values())):.2f}"])
 glue("win-f3-table", Markdown(md_table(["tasks", "inputs", "small-$L$ grid", "near $L = 1$", "relative spread near $L = 1$"], f3_rows)))
 f3_checks = checks.norm_vs_L(f3)
-checked = ledger.judge(f3_checks[0], show=False)
+checked = ledger.judge(f3_checks[0])
 assert all(np.all(np.diff(list(final_norm[(cls, inp, "visible")].values())) > 0) for cls, inp in f3_cfg.panel_pairs() if inp == "iso")
 
 # %% [markdown]
@@ -281,7 +281,7 @@ for cls in f4_cfg.classes:
 glue("win-f4-table", Markdown(md_table(
     ["tasks", *[f"$\\sigma = {s:g}$" for s in f4_cfg.sigmas], *[f"$n = {v:g}$" for v in f4_cfg.n_values]],
     [[WF.NAMES.get(c_, c_), *[f"{v:.2f}" for v in vs], *[f"{v:.2f}" for v in inc_n[c_]]] for c_, vs in dec_sigma.items()])))
-checked = ledger.judge(checks.norm_vs_sigma_n(f4), show=False)
+checked = ledger.judge(checks.norm_vs_sigma_n(f4))
 assert np.all(np.diff(dec_sigma["relu"]) < 0) and np.all(np.diff(inc_n["relu"]) > 0)
 
 # %% [markdown]
@@ -315,7 +315,7 @@ an = {k: (float(v[0].mean()), float(v[-1].mean())) for k, v in iso.anisotropy.it
 glue("win-iso-table", Markdown(md_table(["$M$", "inputs", "anisotropy at the start", "at the end"],
                                         [[k[0], "isotropic" if k[1] == "iso" else "non-isotropic", f"{a0:.2f}", f"{a1:.2f}"]
                                          for k, (a0, a1) in an.items()])))
-checked = ledger.judge(checks.isotropy_training(iso), show=False)
+checked = ledger.judge(checks.isotropy_training(iso))
 assert all(an[k][1] < 0.5 * an[k][0] for k in an if k[1] == "iso")
 
 # %% [markdown]
@@ -352,7 +352,7 @@ aff_on_cos = final[("affine", 1.0, "cos")] / matched
 glue("win-f5-spread", ", ".join(f"{v:.2f} on {WF.NAMES.get(k, k)} tasks" for k, v in spread.items()))
 glue("win-f5-aff", aff_on_cos)
 glue("win-f5-mism", Markdown(", ".join(f"{v:.1f} times ($L = {k:g}$)" for k, v in mism.items())))
-checked = ledger.judge(checks.transfer_training(f5), show=False)
+checked = ledger.judge(checks.transfer_training(f5))
 assert aff_on_cos < 2 and all(v > 1.5 for v in mism.values())
 
 # %% [markdown]
@@ -397,7 +397,7 @@ glue("win-f9-table", Markdown(md_table(["attention", "tasks", "selected learning
                                        [[act, kind, f"{lr:g}", f"{r_:.2f}", f"{e_:.4f}"]
                                         for (act, kind, lr), (r_, e_) in sorted(f9.final_by_lr.items()) if f9.lr[(act, kind)] == lr])))
 glue("win-f9-lrs", ", ".join(f"{v:g}" for v in sorted({k[2] for k in f9.final_by_lr})))
-checked = ledger.judge(checks.lowrank_training(f9), show=False)
+checked = ledger.judge(checks.lowrank_training(f9))
 assert rho_end[("softmax", "affine")] < 0.6 and err_end[("softmax", "affine")] < err_end[("linear", "affine")]
 
 # %% [markdown]
@@ -487,7 +487,7 @@ plotting.finish(WF.t44_training(t44))
 glue("win-t44-rho", rho44)
 glue("win-t44-cross", cross44)
 glue("win-t44-cond", cond)
-checked = ledger.judge(checks.theorem_44(t44), show=False)
+checked = ledger.judge(checks.theorem_44(t44))
 assert rho44 < 0.6
 
 # %% [markdown]

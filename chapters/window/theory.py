@@ -167,7 +167,7 @@ head_gap = float((head - lib).abs().max())
 glue("win-head-gap", head_gap)
 glue("win-head-n", Z.shape[0])
 glue("win-leak", Markdown(", ".join(f"{v:.3f} at $|v| = {s:g}$" for s, v in leak.items())))
-checked = ledger.judge(checks.head_and_leak(head, lib, leak), show=False)
+checked = ledger.judge(checks.head_and_leak(head, lib, leak))
 assert head_gap < 1e-12 and leak[0.0] < leak[0.3] < leak[0.6]
 
 # %% [markdown]
@@ -238,7 +238,7 @@ glue("win-dec-z", float(z_split.max()))
 glue("win-dec-hom", "exactly" if homog_gap == 0 else f"to {homog_gap:.0e} (relative)")
 glue("win-dec-n0", float(cur1.noise[0]))
 glue("win-dec-1n", 1 / n)
-checked = ledger.judge(dec, show=False)
+checked = ledger.judge(dec)
 assert z_split.max() < 4 and homog_gap < 1e-10
 
 # %% [markdown]
@@ -268,7 +268,7 @@ plotting.finish(WF.bias_variance(bv))
 
 # %% tags=["remove-input"]
 glue("win-bv-nc", len(bv_cfg.c_values))
-checked = ledger.judge(checks.bias_variance(bv), show=False)
+checked = ledger.judge(checks.bias_variance(bv))
 b2, vv = bv.bias2[:len(bv_cfg.c_values)], bv.var[:len(bv_cfg.c_values)]
 assert (b2[1:] < b2[:-1]).all() and (vv[1:] > vv[:-1]).all()
 
@@ -372,7 +372,7 @@ for e in eps_grid:
 # %% tags=["remove-input"]
 glue("win-iso-c", float(c_star_iso))
 glue("win-iso-table", Markdown(md_table(["$\\varepsilon$", *[f"{e:g}" for e in eps_grid]], [["loss", *[f"{v:.5f}" for v in pert]]])))
-checked = ledger.judge(checks.isotropy(pert, eps_grid, iso_d, iso_n, iso_sig), show=False)
+checked = ledger.judge(checks.isotropy(pert, eps_grid, iso_d, iso_n, iso_sig))
 i0 = eps_grid.index(0.0)
 assert all(pert[i] > pert[i0] for i in range(len(eps_grid)) if i != i0)
 
@@ -469,7 +469,7 @@ glue("win-pl-r1", float(pl.noise_fit_range[1]))
 # %% tags=["remove-input"]
 pl_checks = checks.power_laws(pl)
 q = {m.claim: m.quantities for m in pl_checks}
-checked = ledger.judge(pl_checks, show=False)
+checked = ledger.judge(pl_checks)
 assert q["T-D2"]["monotone"] and q["T-C8"]["above half the affine signal at every c"]
 assert all(v <= 4 for v in q["T-C2"]["max signal at L = 1 (affine, 2-ReLU)"]) and abs(q["T-C4"]["radial slope"] + 2) < 0.4
 assert abs(pl.slope_noise - (pl_cfg.d - 1) / 2) < 0.2  # the measured exponent is the intrinsic one
@@ -510,7 +510,7 @@ glue("win-d1-slope", float(slope_big))
 glue("win-d1-d", d_)
 glue("win-d1-paper", d_ / 2)
 glue("win-d1-intr", (d_ - 1) / 2)
-checked = ledger.judge(checks.noise_exponent(slope_big, d_, c_lo, c_hi, scan, pl), show=False)
+checked = ledger.judge(checks.noise_exponent(slope_big, d_, c_lo, c_hi, scan, pl))
 assert abs(slope_big - (d_ - 1) / 2) < 0.1
 
 # %% [markdown]
@@ -617,7 +617,7 @@ glue("win-sc-rows", len(sc.rows))
 
 # %% tags=["remove-input"]
 sc_checks = checks.scaling(sc)
-checked = ledger.judge(sc_checks, show=False)
+checked = ledger.judge(sc_checks)
 assert sc_checks[2].quantities["c* strictly decreasing in sigma in the regime, every curve"]
 assert all(0 < s < 1 for s in sc.slopes.values())
 
@@ -697,7 +697,7 @@ glue("win-tr-L", tr_cfg.L)
 glue("win-tr-table", Markdown(md_table(["tasks", "loss, ReLU-pretrained window", "own optimal $c$", "loss at own optimum", "ratio"],
                                        [[WF.NAMES.get(cls, cls), f"{at_pre:.2e}", f"{cbest:.1f}", f"{best:.2e}", f"{at_pre / best:.2f}"]
                                         for cls, (at_pre, best, cbest) in tr.other_classes.items()])))
-checked = ledger.judge(t35, show=False)
+checked = ledger.judge(t35)
 assert slope_pre > 1.7 and floor_ratio > 2 and abs(slope_direct - 2) < 0.3
 
 # %% [markdown]
@@ -753,7 +753,7 @@ plotting.finish(WF.linear_attention(la))
 
 # %% tags=["remove-input"]
 t36 = checks.linear_attention(la)
-checked = ledger.judge(t36, show=False)
+checked = ledger.judge(t36)
 assert t36.quantities["held-out minus L^2/3 in SE (smallest)"] > -3
 assert t36.quantities["softmax / linear optimum at the largest n"] < 0.2
 
@@ -808,7 +808,7 @@ glue("win-lr-table", Markdown(md_table(["case", "argmin $(c_1, c_2)$", "$\\parti
 # ```
 
 # %% tags=["remove-input"]
-checked = ledger.judge(checks.lowrank(lrl), show=False)
+checked = ledger.judge(checks.lowrank(lrl))
 step = float(lrl.c2[1] - lrl.c2[0])
 assert all(abs(am[1]) < step / 2 and am[0] > 0 for am in lrl.argmin[:2]) and all(s < 0 for s in lrl.slope_at_zero)
 
