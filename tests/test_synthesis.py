@@ -91,5 +91,10 @@ def test_what_the_page_reads_from_the_ledgers():
     assert SF.status_total(table, "consistency") == "1 (1 reproduced)"
     with pytest.raises(ConfigError, match="not found"):
         SF.measured_numbers(table, "common", "S3", r"slope = ([0-9.]+)")
+    # the ledger writes very large and small numbers as math; the page reads them back as numbers
+    math = ClaimsTable([Claim("U2", "convergence", "Thm", "s", status="reproduced",
+                              measured=r"reaches it: $5.6\times10^{21}$; at K = $10^{100}$: $-2.5\times10^{-3}$")])
+    assert SF.measured_numbers(math, "convergence", "U2", r"reaches it: ([0-9.e+]+)") == [5.6e21]
+    assert SF.measured_numbers(math, "convergence", "U2", r"K = ([0-9.e+]+): ([-0-9.e]+)") == [1e100, -2.5e-3]
     with pytest.raises(ConfigError, match="not in the claims table"):
         SF.claim_status(table, "selectors", "S4")

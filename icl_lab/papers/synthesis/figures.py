@@ -89,6 +89,9 @@ def measured_numbers(table, paper: str, claim: str, pattern: str) -> list[float]
     the measured text of ``claim`` of ``paper``: what the page says of another chapter's measurement,
     read from that chapter's ledger."""
     text = _claim(table, paper, claim).measured
+    # numbers the ledger writes as math (render.number: $5.6\times10^{21}$, $10^{100}$) read as floats' reprs
+    text = re.sub(r"\$(?:(-?[0-9.]+)\\times)?10\^\{(-?[0-9]+)\}\$",
+                  lambda m: f"{m.group(1) or '1'}e{m.group(2)}", text)
     m = re.search(pattern, text)
     if m is None:
         raise chk.ConfigError(f"pattern {pattern!r} not found in the measured text of {paper} {claim}: {text!r}")
