@@ -439,8 +439,8 @@ glue("win-f9-task", "; ".join(f"{k[1]} tasks {float(v.mean(-1).min()):.2f} and {
 
 # %% [markdown]
 # Softmax $\rho$ of this run, minimum over training and final: {glue:text}`win-f9-min`. With a fresh
-# $\tilde J$ for each task, the reading the ledger decides under: {glue:text}`win-f9-task`. The rise of
-# $\rho$ described above is that of one $\tilde J$ per trial, whose fixed anisotropy the window can exploit.
+# $\tilde J$ for each task, the reading the ledger decides under (each at its own selected learning
+# rate): {glue:text}`win-f9-task`.
 
 # %%
 cfg_ = lowrank.LowRankTrainingConfig.for_scale(SCALE, kinds=("quadratic", "cosine"), lrs=(1e-2,), steps=5000, records=26)

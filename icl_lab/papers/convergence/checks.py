@@ -495,11 +495,8 @@ def finite_n(fn, cfg) -> list[Measurement]:
     tested_N = [N for N in fn.N[:-1] if N in fn.tail]
     u_large, u_small, b_large, b_small = _b5_shares(fn, tested_N, n_fresh, 3.0)
     share = {"under-represented: share at the largest N": u_large, "balanced: share at the largest N": b_large}
-    b5_under = {}  # the constant C of O(eps), an open choice of ours (claims.toml)
-    for C in (3.0, 2.5, 4.0):
-        ul, us, bl, bs = _b5_shares(fn, tested_N, n_fresh, C)
-        b5_under[f"C = {C:g}"] = {"under-represented: share at the largest N": ul, "under-represented: share at the smallest N": us,
-                                  "balanced: share at the largest N": bl, "balanced: share at the smallest N": bs}
+    # the constant C of O(eps), an open choice of ours (claims.toml): C = 3 decides, 2.5 and 4 are run beside it
+    c25, c4 = _b5_shares(fn, tested_N, n_fresh, 2.5), _b5_shares(fn, tested_N, n_fresh, 4.0)
     c1_under, _, c1_bal, _ = _b5_shares(fn, tested_N, n_fresh, 1.0)  # C = 1: reported only (below 2 it fails by construction at tau_eps)
     return [
         Measurement(
@@ -510,12 +507,19 @@ def finite_n(fn, cfg) -> list[Measurement]:
             how=f"Monte-Carlo count laws (M = {cfg.M}), K = {cfg.K}, p1 = {cfg.p1}, gradient flow"),
         Measurement(
             "B5", {"share_C1_under": c1_under.value, "share_C1_bal": c1_bal.value},
-            hypotheses=lemma_c4(fn, cfg), under=b5_under,
+            hypotheses=lemma_c4(fn, cfg),
+            under={"C = 3": {"under-represented: share at the largest N": u_large, "under-represented: share at the smallest N": u_small,
+                             "balanced: share at the largest N": b_large, "balanced: share at the smallest N": b_small},
+                   "C = 2.5": {"under-represented: share at the largest N": c25[0], "under-represented: share at the smallest N": c25[1],
+                               "balanced: share at the largest N": c25[2], "balanced: share at the smallest N": c25[3]},
+                   "C = 4": {"under-represented: share at the largest N": c4[0], "under-represented: share at the smallest N": c4[1],
+                             "balanced: share at the largest N": c4[2], "balanced: share at the smallest N": c4[3]}},
             measured=f"fraction of fresh prompts with (1-Attn_k)^2 > 3 eps at tau_eps: {np.round(tails, 4).tolist()} (under-repr.), "
                      f"{np.round(btails, 4).tolist()} (balanced), N = {tested_N}; Wilson 95% interval at the largest N: "
                      + ", ".join(f"[{v.lo:.1e}, {v.hi:.1e}] ({k.split(':')[0]})" for k, v in share.items())
-                     + "; the same share at the largest N with C = 2.5, 4: "
-                     + ", ".join(f"{fn.tail[tested_N[-1]][C]:.4f} and {fn.balanced_tail[tested_N[-1]][C]:.4f}" for C in (2.5, 4.0))
+                     + "; the same at the largest N with " + ", ".join(
+                         f"C = {C:g}: {fn.tail[tested_N[-1]][C]:.4f} (under-repr.), {fn.balanced_tail[tested_N[-1]][C]:.4f} (balanced)"
+                         for C in (2.5, 4.0))
                      + f"; with C = 1 at the largest N: {fn.tail[tested_N[-1]][1.0]:.3f} (under-repr.), "
                      f"{fn.balanced_tail[tested_N[-1]][1.0]:.3f} (balanced); "
                      f"K = {cfg.K}, 20 K^3 = {20 * cfg.K ** 3:.2e} > largest N",

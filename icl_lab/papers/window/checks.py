@@ -560,7 +560,7 @@ def transfer_training(f5) -> list[Measurement]:
 
 
 #: the options of the E-F9 claims' open choice (claims.toml): when App. J.1's J~ is drawn
-F9_READINGS = {"J-per-task": "J~ drawn for each task", "J": "J~ drawn once per trial"}
+F9_TASK, F9_TRIAL = "J~ drawn for each task", "J~ drawn once per trial"
 
 
 def _lowrank_quantities(f9, kind: str) -> tuple[dict, dict]:
@@ -595,13 +595,47 @@ def lowrank_training(f9, f9_task) -> list[Measurement]:
     for kind in cfg.kinds:
         if kind not in ("affine", "quadratic", "cosine"):
             raise chk.ConfigError(f"the run's kinds must be among affine, quadratic and cosine (got {kind!r})")
-        under, shown_under = {}, {}
-        for run, law in ((f9_task, "J-per-task"), (f9, "J")):
-            under[F9_READINGS[law]], shown_under[F9_READINGS[law]] = _lowrank_quantities(run, kind)
-        how = (f"{cfg.steps} Adam steps, {cfg.seeds} trials, best LR of {cfg.lrs} by final test error; rho = 1 at the start; "
-               f"rho judged at each of the {len(f9.steps)} recorded iterations (t interval of the trials' mean)")
-        claim = {"affine": "E-F9-affine", "quadratic": "E-F9-quadratic", "cosine": "E-F9-cosine"}[kind]
-        out.append(Measurement(claim, {}, how=how, under=under, shown_under=shown_under))
+        (qt, st), (qp, sp) = _lowrank_quantities(f9_task, kind), _lowrank_quantities(f9, kind)
+        tested = dict(how=(f"{cfg.steps} Adam steps, {cfg.seeds} trials, best LR of {cfg.lrs} by final test error; rho = 1 at the "
+                           f"start; rho judged at each of the {len(f9.steps)} recorded iterations (t interval of the trials' mean)"),
+                      shown_under={F9_TASK: st, F9_TRIAL: sp})
+        if kind == "affine":
+            m = Measurement("E-F9-affine", {}, **tested, under={
+                F9_TASK: {"softmax rho at each recorded iteration": qt["softmax rho at each recorded iteration"],
+                          "final softmax rho, trials mean": qt["final softmax rho, trials mean"],
+                          "final linear rho": qt["final linear rho"],
+                          "final softmax test error": qt["final softmax test error"],
+                          "final linear test error": qt["final linear test error"]},
+                F9_TRIAL: {"softmax rho at each recorded iteration": qp["softmax rho at each recorded iteration"],
+                           "final softmax rho, trials mean": qp["final softmax rho, trials mean"],
+                           "final linear rho": qp["final linear rho"],
+                           "final softmax test error": qp["final softmax test error"],
+                           "final linear test error": qp["final linear test error"]}})
+        elif kind == "quadratic":
+            m = Measurement("E-F9-quadratic", {}, **tested, under={
+                F9_TASK: {"softmax rho at each recorded iteration": qt["softmax rho at each recorded iteration"],
+                          "final softmax rho, trials mean": qt["final softmax rho, trials mean"],
+                          "final linear rho": qt["final linear rho"],
+                          "final softmax test error": qt["final softmax test error"],
+                          "final linear test error": qt["final linear test error"]},
+                F9_TRIAL: {"softmax rho at each recorded iteration": qp["softmax rho at each recorded iteration"],
+                           "final softmax rho, trials mean": qp["final softmax rho, trials mean"],
+                           "final linear rho": qp["final linear rho"],
+                           "final softmax test error": qp["final softmax test error"],
+                           "final linear test error": qp["final linear test error"]}})
+        else:  # cosine (the kinds are checked above)
+            m = Measurement("E-F9-cosine", {}, **tested, under={
+                F9_TASK: {"softmax rho at each recorded iteration": qt["softmax rho at each recorded iteration"],
+                          "final softmax rho, trials mean": qt["final softmax rho, trials mean"],
+                          "final linear rho": qt["final linear rho"],
+                          "final softmax test error": qt["final softmax test error"],
+                          "final linear test error": qt["final linear test error"]},
+                F9_TRIAL: {"softmax rho at each recorded iteration": qp["softmax rho at each recorded iteration"],
+                           "final softmax rho, trials mean": qp["final softmax rho, trials mean"],
+                           "final linear rho": qp["final linear rho"],
+                           "final softmax test error": qp["final softmax test error"],
+                           "final linear test error": qp["final linear test error"]}})
+        out.append(m)
     return out
 
 
