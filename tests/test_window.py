@@ -215,3 +215,20 @@ def test_attention_head_of_eq4_equals_kernel_attention():
     assert float((attention_head(Z, WK, WQ, WV)[:, d] - lib).abs().max()) < 1e-12
     y = batch.y_query[:, 0]
     assert math.isclose(value_leak_loss(Z, WK, WQ, WV, torch.zeros(d), y), float(((lib - y) ** 2).mean()), rel_tol=1e-12)
+
+
+def test_per_task_j_draws_a_covariance_for_each_task_and_batches_runs_as_alone():
+    from icl_lab.data import _random as rnd
+    from icl_lab.papers.window import lowrank
+
+    draw = lowrank._per_task_j(4)
+    x = draw((3, 50), make_generator(0))
+    assert x.shape == (3, 50, 4) and torch.allclose(x.norm(dim=-1), torch.ones(3, 50, dtype=torch.float64))
+    cov = torch.einsum("bni,bnj->bij", x, x) / 50  # each task's second moment: its own J~, so they differ
+    assert (cov[0] - cov[1]).abs().max() > 0.05
+    both = draw((3, 50), rnd.Streams([make_generator(0), make_generator(1)]))
+    assert torch.equal(both[:3], x) and torch.equal(both[3:], draw((3, 50), make_generator(1)))
+    cfg = lowrank.LowRankTrainingConfig.for_scale("ci", covariates="J-per-task")
+    assert cfg.covariates == "J-per-task"
+    with pytest.raises(ConfigError, match="covariates"):
+        lowrank.LowRankTrainingConfig.for_scale("ci", covariates="J-per-trial")

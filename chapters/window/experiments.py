@@ -365,10 +365,12 @@ assert aff_on_cos < 2 and all(v > 1.5 for v in mism.values())
 #
 # Low-rank tasks (App. J.1): $d=10$, $k=2$, $n=50$, $\sigma=0.01$, $B$ drawn per trial (QR of a
 # Gaussian matrix), covariates $x=\tilde J\tilde x/\lVert\tilde J\tilde x\rVert$ with
-# $\tilde J=(J^\top J)^{1/2}$ and $J$ Gaussian, drawn once per trial; task classes
+# $\tilde J=(J^\top J)^{1/2}$ and $J$ Gaussian; task classes
 # $a^\top B^\top x+2$, $(a^\top B^\top x)^2$ and $\cos(4a^\top B^\top x)$, $a\sim\mathcal U^k$. Not
 # given: iterations and queries per task; we choose 5000 iterations and $N=8$ queries (the reduced scales
-# of this page: 1200 iterations, 2 trials). The paper tunes
+# of this page: 1200 iterations, 2 trials), nor whether $\tilde J$ is drawn once per trial, like $B$, or
+# afresh for each task (App. J.1 draws the inputs "for each task"): we run both, and the ledger decides
+# under a fresh $\tilde J$ per task, the reading closer to the paper. The paper tunes
 # the learning rate in $\{10^{-3},10^{-2},10^{-1}\}$ separately for softmax and linear attention: we
 # train all three as runs of one training and report, per class and activation, the one with the
 # lowest final test error. The subspace metric is
@@ -378,14 +380,15 @@ assert aff_on_cos < 2 and all(v > 1.5 for v in mism.values())
 
 # %%
 f9_cfg = lowrank.LowRankTrainingConfig.for_scale(SCALE)  # every class, activation and learning rate: runs of one training
-f9 = full(lowrank.run_lowrank_training, f9_cfg)
+f9 = full(lowrank.run_lowrank_training, f9_cfg)  # one J~ per trial
+f9_task = full(lowrank.run_lowrank_training, f9_cfg.replace(covariates="J-per-task"))  # a fresh J~ for each task
 icl_lab.notebook.reduced(f9_cfg)
 
 # %% tags=["remove-cell"]
 glue("win-f9-steps", f9_cfg.steps)
 glue("win-f9-seeds", f9_cfg.seeds)
 
-# %% mystnb={"figure": {"caption": "Subspace error $\\rho(M,B)$ (top) and test ICL error (bottom) during pretraining of softmax and linear attention on three low-rank task classes (mean \u00b1 std). Reproduces Fig. 9 of Collins et al.: {glue:text}`win-f9-steps` iterations, {glue:text}`win-f9-seeds` trials.", "name": "fig-win-fig9"}, "image": {"alt": "Softmax rho falls on the affine class; on the other two it falls and rises back; linear attention's rho grows."}}
+# %% mystnb={"figure": {"caption": "Subspace error $\\rho(M,B)$ (top) and test ICL error (bottom) during pretraining of softmax and linear attention on three low-rank task classes (mean \u00b1 std), with one $\\tilde J$ per trial. Reproduces Fig. 9 of Collins et al.: {glue:text}`win-f9-steps` iterations, {glue:text}`win-f9-seeds` trials.", "name": "fig-win-fig9"}, "image": {"alt": "Softmax rho falls on the affine class; on the other two it falls and rises back; linear attention's rho grows."}}
 plotting.finish(WF.lowrank_training(f9))
 
 # %%
@@ -397,7 +400,7 @@ glue("win-f9-table", Markdown(md_table(["attention", "tasks", "selected learning
                                        [[act, kind, f"{lr:g}", f"{r_:.2f}", f"{e_:.4f}"]
                                         for (act, kind, lr), (r_, e_) in sorted(f9.final_by_lr.items()) if f9.lr[(act, kind)] == lr])))
 glue("win-f9-lrs", ", ".join(f"{v:g}" for v in sorted({k[2] for k in f9.final_by_lr})))
-checked = ledger.judge(checks.lowrank_training(f9))
+checked = ledger.judge(checks.lowrank_training(f9, f9_task))
 assert rho_end[("softmax", "affine")] < 0.6 and err_end[("softmax", "affine")] < err_end[("linear", "affine")]
 
 # %% [markdown]
@@ -411,7 +414,7 @@ assert rho_end[("softmax", "affine")] < 0.6 and err_end[("softmax", "affine")] <
 # **What the figure shows.** On the affine class softmax attention shrinks the spurious block of $M$
 # on average, though the trials disagree (the ledger's interval is wide), and its test error is far below linear attention's, which stays at $\approx4=2^2$: the
 # intercept 2 is exactly what linear attention cannot produce (Exercise in Part I). On the quadratic
-# and cosine classes $\rho$ is *not* monotone: it first falls (to about 0.4–0.55 in the runs of the
+# and cosine classes, with one $\tilde J$ per trial, $\rho$ is *not* monotone: it first falls (to about 0.4–0.55 in the runs of the
 # ledgers, whose trials disagree widely: the t intervals span about a unit) and then rises back towards 1 (in the
 # 5000-iteration runs below), so whether these classes "recover" $\mathrm{col}(B)$ depends on when one
 # stops; the line below gives the minimum and the final value of this run. The paper gives no iteration
@@ -431,9 +434,13 @@ assert rho_end[("softmax", "affine")] < 0.6 and err_end[("softmax", "affine")] <
 # %% tags=["remove-cell"]
 rho_min = {k: float(v.mean(-1).min()) for k, v in f9.rho.items()}
 glue("win-f9-min", "; ".join(f"{k[1]} tasks {rho_min[k]:.2f} and {rho_end[k]:.2f}" for k in f9.rho if k[0] == "softmax"))
+glue("win-f9-task", "; ".join(f"{k[1]} tasks {float(v.mean(-1).min()):.2f} and {float(v[-1].mean()):.2f}"
+                              for k, v in f9_task.rho.items() if k[0] == "softmax"))
 
 # %% [markdown]
-# Softmax $\rho$ of this run, minimum over training and final: {glue:text}`win-f9-min`.
+# Softmax $\rho$ of this run, minimum over training and final: {glue:text}`win-f9-min`. With a fresh
+# $\tilde J$ for each task, the reading the ledger decides under (each at its own selected learning
+# rate): {glue:text}`win-f9-task`.
 
 # %%
 cfg_ = lowrank.LowRankTrainingConfig.for_scale(SCALE, kinds=("quadratic", "cosine"), lrs=(1e-2,), steps=5000, records=26)

@@ -136,14 +136,18 @@ def gradient_ratios(entry: dict, eps: float) -> dict:
     return out
 
 
+#: the constants C of (1 - Attn_k)^2 <= C eps (B5) at which :func:`tail_fractions` counts the prompts above
+TAIL_C = (1.0, 2.5, 3.0, 4.0)
+
+
 def tail_fractions(col: SymmetricColumn, s, eps: float, prompts: int, g) -> dict:
     """Fraction of fresh prompts (counts drawn for ``prompts`` contexts) whose query error
-    (1 - Attn_k)^2 exceeds C eps, C = 1, 3, at the column ``s``; and the fraction with c_k = 0."""
+    (1 - Attn_k)^2 exceeds C eps, C in :data:`TAIL_C`, at the column ``s``; and the fraction with c_k = 0."""
     law = CountLaw.monte_carlo(int(col.N), torch.as_tensor(col.p), prompts, g)
     c = law.counts.numpy()
     a = feature_softmax(col.full_S_column(s)[None], c)[:, col.k]
     err = (1 - a) ** 2
-    return {C: float((err > C * eps).mean()) for C in (1.0, 3.0)} | {"absent": float((c[:, col.k] == 0).mean())}
+    return {C: float((err > C * eps).mean()) for C in TAIL_C} | {"absent": float((c[:, col.k] == 0).mean())}
 
 
 def floor_split(S, law: CountLaw, k: int) -> dict:

@@ -414,6 +414,7 @@ def hills(printed, hill) -> list[Measurement]:
             "E-F1b", {"optimal c over nu": w_print["optimal c over nu"],
                       "trained c: next nu minus this nu, trials paired": w_print["trained c: next nu minus this nu, trials paired"],
                       "trained c / optimal c (nu > 0)": w_print["trained c / optimal c (nu > 0)"],
+                      "optimal / trained c at the largest nu": 1.0 / w_print["trained c / optimal c (nu > 0)"][-1],
                       "one hill": _summary(w_hill)},
             how=f"population grid optimum and ||M|| of the trained units ({printed.config.seeds} trials under the printed formula, "
                 f"{hill.config.seeds} under the one hill; paired differences with their t interval) "
@@ -424,12 +425,13 @@ def hills(printed, hill) -> list[Measurement]:
 def norm_vs_L(f3) -> list[Measurement]:
     """E-F3 and E-34-trained on the Figure 3 run (``trained.run_norm_vs_L``)."""
     cfg = f3.config
-    mono_visible, spread_paper, steps3 = {}, {}, {}
+    mono_visible, spread_paper, steps3, norms_paper = {}, {}, {}, {}
     for cls, inp in cfg.panel_pairs():
         kv = [k for k in f3.keys if k[0] == "visible" and k[1] == cls and k[2] == inp]
         kp = [k for k in f3.keys if k[0] == "paper" and k[1] == cls and k[2] == inp]
         mono_visible[(cls, inp)] = wtraining.final_norms(f3, kv)
         fp = wtraining.final_norms(f3, kp)
+        norms_paper[(cls, inp)] = fp
         spread_paper[(cls, inp)] = (max(fp) - min(fp)) / np.mean(fp)
     inc = {k: bool(np.all(np.diff(v) > 0)) for k, v in mono_visible.items()}
     for cls, inp in cfg.panel_pairs():  # (panel, L, next L) -> final ||M|| at the next L minus at L, per trial
@@ -442,12 +444,17 @@ def norm_vs_L(f3) -> list[Measurement]:
     return [
         Measurement(
             "E-F3", {"final ||M||: next L minus this L, trials paired, every panel and adjacent pair": list(steps3.values()),
-                     "non-isotropic panels measured": all(f"{c}-aniso" in cfg.panels for c in ("relu", "cos"))},
+                     "non-isotropic panels measured": all(f"{c}-aniso" in cfg.panels for c in ("relu", "cos")),
+                     "final ||M|| strictly increasing over L in {0.5, 1, 2, 4} (means), every panel":
+                         bool(all(np.all(np.diff(v) > 0) for v in norms_paper.values()))},
             how=f"mean final ||M||_2 over {cfg.seeds} trials, {cfg.steps} Adam steps (LR 0.1, decay 0.999), d = 5, n = 20, sigma = 0.01",
             shown={"final ||M||: next L minus this L, trials paired, every panel and adjacent pair": None,
                    "pairs": [f"{p} L = {a:g} -> {b:g}" for p, a, b in steps3],
                    "strictly increasing over the small-L grid (means), every panel": list(inc.values()),
-                   "non-isotropic panels measured": None, "relative spread over L in {0.5, 1, 2, 4}": list(spread_paper.values())}),
+                   "non-isotropic panels measured": None, "relative spread over L in {0.5, 1, 2, 4}": list(spread_paper.values()),
+                   "final ||M|| strictly increasing over L in {0.5, 1, 2, 4} (means), every panel": None,
+                   "final ||M|| over L in {0.5, 1, 2, 4} (means), per panel": [
+                       f"{c}-{i} " + ", ".join(f"{v:.2f}" for v in fp) for (c, i), fp in norms_paper.items()]}),
         Measurement(
             "E-34-trained", {"tr(M)/d / c*": [criteria.mean_of((f3.mean_eig[k][-1] / f3.c_star[k]).tolist()) for k in kept]},
             how=f"final mean eigenvalue of M over c*, per trial, mean over {cfg.seeds} trials with its 95% t interval "
@@ -552,49 +559,82 @@ def transfer_training(f5) -> list[Measurement]:
     ]
 
 
-def lowrank_training(f9) -> list[Measurement]:
+#: the options of the E-F9 claims' open choice (claims.toml): when App. J.1's J~ is drawn
+F9_TASK, F9_TRIAL = "J~ drawn for each task", "J~ drawn once per trial"
+
+
+def _lowrank_quantities(f9, kind: str) -> tuple[dict, dict]:
+    """The tested quantities of an E-F9 claim on one run and the context its card lists first."""
+    rho_s = f9.rho[("softmax", kind)]  # (records, trials)
+    i_min = int(rho_s.mean(-1).argmin())
+    q = {"softmax rho at each recorded iteration": [criteria.mean_of(r.tolist()) for r in rho_s],
+         "final softmax rho, trials mean": float(rho_s[-1].mean()),
+         "final linear rho": float(f9.rho[("linear", kind)][-1].mean()),
+         "final softmax test error": criteria.mean_of(f9.error[("softmax", kind)][-1].tolist()),
+         "final linear test error": float(f9.error[("linear", kind)][-1].mean())}
+    shown = {"softmax rho at each recorded iteration": None, "final softmax rho": criteria.mean_of(rho_s[-1].tolist()),
+             "final softmax rho, trials mean": None,
+             "smallest softmax rho (trials' mean) and its iteration": f"{criteria.mean_of(rho_s[i_min].tolist())} at {int(f9.steps[i_min])}",
+             "final linear rho": None, "final softmax test error": None, "final linear test error": None,
+             "learning rates (softmax, linear)": [f9.lr[("softmax", kind)], f9.lr[("linear", kind)]]}
+    return q, shown
+
+
+def lowrank_training(f9, f9_task) -> list[Measurement]:
     """E-F9-affine, E-F9-quadratic and E-F9-cosine on ``lowrank.run_lowrank_training`` (one per task
-    class of the run, each at its selected learning rates)."""
+    class of the run, each at its selected learning rates), under both readings of when J~ is drawn:
+    ``f9`` once per trial (covariates 'J'), ``f9_task`` for each task ('J-per-task'), the same config
+    otherwise."""
     cfg = f9.config
-    rho_end = {k: float(v[-1].mean()) for k, v in f9.rho.items()}
-    err_end = {k: float(v[-1].mean()) for k, v in f9.error.items()}
+    same = {k: v for k, v in vars(cfg).items() if k != "covariates"} == {
+        k: v for k, v in vars(f9_task.config).items() if k != "covariates"}
+    if (cfg.covariates, f9_task.config.covariates) != ("J", "J-per-task") or not same:
+        raise chk.ConfigError("f9 and f9_task must be the same run with covariates 'J' and 'J-per-task' "
+                              f"(got {cfg.covariates!r} and {f9_task.config.covariates!r})")
     out = []
     for kind in cfg.kinds:
         if kind not in ("affine", "quadratic", "cosine"):
             raise chk.ConfigError(f"the run's kinds must be among affine, quadratic and cosine (got {kind!r})")
-        rho_s = f9.rho[("softmax", kind)]  # (records, trials)
-        i_min = int(rho_s.mean(-1).argmin())
-        q = {"softmax rho at each recorded iteration": [criteria.mean_of(r.tolist()) for r in rho_s],
-             "final softmax rho, trials mean": float(rho_s[-1].mean()),
-             "final linear rho": rho_end[("linear", kind)],
-             "final softmax test error": criteria.mean_of(f9.error[("softmax", kind)][-1].tolist()),
-             "final linear test error": err_end[("linear", kind)]}
-        shown = {"softmax rho at each recorded iteration": None, "final softmax rho": criteria.mean_of(rho_s[-1].tolist()),
-                 "final softmax rho, trials mean": None,
-                 "smallest softmax rho (trials' mean) and its iteration": f"{criteria.mean_of(rho_s[i_min].tolist())} at {int(f9.steps[i_min])}",
-                 "final linear rho": None, "final softmax test error": None, "final linear test error": None,
-                 "learning rates (softmax, linear)": [f9.lr[("softmax", kind)], f9.lr[("linear", kind)]]}
-        how = (f"{cfg.steps} Adam steps, {cfg.seeds} trials, best LR of {cfg.lrs} by final test error; rho = 1 at the start; "
-               f"rho judged at each of the {len(f9.steps)} recorded iterations (t interval of the trials' mean)")
-        tested = dict(how=how, shown=shown)
+        (qt, st), (qp, sp) = _lowrank_quantities(f9_task, kind), _lowrank_quantities(f9, kind)
+        tested = dict(how=(f"{cfg.steps} Adam steps, {cfg.seeds} trials, best LR of {cfg.lrs} by final test error; rho = 1 at the "
+                           f"start; rho judged at each of the {len(f9.steps)} recorded iterations (t interval of the trials' mean)"),
+                      shown_under={F9_TASK: st, F9_TRIAL: sp})
         if kind == "affine":
-            m = Measurement("E-F9-affine", {
-                "softmax rho at each recorded iteration": q["softmax rho at each recorded iteration"],
-                "final softmax rho, trials mean": q["final softmax rho, trials mean"], "final linear rho": q["final linear rho"],
-                "final softmax test error": q["final softmax test error"], "final linear test error": q["final linear test error"]},
-                **tested)
+            m = Measurement("E-F9-affine", {}, **tested, under={
+                F9_TASK: {"softmax rho at each recorded iteration": qt["softmax rho at each recorded iteration"],
+                          "final softmax rho, trials mean": qt["final softmax rho, trials mean"],
+                          "final linear rho": qt["final linear rho"],
+                          "final softmax test error": qt["final softmax test error"],
+                          "final linear test error": qt["final linear test error"]},
+                F9_TRIAL: {"softmax rho at each recorded iteration": qp["softmax rho at each recorded iteration"],
+                           "final softmax rho, trials mean": qp["final softmax rho, trials mean"],
+                           "final linear rho": qp["final linear rho"],
+                           "final softmax test error": qp["final softmax test error"],
+                           "final linear test error": qp["final linear test error"]}})
         elif kind == "quadratic":
-            m = Measurement("E-F9-quadratic", {
-                "softmax rho at each recorded iteration": q["softmax rho at each recorded iteration"],
-                "final softmax rho, trials mean": q["final softmax rho, trials mean"], "final linear rho": q["final linear rho"],
-                "final softmax test error": q["final softmax test error"], "final linear test error": q["final linear test error"]},
-                **tested)
+            m = Measurement("E-F9-quadratic", {}, **tested, under={
+                F9_TASK: {"softmax rho at each recorded iteration": qt["softmax rho at each recorded iteration"],
+                          "final softmax rho, trials mean": qt["final softmax rho, trials mean"],
+                          "final linear rho": qt["final linear rho"],
+                          "final softmax test error": qt["final softmax test error"],
+                          "final linear test error": qt["final linear test error"]},
+                F9_TRIAL: {"softmax rho at each recorded iteration": qp["softmax rho at each recorded iteration"],
+                           "final softmax rho, trials mean": qp["final softmax rho, trials mean"],
+                           "final linear rho": qp["final linear rho"],
+                           "final softmax test error": qp["final softmax test error"],
+                           "final linear test error": qp["final linear test error"]}})
         else:  # cosine (the kinds are checked above)
-            m = Measurement("E-F9-cosine", {
-                "softmax rho at each recorded iteration": q["softmax rho at each recorded iteration"],
-                "final softmax rho, trials mean": q["final softmax rho, trials mean"], "final linear rho": q["final linear rho"],
-                "final softmax test error": q["final softmax test error"], "final linear test error": q["final linear test error"]},
-                **tested)
+            m = Measurement("E-F9-cosine", {}, **tested, under={
+                F9_TASK: {"softmax rho at each recorded iteration": qt["softmax rho at each recorded iteration"],
+                          "final softmax rho, trials mean": qt["final softmax rho, trials mean"],
+                          "final linear rho": qt["final linear rho"],
+                          "final softmax test error": qt["final softmax test error"],
+                          "final linear test error": qt["final linear test error"]},
+                F9_TRIAL: {"softmax rho at each recorded iteration": qp["softmax rho at each recorded iteration"],
+                           "final softmax rho, trials mean": qp["final softmax rho, trials mean"],
+                           "final linear rho": qp["final linear rho"],
+                           "final softmax test error": qp["final softmax test error"],
+                           "final linear test error": qp["final linear test error"]}})
         out.append(m)
     return out
 

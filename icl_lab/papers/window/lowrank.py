@@ -30,7 +30,10 @@ class LowRankTrainingConfig(ScaledConfig):
     and linear attention (tied) trained with Adam.  The paper tunes the learning rate in
     {1e-3, 1e-2, 1e-1} separately for softmax and linear attention: every value of ``lrs`` is
     trained (as runs of the same training) and, per class and activation, the one with the lowest
-    final test error is reported.  ``covariates``: 'J' (the paper's Fig. 9), 'assumption43'
+    final test error is reported.  ``covariates``: 'J' (the paper's Fig. 9, J~ drawn once per trial),
+    'J-per-task' (the same law with its own J~ drawn for every task: App. J.1 draws the inputs "from a
+    non-uniform distribution on S^{d-1} for each task" and B "at the start of each trial", and leaves
+    open which of the two J~ follows), 'assumption43'
     (x = c_u B u + c_v B_perp v, the setting of Thm 4.4), 'J-gaussian' (J~ z / ||J~||_F, the J law
     before its projection onto the sphere), 'sphere' (x ~ U^d) or 'gaussian' (x ~ N(0, I_d / d), off the sphere: there B_perp^T x is independent of B^T x, while on the sphere
     ||B_perp^T x||^2 = 1 - ||B^T x||^2 carries information about the task)."""
@@ -56,7 +59,7 @@ class LowRankTrainingConfig(ScaledConfig):
     BOOK_WHY = dict(steps="1200 iterations instead of 5000 (the covariate test below runs the full 5000)", seeds="2 trials instead of the paper's 5", test_tasks="100 test tasks", records="13 records of rho")
     PARAMS = dict(d=Int(2, 256), k=Int(1, 256), n=Int(1, 10**5), sigma=Real(0, 1e3),
                   kinds=TupleOf(OneOf(*LowRankTask.KINDS), max_len=4, distinct=True),
-                  covariates=OneOf("J", "J-gaussian", "assumption43", "sphere", "gaussian"),
+                  covariates=OneOf("J", "J-per-task", "J-gaussian", "assumption43", "sphere", "gaussian"),
                   activations=TupleOf(OneOf("softmax", "linear"), max_len=2, distinct=True), c_v=POS, steps=STEPS, lrs=TupleOf(LR, max_len=8),
                   lr_decay=DECAY, queries=Int(1, 1000), seeds=SEEDS, seed=SEED, test_tasks=PROMPTS, records=Int(2, 10_000))
 
@@ -79,7 +82,26 @@ class LowRankTrainingResult:
     final_by_lr: dict = field(default_factory=dict)  # (activation, kind, lr) -> (final rho, final error) means
 
 
+def _sqrt_gram(J: torch.Tensor) -> torch.Tensor:
+    """(J^T J)^{1/2} of every matrix of a batch (..., d, d)."""
+    evals, evecs = torch.linalg.eigh(J.transpose(-1, -2) @ J)
+    return evecs @ torch.diag_embed(evals.clamp_min(0).sqrt()) @ evecs.transpose(-1, -2)
+
+
+def _per_task_j(d: int):
+    """App. J.1's J~-covariates with a fresh J~ for every task: per prompt, J with i.i.d. N(0, 1)
+    entries, J~ = (J^T J)^{1/2}, then x = J~ z / ||J~ z||, z ~ N(0, I_d), for all its points."""
+    def draw(shape, gg):
+        tasks = shape[0]
+        Jt = _sqrt_gram(gaussian((tasks, d), d, gg))  # (runs * tasks, d, d)
+        z = gaussian(shape, d, gg) @ Jt.transpose(-1, -2)  # (runs * tasks, points, d)
+        return z / z.norm(dim=-1, keepdim=True)
+    return draw
+
+
 def _covariates(cfg, B, g):
+    if cfg.covariates == "J-per-task":
+        return _per_task_j(cfg.d)
     if cfg.covariates in ("J", "J-gaussian"):
         J = torch.randn(cfg.d, cfg.d, generator=g, dtype=F64)
         evals, evecs = torch.linalg.eigh(J.T @ J)
