@@ -37,6 +37,14 @@ The rules, applied here once for every claim:
   its ``note`` (a test of whether the measurement can decide, e.g. that an optimum lies inside the grid:
   when it fails, no other test decides).
   Notes may name measured quantities: ``'the interval reaches {lo:.2f}'``.
+* **Seeds enough to decide** (rule 4): an interval of a median or a mean over fewer than
+  :data:`MIN_SEEDS` values cannot decide (a distribution-free 95% interval of a median needs 6 values:
+  with 5, even the (min, max) interval covers the median only 93.75% of the time); the test is undecided
+  and the claim inconclusive with that reason. A success rate's Wilson interval is exempt: its width
+  already carries the count (3 successes of 3 give [0.44, 1]).
+* **Hypotheses that can hold together**: :func:`contradictions` finds two declared conditions on the
+  same quantity that point opposite ways (``a >= b`` and ``a <= b``; ``x > 0.5`` and ``x < 0.3``); a claim
+  that declares such a pair is refused when its table is read.
 * **Hypotheses**: a failure where a hypothesis of the statement was violated is inconclusive, unless
   the failing test says why no hypothesis can explain it (``regardless = '<why>'``: e.g. a bound that
   no predictor can reach, whatever the training); such a failure is a failure of the statement.
@@ -44,6 +52,7 @@ The rules, applied here once for every claim:
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from . import metrics
@@ -101,6 +110,23 @@ def rate_of(successes: int, n: int) -> Estimate:
     """A success rate with its 95% Wilson interval."""
     p, lo, hi = metrics.wilson_interval(int(successes), int(n))
     return Estimate(p, lo, hi, int(n), "rate, Wilson 95%")
+
+
+#: the fewest values (seeds) an interval of a median or a mean over them needs to decide a test: the
+#: smallest n with a distribution-free 95% interval of a median, 1 - 2 * 0.5**n >= 0.95 (n = 6: the
+#: (min, max) interval covers 96.9%; n = 5: 93.75%). A mean +- t SE takes the same floor: its 95% rests on
+#: the values being normal, which fewer values cannot check, and one stalled seed moves it most.
+MIN_SEEDS = 6
+
+
+def too_few(v) -> int:
+    """The number of values behind ``v`` (an :class:`Estimate`, or a sequence of them: the smallest) when it
+    is an interval of a median or a mean over fewer than :data:`MIN_SEEDS` values; 0 otherwise (a rate's
+    Wilson interval, a plain number, an interval of unknown count)."""
+    ests = [v] if isinstance(v, Estimate) else [x for x in v if isinstance(x, Estimate)] \
+        if isinstance(v, (list, tuple)) else []
+    ns = [e.n for e in ests if 0 < e.n < MIN_SEEDS and not e.what.startswith("rate")]
+    return min(ns) if ns else 0
 
 
 def _num(v) -> str:
@@ -179,6 +205,81 @@ def parse_choice(row, where: str) -> dict:
     return dict(row)
 
 
+# -- hypotheses that can hold together --------------------------------------------------------------
+
+_OP = r"(<=|>=|≤|≥|<|>)"
+_NORM = {"≤": "<=", "≥": ">="}
+_MIRROR = {"<=": ">=", ">=": "<=", "<": ">", ">": "<"}
+_INTERVAL = re.compile(r"([^\s,;:()]+)\s+in\s+([(\[])\s*([^,()\[\]]+?)\s*,\s*([^,()\[\]]+?)\s*([)\]])")
+_COMMENT = re.compile(r"\s+\((?:[^()]|\([^()]*\))*\)$")  # a remark in brackets after a side: 'L* (flat regime)'
+_SPLIT = re.compile(r"[,;]|\b(?:and|with|for|if|where|so that|while)\b")
+
+
+def comparisons(condition: str) -> list[tuple[str, str, str]]:
+    """The comparisons ``(a, op, b)`` that a condition in words states (``op`` one of ``<=``, ``>=``, ``<``,
+    ``>``; sides with their spacing normalised). A label before a colon is dropped (``'batch (39): B >= M1
+    log M1'`` gives ``('B', '>=', 'M1 log M1')``); ``x in (a, b)`` gives ``x > a`` and ``x < b`` (``>=``, ``<=``
+    with square brackets); a chain ``a < x < b`` gives both comparisons; a remark in brackets closing a side
+    is dropped (``'L <= L* (flat regime)'`` compares L with L*); text without a comparison gives none."""
+    body = condition.split(":", 1)[1] if ":" in condition else condition
+    out = []
+    for m in _INTERVAL.finditer(body):
+        x, lb, a, b, rb = m.groups()
+        out += [(x, ">=" if lb == "[" else ">", a), (x, "<=" if rb == "]" else "<", b)]
+    body = _INTERVAL.sub(" ", body)
+    for piece in _SPLIT.split(body):
+        parts = re.split(_OP, piece)
+        for i in range(1, len(parts) - 1, 2):
+            a, b = (_COMMENT.sub("", " ".join(x.split())) for x in (parts[i - 1], parts[i + 1]))
+            if a and b and "=" not in a and "=" not in b:
+                out.append((a, _NORM.get(parts[i], parts[i]), b))
+    return out
+
+
+def _number(s: str):
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+def contradictions(hypotheses) -> list[tuple[str, str, str]]:
+    """Pairs of declared conditions that cannot hold together, each as ``(condition, other, why)``: two
+    comparisons of the same two quantities pointing opposite ways (``a >= b`` and ``a <= b``, or
+    ``b >= a``: together they hold at most where ``a = b``, so every measurement would fall outside them
+    but one that hits the equality), or a lower and an upper numeric bound on one quantity that leave no
+    room (``x > 0.5`` and ``x < 0.3``; ``x >= 1`` and ``x <= 1``)."""
+    found, seen = [], []
+    for h in hypotheses:
+        for a, op, b in comparisons(str(h)):
+            if a > b:  # one orientation per pair of sides: b >= a is a <= b
+                a, op, b = b, _MIRROR[op], a
+            seen.append((h, a, op, b))
+    for i, (h1, a1, op1, b1) in enumerate(seen):
+        for h2, a2, op2, b2 in seen[i + 1:]:
+            if (a1, b1) == (a2, b2) and op1[0] != op2[0]:
+                found.append((h1, h2, f"{a1} {op1} {b1} and {a2} {op2} {b2} point opposite ways (together they "
+                                      f"hold only where {a1} = {b1})"))
+                continue
+            bounds = _bound(a1, op1, b1), _bound(a2, op2, b2)
+            if all(bounds) and bounds[0][0] == bounds[1][0] and bounds[0][1] != bounds[1][1]:
+                low, high = sorted(bounds, key=lambda t: t[1] != "lower")
+                if low[2] >= high[2]:
+                    room = f" but {low[0]} = {low[2]:g}" if low[2] == high[2] and not (low[3] or high[3]) else ""
+                    found.append((h1, h2, f"{low[0]} {'>' if low[3] else '>='} {low[2]:g} and {high[0]} "
+                                          f"{'<' if high[3] else '<='} {high[2]:g} leave no room{room}"))
+    return found
+
+
+def _bound(a: str, op: str, b: str):
+    """``(quantity, 'lower' | 'upper', value, strict)`` for a comparison of a quantity with a number."""
+    na, nb = _number(a), _number(b)
+    if (na is None) == (nb is None):
+        return None
+    x, v, op = (b, na, _MIRROR[op]) if nb is None else (a, nb, op)
+    return x, "lower" if op[0] == ">" else "upper", v, len(op) == 1
+
+
 # -- deciding ---------------------------------------------------------------------------------------
 
 HOLDS, FAILS_, STRADDLES = "holds", "fails", "straddles"
@@ -241,6 +342,8 @@ def evaluate(test: dict, q: dict, where: str, threshold=None) -> str:
     if name not in q:
         raise chk.ConfigError(f"{where}: quantity {name!r} was not measured (measured: {', '.join(q) or 'none'})")
     v, stat, strict = measured(test, q[name]), test.get("statistic", "all"), test.get("strict", True)
+    if too_few(v):  # an interval over too few seeds decides nothing (rule 4)
+        return STRADDLES
     if kind in ("true", "false"):
         vals = [bool(x) == (kind == "true") for x in _seq(v)]
         return HOLDS if (any(vals) if stat == "any" else all(vals)) else FAILS_
@@ -325,6 +428,12 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
     passed, reasons, invalid, caveats, robust, depends, firm = True, [], [], [], [], [], []
     for t in tests:
         out = evaluate(t, q, where)
+        few = too_few(measured(t, q[t["quantity"]]))
+        if few:
+            reasons.append(f"{few} seeds cannot decide '{describe(t)}': an interval of a median or a mean needs at "
+                           f"least {MIN_SEEDS} (with fewer, not even the range of the seeds is a 95% interval of "
+                           "their median)")
+            continue
         alts = t.get("alternatives", ())
         deciding = t.get("fails", "not reproduced") == "not reproduced"  # not a validity check or a side remark
         flips = [a for a in alts if evaluate(t, q, where, threshold=a) != out]
