@@ -240,6 +240,11 @@ def test_the_depends_line_names_only_the_values_that_flip_the_outcome():
 def test_an_interval_over_fewer_seeds_than_the_minimum_cannot_decide():
     # the floor: the smallest n whose (min, max) covers the median with 95% whatever the distribution
     assert 1 - 2 * 0.5 ** (cr.MIN_SEEDS - 1) < 0.95 <= 1 - 2 * 0.5 ** cr.MIN_SEEDS and cr.MIN_SEEDS == 6
+    assert [cr.order_statistic_rank(n) for n in (3, 5, 6, 8, 9, 12, 20)] == [0, 0, 1, 1, 2, 3, 6]
+    e = cr.median_of([5.0, 1.0, 4.0, 2.0, 3.0, 9.0, 7.0, 8.0, 6.0])  # n = 9: [x_(2), x_(8)], coverage 96.1%
+    assert (e.value, e.lo, e.hi, e.n) == (5.0, 2.0, 8.0, 9) and "order-statistic 95%" in e.what
+    assert (cr.median_of([1.0, 2.0, 3.0, 4.0]).value, cr.median_of([3.0, 1.0, 2.0]).lo) == (2.5, 1.0)
+    assert "no 95% interval" in cr.median_of([1.0, 2.0, 3.0]).what
     med = {"quantity": "gain", "is": "above", "than": 0.15, "source": "ours: a gap", "interval": "median"}
     five, six = [0.3, 0.31, 0.32, 0.33, 0.34], [0.3, 0.31, 0.32, 0.33, 0.34, 0.35]
     v = _decide([med], gain=five)
