@@ -433,3 +433,14 @@ def test_measurements_give_freed_heap_back():
 
     grown = grow(True)
     assert grown < 40, f"{grown:.0f} MB grown over 12 measurements with the trim"
+
+
+def test_experiments_decided_on_intervals_over_seeds_run_enough_seeds():
+    """S1 (alpha), S3 (lambda_*), S6 (prompt length), S8b and S9 (task count) are decided on intervals over
+    seeds: the reference (paper scale) runs at least the rules' minimum, and so does ci where it costs little."""
+    from icl_lab.criteria import MIN_SEEDS
+
+    for C in (sel.AlphaSweepConfig, sel.LambdaSweepConfig, sel.PromptLengthConfig, sel.TaskCountConfig):
+        assert C.for_scale("paper").seeds >= MIN_SEEDS and C.for_scale("book").seeds >= MIN_SEEDS, C.__name__
+    for C in (sel.AlphaSweepConfig, sel.PromptLengthConfig, sel.TaskCountConfig):
+        assert C.for_scale("ci").seeds >= MIN_SEEDS, C.__name__
