@@ -444,3 +444,15 @@ def test_experiments_decided_on_intervals_over_seeds_run_enough_seeds():
         assert C.for_scale("paper").seeds >= MIN_SEEDS and C.for_scale("book").seeds >= MIN_SEEDS, C.__name__
     for C in (sel.AlphaSweepConfig, sel.PromptLengthConfig, sel.TaskCountConfig):
         assert C.for_scale("ci").seeds >= MIN_SEEDS, C.__name__
+
+
+def test_the_equality_setting_meets_every_condition_of_theorem1_and_every_step_of_its_proof():
+    """delta^2 beta^2 = log M1: Theorem 1's conditions, (155) and the proof's (88) all hold at the reference
+    size of selectors.theorem1_equality (its ci size is narrow, as the reference's)."""
+    from icl_lab.papers.selectors import conditions
+
+    cfg = sel.Theorem1EqualityConfig.for_scale("paper")
+    held = conditions.holds(cfg.theorem1(), conditions.THM1 + (conditions.LEMMA4,))
+    assert all(held.values()), held
+    assert abs(cfg.delta**2 * cfg.beta**2 - math.log(cfg.M1)) < 1e-3
+    assert "selectors.theorem1_equality" in all_experiments()
