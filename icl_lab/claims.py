@@ -144,6 +144,12 @@ def declare(id: str, location: str, statement: str, *, kind: str = "paper", hypo
     if not (hypotheses or unconditional or not_checkable) and CITES_RESULT.search(location):
         raise chk.ConfigError(f"claim {id}: its location ({location}) cites a result but hypotheses is empty: list "
                               "the result's conditions, or say why there are none with unconditional = '...'")
+    clash = criteria.contradictions(hypotheses)
+    if clash:
+        h1, h2, why = clash[0]
+        raise chk.ConfigError(f"claim {id}: its hypotheses cannot hold together: {h1!r} and {h2!r}: {why}; every "
+                              "measurement would fall outside them (keep the theorem's condition, not a step that "
+                              "contradicts it)")
     return Declared(id, location, statement, kind, tuple(hypotheses), not_checkable, part, tuple(tests), choice,
                     caveat, how, unconditional)
 

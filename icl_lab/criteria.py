@@ -21,7 +21,7 @@ The rules, applied here once for every claim:
 * **Bounds as bounds, intervals with a margin** (rules 1 and 4). A test on an :class:`Estimate` holds
   when the whole interval satisfies it and fails when the whole interval violates it; an interval
   that straddles the threshold cannot decide, and the claim is inconclusive with that reason.
-* **Seeds**: ``interval = 'median'`` (bootstrap 95%), ``'mean'`` (Student's t 95%) or ``'rate'``
+* **Seeds**: ``interval = 'median'`` (distribution-free 95%), ``'mean'`` (Student's t 95%) or ``'rate'``
   (the Wilson 95% interval of a success rate) turns the per-seed values the chapter hands over into
   that statistic with its interval, and the test is decided on the interval.
 * **Sequences**: ``statistic`` says how the values of a sequence are combined (``all`` by default:
@@ -37,6 +37,14 @@ The rules, applied here once for every claim:
   its ``note`` (a test of whether the measurement can decide, e.g. that an optimum lies inside the grid:
   when it fails, no other test decides).
   Notes may name measured quantities: ``'the interval reaches {lo:.2f}'``.
+* **Seeds enough to decide** (rule 4): an interval of a median or a mean over fewer than
+  :data:`MIN_SEEDS` values cannot decide (a distribution-free 95% interval of a median needs 6 values:
+  with 5, even the (min, max) interval covers the median only 93.75% of the time); the test is undecided
+  and the claim inconclusive with that reason. A success rate's Wilson interval is exempt: its width
+  already carries the count (3 successes of 3 give [0.44, 1]).
+* **Hypotheses that can hold together**: :func:`contradictions` finds two declared conditions on the
+  same quantity that point opposite ways (``a >= b`` and ``a <= b``; ``x > 0.5`` and ``x < 0.3``); a claim
+  that declares such a pair is refused when its table is read.
 * **Hypotheses**: a failure where a hypothesis of the statement was violated is inconclusive, unless
   the failing test says why no hypothesis can explain it (``regardless = '<why>'``: e.g. a bound that
   no predictor can reach, whatever the training); such a failure is a failure of the statement.
@@ -44,6 +52,7 @@ The rules, applied here once for every claim:
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from . import metrics
@@ -58,6 +67,13 @@ _TEST_FIELDS = {"quantity", "is", "than", "to", "range", "tol", "source", "alter
                 "fails", "note", "strict", "interval", "regardless"}
 INTERVALS = ("median", "mean", "rate")  # over seeds: bootstrap median, mean +- t SE, Wilson rate of successes
 _CHOICE_FIELDS = {"what", "options", "closest", "source"}
+
+
+#: the fewest values (seeds) an interval of a median or a mean over them needs to decide a test: the
+#: smallest n with a distribution-free 95% interval of a median, 1 - 2 * 0.5**n >= 0.95 (n = 6: the
+#: (min, max) interval covers 96.9%; n = 5: 93.75%). A mean +- t SE takes the same floor: its 95% rests on
+#: the values being normal, which fewer values cannot check, and one stalled seed moves it most.
+MIN_SEEDS = 6
 
 
 @dataclass(frozen=True)
@@ -77,10 +93,34 @@ class Estimate:
         return f"{value} [{lo}, {hi}]" + (f" ({self.what}{n})" if self.what else n)
 
 
-def median_of(values, seed: int = 0) -> Estimate:
-    """The median of ``values`` with its bootstrap 95% interval."""
-    m, lo, hi = metrics.median_interval(values, seed=seed)
-    return Estimate(m, lo, hi, len(list(values)), "median, bootstrap 95%")
+def median_of(values) -> Estimate:
+    """The median of ``values`` with its distribution-free 95% interval: the order statistics
+    ``[x_(k), x_(n+1-k)]`` with the largest k such that ``2 P(Bin(n, 1/2) < k) <= 0.05``, which cover the
+    median with at least 95% whatever the distribution of the values (a percentile bootstrap covers about
+    87-93% from 5 to 12 values). None exists below :data:`MIN_SEEDS` values: the interval is then the
+    range of the values, said so, and decides nothing."""
+    v = sorted(float(x) for x in _seq(values))
+    n = len(v)
+    if not n:
+        raise chk.ConfigError("median_of: values must not be empty")
+    med = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+    k = order_statistic_rank(n)
+    if k == 0:
+        return Estimate(med, v[0], v[-1], n, f"median, range of the seeds: no 95% interval below {MIN_SEEDS}")
+    return Estimate(med, v[k - 1], v[n - k], n, "median, order-statistic 95%")
+
+
+def order_statistic_rank(n: int, level: float = 0.95) -> int:
+    """The largest k with ``2 P(Bin(n, 1/2) < k) <= 1 - level`` (0 when even the range of ``n`` values
+    covers the median less often than ``level``): ``[x_(k), x_(n+1-k)]`` is then a distribution-free
+    interval of the median at that level."""
+    k, tail = 0, 0.0
+    while k < n // 2 + 1:
+        tail += math.comb(n, k) / 2**n  # P(Bin(n, 1/2) <= k) after adding term k
+        if 2 * tail > 1 - level:
+            break
+        k += 1
+    return k
 
 
 #: Student's t, two-sided 95%, by degrees of freedom (1 to 30; beyond, the normal 1.96)
@@ -103,6 +143,16 @@ def rate_of(successes: int, n: int) -> Estimate:
     """A success rate with its 95% Wilson interval."""
     p, lo, hi = metrics.wilson_interval(int(successes), int(n))
     return Estimate(p, lo, hi, int(n), "rate, Wilson 95%")
+
+
+def too_few(v) -> int:
+    """The number of values behind ``v`` (an :class:`Estimate`, or a sequence of them: the smallest) when it
+    is an interval of a median or a mean over fewer than :data:`MIN_SEEDS` values; 0 otherwise (a rate's
+    Wilson interval, a plain number, an interval of unknown count)."""
+    ests = [v] if isinstance(v, Estimate) else [x for x in v if isinstance(x, Estimate)] \
+        if isinstance(v, (list, tuple)) else []
+    ns = [e.n for e in ests if 0 < e.n < MIN_SEEDS and not e.what.startswith("rate")]
+    return min(ns) if ns else 0
 
 
 def _num(v) -> str:
@@ -178,6 +228,81 @@ def parse_choice(row, where: str) -> dict:
     return dict(row)
 
 
+# -- hypotheses that can hold together --------------------------------------------------------------
+
+_OP = r"(<=|>=|≤|≥|<|>)"
+_NORM = {"≤": "<=", "≥": ">="}
+_MIRROR = {"<=": ">=", ">=": "<=", "<": ">", ">": "<"}
+_INTERVAL = re.compile(r"([^\s,;:()]+)\s+in\s+([(\[])\s*([^,()\[\]]+?)\s*,\s*([^,()\[\]]+?)\s*([)\]])")
+_COMMENT = re.compile(r"\s+\((?:[^()]|\([^()]*\))*\)$")  # a remark in brackets after a side: 'L* (flat regime)'
+_SPLIT = re.compile(r"[,;]|\b(?:and|with|for|if|where|so that|while)\b")
+
+
+def comparisons(condition: str) -> list[tuple[str, str, str]]:
+    """The comparisons ``(a, op, b)`` that a condition in words states (``op`` one of ``<=``, ``>=``, ``<``,
+    ``>``; sides with their spacing normalised). A label before a colon is dropped (``'batch (39): B >= M1
+    log M1'`` gives ``('B', '>=', 'M1 log M1')``); ``x in (a, b)`` gives ``x > a`` and ``x < b`` (``>=``, ``<=``
+    with square brackets); a chain ``a < x < b`` gives both comparisons; a remark in brackets closing a side
+    is dropped (``'L <= L* (flat regime)'`` compares L with L*); text without a comparison gives none."""
+    body = condition.split(":", 1)[1] if ":" in condition else condition
+    out = []
+    for m in _INTERVAL.finditer(body):
+        x, lb, a, b, rb = m.groups()
+        out += [(x, ">=" if lb == "[" else ">", a), (x, "<=" if rb == "]" else "<", b)]
+    body = _INTERVAL.sub(" ", body)
+    for piece in _SPLIT.split(body):
+        parts = re.split(_OP, piece)
+        for i in range(1, len(parts) - 1, 2):
+            a, b = (_COMMENT.sub("", " ".join(x.split())) for x in (parts[i - 1], parts[i + 1]))
+            if a and b and "=" not in a and "=" not in b:
+                out.append((a, _NORM.get(parts[i], parts[i]), b))
+    return out
+
+
+def _number(s: str):
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+def contradictions(hypotheses) -> list[tuple[str, str, str]]:
+    """Pairs of declared conditions that cannot hold together, each as ``(condition, other, why)``: two
+    comparisons of the same two quantities pointing opposite ways (``a >= b`` and ``a <= b``, or
+    ``b >= a``: together they hold at most where ``a = b``, so every measurement would fall outside them
+    but one that hits the equality), or a lower and an upper numeric bound on one quantity that leave no
+    room (``x > 0.5`` and ``x < 0.3``; ``x >= 1`` and ``x <= 1``)."""
+    found, seen = [], []
+    for h in hypotheses:
+        for a, op, b in comparisons(str(h)):
+            if a > b:  # one orientation per pair of sides: b >= a is a <= b
+                a, op, b = b, _MIRROR[op], a
+            seen.append((h, a, op, b))
+    for i, (h1, a1, op1, b1) in enumerate(seen):
+        for h2, a2, op2, b2 in seen[i + 1:]:
+            if (a1, b1) == (a2, b2) and op1[0] != op2[0]:
+                found.append((h1, h2, f"{a1} {op1} {b1} and {a2} {op2} {b2} point opposite ways (together they "
+                                      f"hold only where {a1} = {b1})"))
+                continue
+            bounds = _bound(a1, op1, b1), _bound(a2, op2, b2)
+            if all(bounds) and bounds[0][0] == bounds[1][0] and bounds[0][1] != bounds[1][1]:
+                low, high = sorted(bounds, key=lambda t: t[1] != "lower")
+                if low[2] >= high[2]:
+                    room = f" but {low[0]} = {low[2]:g}" if low[2] == high[2] and not (low[3] or high[3]) else ""
+                    found.append((h1, h2, f"{low[0]} {'>' if low[3] else '>='} {low[2]:g} and {high[0]} "
+                                          f"{'<' if high[3] else '<='} {high[2]:g} leave no room{room}"))
+    return found
+
+
+def _bound(a: str, op: str, b: str):
+    """``(quantity, 'lower' | 'upper', value, strict)`` for a comparison of a quantity with a number."""
+    na, nb = _number(a), _number(b)
+    if (na is None) == (nb is None):
+        return None
+    x, v, op = (b, na, _MIRROR[op]) if nb is None else (a, nb, op)
+    return x, "lower" if op[0] == ">" else "upper", v, len(op) == 1
+
+
 # -- deciding ---------------------------------------------------------------------------------------
 
 HOLDS, FAILS_, STRADDLES = "holds", "fails", "straddles"
@@ -240,6 +365,8 @@ def evaluate(test: dict, q: dict, where: str, threshold=None) -> str:
     if name not in q:
         raise chk.ConfigError(f"{where}: quantity {name!r} was not measured (measured: {', '.join(q) or 'none'})")
     v, stat, strict = measured(test, q[name]), test.get("statistic", "all"), test.get("strict", True)
+    if too_few(v):  # an interval over too few seeds decides nothing (rule 4)
+        return STRADDLES
     if kind in ("true", "false"):
         vals = [bool(x) == (kind == "true") for x in _seq(v)]
         return HOLDS if (any(vals) if stat == "any" else all(vals)) else FAILS_
@@ -357,6 +484,12 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
     passed, reasons, invalid, caveats, robust, depends, firm = True, [], [], [], [], [], []
     for t in tests:
         out = evaluate(t, q, where)
+        few = too_few(measured(t, q[t["quantity"]]))
+        if few:
+            reasons.append(f"{few} seeds cannot decide '{describe(t)}': an interval of a median or a mean needs at "
+                           f"least {MIN_SEEDS} (with fewer, not even the range of the seeds is a 95% interval of "
+                           "their median)")
+            continue
         alts = t.get("alternatives", ())
         deciding = t.get("fails", "not reproduced") == "not reproduced"  # not a validity check or a side remark
         flips = [a for a in alts if evaluate(t, q, where, threshold=a) != out]

@@ -134,7 +134,7 @@ def test_claims_tables_are_read_strictly():
     from icl_lab.claims import parse_declarations
     good = parse_declarations("[[claim]]\nid = 'A'\nlocation = 'Thm 1'\nstatement = '$x$'\n"
                               "hypotheses = 'THM1'\npart = 'mechanism'\n", "selectors")
-    from icl_lab.papers.selectors.conditions import THM1  # theory.THM1 and the (88) of its proof
+    from icl_lab.papers.selectors.conditions import THM1  # Theorem 1's conditions (theory.THM1)
     assert good["A"].hypotheses == THM1 and good["A"].kind == "paper"
     bad = {"id = 'A'\nlocation = 'L'\nstatment = 's'": "unknown field",
            "id = 'A'\nlocation = 'L'\nstatement = 's'\nhypotheses = 'NOPE'": "names no tuple",

@@ -150,17 +150,18 @@ def test_the_sweep_checks_give_the_shipped_ci_statuses(ci_runs, monkeypatch):
 
 
 def _replica(epochs=tuple(range(0, 401, 10))):
-    """A hand-made replica result: settings (imbalanced, balanced) x 2 seeds on ``epochs``. Imbalanced: L_1
+    """A hand-made replica result: settings (imbalanced, balanced) x 6 seeds (the fewest an interval decision
+    takes) on ``epochs``. Imbalanced: L_1
     falls 4 times faster than L_2 = L_3; query v_2's attention leaves v_1 while its attention on v_3 first
     rises (peak at epoch 30). Balanced: the three errors fall together. Every map ends near the identity."""
     from icl_lab.train import RunGrid
 
-    grid = RunGrid(setting=["imbalanced", "balanced"], seed=[0, 1])
+    grid = RunGrid(setting=["imbalanced", "balanced"], seed=list(range(6)))
     e = torch.tensor(epochs, dtype=torch.float64)
     E = len(epochs)
-    loss = torch.empty(E, 4, 3, dtype=torch.float64)
+    loss = torch.empty(E, 12, 3, dtype=torch.float64)
     t = 1 - torch.exp(-e / 30)
-    maps = ((1 - t)[:, None, None] / 3 + t[:, None, None] * torch.eye(3, dtype=torch.float64)).repeat(1, 4, 1, 1).reshape(E, 4, 3, 3)
+    maps = ((1 - t)[:, None, None] / 3 + t[:, None, None] * torch.eye(3, dtype=torch.float64)).repeat(1, 12, 1, 1).reshape(E, 12, 3, 3)
     a1, a3 = 0.6 * torch.exp(-e / 30), 0.2 * torch.exp(-e / 100) + 0.15 * (e / 40) * torch.exp(1 - e / 40)
     for r in grid.index(setting="imbalanced"):
         loss[:, r] = torch.stack([0.5 * torch.exp(-e / 10), 0.5 * torch.exp(-e / 40), 0.5 * torch.exp(-e / 40)], -1)
@@ -168,7 +169,7 @@ def _replica(epochs=tuple(range(0, 401, 10))):
     for r in grid.index(setting="balanced"):
         loss[:, r] = (0.5 * torch.exp(-e / 20))[:, None]
     runs = SimpleNamespace(epochs=list(epochs), test_loss=loss, test_map=maps, grid=grid)
-    cfg = SimpleNamespace(snapshots=(0, 10, 100, 400), lr=0.002, epochs=epochs[-1], seeds=2, record_every=epochs[1] - epochs[0])
+    cfg = SimpleNamespace(snapshots=(0, 10, 100, 400), lr=0.002, epochs=epochs[-1], seeds=6, record_every=epochs[1] - epochs[0])
     return SimpleNamespace(runs=runs), cfg
 
 
@@ -181,8 +182,9 @@ def test_replica_decides_figure_2_and_3_claims_on_a_small_result():
     st = _statuses(ms, "experiments")
     assert st["F2a"].startswith("reproduced") and st["F2b"].startswith("reproduced") and st["F3a"] == "reproduced with caveat"  # the architecture, run one way, is said
     assert st["F3b"] == "reproduced with caveat"  # the attention on v_3 has fallen back by epoch 100: the literal window fails
-    assert "(the grid allows [(3.0, 5.0), (3.0, 5.0)])" in ms[0].measured
-    together = SimpleNamespace(runs=SimpleNamespace(**{**vars(rp.runs), "test_loss": rp.runs.test_loss[:, [2, 3, 2, 3]]}))
+    assert "(the grid allows [" + ", ".join(["(3.0, 5.0)"] * 6) + "])" in ms[0].measured
+    balanced = list(rp.runs.grid.index(setting="balanced"))
+    together = SimpleNamespace(runs=SimpleNamespace(**{**vars(rp.runs), "test_loss": rp.runs.test_loss[:, balanced * 2]}))
     assert _statuses(checks.replica(together, cfg), "experiments")["F2a"] == "not reproduced"  # L_1 no longer first
 
 
@@ -208,25 +210,25 @@ def test_replica_reads_crossings_on_every_recorded_epoch():
 
 def _theory_model(fast_first=True):
     """A hand-made theory-model result on App. A's setting: exact population GD (the library's, 3000 steps),
-    and Adam runs (settings x learning rates x 2 seeds) whose slow runs barely move and whose fast imbalanced
-    runs bring L_1 down first (``fast_first``) or last."""
+    and Adam runs (settings x learning rates x 6 seeds) whose slow runs barely move and whose fast imbalanced
+    runs bring L_1 down first (``fast_first``) or last. Six seeds: the fewest an interval decision takes."""
     from icl_lab.papers.convergence import theory as th
     from icl_lab.train import RunGrid
 
-    cfg = SimpleNamespace(K=3, N=60, eta=1.0, gd_steps=3000, epochs=400, seeds=2, adam_lrs=(0.002, 0.02))
+    cfg = SimpleNamespace(K=3, N=60, eta=1.0, gd_steps=3000, epochs=400, seeds=6, adam_lrs=(0.002, 0.02))
     pops = {s: th.population_columns(th.p_for(s, 3, 0.8), 60, 1.0, cfg.gd_steps, record_every=100)
             for s in ("imbalanced", "balanced")}
-    grid = RunGrid(setting=["imbalanced", "balanced"], lr=[0.002, 0.02], seed=[0, 1])
+    grid = RunGrid(setting=["imbalanced", "balanced"], lr=[0.002, 0.02], seed=list(range(6)))
     epochs = list(range(0, 401, 10))
     e = torch.tensor(epochs, dtype=torch.float64)
     floor = torch.as_tensor(pops["imbalanced"].floor, dtype=torch.float64)
-    loss = torch.full((len(epochs), 8, 3), 0.3, dtype=torch.float64)
-    maps = torch.full((len(epochs), 8, 3, 3), 1 / 3, dtype=torch.float64)
+    loss = torch.full((len(epochs), 24, 3), 0.3, dtype=torch.float64)
+    maps = torch.full((len(epochs), 24, 3, 3), 1 / 3, dtype=torch.float64)
     fast_r, slow_r = (20, 60) if fast_first else (60, 20)
     for r in grid.index(lr=0.02):
         loss[:, r] = floor + torch.stack([0.03 * torch.exp(-e / fast_r), 0.3 * torch.exp(-e / slow_r), 0.3 * torch.exp(-e / slow_r)], -1)
         maps[-1, r] = 0.025 + 0.925 * torch.eye(3, dtype=torch.float64)  # Attn_k = 0.95 at the end
-    final_S = torch.zeros(8, 3, 3, dtype=torch.float64)
+    final_S = torch.zeros(24, 3, 3, dtype=torch.float64)
     final_S[grid.index(lr=0.002)] = 0.5 * torch.eye(3, dtype=torch.float64)
     adam = SimpleNamespace(epochs=epochs, test_loss=loss, test_map=maps, final_S=final_S, grid=grid, labels=grid.runs)
     rp, _ = _replica()

@@ -48,7 +48,7 @@ def test_conditions_are_written_as_math_and_prose():
 
 @pytest.mark.declarations
 def test_hypotheses_are_stated_once_and_cards_name_them():
-    from icl_lab.papers.selectors import conditions  # Theorem 1's conditions, the proof's (88) included
+    from icl_lab.papers.selectors import conditions  # Theorem 1's conditions
 
     led = Ledger("selectors", part="mechanism")
     held = {h: i % 2 == 0 for i, h in enumerate(conditions.THM1)}

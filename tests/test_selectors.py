@@ -183,25 +183,31 @@ def test_chernoff_hoeffding_certificate_of_37():
         assert tails.log_lower_tail(alpha, 20_000, c - 0.1) > bound(20_000, c - 0.1) + 10
 
 
-def test_lemma4_88_and_lemma6_155_hold_together_only_at_equality():
-    """(88) log M1 <= delta^2 beta^2 is recorded beside (155) log M1 >= delta^2 beta^2: at the book's settings
-    (155) holds and (88) does not; at delta^2 beta^2 = log M1 both do."""
-    from icl_lab.papers.selectors import conditions, theory
-
-    cfg = sel.Theorem1Config()
-    h = conditions.holds(cfg.theorem1())
-    assert list(h) == list(conditions.THM1) and h[theory.INIT6] and not h[conditions.LEMMA4]
-    eq = cfg.replace(beta=math.sqrt(math.log(cfg.M1)) / cfg.delta)
-    h_eq = conditions.holds(eq.theorem1())
-    assert h_eq[theory.INIT6] and h_eq[conditions.LEMMA4]
-    h_big = conditions.holds(cfg.replace(beta=2 * eq.beta).theorem1())
-    assert h_big[conditions.LEMMA4] and not h_big[theory.INIT6]
-    assert conditions.holds_all([cfg.theorem1(), eq.theorem1()])[conditions.LEMMA4] is False
+def test_lemma4_88_is_a_step_of_the_proof_not_a_hypothesis_of_theorem1():
+    """(88) log M1 <= delta^2 beta^2 points against (155) log M1 >= delta^2 beta^2: the two hold together only at
+    delta^2 beta^2 = log M1, so (88), which Theorem 1 does not state and its setting contradicts, is not among the
+    hypotheses the claims record (a claim that declared both would be refused); where it holds is still reported."""
     from pathlib import Path
 
     from icl_lab.claims import parse_declarations
-    toml = Path(conditions.__file__).with_name("claims.toml").read_text()
-    assert conditions.LEMMA4 in parse_declarations(toml, "selectors")["M18"].hypotheses
+    from icl_lab.criteria import contradictions
+    from icl_lab.papers.selectors import conditions, theory
+
+    assert conditions.LEMMA4 not in conditions.THM1 and theory.INIT6 in conditions.THM1
+    assert contradictions(conditions.THM1 + (conditions.LEMMA4,))  # the pair the ledger refuses
+    with_88 = conditions.THM1 + (conditions.LEMMA4,)
+    cfg = sel.Theorem1Config()
+    h = conditions.holds(cfg.theorem1(), with_88)
+    assert h[theory.INIT6] and not h[conditions.LEMMA4]  # the book's setting: (155) holds, (88) does not
+    eq = cfg.replace(beta=math.sqrt(math.log(cfg.M1)) / cfg.delta)
+    h_eq = conditions.holds(eq.theorem1(), with_88)
+    assert h_eq[theory.INIT6] and h_eq[conditions.LEMMA4]
+    h_big = conditions.holds(cfg.replace(beta=2 * eq.beta).theorem1(), with_88)
+    assert h_big[conditions.LEMMA4] and not h_big[theory.INIT6]
+    assert list(conditions.holds(cfg.theorem1())) == list(conditions.THM1)
+    decl = parse_declarations(Path(conditions.__file__).with_name("claims.toml").read_text(), "selectors")
+    assert all(conditions.LEMMA4 not in d.hypotheses for d in decl.values())
+    assert decl["M18"].hypotheses == conditions.THM1 and theory.INIT6 in decl["S6"].hypotheses
 
 
 def test_collapse_recursion_plateau_collapse_and_scale_free_width():
@@ -427,3 +433,26 @@ def test_measurements_give_freed_heap_back():
 
     grown = grow(True)
     assert grown < 40, f"{grown:.0f} MB grown over 12 measurements with the trim"
+
+
+def test_experiments_decided_on_intervals_over_seeds_run_enough_seeds():
+    """S1 (alpha), S3 (lambda_*), S6 (prompt length), S8b and S9 (task count) are decided on intervals over
+    seeds: the reference (paper scale) runs at least the rules' minimum, and so does ci where it costs little."""
+    from icl_lab.criteria import MIN_SEEDS
+
+    for C in (sel.AlphaSweepConfig, sel.LambdaSweepConfig, sel.PromptLengthConfig, sel.TaskCountConfig):
+        assert C.for_scale("paper").seeds >= MIN_SEEDS and C.for_scale("book").seeds >= MIN_SEEDS, C.__name__
+    for C in (sel.AlphaSweepConfig, sel.PromptLengthConfig, sel.TaskCountConfig):
+        assert C.for_scale("ci").seeds >= MIN_SEEDS, C.__name__
+
+
+def test_the_equality_setting_meets_every_condition_of_theorem1_and_every_step_of_its_proof():
+    """delta^2 beta^2 = log M1: Theorem 1's conditions, (155) and the proof's (88) all hold at the reference
+    size of selectors.theorem1_equality (its ci size is narrow, as the reference's)."""
+    from icl_lab.papers.selectors import conditions
+
+    cfg = sel.Theorem1EqualityConfig.for_scale("paper")
+    held = conditions.holds(cfg.theorem1(), conditions.THM1 + (conditions.LEMMA4,))
+    assert all(held.values()), held
+    assert abs(cfg.delta**2 * cfg.beta**2 - math.log(cfg.M1)) < 1e-3
+    assert "selectors.theorem1_equality" in all_experiments()

@@ -83,13 +83,13 @@ def test_registered_run_by_the_command_line_and_judged_by_the_chapter(as_a_paper
 def test_the_claim_can_fail_and_respects_its_hypotheses(as_a_paper):
     """T1's declared test decides: a trained loss above the average's fails it; where Theorem 1's condition
     N >= K does not hold, a failure is inconclusive."""
-    above = {"trained_loss": [0.5, 0.52, 0.49, 0.51, 0.5], "average_theory": 0.4}
+    above = {"trained_loss": [0.5, 0.52, 0.49, 0.51, 0.5, 0.5], "average_theory": 0.4}
     ledger = claims_mod.Ledger(KEY)
     checks.measure_t1(ledger, above, TrainingConfig.for_scale("ci"))
     assert ledger["T1"].status == "not reproduced"
     checks.measure_t1(ledger, above, TrainingConfig.for_scale("ci", N=2))
     assert ledger["T1"].status == "inconclusive"
-    astride = {"trained_loss": [0.2, 0.6, 0.3], "average_theory": 0.4}  # the mean's interval contains 1
+    astride = {"trained_loss": [0.2, 0.6, 0.3, 0.5, 0.25, 0.55], "average_theory": 0.4}  # the mean's interval contains 1
     checks.measure_t1(ledger, astride, TrainingConfig.for_scale("ci"))
     assert ledger["T1"].status == "inconclusive"
 

@@ -1,13 +1,17 @@
-"""Theorem 1's conditions as the claims record them: those :mod:`.theory` checks, plus the one its
-proof of Lemma 4 adds at eq. (88), "log M1 <= delta^2 beta^2".
+"""Theorem 1's conditions as the claims record them (:data:`THM1`, those :mod:`.theory` checks), and the
+inequality that its proof of Lemma 4 invokes at eq. (88), "log M1 <= delta^2 beta^2", which is not one of them.
 
-The proof also uses the opposite inequality, "log M1 >= delta^2 beta^2" (eq. (155), Lemma 6, B.4;
-:data:`~.theory.INIT6`): both hold together only at delta^2 beta^2 = log M1 exactly. A setting with
-delta^2 beta^2 below log M1 (the book's: delta < 0.1 with beta a few units) meets (155) and violates
-(88), and every claim that carries Theorem 1's conditions records which of the two held.
+(88) is a step of the proof, not a hypothesis of the theorem: Theorem 1 states its conditions (width,
+batch, prompt length, noise) and the setting fixes delta in (0, 0.1) (Sec. 3.1) and beta = Theta(log log M1)
+(Sec. 3.1's data model), so delta^2 beta^2 < 0.01 Theta(log log M1)^2, below log M1 once M1 is large; the
+proof's other steps use that side, "log M2 >= delta^2 beta^2" (after (84)) and "log M1 >= delta^2 beta^2"
+((155), Lemma 6, B.4: :data:`~.theory.INIT6`, recorded). Recorded beside (155), (88) would make the two hold
+together only at delta^2 beta^2 = log M1, and every measurement fall outside the hypotheses: the ledger
+refuses such a pair. :func:`lemma4_holds` still says where (88) would hold, for a chapter that reports
+where the proof's step fails.
 
 ``claims.toml`` names :data:`THM1` here; the chapters record the conditions with :func:`holds` and
-:func:`holds_all` (the same as :mod:`.theory`'s, with (88) added)."""
+:func:`holds_all`."""
 from __future__ import annotations
 
 import torch
@@ -16,8 +20,8 @@ from ... import params as chk
 
 from . import theory
 
-LEMMA4 = "Lemma 4 (88): log M1 <= delta^2 beta^2"
-THM1 = theory.THM1 + (LEMMA4,)
+LEMMA4 = "Lemma 4 (88): log M1 <= delta^2 beta^2"  # a step of the proof that fails in the paper's setting
+THM1 = theory.THM1
 LEMMA7 = theory.LEMMA7
 THM2 = THM1 + theory.THM2_TEST
 # the value (88) is decided on: "<= log M1" (required) and delta^2 beta^2 (actual) of INIT6's entry, to
@@ -33,7 +37,7 @@ def lemma4_holds(conds: dict) -> bool:
 
 
 def holds(conds: dict, names=THM1) -> dict:
-    """``{condition: holds}`` for ``names`` (default :data:`THM1`, with (88))."""
+    """``{condition: holds}`` for ``names`` (default :data:`THM1`; :data:`LEMMA4` may be named to report (88))."""
     out = theory.holds(conds, tuple(n for n in names if n != LEMMA4))
     if LEMMA4 in names:
         out[LEMMA4] = lemma4_holds(conds)
