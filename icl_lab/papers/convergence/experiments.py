@@ -282,12 +282,12 @@ class TheoryModelConfig(ScaledConfig):
     test_prompts: int = 3000
     epochs: int = 400
     adam_lrs: tuple = (0.002, 0.02)
-    seeds: int = 5
+    seeds: int = 6  # the fewest an interval over seeds decides on (the rules' minimum)
     seed: int = 0
     snapshots: tuple = SNAPSHOTS
     CI = dict(gd_steps=3000, test_prompts=1000, seeds=2)
     BOOK = dict(seeds=3)
-    BOOK_WHY = dict(seeds="3 seeds per setting show the Adam step bound and the stage-wise order as clearly as 5")
+    BOOK_WHY = dict(seeds="3 seeds per setting show the Adam step bound and the stage-wise order as clearly as 6")
     PARAMS = dict(K=K3, d=DIM, N=NCTX, p1=PROB, eta=POS, gd_steps=STEPS, train_prompts=PROMPTS,
                   test_prompts=PROMPTS, epochs=STEPS, adam_lrs=TupleOf(LR, max_len=8), seeds=SEEDS, seed=SEED,
                   snapshots=TupleOf(Int(0, 10**7), max_len=100))
@@ -364,13 +364,13 @@ class ReplicaConfig(ScaledConfig):
     lr: float = 0.002
     width: int = 32
     ffn: int = 64
-    seeds: int = 5
+    seeds: int = 6  # the paper's Fig. 2-3 runs are single; 6 seeds is the fewest an interval over seeds decides on
     seed: int = 0
     record_every: int = 1
     snapshots: tuple = SNAPSHOTS
     CI = dict(epochs=100, seeds=2, test_prompts=500, snapshots=(1, 10, 50, 100))
     BOOK = dict(seeds=3, test_prompts=1000, record_every=5)
-    BOOK_WHY = dict(seeds="the replica costs 48 s CPU at 5 seeds; 3 seeds keep the mean curves and maps",
+    BOOK_WHY = dict(seeds="the replica costs about 4 min CPU at 6 seeds; 3 seeds keep the mean curves and maps",
                     test_prompts="1000 held-out prompts per setting evaluate the per-feature error to about 3 %",
                     record_every="records every 5 epochs instead of every epoch (half the cost): a crossing epoch is known to within 5 epochs")
     PARAMS = dict(K=K3, d=DIM, N=NCTX, p1=PROB, train_prompts=PROMPTS, test_prompts=PROMPTS, epochs=STEPS, lr=LR,
@@ -406,7 +406,7 @@ def _replica_prompts(cfg: ReplicaConfig) -> None:  # drawn and checked before a 
 
 
 @EXPERIMENTS.register("replica", config=ReplicaConfig, summary=summarize_replica, location="App. A, Figs. 2, 3",
-                      description="one-block transformer, Adam lr 0.002, 400 epochs, 5 seeds",
+                      description="one-block transformer, Adam lr 0.002, 400 epochs, 6 seeds",
                       claims=("F2a", "F2b", "F3a", "F3b", "F3c"), check=_replica_prompts)
 def run_replica(cfg: ReplicaConfig) -> ReplicaResult:
     t0 = time.perf_counter()

@@ -46,7 +46,7 @@ class BlockConfig(Sec6Runs):
     is the alternative (``optimizer="adam", lr=1e-3``).
 
     Seeds and the number of runs are not given in the paper for Figs. 1-3; the reference setting
-    (``paper`` scale) trains 5 seeds per L (30 runs x 4000 steps per optimizer) with the paper's
+    (``paper`` scale) trains 6 seeds per L (36 runs x 4000 steps per optimizer) with the paper's
     N = 100, M = 300 and 400 epochs; the book reduces it (``BOOK``, with the reasons)."""
 
     epochs: int = 400

@@ -34,6 +34,7 @@ class OODConfig(SeedSweepConfig):
     l_ts_grid: tuple = (1, 2, 4, 8, 16, 32, 64)
     alpha_primes: tuple = (0.2, 0.6)
     ood_prompts: int = 2000
+    seeds: int = 12  # Thm 2 tests the seeds that solve the in-domain task: about half of 12, at least the 6 an interval needs
     CI = dict(seeds=4, steps=500, test_prompts=500, ood_prompts=1000, l_ts_grid=(1, 2, 4, 8, 16, 32))
 
     PARAMS = dict(alpha_test=ALPHA, l_ts=Int(1, 4096), l_ts_grid=TupleOf(Int(1, 4096), max_len=32),

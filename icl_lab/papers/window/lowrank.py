@@ -50,13 +50,13 @@ class LowRankTrainingConfig(ScaledConfig):
     lrs: tuple = (1e-3, 1e-2, 1e-1)
     lr_decay: float = 1.0
     queries: int = 8
-    seeds: int = 5
+    seeds: int = 6  # the paper's 5 trials, and one more: 6 is the fewest an interval over trials decides on
     seed: int = 0
     test_tasks: int = 500
     records: int = 26
     CI = dict(steps=1200, seeds=2, test_tasks=100, records=13)
     BOOK = CI  # the book runs the ci setting (BOOK_WHY says why it suffices)
-    BOOK_WHY = dict(steps="1200 iterations instead of 5000 (the covariate test below runs the full 5000)", seeds="2 trials instead of the paper's 5", test_tasks="100 test tasks", records="13 records of rho")
+    BOOK_WHY = dict(steps="1200 iterations instead of 5000 (the covariate test below runs the full 5000)", seeds="2 trials instead of the paper's 5 (6 at paper scale)", test_tasks="100 test tasks", records="13 records of rho")
     PARAMS = dict(d=Int(2, 256), k=Int(1, 256), n=Int(1, 10**5), sigma=Real(0, 1e3),
                   kinds=TupleOf(OneOf(*LowRankTask.KINDS), max_len=4, distinct=True),
                   covariates=OneOf("J", "J-per-task", "J-gaussian", "assumption43", "sphere", "gaussian"),
