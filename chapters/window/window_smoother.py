@@ -37,7 +37,7 @@
 #
 # **A note on the source.** Several formulas of the paper are illegible in the text we have: most
 # exponents in Lemmas C.4–C.6, D.1 and G.1 and in Theorems 3.4 and 3.5, and the numerator of the
-# subspace metric of Figure 9. Where a formula below is *reconstructed* from the paper's own
+# subspace metric of Figure 9. Where a formula on these pages is *reconstructed* from the paper's own
 # derivations it is marked **[R]**; a step that is ours and not the paper's is marked **[ours]**;
 # everything else can be read in the paper.
 
@@ -255,7 +255,7 @@ ledger.judge(dec);
 # ### Figure 2: the bias–variance picture, drawn from simulation
 #
 # The paper's Figure 2 is a schematic. Here it is measured: one fixed task on the circle (the cosine
-# $f(\theta)=\cos(\nu\,\mathrm{wrap}(\theta-b))$ with $\nu=3$, Part II's "frequency reading" of the
+# $f(\theta)=\cos(\nu\,\mathrm{wrap}(\theta-b))$ with $\nu=3$, [Part IV](window_lipschitz.ipynb)'s "frequency reading" of the
 # Figure 1 formula), one fixed query, and thousands of independent
 # noisy contexts. For each window scale $c$ the softmax estimate has a mean (its bias is the distance
 # to the true label) and a spread (its variance). Shrinking the window (larger $c$) removes bias and
@@ -336,7 +336,7 @@ glue("win-hw-table", Markdown(md_table(
 # %% [markdown]
 # The fitted exponents are positive and of the heuristic's size: the hard window shrinks as a power of
 # $\Lambda$. The heuristic is only a guide (its constants and the rim approximation are crude), so we
-# record it as an illustration rather than a claim; the theorem below is about the true softmax loss.
+# record it as an illustration rather than a claim; the theorems of [Part III](window_rates.ipynb) are about the true softmax loss.
 
 # %% [markdown]
 # ## Summary
