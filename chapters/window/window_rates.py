@@ -34,7 +34,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 0.31, "book": 0.3, "paper": 0.37})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.5, "book": 0.72, "paper": 0.72})
 
 # %%
 import functools
