@@ -68,8 +68,8 @@ def test_ledger_cards_display_each_claim(monkeypatch):
 @pytest.mark.declarations
 def test_chapter_gives_the_scale_and_the_papers_ledger(monkeypatch, capsys):
     monkeypatch.setenv("ICL_LAB_SCALE", "ci")
-    scale, ledger = icl_lab.notebook.chapter("window", part="theory")
-    assert scale == "ci" and ledger.paper == "window" and ledger.part == "theory"
+    scale, ledger = icl_lab.notebook.chapter("window", part="smoother")
+    assert scale == "ci" and ledger.paper == "window" and ledger.part == "smoother"
     assert capsys.readouterr().out.startswith(f"This page ran at the ci scale ({icl_lab.notebook.WHAT['ci']}) on ")
 
 

@@ -25,7 +25,7 @@ def _statuses(part: str, ms) -> dict:
 
 
 def test_judge_lists_shown_context_beside_the_tested_quantities_in_order():
-    ledger = Ledger("window", part="theory")
+    ledger = Ledger("window", part="smoother")
     (c,) = ledger.judge(Measurement("T-N0", {"|N_n(0) - 1/n|": 0.0}, shown={"N_n(0)": 0.25, "1/n": 0.25,
                                                                            "|N_n(0) - 1/n|": None}), show=False)
     assert c.status == "reproduced" and c.measured == "N_n(0) = 0.25; 1/n = 0.25; |N_n(0) - 1/n| = 0"
@@ -36,9 +36,9 @@ def test_judge_lists_shown_context_beside_the_tested_quantities_in_order():
 def test_head_and_leak_decide_eq4_and_lemma_b1():
     head = torch.linspace(0, 1, 8, dtype=F64)
     ok = checks.head_and_leak(head, head + 1e-15, {0.0: 0.1, 0.3: 0.2, 0.6: 0.4})
-    assert _statuses("theory", ok) == {"T-EQ4": "reproduced", "T-B1": "reproduced"}
+    assert _statuses("smoother", ok) == {"T-EQ4": "reproduced", "T-B1": "reproduced"}
     bad = checks.head_and_leak(head, head.flip(0), {0.0: 0.3, 0.3: 0.2, 0.6: 0.4})
-    assert _statuses("theory", bad) == {"T-EQ4": "not reproduced", "T-B1": "not reproduced"}
+    assert _statuses("smoother", bad) == {"T-EQ4": "not reproduced", "T-B1": "not reproduced"}
     with pytest.raises(ConfigError, match="same shape"):
         checks.head_and_leak(head, head[:4], {0.0: 0.1, 0.3: 0.2, 0.6: 0.4})
 
@@ -55,25 +55,25 @@ def test_decomposition_measures_the_split_homogeneity_and_n0():
     direct = cur1.loss(1.0, 0.3)  # the split itself: no deviation
     ms = checks.decomposition(cur1, cur2, direct, 0.3, n=4)
     assert float(checks.split_deviation(cur1, direct, 0.3, 1000).max()) == 0.0
-    assert _statuses("theory", ms) == {"T-DEC": "reproduced", "T-DEC-hom": "reproduced", "T-N0": "reproduced"}
+    assert _statuses("smoother", ms) == {"T-DEC": "reproduced", "T-DEC-hom": "reproduced", "T-N0": "reproduced"}
     off = checks.decomposition(cur1, _curves([2.0, 0.9, 0.4], [0.3, 0.5, 0.9]), direct + 1.0, 0.3, n=3)
-    assert _statuses("theory", off) == {"T-DEC": "not reproduced", "T-DEC-hom": "not reproduced", "T-N0": "not reproduced"}
+    assert _statuses("smoother", off) == {"T-DEC": "not reproduced", "T-DEC-hom": "not reproduced", "T-N0": "not reproduced"}
 
 
 def test_bias_variance_reads_the_first_scales():
     cfg = NS(c_values=[1.0, 4.0, 16.0], contexts=100, n=10, sigma=0.1, nu=3.0)
     bv = NS(config=cfg, bias2=torch.tensor([0.3, 0.1, 0.01, 9.0]), var=torch.tensor([0.01, 0.02, 0.05, 0.0]))
-    assert _statuses("theory", checks.bias_variance(bv)) == {"T-F2": "reproduced"}
+    assert _statuses("smoother", checks.bias_variance(bv)) == {"T-F2": "reproduced"}
     bv.var = torch.tensor([0.01, 0.05, 0.02, 0.0])
-    assert _statuses("theory", checks.bias_variance(bv)) == {"T-F2": "not reproduced"}
+    assert _statuses("smoother", checks.bias_variance(bv)) == {"T-F2": "not reproduced"}
 
 
 def test_isotropy_measures_the_rise_on_both_sides():
     eps = [-0.4, -0.2, 0.0, 0.2, 0.4]
     m = checks.isotropy([0.5, 0.45, 0.4, 0.46, 0.52], eps, 5, 20, 0.1)
     assert m.quantities["loss increase at eps = -0.4, -0.2, 0.2, 0.4"] == pytest.approx([0.1, 0.05, 0.06, 0.12])
-    assert _statuses("theory", m) == {"T-B5": "reproduced"}
-    assert _statuses("theory", checks.isotropy([0.5, 0.35, 0.4, 0.46, 0.52], eps, 5, 20, 0.1)) == {"T-B5": "not reproduced"}
+    assert _statuses("bounds", m) == {"T-B5": "reproduced"}
+    assert _statuses("bounds", checks.isotropy([0.5, 0.35, 0.4, 0.46, 0.52], eps, 5, 20, 0.1)) == {"T-B5": "not reproduced"}
     with pytest.raises(ConfigError, match="eps_grid"):
         checks.isotropy([0.5, 0.4], [0.1, 0.2], 5, 20, 0.1)
 
@@ -87,10 +87,10 @@ def test_power_laws_on_exact_power_curves():
     cfg = NS(d=3, n=10, fit_signal=(5.0, 40.0), c_max=40.0, tasks=100)
     pl = NS(config=cfg, affine=aff, relu=relu, slope_affine=-2.0, slope_relu=-1.5, slope_noise=1.0)
     assert checks.radial_slope(pl) == pytest.approx(-2.0)
-    got = _statuses("theory", checks.power_laws(pl))
+    got = _statuses("bounds", checks.power_laws(pl))
     assert got["T-C2"] == got["T-D2"] == "reproduced"
     pl.affine.noise = torch.tensor([0.1, 0.3, 0.2, 0.3, 0.5, 0.8], dtype=F64)  # not monotone
-    assert _statuses("theory", checks.power_laws(pl))["T-D2"] == "not reproduced"
+    assert _statuses("bounds", checks.power_laws(pl))["T-D2"] == "not reproduced"
 
 
 def test_noise_at_is_the_inverse_effective_sample_size():
@@ -122,9 +122,9 @@ def test_linear_attention_against_its_bound():
     cfg = NS(L=1.0, prompts=100, queries=4)
     la = NS(config=cfg, n=[10, 100], linear={"affine": [(0.40, 0.41, 0.01), (0.35, 0.36, 0.01)]},
             softmax={"affine": [0.2, 0.02]})
-    assert _statuses("theory", checks.linear_attention(la)) == {"T-36": "reproduced"}
+    assert _statuses("bounds", checks.linear_attention(la)) == {"T-36": "reproduced"}
     la.linear = {"affine": [(0.20, 0.21, 0.01), (0.35, 0.36, 0.01)]}  # below L^2/3 by many standard errors
-    assert _statuses("theory", checks.linear_attention(la)) == {"T-36": "not reproduced"}
+    assert _statuses("bounds", checks.linear_attention(la)) == {"T-36": "not reproduced"}
 
 
 def test_lowrank_reads_the_minimum_of_each_case():
@@ -132,10 +132,10 @@ def test_lowrank_reads_the_minimum_of_each_case():
              c2_range=1.0, c_v=1.0)
     lrl = NS(config=cfg, c2=torch.linspace(-1, 1, 5), argmin=[(1.5, 0.0), (0.8, 0.0), (10.0, 0.0)],
              interior=[(False, True), (False, True), (True, True)], slope_at_zero=[-0.1, -0.2, -0.3])
-    assert _statuses("theory", checks.lowrank(lrl)) == {"T-44": "reproduced", "T-44-gen": "reproduced", "T-H1": "reproduced"}
+    assert _statuses("lowrank", checks.lowrank(lrl)) == {"T-44": "reproduced", "T-44-gen": "reproduced", "T-H1": "reproduced"}
     lrl.argmin = [(1.5, 0.5), (0.8, 0.0), (10.0, 0.0)]
     lrl.slope_at_zero = [0.1, -0.2, -0.3]
-    got = _statuses("theory", checks.lowrank(lrl))
+    got = _statuses("lowrank", checks.lowrank(lrl))
     assert got["T-44"] == got["T-H1"] == "not reproduced"
 
 
@@ -151,14 +151,14 @@ def test_transfer_training_and_isotropy_training_decide_on_ratios():
              test_tasks=5, n=200)
     f5 = NS(config=cfg, error={("affine", 1.0, "cos"): t(0.11, 0.1, 0.12, 0.1, 0.11, 0.1), ("cos", 1.0, "cos"): t(*[0.1] * 6),
                                ("cos", 10.0, "cos"): t(0.5, 0.6, 0.55, 0.5, 0.6, 0.55)})
-    assert _statuses("experiments", checks.transfer_training(f5))["E-F5-mismatch"] == "reproduced"
+    assert _statuses("noise_transfer", checks.transfer_training(f5))["E-F5-mismatch"] == "reproduced"
     first = [1.0, 1.1, 0.9, 1.0, 1.05, 0.95]  # six seeds: the fewest an interval decision takes
     ani = {(p, i): torch.tensor([first, [v] * 6], dtype=F64) for p in ("tied", "untied")
            for i, v in (("iso", 0.1), ("aniso", 0.8))}
     iso = NS(config=NS(seeds=6, steps=10), anisotropy=ani)
-    assert _statuses("experiments", checks.isotropy_training(iso)) == {"E-B5": "reproduced"}
+    assert _statuses("noise_transfer", checks.isotropy_training(iso)) == {"E-B5": "reproduced"}
     ani[("tied", "iso")] = torch.tensor([first, [0.9, 1.0, 0.95, 0.92, 0.98, 0.96]], dtype=F64)
-    assert _statuses("experiments", checks.isotropy_training(iso)) == {"E-B5": "not reproduced"}
+    assert _statuses("noise_transfer", checks.isotropy_training(iso)) == {"E-B5": "not reproduced"}
 
 
 def test_theorem_44_on_projections_onto_col_b():
@@ -171,12 +171,12 @@ def test_theorem_44_on_projections_onto_col_b():
     assert torch.allclose(checks.inner_block(t44), 3.0 * torch.eye(2, dtype=F64).expand(6, 2, 2))
     m = checks.theorem_44(t44)
     assert m.hypotheses["||B^T M B|| <= C_n / c_u^2 (the norm constraint), every trial"] is False  # 3 > C_n = 2
-    assert _statuses("experiments", m)["E-T44"] == "reproduced"  # the theorem's form, though outside its constraint
+    assert _statuses("lowrank", m)["E-T44"] == "reproduced"  # the theorem's form, though outside its constraint
     t44.final_M = {("softmax", "linear"): torch.stack([1.5 * B @ B.T] * 6)}  # inside the constraint
     t44.rho = {("softmax", "linear"): torch.tensor([[0.9] * 6, [0.8, 0.85, 0.9] * 2], dtype=F64)}  # the spurious block stays
     m = checks.theorem_44(t44)
     assert m.hypotheses["||B^T M B|| <= C_n / c_u^2 (the norm constraint), every trial"] is True
-    assert _statuses("experiments", m)["E-T44"] == "not reproduced"
+    assert _statuses("lowrank", m)["E-T44"] == "not reproduced"
 
 
 def _runs(*rows):
@@ -204,10 +204,10 @@ def test_hills_hand_over_the_ratios_of_both_readings():
     assert ms["E-F1b"].quantities["optimal c over nu"] == [2.0, 4.0, 6.0]
     assert ms["E-F1b"].quantities["trained c / optimal c (nu > 0)"] == pytest.approx([(4.0 + 0.025) / 4, (6.0 + 0.025) / 6])
     assert "optimal linear error at the largest n / at the smallest n" in ms["E-F1a"].shown
-    statuses = _statuses("experiments", list(ms.values()))
+    statuses = _statuses("lipschitz", list(ms.values()))
     assert statuses["E-F1b"] == "reproduced"
     assert ms["E-F1b"].quantities["optimal / trained c at the largest nu"] == pytest.approx(6 / (6.0 + 0.015))
-    (c,) = Ledger("window", part="experiments").judge(checks.hills(_hills(0.1, 0.5, 0.1), _hills(0.2, 0.9, 0.1))[2], show=False)
+    (c,) = Ledger("window", part="lipschitz").judge(checks.hills(_hills(0.1, 0.5, 0.1), _hills(0.2, 0.9, 0.1))[2], show=False)
     assert c.status == "reproduced with caveat" and "not converged: at the largest nu the trained window is 19 times wider" in c.caveat  # 6 / 0.315
 
 
@@ -233,17 +233,17 @@ def test_norm_vs_L_pairs_the_trials_of_adjacent_L():
         pytest.approx([1.0, 1.0])
     assert e_f3.shown["pairs"] == ["relu-iso L = 0.1 -> 1", "cos-iso L = 0.1 -> 1"]
     assert e_34.shown["L"] == [0.1, 1.0] and e_34.quantities["tr(M)/d / c*"][1].value == pytest.approx(2.025 / 2 / 2)
-    (c,) = Ledger("window", part="experiments").judge(e_f3, show=False)
+    (c,) = Ledger("window", part="lipschitz").judge(e_f3, show=False)
     assert c.status == "reproduced with caveat"  # the ordering holds; the missing non-isotropic panels are said
     assert "not around the paper's L = 1" not in c.caveat  # the norms rise on the grid around L = 1 too
-    (c,) = Ledger("window", part="experiments").judge(checks.norm_vs_L(_norm_result(-1.0))[0], show=False)
+    (c,) = Ledger("window", part="lipschitz").judge(checks.norm_vs_L(_norm_result(-1.0))[0], show=False)
     assert c.status == "not reproduced"
     falls = _norm_result(1.0)
     for cls in ("relu", "cos"):  # the grid around L = 1 falls, the small-L grid still rises
         falls.norm[("paper", cls, "iso", 2.0)] = falls.norm[("paper", cls, "iso", 2.0)] - 2.0
     (e_f3, _) = checks.norm_vs_L(falls)
     assert e_f3.shown["final ||M|| over L in {0.5, 1, 2, 4} (means), per panel"][0] == "relu-iso 1.01, 0.01"
-    (c,) = Ledger("window", part="experiments").judge(e_f3, show=False)
+    (c,) = Ledger("window", part="lipschitz").judge(e_f3, show=False)
     assert c.status == "reproduced with caveat" and "not around the paper's L = 1" in c.caveat
 
 
@@ -257,7 +257,7 @@ def test_norm_vs_sigma_n_lists_pairs_whose_optimum_does_not_move():
     assert s.quantities["pairs not counted (the population optimum does not move)"] == "relu sigma = 0.01 -> 0.1 (c* = 5 at both)"
     assert s.shown["pairs"] == ["relu sigma = 0.1 -> 1"] and n.shown["pairs"] == ["relu n = 5 -> 20"]
     assert n.quantities["every adjacent pair counted"] is True
-    assert set(_statuses("experiments", [s, n])) == {"E-F4-sigma", "E-F4-n"}
+    assert set(_statuses("noise_transfer", [s, n])) == {"E-F4-sigma", "E-F4-n"}
 
 
 def _f9(covariates, softmax_last):
@@ -274,7 +274,7 @@ def test_lowrank_training_judges_each_class_under_both_draws_of_j_and_refuses_an
     assert [m.claim for m in ms] == ["E-F9-affine", "E-F9-quadratic"]
     assert set(ms[0].under) == {"J~ drawn for each task", "J~ drawn once per trial"}
     assert ms[0].shown_under["J~ drawn for each task"]["smallest softmax rho (trials' mean) and its iteration"].endswith(" at 10")
-    ledger = Ledger("window", part="experiments")
+    ledger = Ledger("window", part="lowrank")
     got = {c.id: c for c in ledger.judge(ms, show=False)}
     assert got["E-F9-quadratic"].status == "reproduced with caveat"  # decided per task; once per trial rho never halves
     assert "under J~ drawn once per trial: not reproduced" in got["E-F9-quadratic"].caveat
@@ -291,7 +291,7 @@ def test_covariate_laws_reads_the_isotropic_sphere():
     m = checks.covariate_laws(NS(config=NS(seeds=4), rho=rho))
     assert m.quantities["final rho on the isotropic sphere, cosine"].value == pytest.approx(0.01625)
     assert m.shown["smallest and final mean rho"][0] == "J quadratic: 0.02, 0.02"
-    assert set(_statuses("experiments", m)) == {"E-F9-sphere"}
+    assert set(_statuses("lowrank", m)) == {"E-F9-sphere"}
 
 
 def test_transfer_reads_the_slopes_and_the_floor():
@@ -303,16 +303,16 @@ def test_transfer_reads_the_slopes_and_the_floor():
     assert up.quantities["loss at the ReLU-optimal c / own optimum"] == [2.0] and up.shown["classes"] == ["affine"]
     assert low.quantities["floor ratio"] == pytest.approx((0.1 + 0.0025) / (1e-4 + 0.05**1.5))
     assert low.hypotheses["L' >= 10 L on the slope fit (L' >> L)"] and low.hypotheses["L' <= L/10 at the floor (L' << L)"]
-    assert _statuses("theory", [up, low])["T-35-low"] == "reproduced"
-    assert _statuses("theory", checks.transfer(tr, slope_direct=1.0))["T-35-low"] == "not reproduced"
+    assert _statuses("rates", [up, low])["T-35-low"] == "reproduced"
+    assert _statuses("rates", checks.transfer(tr, slope_direct=1.0))["T-35-low"] == "not reproduced"
 
 
 def test_noise_exponent_and_scaling_hand_over_the_declared_names():
     pl = NS(config=NS(n=1000), slope_noise=1.0)
     m = checks.noise_exponent(1.5, 3, 9.5, 100.0, {10**4: [(1.0, 0.5), (1.1, 0.2)]}, pl)  # the paper's d/2
     assert m.hypotheses[next(iter(m.hypotheses))] is True
-    assert _statuses("theory", m) == {"T-D1": "reproduced"}
-    assert _statuses("theory", checks.noise_exponent(1.0, 3, 9.5, 100.0, {10**4: [(1.0, 0.5), (1.1, 0.2)]}, pl)) == \
+    assert _statuses("bounds", m) == {"T-D1": "reproduced"}
+    assert _statuses("bounds", checks.noise_exponent(1.0, 3, 9.5, 100.0, {10**4: [(1.0, 0.5), (1.1, 0.2)]}, pl)) == \
         {"T-D1": "not reproduced"}
     rows = [_scaling_row(d, n, cls, s, (n / s**2) ** 0.3 * (1 + 0.1 * (n > 100)))
             for d in (2,) for n in (100, 1000) for cls in ("affine", "relu") for s in (0.2, 0.4, 0.8)]
@@ -325,6 +325,6 @@ def test_noise_exponent_and_scaling_hand_over_the_declared_names():
     assert [m.claim for m in ms] == ["T-34-affine", "T-34-relu", "T-34-mono", "T-34-sat"]
     assert ms[2].quantities["c* strictly decreasing in sigma in the regime, every curve"] is True
     assert ms[3].quantities["local slope / admissible slope"] == pytest.approx([1 / 30] * 4)
-    assert set(_statuses("theory", ms)) == {"T-34-affine", "T-34-relu", "T-34-mono", "T-34-sat"}
+    assert set(_statuses("rates", ms)) == {"T-34-affine", "T-34-relu", "T-34-mono", "T-34-sat"}
     smallest, local = checks.local_slopes(sc, (2, 100, "relu"))
     assert smallest == 0.2 and local == pytest.approx([0.3, 0.3])

@@ -6,7 +6,7 @@
 # results/reference/claims/paper).
 #
 #   tools/reference_pages.sh                               # every chapter (about 25 min on 2 cores)
-#   tools/reference_pages.sh chapters/window/experiments.ipynb   # only these notebooks
+#   tools/reference_pages.sh chapters/window/window_lowrank.ipynb   # only these notebooks
 #
 # Resumable: a stored result is read, not recomputed, on the next call (a page then runs in seconds), so
 # an interrupted call continues where it stopped. Results whose code changed since are recomputed, and

@@ -1,6 +1,6 @@
 """Execute notebooks many times, a few at a time, and catch a kernel execution that stops answering.
 
-    nice -n 15 .venv/bin/python tools/stall_check.py chapters/window/theory.ipynb chapters/intro.ipynb \\
+    nice -n 15 .venv/bin/python tools/stall_check.py chapters/window/window_smoother.ipynb chapters/intro.ipynb \\
         chapters/common_setup.ipynb chapters/intro.ipynb --widget-cells 10 --inherit --no-debug \\
         --runs 200 --jobs 2 --logs _build/stall
 
@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from execute_parallel import (EPOLL, IDLE_CPU, cpu_seconds, filter_stderr, stall_evidence, syscall_name,  # noqa: E402
                               wake_after_session_sends)
 RACE_GC_THRESHOLD = 20  # --race: a young-generation collection every 20 allocations (CPython's default: 700)
-DEFAULT = ["chapters/window/theory.ipynb", "chapters/intro.ipynb", "chapters/common_setup.ipynb"]
+DEFAULT = ["chapters/window/window_smoother.ipynb", "chapters/intro.ipynb", "chapters/common_setup.ipynb"]
 
 # one cell of the generated widget notebook: the window theory page's live cell in small (icl_lab.widgets.live
 # over an ipywidgets control whose function shows a page-wide matplotlib figure: nbclient's Output-widget mimic
