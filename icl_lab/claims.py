@@ -47,7 +47,7 @@ from pathlib import Path
 from . import criteria
 from . import params as chk
 from . import paths, schemas
-from .claims_html import FilterableLedger, claim_card, ledger_html
+from .claims_html import FilterableLedger, claim_card, condition_md, hypothesis_name, ledger_html
 from .config import SCALES, get_scale
 from .papers import PAPERS
 from .render import md_table, plain, plain_value, prose_in_math
@@ -218,7 +218,6 @@ def parse_declarations(text: str, paper: str) -> dict[str, Declared]:
 def _no_prose_in_math(d: Declared, name: str) -> None:
     """Refuse words inside math (``$N >= 20 K^3 as in Lemma C.5$`` reads "asinLemmaC.5"): in the statement,
     location and caveat as written, and in each hypothesis as the cards render it."""
-    from .claims_html import condition_md, hypothesis_name
 
     texts = [("statement", d.statement), ("location", d.location), ("caveat", d.caveat)]
     texts += [(f"hypothesis {h!r}", condition_md(h.partition(": ")[2] if hypothesis_name(h) != h else h))
