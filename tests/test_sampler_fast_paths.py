@@ -58,7 +58,7 @@ FEATURES = [("basis", lambda K, d: standard_basis(K, d)), ("orth", lambda K, d: 
             ("gauss", lambda K, d: separated(K, d, 0.7, "gaussian", gen(2)))]
 
 
-@pytest.mark.parametrize("d,K", [(16, 4), (5, 5), (31, 20), (3, 2)])
+@pytest.mark.parametrize("d,K", [(16, 4), (5, 5), (31, 20), (3, 2), (4, 1)])
 @pytest.mark.parametrize("task", ["linear", "cosine_feature", "affine", "quadratic"])
 @pytest.mark.parametrize("feat", [f for f, _ in FEATURES])
 def test_feature_prompts_equal_the_reference_sampler(d, K, task, feat):

@@ -248,17 +248,21 @@ class PromptSampler:
 
 
 def _lookup(cdf: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    """Inverse-CDF indices of uniforms ``u``: ``searchsorted(cdf, u, right=True)`` clamped to K - 1
-    (:func:`~icl_lab.data.inputs.categorical`); for a few features as a count of the CDF entries
-    <= u, the same integers (the CDF is non-decreasing) for a fraction of the cost."""
+    """Inverse-CDF indices of uniforms ``u`` in [0, 1): ``searchsorted(cdf, u, right=True)`` clamped to
+    K - 1 (:func:`~icl_lab.data.inputs.categorical`); for a few features as a count of the CDF entries
+    <= u, the same integers (the CDF is non-decreasing) for a fraction of the cost.  A last entry above
+    1 is never <= u, and the count then never needs the clamp."""
     K = cdf.numel()
-    if K <= 16:
-        bounds = cdf.tolist()
-        count = (u >= bounds[0]).to(torch.uint8)
-        for c in bounds[1:]:
-            count += u >= c
-        return count.long().clamp_max(K - 1)
-    return torch.searchsorted(cdf, u.reshape(-1), right=True).clamp_max(K - 1).reshape(u.shape)
+    if K > 16:
+        return torch.searchsorted(cdf, u.reshape(-1), right=True).clamp_max(K - 1).reshape(u.shape)
+    bounds = cdf.tolist()
+    if K == 1:
+        return torch.zeros(u.shape, dtype=torch.long)
+    above = bounds[-1] > 1.0
+    count = (u >= bounds[0]).to(torch.uint8)
+    for c in bounds[1 : K - 1 if above else K]:
+        count += u >= c
+    return count.long() if above else count.long().clamp_max(K - 1)
 
 
 def _split_runs(batch: PromptBatch, R: int) -> PromptBatch:
