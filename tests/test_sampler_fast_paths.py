@@ -28,11 +28,17 @@ def gens(seeds) -> list[torch.Generator]:
     return [gen(s) for s in seeds]
 
 
+BITS = {torch.float32: torch.int32, torch.float64: torch.int64}
+
+
 def assert_same(a: PromptBatch, b: PromptBatch):
+    """Every field equal bit for bit (torch.equal alone takes -0.0 for +0.0)."""
     for f in fields(a):
         x, y = getattr(a, f.name), getattr(b, f.name)
         if isinstance(x, torch.Tensor):
             assert x.dtype == y.dtype and x.shape == y.shape, f.name
+            if x.dtype in BITS:
+                x, y = x.view(BITS[x.dtype]), y.view(BITS[y.dtype])
             assert torch.equal(x, y), f.name
         else:
             assert x == y, f.name
@@ -93,15 +99,26 @@ MU, NU, Q = E[:6], E[6:16], torch.tensor([5.0, 0.0])
 
 
 def _pair(cls, **kw):
-    kw = {"alpha": 0.6, "tau": 0.25, "tasks": cyclic_pair_tasks(6), **kw}
-    return cls(MU, NU, kw.pop("tasks"), l=7, q=Q, **kw)
+    kw = {"alpha": 0.6, "tau": 0.25, "tasks": cyclic_pair_tasks(6), "mu": MU, "nu": NU, **kw}
+    return cls(kw.pop("mu"), kw.pop("nu"), kw.pop("tasks"), l=7, q=Q, **kw)
+
+
+ROT = torch.linalg.qr(torch.randn(20, 20, generator=torch.Generator().manual_seed(0), dtype=F64))[0]
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(tau=0.0), dict(noise_in_span=True, tau=0.3), dict(dtype=F32),
-                                dict(noise_in_span=True, tau=0.1, dtype=F32), dict(alpha=1.0)],
-                         ids=["iso", "noiseless", "span", "iso32", "span32", "alpha1"])
+                                dict(noise_in_span=True, tau=0.1, dtype=F32), dict(alpha=1.0),
+                                dict(kappa_max=0.0, tau=0.0), dict(kappa_max=0.0, dtype=F32), dict(rotated=True),
+                                dict(rotated=True, dtype=F32, noise_in_span=True)],
+                         ids=["iso", "noiseless", "span", "iso32", "span32", "alpha1", "kappa0", "kappa0-32",
+                              "rotated", "rotated-span32"])
 def test_pair_prompts_equal_the_reference_sampler(kw):
+    """Patterns on coordinate axes (the chapter's) take the sparse path, rotated ones the dense one."""
+    kw = dict(kw)
+    if kw.pop("rotated", False):
+        kw.update(mu=MU @ ROT, nu=NU @ ROT)
     new, old = _pair(PairClassificationSampler, **kw), _pair(ReferencePairSampler, **kw)
+    assert (new._axes() is None) == (new.mu.count_nonzero() > MU.count_nonzero())
     assert_same(new.sample(9, gen(3)), old.sample(9, gen(3)))
     assert_same(new.sample_runs(9, gens(range(4)), F32), old.sample_runs(9, gens(range(4)), F32))
 
@@ -114,11 +131,12 @@ def test_stacked_pair_samplers_drawn_together_equal_each_run_alone(span):
     laws = [dict(tau=0.0, alpha=0.3, lambda_range=(0.6, 1.0), tasks=cyclic_pair_tasks(6)),
             dict(tau=0.3, alpha=0.6, lambda_range=(0.4, 1.0), tasks=all_pair_tasks(6)),
             dict(tau=0.02, alpha=1.0, lambda_range=(0.9, 1.0), tasks=cyclic_pair_tasks(6)),
-            dict(tau=1.0, alpha=0.45, lambda_range=(0.5, 1.0), tasks=all_pair_tasks(6), kappa_max=0.2)]
+            dict(tau=1.0, alpha=0.45, lambda_range=(0.5, 1.0), tasks=all_pair_tasks(6), kappa_max=0.2),
+            dict(tau=0.5, alpha=0.6, lambda_range=(0.6, 1.0), tasks=cyclic_pair_tasks(6), kappa_max=0.0)]
     dt = F32 if span else F64
     new = [_pair(PairClassificationSampler, noise_in_span=span, dtype=dt, **law) for law in laws]
     old = [_pair(ReferencePairSampler, noise_in_span=span, dtype=dt, **law) for law in laws]
-    order = [0, 1, 2, 3, 0, 3, 1, 2, 3]
+    order = [0, 1, 2, 3, 0, 4, 3, 1, 2, 3]
     seeds = [10 + r for r in range(len(order))]
     drawn = StackedSampler([new[i] for i in order]).sample_runs(8, gens(seeds), dtype=F32)
     assert_same(drawn, PromptBatch.stack([old[i].sample(8, gen(s), F32) for i, s in zip(order, seeds)]))

@@ -359,6 +359,20 @@ class PairClassificationSampler:
                          self.q.numpy().tobytes())
         return self._key
 
+    def _axes(self):
+        """Where every pattern is a multiple of a coordinate axis, each its own: ((column, value) of
+        mu's rows, (column, value) of nu's rows) in the working precision; None otherwise."""
+        if getattr(self, "_axes_cache", None) is None:
+            mu, nu = self._tables()
+            both = torch.cat([mu, nu])
+            nonzero = both != 0
+            cols = nonzero.to(torch.int64).argmax(1)
+            ok = bool((nonzero.sum(1) == 1).all()) and cols.unique().numel() == both.shape[0]
+            vals = both.gather(1, cols[:, None])[:, 0]
+            M1 = mu.shape[0]
+            self._axes_cache = (((cols[:M1], vals[:M1]), (cols[M1:], vals[M1:])),) if ok else (None,)
+        return self._axes_cache[0]
+
     def _tables(self):
         """The patterns in the working precision and the tasks' (a, b) index tables, built once."""
         if getattr(self, "_cast", None) is None:
@@ -443,9 +457,19 @@ def _pair_inputs(samplers, B: int, pat: torch.Tensor, d: dict, prefix: str, mu, 
     kap = _per_run([s.kappa_max for s in samplers], B) * (2 * lamkap[:, B * rows :].reshape(n, rows) - 1)
     irr = d[prefix + "irr"].reshape(n, rows)
     dx = mu.shape[1]
-    x = mu.index_select(0, pat.reshape(-1)).reshape(n, rows, dx)
-    x.mul_(lam.to(dt)[..., None])
-    x.addcmul_(nu.index_select(0, irr.reshape(-1)).reshape(n, rows, dx), kap.to(dt)[..., None])
+    axes = samplers[0]._axes()
+    if axes is None:
+        x = mu.index_select(0, pat.reshape(-1)).reshape(n, rows, dx)
+        x.mul_(lam.to(dt)[..., None])
+        x.addcmul_(nu.index_select(0, irr.reshape(-1)).reshape(n, rows, dx), kap.to(dt)[..., None])
+    else:
+        # patterns on distinct coordinate axes (scaled basis vectors): lambda mu_j + kappa nu_k has two
+        # non-zero coordinates, lambda c_j and kappa c_k, and the zeros of 0 * lambda + 0 * kappa are +0:
+        # adding the two products to zeros gives the very floats of the dense sum, without it
+        (mu_col, mu_val), (nu_col, nu_val) = axes
+        x = torch.zeros(n, rows, dx, dtype=dt)
+        x.scatter_add_(2, mu_col[pat][..., None], (mu_val[pat] * lam.to(dt))[..., None])
+        x.scatter_add_(2, nu_col[irr][..., None], (nu_val[irr] * kap.to(dt))[..., None])
     noisy = [r for r, s in enumerate(samplers) if s.tau > 0]
     if not noisy:
         return x
