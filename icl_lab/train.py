@@ -19,6 +19,7 @@ Example::
 """
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from dataclasses import dataclass, field
@@ -83,14 +84,18 @@ class BatchedOptimizer:
     @torch.no_grad()
     def step(self):
         self.t += 1
+        lr_t = self.lr * self.lr_decay ** (self.t - 1) if self.lr_decay != 1 else self.lr
+        shaped: dict = {}
         for p, st in zip(self.params, self.state):
             if p.grad is None:
                 continue
             g = p.grad
             if self.weight_decay:
                 g = g + self.weight_decay * p
-            lr = self.lr * self.lr_decay ** (self.t - 1)
-            lr = lr.to(p.dtype).reshape(-1, *([1] * (p.ndim - 1)))
+            key = (p.dtype, p.ndim)
+            if key not in shaped:
+                shaped[key] = lr_t.to(p.dtype).reshape(-1, *([1] * (p.ndim - 1)))
+            lr = shaped[key]
             if self.kind in ("gd", "sgd"):
                 if self.momentum:
                     buf = st.get("m")
@@ -104,9 +109,9 @@ class BatchedOptimizer:
                 v = st.setdefault("v", torch.zeros_like(p))
                 m.mul_(b1).add_(g, alpha=1 - b1)
                 v.mul_(b2).addcmul_(g, g, value=1 - b2)
-                mhat = m / (1 - b1**self.t)
-                vhat = v / (1 - b2**self.t)
-                p.sub_(lr * mhat / (vhat.sqrt() + self.eps))
+                # lr * m_hat / (sqrt(v_hat) + eps), in place on the two temporaries (the same floats)
+                denom = (v / (1 - b2**self.t)).sqrt_().add_(self.eps)
+                p.sub_((m / (1 - b1**self.t)).mul_(lr).div_(denom))
 
     def zero_grad(self):
         for p in self.params:
@@ -235,11 +240,13 @@ def train(model: RunModule, data, *, steps: int, optimizer: str = "adam", lr=1e-
     recs: dict[str, list] = {}
     perm = None
     pos = 0
+    in_dtype = not fixed and "dtype" in inspect.signature(data.sample_runs).parameters
 
     def next_batch() -> PromptBatch:
         nonlocal perm, pos
-        if not fixed:
-            return data.sample_runs(batch_size, gens).to(dev, dtype)
+        if not fixed:  # drawn in the training precision where the sampler can (the same values)
+            drawn = data.sample_runs(batch_size, gens, dtype=dtype) if in_dtype else data.sample_runs(batch_size, gens)
+            return drawn.to(dev, dtype)
         if batch_size is None or batch_size == n_prompts:
             return data_dev
         if perm is None or pos + batch_size > n_prompts:

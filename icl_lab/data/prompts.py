@@ -25,7 +25,6 @@ import torch
 
 from .. import params as chk
 from . import _random as rnd
-from .inputs import _categorical
 from .tasks import PairTask, TaskFamily
 
 
@@ -184,36 +183,86 @@ class PromptSampler:
     def sample(self, batch: int, generator: torch.Generator, dtype: torch.dtype = torch.float64) -> PromptBatch:
         """``batch`` independent prompts (each with its own task) from ``generator``."""
         B = chk.positive_int("batch", batch)
-        return self._draw(B, chk.generator("generator", generator)).to(dtype=dtype)
+        return self._draw(B, chk.generator("generator", generator), dtype).to(dtype=dtype)
 
     def sample_runs(self, batch: int, generators: Sequence[torch.Generator], dtype: torch.dtype = torch.float64) -> PromptBatch:
         """One batch per run, each from its own generator, stacked: (R, B, ...).  Run r's prompts
         equal ``sample(batch, generators[r])``; the work is done once for all runs."""
         B = chk.positive_int("batch", batch)
         streams = rnd.Streams(generators)
-        return _split_runs(self._draw(B, streams), streams.runs).to(dtype=dtype)
+        return _split_runs(self._draw(B, streams, dtype), streams.runs).to(dtype=dtype)
 
-    def _draw(self, B: int, source) -> PromptBatch:
-        """Prompts for every run of ``source`` flattened to (runs * B, ...)."""
+    def _tables(self, dtype: torch.dtype):
+        """The features in ``dtype`` and the inverse-CDF tables of p and query_p, built once."""
+        cache = self.__dict__.setdefault("_cache", {})
+        if dtype not in cache:
+            cdfs = []
+            for p in (self.p, self.query_p):
+                cdf = torch.cumsum(p, 0)
+                cdf[-1] = 1.0 + 1e-12
+                cdfs.append(cdf)
+            cache[dtype] = (self.features.to(dtype), *cdfs)
+        return cache[dtype]
+
+    def _draw(self, B: int, source, dtype: torch.dtype = torch.float64) -> PromptBatch:
+        """Prompts for every run of ``source`` flattened to (runs * B, ...); inputs drawn from the
+        feature dictionary come in ``dtype`` (the other fields in float64)."""
         m = self.num_queries
         ids = qids = None
         if self.features is not None:
-            ids = _categorical(self.p, (B, self.N), source)
-            qids = _categorical(self.query_p, (B, m), source)
-            allx = self.features[torch.cat([ids, qids], dim=1)]
+            # the demonstrations' and the queries' uniforms are one draw per run (the same values as
+            # two: a generator gives n1 + n2 values in one call as in two), looked up in the CDFs
+            gens = rnd.generators_of(source)
+            n, nd = len(gens) * B, B * self.N
+            u = rnd.draw_sequence(gens, [[("u", "rand", nd + B * m, torch.float64)]] * len(gens))["u"]
+            feats, cdf, qcdf = self._tables(dtype)
+            K = feats.shape[0]
+            if qcdf is cdf or torch.equal(qcdf, cdf):
+                allids = _lookup(cdf, u).reshape(len(gens), -1)
+                ids, qids = allids[:, :nd].reshape(n, self.N), allids[:, nd:].reshape(n, m)
+            else:
+                ids = _lookup(cdf, u[:, :nd]).reshape(n, self.N)
+                qids = _lookup(qcdf, u[:, nd:]).reshape(n, m)
+            allids = torch.cat([ids, qids], dim=1)
+            allx = feats.index_select(0, allids.reshape(-1)).reshape(n, self.N + m, self.task.d)
+            params = self.task.sample(B, source)
+            if getattr(self.task, "tokenwise", False):
+                # a label depends on its own input only: evaluate the K features once per prompt
+                table = self.task.evaluate(params, self.features.expand(n, K, self.task.d))
+                ally = table.gather(1, allids)
+            else:
+                ally = self.task.evaluate(params, self.features[allids])
         else:
             allx = self.inputs((B, self.N + m), source)
             expect = (rnd.runs(source) * B, self.N + m, self.task.d)
             if tuple(allx.shape) != expect:
                 raise chk.ConfigError(f"inputs returned shape {tuple(allx.shape)}, expected {expect}")
             allx = allx.to(torch.float64)
+            params = self.task.sample(B, source)
+            ally = self.task.evaluate(params, allx)  # one call for demonstrations and queries
         x, xq = allx[:, : self.N], allx[:, self.N :]
-        params = self.task.sample(B, source)
-        ally = self.task.evaluate(params, allx)  # one call for demonstrations and queries
         y, yq = ally[:, : self.N], ally[:, self.N :]
         if self.sigma > 0:
             y = y + self.sigma * rnd.randn(source, (B, self.N))
         return PromptBatch(x=x, y=y, x_query=xq, y_query=yq, ids=ids, query_ids=qids, K=self.K)
+
+
+def _lookup(cdf: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """Inverse-CDF indices of uniforms ``u`` in [0, 1): ``searchsorted(cdf, u, right=True)`` clamped to
+    K - 1 (:func:`~icl_lab.data.inputs.categorical`); for a few features as a count of the CDF entries
+    <= u, the same integers (the CDF is non-decreasing) for a fraction of the cost.  A last entry above
+    1 is never <= u, and the count then never needs the clamp."""
+    K = cdf.numel()
+    if K > 16:
+        return torch.searchsorted(cdf, u.reshape(-1), right=True).clamp_max(K - 1).reshape(u.shape)
+    bounds = cdf.tolist()
+    if K == 1:
+        return torch.zeros(u.shape, dtype=torch.long)
+    above = bounds[-1] > 1.0
+    count = (u >= bounds[0]).to(torch.uint8)
+    for c in bounds[1 : K - 1 if above else K]:
+        count += u >= c
+    return count.long() if above else count.long().clamp_max(K - 1)
 
 
 def _split_runs(batch: PromptBatch, R: int) -> PromptBatch:
@@ -276,27 +325,60 @@ class PairClassificationSampler:
     def M1(self) -> int:
         return self.mu.shape[0]
 
-    def _inputs(self, pat: torch.Tensor, g) -> torch.Tensor:
-        shape = (pat.shape[0] // rnd.runs(g), *pat.shape[1:])  # per-run shape
-        lo, hi = self.lambda_range
-        lam = lo + (hi - lo) * rnd.rand(g, shape)
-        kap = self.kappa_max * (2 * rnd.rand(g, shape) - 1)
-        irr = rnd.randint(g, 0, self.nu.shape[0], shape)
-        if getattr(self, "_cast", None) is None:  # the patterns in the working precision, cast once
-            self._cast = (self.mu.to(self.dtype), self.nu.to(self.dtype))
-        mu, nu = self._cast
-        x = mu[pat] * lam.to(self.dtype)[..., None]
-        x.addcmul_(nu[irr], kap.to(self.dtype)[..., None])
+    def _plan(self, B: int, rows: int, prefix: str) -> list[tuple]:
+        """The draws of the inputs of ``rows`` tokens per prompt, in the order they are taken."""
+        n = B * rows
+        plan = [(prefix + "lamkap", "rand", 2 * n, torch.float64),  # lambda, then kappa
+                (prefix + "irr", "randint", n, (0, self.nu.shape[0]))]
         if self.tau > 0:
             if self.noise_in_span:
-                z = rnd.randn(g, (*shape, self.M1)).to(self.dtype) @ mu
-                x.addcmul_(z, self.tau / z.norm(dim=-1, keepdim=True))
+                plan.append((prefix + "z", "randn", n * self.M1, torch.float64))
             else:
-                dt = self.dtype
-                z = rnd._draw(g, lambda gen: torch.randn((*shape, self.mu.shape[1]), generator=gen, dtype=dt))
-                r = self.tau * rnd.rand(g, (*shape, 1))
-                x.addcmul_(z, r.to(dt) / z.norm(dim=-1, keepdim=True))
-        return x
+                plan += [(prefix + "z", "randn", n * self.mu.shape[1], self.dtype), (prefix + "r", "rand", n, torch.float64)]
+        return plan
+
+    def draw_plan(self, B: int) -> list[tuple]:
+        """One run's draws for ``B`` prompts (:func:`~icl_lab.data._random.draw_sequence`): task, the
+        demonstrations' pattern choice, the other pattern, coins and query positions, then the inputs
+        of the demonstrations and of the query.  Adjacent draws of one kind are one call (a generator
+        gives the same values to one call of n1 + n2 as to two calls of n1 and n2)."""
+        M1, l = self.M1, self.l
+        plan = [("task", "randint", B, (0, len(self.tasks))), ("u", "rand", B * l, torch.float64)]
+        if M1 > 2:
+            plan.append(("other", "randint", B * l, (0, M1 - 2)))
+        plan.append(("coinq", "randint", B * l + B, (0, 2)))  # the coins, then the query positions
+        return plan + self._plan(B, l, "x_") + self._plan(B, 1, "q_")
+
+    def batch_key(self) -> tuple:
+        """Samplers with equal keys draw their runs together (:meth:`draw_runs`): same patterns,
+        label embedding, prompt length, noise law and precision; the task set, alpha, the ranges of
+        lambda and kappa and tau may differ."""
+        if getattr(self, "_key", None) is None:
+            self._key = (type(self), self.l, self.noise_in_span, self.dtype, tuple(self.mu.shape), tuple(self.nu.shape),
+                         tuple(self.q.shape), self.mu.numpy().tobytes(), self.nu.numpy().tobytes(),
+                         self.q.numpy().tobytes())
+        return self._key
+
+    def _axes(self):
+        """Where every pattern is a multiple of a coordinate axis, each its own: ((column, value) of
+        mu's rows, (column, value) of nu's rows) in the working precision; None otherwise."""
+        if getattr(self, "_axes_cache", None) is None:
+            mu, nu = self._tables()
+            both = torch.cat([mu, nu])
+            nonzero = both != 0
+            cols = nonzero.to(torch.int64).argmax(1)
+            ok = bool((nonzero.sum(1) == 1).all()) and cols.unique().numel() == both.shape[0]
+            vals = both.gather(1, cols[:, None])[:, 0]
+            M1 = mu.shape[0]
+            self._axes_cache = (((cols[:M1], vals[:M1]), (cols[M1:], vals[M1:])),) if ok else (None,)
+        return self._axes_cache[0]
+
+    def _tables(self):
+        """The patterns in the working precision and the tasks' (a, b) index tables, built once."""
+        if getattr(self, "_cast", None) is None:
+            self._cast = (self.mu.to(self.dtype), self.nu.to(self.dtype))
+            self._ab = torch.tensor([[t.a for t in self.tasks], [t.b for t in self.tasks]])
+        return self._cast
 
     def sample(self, batch: int, generator: torch.Generator, dtype: torch.dtype = torch.float64) -> PromptBatch:
         B = chk.positive_int("batch", batch)
@@ -309,27 +391,107 @@ class PairClassificationSampler:
         return _split_runs(self._draw(B, streams), streams.runs).to(dtype=dtype)
 
     def _draw(self, B: int, g) -> PromptBatch:
-        M1, l = self.M1, self.l
-        task_idx = rnd.randint(g, 0, len(self.tasks), (B,))
-        a = torch.tensor([t.a for t in self.tasks])[task_idx]
-        b = torch.tensor([t.b for t in self.tasks])[task_idx]
-        n = a.shape[0]  # runs * B
-        # demonstration patterns: a or b w.p. alpha/2 each, another pattern uniformly w.p. 1 - alpha
-        u = rnd.rand(g, (B, l))
-        other = rnd.randint(g, 0, M1 - 2, (B, l)) if M1 > 2 else torch.zeros(n, l, dtype=torch.long)
+        gens = rnd.generators_of(g)
+        return self.draw_runs([self] * len(gens), B, gens)
+
+    @staticmethod
+    def draw_runs(samplers: Sequence["PairClassificationSampler"], B: int, generators) -> PromptBatch:
+        """Run r's ``B`` prompts from ``samplers[r]`` with ``generators[r]``, flattened to (R * B, ...):
+        the very prompts ``samplers[r].sample(B, generators[r])`` gives, with one Python loop over the
+        runs for the random draws and every other operation done once for all runs.  The samplers must
+        share a :meth:`batch_key`."""
+        s0 = samplers[0]
+        if any(s.batch_key() != s0.batch_key() for s in samplers[1:]):
+            raise chk.ConfigError("samplers drawn together must share patterns, l, noise law and dtype")
+        R, M1, l, dt = len(samplers), s0.M1, s0.l, s0.dtype
+        n = R * B
+        mu, nu = s0._tables()
+        d = rnd.draw_sequence(generators, [s.draw_plan(B) for s in samplers])
+        task_idx = d["task"].reshape(n)
+        if all(s is s0 for s in samplers):
+            a, b = s0._ab[:, task_idx]
+        else:  # each run indexes its own task list
+            for s in samplers:
+                s._tables()
+            tabs = [s._ab for s in samplers]
+            width = max(t.shape[1] for t in tabs)
+            ab = torch.zeros(R, 2, width, dtype=torch.long)
+            for r, t in enumerate(tabs):
+                ab[r, :, : t.shape[1]] = t
+            a, b = ab[torch.arange(R).repeat_interleave(B), :, task_idx].T
+        u = d["u"].reshape(n, l)
+        other = d["other"].reshape(n, l) if M1 > 2 else torch.zeros(n, l, dtype=torch.long)
         lo_ab, hi_ab = torch.minimum(a, b)[:, None], torch.maximum(a, b)[:, None]
         other = other + (other >= lo_ab).long()
         other = other + (other >= hi_ab).long()  # skip a and b: uniform over the remaining M1 - 2
-        pat = torch.where(u < self.alpha / 2, a[:, None], torch.where(u < self.alpha, b[:, None], other))
-        coin = rnd.randint(g, 0, 2, (B, l)) * 2 - 1
+        half, alpha = _per_run([s.alpha / 2 for s in samplers], B), _per_run([s.alpha for s in samplers], B)
+        pat = torch.where(u < half, a[:, None], torch.where(u < alpha, b[:, None], other))
+        coinq = d["coinq"]
+        coin = coinq[:, : B * l].reshape(n, l) * 2 - 1
         y = torch.where(pat == a[:, None], 1, torch.where(pat == b[:, None], -1, coin)).to(torch.float64)
-        qpos = rnd.randint(g, 0, 2, (B, 1))
+        qpos = coinq[:, B * l :].reshape(n, 1)
         qpat = torch.where(qpos == 0, a[:, None], b[:, None])
         yq = (1 - 2 * qpos).to(torch.float64)
-        x = self._inputs(pat, g)
-        xq = self._inputs(qpat, g)
+        x = _pair_inputs(samplers, B, pat, d, "x_", mu, nu, dt)
+        xq = _pair_inputs(samplers, B, qpat, d, "q_", mu, nu, dt)
         return PromptBatch(x=x, y=y, x_query=xq, y_query=yq, ids=pat, query_ids=qpat, K=M1,
-                           label_embedding=self.q, task_ids=task_idx)
+                           label_embedding=s0.q, task_ids=task_idx)
+
+
+def _per_run(values: list, B: int, dtype=torch.float64):
+    """A per-run constant for (R * B, ...) rows: the Python number itself when every run shares it
+    (the arithmetic is then exactly the single-run one), else a (R * B, 1) tensor."""
+    if all(v == values[0] for v in values):
+        return values[0]
+    return torch.tensor(values, dtype=dtype).repeat_interleave(B)[:, None]
+
+
+def _pair_inputs(samplers, B: int, pat: torch.Tensor, d: dict, prefix: str, mu, nu, dt) -> torch.Tensor:
+    """x = lambda mu_pat + kappa nu_irr + noise for (R * B, rows) patterns ``pat``, the draws in ``d``."""
+    n, rows = pat.shape
+    R = len(samplers)
+    lamkap = d[prefix + "lamkap"]
+    lo = _per_run([s.lambda_range[0] for s in samplers], B)
+    width = _per_run([s.lambda_range[1] - s.lambda_range[0] for s in samplers], B)
+    lam = lo + width * lamkap[:, : B * rows].reshape(n, rows)
+    kap = _per_run([s.kappa_max for s in samplers], B) * (2 * lamkap[:, B * rows :].reshape(n, rows) - 1)
+    irr = d[prefix + "irr"].reshape(n, rows)
+    dx = mu.shape[1]
+    axes = samplers[0]._axes()
+    if axes is None:
+        x = mu.index_select(0, pat.reshape(-1)).reshape(n, rows, dx)
+        x.mul_(lam.to(dt)[..., None])
+        x.addcmul_(nu.index_select(0, irr.reshape(-1)).reshape(n, rows, dx), kap.to(dt)[..., None])
+    else:
+        # patterns on distinct coordinate axes (scaled basis vectors): lambda mu_j + kappa nu_k has two
+        # non-zero coordinates, lambda c_j and kappa c_k, and the zeros of 0 * lambda + 0 * kappa are +0:
+        # adding the two products to zeros gives the very floats of the dense sum, without it
+        (mu_col, mu_val), (nu_col, nu_val) = axes
+        x = torch.zeros(n, rows, dx, dtype=dt)
+        x.scatter_add_(2, mu_col[pat][..., None], (mu_val[pat] * lam.to(dt))[..., None])
+        x.scatter_add_(2, nu_col[irr][..., None], (nu_val[irr] * kap.to(dt))[..., None])
+    noisy = [r for r, s in enumerate(samplers) if s.tau > 0]
+    if not noisy:
+        return x
+    sub = [samplers[r] for r in noisy]
+    Rn = len(noisy)
+    xs = x if Rn == R else x.view(R, B, rows, dx)[torch.tensor(noisy)].reshape(Rn * B, rows, dx)
+    if samplers[0].noise_in_span:
+        z = d[prefix + "z"].reshape(Rn * B, rows, mu.shape[0]).to(dt) @ mu
+        taus = [s.tau for s in sub]
+        if all(t == taus[0] for t in taus):
+            scale = taus[0] / z.norm(dim=-1, keepdim=True)
+        else:  # tau / t is computed by torch as reciprocal(t) * tau, in the working precision
+            scale = z.norm(dim=-1, keepdim=True).reciprocal() * _per_run(taus, B, dt)[..., None]
+        xs.addcmul_(z, scale)
+    else:
+        z = d[prefix + "z"].reshape(Rn * B, rows, dx)
+        r = _per_run([s.tau for s in sub], B)
+        r = (r[..., None] if isinstance(r, torch.Tensor) else r) * d[prefix + "r"].reshape(Rn * B, rows, 1)
+        xs.addcmul_(z, r.to(dt) / z.norm(dim=-1, keepdim=True))
+    if Rn < R:
+        x.view(R, B, rows, dx)[torch.tensor(noisy)] = xs.view(Rn, B, rows, dx)
+    return x
 
 
 class StackedSampler:
@@ -358,20 +520,45 @@ class StackedSampler:
     def sample_runs(self, batch: int, generators: Sequence[torch.Generator], dtype=torch.float64) -> PromptBatch:
         if len(generators) != len(self.samplers):
             raise chk.ConfigError(f"generators must have one entry per sampler ({len(self.samplers)}); got {len(generators)}")
-        # Runs that share a sampler object are drawn together with its sample_runs (only the random
-        # draws loop over their generators): 160 runs over 16 laws cost 16 draws, not 160. Each run
-        # still gets exactly sample(batch, generators[r]) from its own sampler.
-        groups: dict[int, list[int]] = {}
+        # Runs whose samplers can be drawn together are (only the random draws loop over their
+        # generators): runs sharing a sampler object, with its sample_runs (160 runs over 16 laws cost
+        # 16 draws, not 160), and runs of samplers with equal ``batch_key()``, with ``draw_runs``
+        # (the selectors paper's groups: one draw for all). Each run still gets exactly
+        # sample(batch, generators[r]) from its own sampler.
+        B = chk.positive_int("batch", batch)
+        groups: dict = {}
         for r, smp in enumerate(self.samplers):
-            groups.setdefault(id(smp), []).append(r)
-        per_run: list = [None] * len(self.samplers)
-        for runs in groups.values():
+            key = smp.batch_key() if hasattr(smp, "batch_key") and hasattr(smp, "draw_runs") else id(smp)
+            groups.setdefault(key, []).append(r)
+        parts, order = [], []
+        for key, runs in groups.items():
             smp = self.samplers[runs[0]]
-            if len(runs) > 1 and hasattr(smp, "sample_runs"):
-                drawn = smp.sample_runs(batch, [generators[r] for r in runs], dtype)
-                for j, r in enumerate(runs):
-                    per_run[r] = drawn.run(j)
+            gens = [generators[r] for r in runs]
+            if not isinstance(key, int):
+                drawn = _split_runs(smp.draw_runs([self.samplers[r] for r in runs], B, gens), len(runs)).to(dtype=dtype)
+            elif len(runs) > 1 and hasattr(smp, "sample_runs"):
+                drawn = smp.sample_runs(B, gens, dtype)
             else:
-                for r in runs:
-                    per_run[r] = smp.sample(batch, generators[r], dtype)
-        return PromptBatch.stack(per_run)
+                drawn = PromptBatch.stack([smp.sample(B, generators[r], dtype) for r in runs])
+            parts.append(drawn)
+            order += runs
+        if len(parts) == 1 and order == sorted(order):
+            return parts[0]
+        out = _cat_runs(parts)
+        if order == sorted(order):
+            return out
+        inverse = torch.empty(len(order), dtype=torch.long)
+        inverse[torch.tensor(order)] = torch.arange(len(order))
+        return out._map(lambda t: t[inverse])
+
+
+def _cat_runs(parts: Sequence[PromptBatch]) -> PromptBatch:
+    """Concatenate batches with a run dimension along it (the label embedding is the first's)."""
+    first = parts[0]
+    out = {}
+    for f in fields(first):
+        v = getattr(first, f.name)
+        if isinstance(v, torch.Tensor) and f.name != "label_embedding":
+            v = torch.cat([getattr(p, f.name) for p in parts])
+        out[f.name] = v
+    return PromptBatch(**out)

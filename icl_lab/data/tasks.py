@@ -35,6 +35,10 @@ class TaskFamily:
     d: int
     lipschitz: float | None = None
     name: str = "task"
+    #: True where evaluate reads each input on its own (its value at x depends on x and the task
+    #: only, computed the same way for any layout of the inputs): samplers drawing inputs from K
+    #: features then evaluate the K features once per task and look the labels up
+    tokenwise: bool = False
 
     def sample(self, n: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
         raise NotImplementedError
@@ -55,7 +59,7 @@ class LinearTask(TaskFamily):
     """f(x) = <w, x>, w ~ N(0, I_d) (convergence paper; zero mean, identity covariance)."""
 
     name = "linear"
-
+    tokenwise = True
     def __init__(self, d: int):
         self.d = chk.positive_int("d", d)
 
@@ -74,7 +78,7 @@ class CosineFeatureTask(TaskFamily):
     ``random_phase=False`` drops phi (then f(0) = L/c for every task)."""
 
     name = "cosine_feature"
-
+    tokenwise = True
     def __init__(self, d: int, L: float, c: float = 0.5, random_phase: bool = True):
         self.d = chk.positive_int("d", d)
         self.L = chk.positive("L", L)
@@ -127,6 +131,7 @@ class _RandomDirectionTask(TaskFamily):
     """f(x) = g(w^T x; c) with w ~ U^d and coefficients c_j ~ U[-L, L] (the window paper's
     Definition 3.2 classes).  Subclasses name the coefficients and define ``profile(z, c)``."""
 
+    tokenwise = True
     COEFFICIENTS: tuple[str, ...] = ()
 
     def __init__(self, d: int, L: float):
@@ -173,7 +178,7 @@ class CosineTask(TaskFamily):
     """Window paper, Sec. 3.2 experiments: f(x) = cos(L w^T x), w ~ U^d (L-Lipschitz)."""
 
     name = "cosine"
-
+    tokenwise = True
     def __init__(self, d: int, L: float):
         self.d = chk.positive_int("d", d)
         self.L = chk.positive("L", L)
