@@ -5,8 +5,9 @@
 Executes each notebook in a fresh kernel (as nbval and the book build do), one after the other, and
 writes ``<out>/book.json`` (per notebook: wall seconds, the kernel's CPU seconds, the machine's load
 average before and after, the commit and the date; the machine), plus a Markdown table on stdout.
-``--merge`` keeps the rows of the scales not run from the existing file (e.g. to add the hour of
-``--scales paper`` to a ci/book measurement).
+``--merge`` keeps the existing file's rows this run does not measure again: those of the scales not run
+(e.g. to add the hour of ``--scales paper`` to a ci/book measurement) and, with ``--only``, those of the
+other notebooks.
 The reproduction page shows the latest file. It reports; it never fails on slowness.
 """
 from __future__ import annotations
@@ -77,15 +78,17 @@ def main():
     ap.add_argument("--threads", type=int, default=min(4, os.cpu_count() or 1))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--only", nargs="*", default=None, help="notebook paths (default: the whole table of contents)")
-    ap.add_argument("--merge", action="store_true", help="keep the existing file's rows of the scales not run")
+    ap.add_argument("--merge", action="store_true", help="keep the existing file's rows that this run does not measure again (other scales, other notebooks)")
     args = ap.parse_args()
     rows = []
     out = Path(args.out)
-    if args.merge and (out / "book.json").exists():
-        old = json.loads((out / "book.json").read_text())
-        rows = [{**r, "commit": r.get("commit", old.get("commit")), "date": r.get("date", old.get("date"))}
-                for r in old.get("notebooks", []) if r["scale"] not in args.scales]
     nbs = [ROOT / p for p in args.only] if args.only else toc_notebooks()
+    if args.merge and (out / "book.json").exists():
+        # keep every row this run does not measure again: the other scales, and with --only the other notebooks
+        old = json.loads((out / "book.json").read_text())
+        again = {(str(nb.relative_to(ROOT)), s) for nb in nbs for s in args.scales}
+        rows = [{**r, "commit": r.get("commit", old.get("commit")), "date": r.get("date", old.get("date"))}
+                for r in old.get("notebooks", []) if (r["notebook"], r["scale"]) not in again]
     for scale in args.scales:
         for nb in nbs:
             r = run(nb, scale, args.threads)
