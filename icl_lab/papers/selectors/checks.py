@@ -116,12 +116,10 @@ def proposition2(fin: dict, dom_lit, h_other10, cfg, hypotheses: dict) -> list[M
     neurons per seed, ``h_other10``: the mean ``|h_i|`` of the other neurons per seed)."""
     has_other = fin["label_dominant"] < 1  # seeds where every neuron is label-dominant have no "other" neuron
     other_vals = fin["h_abs_other"][has_other]
-    other_med, other_lo, other_hi = (metrics_median_interval(other_vals) if len(other_vals) else (0.0, 0.0, 0.0))
     has_other10 = dom_lit < 1
     coord, token = "coordinate split of eq. (10)", "token-part split of Fig. 1(b)'s caption"
     m7 = {coord: (criteria.median_of(h_other10[has_other10] / cfg.xi) if bool(has_other10.any()) else 0.0),
-          token: (criteria.Estimate(other_med / cfg.xi, other_lo / cfg.xi, other_hi / cfg.xi, len(other_vals),
-                                    "median, bootstrap 95%") if len(other_vals) else 0.0)}
+          token: (criteria.median_of(other_vals / cfg.xi) if len(other_vals) else 0.0)}
     return [
         Measurement("M6", {}, hypotheses=hypotheses, under={
             coord: {"label / feature contribution": criteria.median_of(fin["lab_lit"] / fin["feat_lit"]),
@@ -143,11 +141,6 @@ def choice_text(claim: str, under: dict) -> str:
     quantities (``under``: each option's quantities, tested and shown), as the ledger writes it."""
     d = declared("selectors")[claim]
     return "; ".join(f"{o}: {claims_quantities(under[o], d.tests)}" for o in d.choice["options"])
-
-
-def metrics_median_interval(values):
-    """The median of ``values`` with its bootstrap 95% interval (:func:`icl_lab.metrics.median_interval`)."""
-    return metrics.median_interval(values)
 
 
 def attention_mass(fin: dict, gam: np.ndarray, steps: np.ndarray, cfg, hypotheses: dict) -> list[Measurement]:
