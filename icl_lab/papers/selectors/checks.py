@@ -98,7 +98,7 @@ def prop1(mu_min, nu_max, mu_seed, nu_seed, cfg, hypotheses: dict) -> list[Measu
                            "mean over the patterns (shown)": float(mu_seed.median())},
                     hypotheses=hypotheses,
                     how=f"the smallest over the M1 patterns (the statement is for every j), per seed; median over "
-                        f"{cfg.seeds} all-pairs seeds with its bootstrap 95% interval, {cfg.steps} SGD steps"),
+                        f"{cfg.seeds} all-pairs seeds with its order-statistic 95% interval, {cfg.steps} SGD steps"),
         Measurement("M5", {"final max(||W_Q nu||, ||W_K nu||) / initial": criteria.median_of(nu_max / db),
                            "relevant growth / irrelevant growth": criteria.median_of(mu_min / nu_max)},
                     shown={"final max(||W_Q nu||, ||W_K nu||) / initial": None,
@@ -106,7 +106,7 @@ def prop1(mu_min, nu_max, mu_seed, nu_seed, cfg, hypotheses: dict) -> list[Measu
                            "mean over the patterns / initial (shown)": float((nu_seed / db).median())},
                     hypotheses=hypotheses,
                     how="the largest over the M2 irrelevant patterns (the statement is for every l), against the "
-                        "smallest relevant one, per seed; median over the all-pairs seeds with its bootstrap 95% interval"),
+                        "smallest relevant one, per seed; median over the all-pairs seeds with its order-statistic 95% interval"),
     ]
 
 
@@ -316,7 +316,7 @@ def ood(ood, ocfg, solved, n_empty: int, h1: dict) -> list[Measurement]:
     acc = functools.partial(per_seed, ood, used)
     how = (f"the {int(used.sum())} of {len(solved)} cyclic-trained seeds with the full in-domain solution (the model "
            f"Theorem 1 returns), {ocfg.ood_prompts} prompts per condition, l_ts = {ocfg.l_ts}, alpha' = {ocfg.alpha_test}; "
-           "median over seeds with its bootstrap 95% interval")
+           "median over seeds with its order-statistic 95% interval")
     oracle = float(oracle_accuracy(ocfg.alpha_test, ocfg.l_ts))
     largest = 1 - n_empty / ocfg.ood_prompts
     return [
@@ -425,7 +425,7 @@ def alpha_sweep(a_sweep, acfg, Cfit: float, err: float, hypotheses: dict) -> Mea
                        hypotheses=hypotheses,
                        how=f"first step with held-out accuracy >= {acfg.hit_acc}, {acfg.seeds} seeds per alpha, l_tr = "
                            f"{acfg.l}; per seed Kendall's tau-a of -T_hit against alpha over every pair of alphas; median "
-                           "over seeds, bootstrap 95% interval")
+                           "over seeds, order-statistic 95% interval")
 
 
 def noise(n_sweep, ncfg, n_acc, eps_m: float, hypotheses: dict) -> Measurement:
@@ -532,7 +532,7 @@ def prompt_length(pres, pcfg, hypotheses: dict) -> list[Measurement]:
             hypotheses=hypotheses,
             how=f"final accuracy after {pcfg.steps} steps, grid l_tr in {list(pcfg.lengths)}, alpha in {list(pcfg.alphas)}, "
                 f"{pcfg.seeds} seeds; per seed the ratio of the shortest l_tr reaching 0.9 at the smallest and the largest "
-                "alpha; median over seeds, bootstrap 95% interval"),
+                "alpha; median over seeds, order-statistic 95% interval"),
         Measurement("S7", {"largest excess of median accuracy over the oracle": float((acc_med - pres.oracle).max())}),
     ]
 
@@ -560,7 +560,7 @@ def task_count(tres, tcfg) -> list[Measurement]:
                            "all-pairs accuracy, the M1 cyclic tasks": allp_full},
                     how=f"train on the first n cyclic tasks, n in {list(tcfg.n_tasks)}; test on all M1(M1-1) ordered pairs, "
                         f"per seed the gain over the best smaller set (same seeds); median over {tcfg.seeds} seeds, "
-                        "bootstrap 95% interval"),
+                        "order-statistic 95% interval"),
         Measurement("S9", {"unbalanced: all-pairs accuracy, per seed": tres.all_pairs_acc[unb],
                            "unbalanced: training-task minus all-pairs accuracy, per seed":
                                tres.train_acc[unb] - tres.all_pairs_acc[unb]},
