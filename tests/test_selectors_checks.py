@@ -49,27 +49,32 @@ def test_pattern_norms_read_each_run_and_pattern():
     assert checks.pattern_norms(W, P, slice(1, 2)).tolist() == [[2.0, 3.0]]
 
 
+def _prop1(mu_min: float, nu_max: float, mu_mean: float, nu_mean: float, seeds: int = 6):
+    """``checks.prop1`` on ``seeds`` all-pairs seeds that all measured the same values."""
+    return checks.prop1(*(torch.full((seeds,), v, dtype=F64) for v in (mu_min, nu_max, mu_mean, nu_mean)), CFG, H1)
+
+
 def test_prop1_measures_every_pattern_and_shows_the_means_beside():
     db = CFG.delta * CFG.beta
-    grown = checks.prop1(torch.full((4,), 5.0, dtype=F64), torch.full((4,), 0.6, dtype=F64),
-                         torch.full((4,), 6.0, dtype=F64), torch.full((4,), 0.55, dtype=F64), CFG, H1)
     led = Ledger("selectors", part="mechanism")
-    m4, m5 = led.judge(grown, show=False)
-    assert m4.measured.endswith("mean over the patterns (shown) = 6") and "sqrt(ln M) = 2.039" in m4.measured
-    flat = checks.prop1(torch.full((4,), db, dtype=F64), torch.full((4,), 3 * db, dtype=F64),
-                        torch.full((4,), db, dtype=F64), torch.full((4,), db, dtype=F64), CFG, H1)
-    assert _judge("mechanism", flat)["M4"] != m4.status
+    m4, m5 = led.judge(_prop1(5.0, 0.6, 6.0, 0.55), show=False)
+    assert m4.measured.endswith("mean over the patterns (shown) = 6") and "sqrt(ln M) = 2.04;" in m4.measured
+    assert m4.ok and "order-statistic 95%, 6 seeds" in m4.measured
+    assert _judge("mechanism", _prop1(db, 3 * db, db, db))["M4"] == "not reproduced"
+    assert _judge("mechanism", _prop1(5.0, 0.6, 6.0, 0.55, seeds=4))["M4"] == "inconclusive"  # 4 seeds cannot decide
 
 
 def test_attention_mass_rate_and_collapse_are_decided_on_gamma():
     steps = np.arange(0, 501, 25)
-    gam = np.tile(np.where(steps < 200, 0.7, 1e-6), (4, 1))
-    fin = {"mass_present": torch.full((4,), 1 - 1e-6, dtype=F64)}
+    gam = np.tile(np.where(steps < 200, 0.7, 1e-6), (6, 1))
+    fin = {"mass_present": torch.full((6,), 1 - 1e-6, dtype=F64)}
     st = _judge("mechanism", checks.attention_mass(fin, gam, steps, CFG, H1))
     assert st["M8"] == "reproduced" and set(st) == {"M8", "M9"}
-    fin_bad = {"mass_present": torch.full((4,), 0.5, dtype=F64)}
+    fin_bad = {"mass_present": torch.full((6,), 0.5, dtype=F64)}
     assert _judge("mechanism", checks.attention_mass(fin_bad, gam, steps, CFG, H1))["M8"] == "not reproduced"
-    times = np.tile([175.0, 190.0, 200.0], (4, 1))
+    few = {"mass_present": torch.full((4,), 1 - 1e-6, dtype=F64)}  # 4 seeds cannot decide
+    assert _judge("mechanism", checks.attention_mass(few, gam[:4], steps, CFG, H1))["M8"] == "inconclusive"
+    times = np.tile([175.0, 190.0, 200.0], (6, 1))
     (m10,) = Ledger("selectors", part="mechanism").judge(
         [checks.collapse(times, gam, (times[:, 2] - times[:, 0]) / times[:, 1], 0.5, 0.5, CFG, H1)], show=False)
     assert "plateau to t90 (median, steps) = 175" in m10.measured
@@ -77,18 +82,23 @@ def test_attention_mass_rate_and_collapse_are_decided_on_gamma():
 
 def test_selector_cross_terms_take_each_column_against_its_diagonal():
     b = torch.eye(8, dtype=F64) * 10 - (10 / 7) * (1 - torch.eye(8, dtype=F64))  # cross = -diag/(M1-1): 8/7 of 1/M1
-    (m,) = Ledger("selectors", part="mechanism").judge([checks.selector_cross_terms([b] * 3, 0.3, H1)], show=False)
-    assert m.ok and "= 1.143" in m.measured
+    (m,) = Ledger("selectors", part="mechanism").judge([checks.selector_cross_terms([b] * 6, 0.3, H1)], show=False)
+    assert m.ok and "diagonal, per seed = 1.14 [1.14, 1.14]" in m.measured
     b2 = b.clone()
     b2[0, 1] = 9.0  # one cross term as large as the diagonal
-    assert _judge("mechanism", checks.selector_cross_terms([b2] * 3, 0.3, H1))["M14"] == "not reproduced"
+    assert _judge("mechanism", checks.selector_cross_terms([b2] * 6, 0.3, H1))["M14"] == "not reproduced"
+    assert _judge("mechanism", checks.selector_cross_terms([b] * 3, 0.3, H1))["M14"] == "inconclusive"  # 3 seeds
 
 
 def test_label_columns_value_update_and_output_rows_use_the_solved_runs():
+    solved = np.array([True, True, True, True, True, True, False])  # 6 solved runs, one not (ignored)
+    small = np.array([1e-3, 2e-3, 1e-3, 2e-3, 1e-3, 2e-3, 0.5])
+    big = np.array([0.4, 0.5, 0.6, 0.4, 0.5, 0.6, 0.5])
+    assert _judge("mechanism", checks.label_columns(small, small, solved, np.ones(7), 0.1, H1)) == {"M15": "reproduced"}
+    assert _judge("mechanism", checks.label_columns(big, big, solved, np.ones(7), 0.1, H1)) == {"M15": "not reproduced"}
+    three = np.array([True, True, True, False, False, False, False])  # 3 solved runs cannot decide
+    assert _judge("mechanism", checks.label_columns(small, small, three, np.ones(7), 0.1, H1)) == {"M15": "inconclusive"}
     solved = np.array([True, True, True, False])
-    small, big = np.array([1e-3, 2e-3, 1e-3, 0.5]), np.array([0.4, 0.5, 0.6, 0.5])
-    assert _judge("mechanism", checks.label_columns(small, small, solved, np.ones(4), 0.1, H1)) == {"M15": "reproduced"}
-    assert _judge("mechanism", checks.label_columns(big, big, solved, np.ones(4), 0.1, H1)) == {"M15": "not reproduced"}
     (m16,) = Ledger("selectors", part="mechanism").judge([checks.value_update(np.array([0.99, 0.98, 0.99, -0.2]), solved,
                                                                                0.07, H1)], show=False)
     assert "lowest cosine = 0.98" in m16.measured and "runs = 3 of 4" in m16.measured
@@ -113,12 +123,18 @@ def test_success_rates_and_reference_run_say_whether_the_seeds_can_decide():
 
 def test_lucky_at_init_and_proposition2_hand_over_their_names():
     assert set(_judge("mechanism", checks.lucky_at_init(torch.full((4,), 0.25), torch.full((4,), 0.24), 1e5, 200, 0.49))) == {"M13"}
-    fin = {k: torch.full((4,), v, dtype=F64) for k, v in (("lab_lit", 4.0), ("feat_lit", 1.0), ("lab_in", 9.0),
-                                                           ("feat_in", 1.0), ("label_dominant", 0.9), ("h_abs_other", 0.01))}
-    led = Ledger("selectors", part="mechanism")
-    m6, m7 = led.judge(checks.proposition2(fin, torch.full((4,), 0.8, dtype=F64), torch.full((4,), 0.01, dtype=F64), CFG, H1),
-                       show=False)
-    assert "seeds with such neurons = 4 of 4" in m7.measured and m6.ok
+    def prop2(seeds: int):
+        fin = {k: torch.full((seeds,), v, dtype=F64) for k, v in (("lab_lit", 4.0), ("feat_lit", 1.0), ("lab_in", 9.0),
+                                                               ("feat_in", 1.0), ("label_dominant", 0.9), ("h_abs_other", 0.01))}
+        fin["h_abs_other"] = fin["h_abs_other"] * torch.linspace(0.5, 1.5, seeds, dtype=F64)
+        return checks.proposition2(fin, torch.full((seeds,), 0.8, dtype=F64), torch.full((seeds,), 0.01, dtype=F64), CFG, H1)
+
+    m6, m7 = Ledger("selectors", part="mechanism").judge(prop2(6), show=False)
+    assert "seeds with such neurons = 6 of 6" in m7.measured and m6.ok
+    # both readings take the median's order-statistic interval: with 6 seeds, the range of the seeds
+    token = m7.measured.split("token-part split of Fig. 1(b)'s caption: ")[1]
+    assert token.startswith("mean |h_i| of the other neurons / xi = 1 [0.5, 1.5] (median, order-statistic 95%, 6 seeds)")
+    assert _judge("mechanism", prop2(4))["M6"] == "inconclusive"  # 4 seeds cannot decide
 
 
 def test_theorem2_conditions_are_read_from_the_patterns():
@@ -172,8 +188,9 @@ def test_batch_decides_s13_and_s14():
         checks.batch(theory.query_coverage, 16, 64, 2.3, np.array([2] * 16), True, 6400.0)
 
 
-def _ood(acc_cone: float, acc_fresh: float):
-    """A hand-made out-of-domain result over every test condition the checks read, 3 seeds (the third stalled)."""
+def _ood(acc_cone: float, acc_fresh: float, seeds: int = 7):
+    """A hand-made out-of-domain result over every test condition the checks read, ``seeds`` seeds (the last
+    stalled)."""
     mu = torch.eye(10, dtype=F64)[:4] * 2.0  # 4 training-relevant patterns in R^10, norm beta = 2
     nu = torch.eye(10, dtype=F64)[4:8] * 2.0
     cone_mu = (mu[0::2] + mu[1::2]) / math.sqrt(2)
@@ -185,9 +202,9 @@ def _ood(acc_cone: float, acc_fresh: float):
              checks.SHARED: (cone_mu, nu, q)}
     names = list(conds)
     value = {checks.CONE: acc_cone, checks.FRESH: acc_fresh, checks.Q_PERP: 0.5, checks.FLIP: 0.05, checks.NU_IN: 0.7}
-    acc = torch.tensor([[value.get(n, 0.97)] * 2 + [0.5] for n in names], dtype=F64)
+    acc = torch.tensor([[value.get(n, 0.97)] * (seeds - 1) + [0.5] for n in names], dtype=F64)
     ood = NS(conditions=[NS(name=n, mu=m, nu=v, q=qq) for n, (m, v, qq) in conds.items()], acc=acc, mass=acc.clone(),
-             l_grid=[2, 4, 8, 16], grid_acc=torch.full((2, 4, 3), 0.85, dtype=F64),
+             l_grid=[2, 4, 8, 16], grid_acc=torch.full((2, 4, seeds), 0.85, dtype=F64),
              oracle=np.full((2, 4), 0.9))
     ocfg = NS(patterns=lambda: (mu, nu), beta=2.0, M1=4, q=lambda: q, l_ts=16, alpha_test=0.6, ood_prompts=100,
               alpha_primes=(0.2, 0.6))
@@ -196,16 +213,19 @@ def _ood(acc_cone: float, acc_fresh: float):
 
 def test_ood_and_test_length_use_the_solved_seeds_and_theorem2s_conditions():
     ood, ocfg = _ood(0.97, 0.5)
-    solved = np.array([True, True, False])
-    assert checks.per_seed(ood, checks.seeds_used(ood, solved), checks.CONE).tolist() == [0.97, 0.97]
+    solved = np.array([True] * 6 + [False])
+    assert checks.per_seed(ood, checks.seeds_used(ood, solved), checks.CONE).tolist() == [0.97] * 6
     assert checks.theorem2(ood, ocfg, checks.CONE)[theory.TEST_MU] and not checks.theorem2(ood, ocfg, checks.FRESH)[theory.TEST_MU]
     led = Ledger("selectors", part="mechanism")
     claims = {c.id: c for c in led.judge(checks.ood(ood, ocfg, solved, 3, H1), show=False)}
     assert set(claims) == {"O1", "O2", "O3", "O4", "O5", "O6"}
-    assert "the 2 of 3 cyclic-trained seeds" in claims["O1"].how and claims["O5"].ok
+    assert "the 6 of 7 cyclic-trained seeds" in claims["O1"].how and claims["O5"].ok
     assert "empty N_* prompts in the test set = 3 of 100" in claims["O2"].measured
     bad, _ = _ood(0.97, 0.97)  # a fresh pattern outside span{mu} generalising: the control fails
     assert not Ledger("selectors", part="mechanism").judge(checks.ood(bad, ocfg, solved, 3, H1), show=False)[2].ok
+    few, _ = _ood(0.97, 0.5, seeds=4)  # 3 solved seeds cannot decide
+    assert {c.status for c in Ledger("selectors", part="mechanism").judge(
+        checks.ood(few, ocfg, np.array([True] * 3 + [False]), 3, H1), show=False)} == {"inconclusive"}
     with pytest.raises(ConfigError, match="test conditions"):
         checks.per_seed(ood, checks.seeds_used(ood, solved), "no such condition")
     assert [(a, l_) for a, l_, _, _ in checks.at_length_bound(ood, ocfg)] == [(0.2, 16), (0.6, 4)]
@@ -225,10 +245,17 @@ def _sweep(values, hits):
 
 
 def test_alpha_noise_and_rate_sweeps_hand_over_their_names():
-    a_sweep = _sweep([0.4, 0.6, 0.8], [[300, 320], [200, 210], [100, 110]])
-    acfg = NS(hit_acc=0.95, seeds=2, l=14)
+    a_sweep = _sweep([0.4, 0.6, 0.8], [[300, 320, 310, 330, 305, 315], [200, 210, 205, 215, 200, 210],
+                                       [100, 110, 105, 115, 100, 110]])
+    acfg = NS(hit_acc=0.95, seeds=6, l=14)
     (s1,) = Ledger("selectors", part="sample_complexity").judge([checks.alpha_sweep(a_sweep, acfg, 3.0, 0.1, H1)], show=False)
     assert "Kendall's tau of -T_hit against alpha, per seed = 1" in s1.measured and s1.ok
+    slower = _sweep([0.4, 0.6, 0.8], [[100, 110, 105, 115, 100, 110], [200, 210, 205, 215, 200, 210],
+                                      [300, 320, 310, 330, 305, 315]])  # T_hit rising with alpha: S1 fails
+    assert _judge("sample_complexity", checks.alpha_sweep(slower, acfg, 3.0, 0.1, H1))["S1"] == "not reproduced"
+    two = _sweep([0.4, 0.6, 0.8], [[300, 320], [200, 210], [100, 110]])  # 2 seeds cannot decide
+    assert _judge("sample_complexity", checks.alpha_sweep(two, NS(hit_acc=0.95, seeds=2, l=14), 3.0, 0.1, H1))["S1"] \
+        == "inconclusive"
     n_sweep = _sweep([0.0, 0.03, 0.06, 1.0], [[100, 100], [100, 100], [100, 110], [np.nan, np.nan]])
     ncfg = NS(taus=(0.0, 0.03, 0.06, 1.0), M1=8, beta=5.0)
     (s2,) = Ledger("selectors", part="sample_complexity").judge(

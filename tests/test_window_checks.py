@@ -206,9 +206,9 @@ def test_hills_hand_over_the_ratios_of_both_readings():
     assert "optimal linear error at the largest n / at the smallest n" in ms["E-F1a"].shown
     statuses = _statuses("lipschitz", list(ms.values()))
     assert statuses["E-F1b"] == "reproduced"
-    assert ms["E-F1b"].quantities["optimal / trained c at the largest nu"] == pytest.approx(6 / (6.0 + 0.015))
+    assert ms["E-F1b"].quantities["optimal / trained c at the largest nu"] == pytest.approx(6 / (6.0 + 0.025))
     (c,) = Ledger("window", part="lipschitz").judge(checks.hills(_hills(0.1, 0.5, 0.1), _hills(0.2, 0.9, 0.1))[2], show=False)
-    assert c.status == "reproduced with caveat" and "not converged: at the largest nu the trained window is 19 times wider" in c.caveat  # 6 / 0.315
+    assert c.status == "reproduced with caveat" and "not converged: at the largest nu the trained window is 18 times wider" in c.caveat  # 6 / 0.325
 
 
 def _norm_result(step):
@@ -242,7 +242,7 @@ def test_norm_vs_L_pairs_the_trials_of_adjacent_L():
     for cls in ("relu", "cos"):  # the grid around L = 1 falls, the small-L grid still rises
         falls.norm[("paper", cls, "iso", 2.0)] = falls.norm[("paper", cls, "iso", 2.0)] - 2.0
     (e_f3, _) = checks.norm_vs_L(falls)
-    assert e_f3.shown["final ||M|| over L in {0.5, 1, 2, 4} (means), per panel"][0] == "relu-iso 1.01, 0.01"
+    assert e_f3.shown["final ||M|| over L in {0.5, 1, 2, 4} (means), per panel"][0] == "relu-iso 1.02, 0.02"  # 1.025, 0.025
     (c,) = Ledger("window", part="lipschitz").judge(e_f3, show=False)
     assert c.status == "reproduced with caveat" and "not around the paper's L = 1" in c.caveat
 
@@ -261,15 +261,17 @@ def test_norm_vs_sigma_n_lists_pairs_whose_optimum_does_not_move():
 
 
 def _f9(covariates, softmax_last):
-    cfg = NS(kinds=("affine", "quadratic"), steps=10, seeds=3, lrs=(1e-2,), covariates=covariates)
-    rho = {(a, k): _runs([1.0] * 3, softmax_last if a == "softmax" else [2.0] * 3) for a in ("softmax", "linear")
+    """A hand-made Figure 9 run, one trial per value of ``softmax_last`` (the final softmax rho)."""
+    t = len(softmax_last)
+    cfg = NS(kinds=("affine", "quadratic"), steps=10, seeds=t, lrs=(1e-2,), covariates=covariates)
+    rho = {(a, k): _runs([1.0] * t, softmax_last if a == "softmax" else [2.0] * t) for a in ("softmax", "linear")
            for k in cfg.kinds}
-    err = {(a, k): _runs([1.0] * 3, [0.1] * 3 if a == "softmax" else [4.0] * 3) for a in ("softmax", "linear") for k in cfg.kinds}
+    err = {(a, k): _runs([1.0] * t, [0.1] * t if a == "softmax" else [4.0] * t) for a in ("softmax", "linear") for k in cfg.kinds}
     return NS(config=cfg, rho=rho, error=err, steps=torch.tensor([0, 10]), lr={k: 1e-2 for k in rho})
 
 
 def test_lowrank_training_judges_each_class_under_both_draws_of_j_and_refuses_another():
-    f9, f9_task = _f9("J", [0.9, 1.0, 1.1]), _f9("J-per-task", [0.2, 0.25, 0.3])
+    f9, f9_task = _f9("J", [0.9, 1.0, 1.1] * 2), _f9("J-per-task", [0.2, 0.25, 0.3] * 2)
     ms = checks.lowrank_training(f9, f9_task)
     assert [m.claim for m in ms] == ["E-F9-affine", "E-F9-quadratic"]
     assert set(ms[0].under) == {"J~ drawn for each task", "J~ drawn once per trial"}
@@ -278,10 +280,12 @@ def test_lowrank_training_judges_each_class_under_both_draws_of_j_and_refuses_an
     got = {c.id: c for c in ledger.judge(ms, show=False)}
     assert got["E-F9-quadratic"].status == "reproduced with caveat"  # decided per task; once per trial rho never halves
     assert "under J~ drawn once per trial: not reproduced" in got["E-F9-quadratic"].caveat
+    three = checks.lowrank_training(_f9("J", [0.9, 1.0, 1.1]), _f9("J-per-task", [0.2, 0.25, 0.3]))
+    assert _statuses("lowrank", three)["E-F9-quadratic"] == "inconclusive"  # 3 trials cannot decide
     with pytest.raises(ConfigError, match="J-per-task"):
         checks.lowrank_training(f9, f9)
-    f9.config = NS(kinds=("linear",), steps=10, seeds=3, lrs=(1e-2,), covariates="J")
-    f9_task.config = NS(kinds=("linear",), steps=10, seeds=3, lrs=(1e-2,), covariates="J-per-task")
+    f9.config = NS(kinds=("linear",), steps=10, seeds=6, lrs=(1e-2,), covariates="J")
+    f9_task.config = NS(kinds=("linear",), steps=10, seeds=6, lrs=(1e-2,), covariates="J-per-task")
     with pytest.raises(ConfigError, match="kinds"):
         checks.lowrank_training(f9, f9_task)
 

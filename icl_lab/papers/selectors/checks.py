@@ -98,7 +98,7 @@ def prop1(mu_min, nu_max, mu_seed, nu_seed, cfg, hypotheses: dict) -> list[Measu
                            "mean over the patterns (shown)": float(mu_seed.median())},
                     hypotheses=hypotheses,
                     how=f"the smallest over the M1 patterns (the statement is for every j), per seed; median over "
-                        f"{cfg.seeds} all-pairs seeds with its bootstrap 95% interval, {cfg.steps} SGD steps"),
+                        f"{cfg.seeds} all-pairs seeds with its order-statistic 95% interval, {cfg.steps} SGD steps"),
         Measurement("M5", {"final max(||W_Q nu||, ||W_K nu||) / initial": criteria.median_of(nu_max / db),
                            "relevant growth / irrelevant growth": criteria.median_of(mu_min / nu_max)},
                     shown={"final max(||W_Q nu||, ||W_K nu||) / initial": None,
@@ -106,7 +106,7 @@ def prop1(mu_min, nu_max, mu_seed, nu_seed, cfg, hypotheses: dict) -> list[Measu
                            "mean over the patterns / initial (shown)": float((nu_seed / db).median())},
                     hypotheses=hypotheses,
                     how="the largest over the M2 irrelevant patterns (the statement is for every l), against the "
-                        "smallest relevant one, per seed; median over the all-pairs seeds with its bootstrap 95% interval"),
+                        "smallest relevant one, per seed; median over the all-pairs seeds with its order-statistic 95% interval"),
     ]
 
 
@@ -116,12 +116,10 @@ def proposition2(fin: dict, dom_lit, h_other10, cfg, hypotheses: dict) -> list[M
     neurons per seed, ``h_other10``: the mean ``|h_i|`` of the other neurons per seed)."""
     has_other = fin["label_dominant"] < 1  # seeds where every neuron is label-dominant have no "other" neuron
     other_vals = fin["h_abs_other"][has_other]
-    other_med, other_lo, other_hi = (metrics_median_interval(other_vals) if len(other_vals) else (0.0, 0.0, 0.0))
     has_other10 = dom_lit < 1
     coord, token = "coordinate split of eq. (10)", "token-part split of Fig. 1(b)'s caption"
     m7 = {coord: (criteria.median_of(h_other10[has_other10] / cfg.xi) if bool(has_other10.any()) else 0.0),
-          token: (criteria.Estimate(other_med / cfg.xi, other_lo / cfg.xi, other_hi / cfg.xi, len(other_vals),
-                                    "median, bootstrap 95%") if len(other_vals) else 0.0)}
+          token: (criteria.median_of(other_vals / cfg.xi) if len(other_vals) else 0.0)}
     return [
         Measurement("M6", {}, hypotheses=hypotheses, under={
             coord: {"label / feature contribution": criteria.median_of(fin["lab_lit"] / fin["feat_lit"]),
@@ -143,11 +141,6 @@ def choice_text(claim: str, under: dict) -> str:
     quantities (``under``: each option's quantities, tested and shown), as the ledger writes it."""
     d = declared("selectors")[claim]
     return "; ".join(f"{o}: {claims_quantities(under[o], d.tests)}" for o in d.choice["options"])
-
-
-def metrics_median_interval(values):
-    """The median of ``values`` with its bootstrap 95% interval (:func:`icl_lab.metrics.median_interval`)."""
-    return metrics.median_interval(values)
 
 
 def attention_mass(fin: dict, gam: np.ndarray, steps: np.ndarray, cfg, hypotheses: dict) -> list[Measurement]:
@@ -323,7 +316,7 @@ def ood(ood, ocfg, solved, n_empty: int, h1: dict) -> list[Measurement]:
     acc = functools.partial(per_seed, ood, used)
     how = (f"the {int(used.sum())} of {len(solved)} cyclic-trained seeds with the full in-domain solution (the model "
            f"Theorem 1 returns), {ocfg.ood_prompts} prompts per condition, l_ts = {ocfg.l_ts}, alpha' = {ocfg.alpha_test}; "
-           "median over seeds with its bootstrap 95% interval")
+           "median over seeds with its order-statistic 95% interval")
     oracle = float(oracle_accuracy(ocfg.alpha_test, ocfg.l_ts))
     largest = 1 - n_empty / ocfg.ood_prompts
     return [
@@ -432,7 +425,7 @@ def alpha_sweep(a_sweep, acfg, Cfit: float, err: float, hypotheses: dict) -> Mea
                        hypotheses=hypotheses,
                        how=f"first step with held-out accuracy >= {acfg.hit_acc}, {acfg.seeds} seeds per alpha, l_tr = "
                            f"{acfg.l}; per seed Kendall's tau-a of -T_hit against alpha over every pair of alphas; median "
-                           "over seeds, bootstrap 95% interval")
+                           "over seeds, order-statistic 95% interval")
 
 
 def noise(n_sweep, ncfg, n_acc, eps_m: float, hypotheses: dict) -> Measurement:
@@ -539,7 +532,7 @@ def prompt_length(pres, pcfg, hypotheses: dict) -> list[Measurement]:
             hypotheses=hypotheses,
             how=f"final accuracy after {pcfg.steps} steps, grid l_tr in {list(pcfg.lengths)}, alpha in {list(pcfg.alphas)}, "
                 f"{pcfg.seeds} seeds; per seed the ratio of the shortest l_tr reaching 0.9 at the smallest and the largest "
-                "alpha; median over seeds, bootstrap 95% interval"),
+                "alpha; median over seeds, order-statistic 95% interval"),
         Measurement("S7", {"largest excess of median accuracy over the oracle": float((acc_med - pres.oracle).max())}),
     ]
 
@@ -567,7 +560,7 @@ def task_count(tres, tcfg) -> list[Measurement]:
                            "all-pairs accuracy, the M1 cyclic tasks": allp_full},
                     how=f"train on the first n cyclic tasks, n in {list(tcfg.n_tasks)}; test on all M1(M1-1) ordered pairs, "
                         f"per seed the gain over the best smaller set (same seeds); median over {tcfg.seeds} seeds, "
-                        "bootstrap 95% interval"),
+                        "order-statistic 95% interval"),
         Measurement("S9", {"unbalanced: all-pairs accuracy, per seed": tres.all_pairs_acc[unb],
                            "unbalanced: training-task minus all-pairs accuracy, per seed":
                                tres.train_acc[unb] - tres.all_pairs_acc[unb]},
