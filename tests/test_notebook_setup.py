@@ -148,7 +148,7 @@ def test_a_reduced_scale_names_its_reductions_above_the_figures():
 
     assert reduced_text(cv.ReplicaConfig.for_scale("paper"), scale="paper") == ""
     text = reduced_text(cv.ReplicaConfig.for_scale("book"), scale="book")
-    assert "book scale" in text and "seeds 3 instead of 5" in text and "test prompts 1000 instead of 3000" in text
+    assert "book scale" in text and "seeds 3 instead of 6" in text and "test prompts 1000 instead of 3000" in text
     labelled = reduced_text(("the replica", cv.ReplicaConfig.for_scale("ci")), scale="ci")
     assert labelled.startswith("Computed at the ci scale") and "the replica: " in labelled
     assert reduced_text(cv.SweepConfig.for_scale("book"), scale="book") == ""  # nothing reduced: nothing said

@@ -34,7 +34,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 0.33, "book": 0.67, "paper": 0.18})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.93, "book": 1.79, "paper": 0.18})
 
 # %% tags=["hide-input"]
 import math

@@ -36,7 +36,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 0.78, "book": 2.6, "paper": 0.13})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 1.16, "book": 2.63, "paper": 0.13})
 
 # %% tags=["hide-input"]
 import math
