@@ -227,8 +227,10 @@ glue("cv-min-alpha", hres.min_alpha)
 # %% [markdown]
 # The smallest $\alpha_k$ along the run is {glue:text}`cv-min-alpha:.2e`.
 
-# %% tags=["remove-input"]
+# %% tags=["remove-cell"]
 glue("fvr-steps", h_cfg.steps)
+
+# %% tags=["remove-input"]
 ledger.judge(checks.full_vs_reduced(hres, h_cfg, ids));
 
 # %% mystnb={"figure": {"caption": "Four entries of $S = V^\\top QV$ along GD: the reduced $K\\times K$ model (thick), the full $d\\times d$ model with the $w$-marginalised loss (dotted, on top of it) and with sampled $w$ (dashed). Not a figure of the paper; {glue:text}`fvr-steps` GD steps.", "name": "fig-cv-full-vs-reduced"}, "image": {"alt": "Four thick curves of S entries over the GD steps; the dotted full-model curves lie exactly on them, the dashed sampled-w curves close by."}}
@@ -308,10 +310,12 @@ cf_err = max(r[-1] for r in rows)
 G_paper = gradient(torch.zeros(3, 3), CountLaw.mean_field(torch.tensor(th.IMBALANCED_P, dtype=torch.float64)))
 a2, b21, b23 = float(G_paper[1, 1]), float(G_paper[0, 1]), float(G_paper[2, 1])
 
-# %% tags=["remove-input"]
+# %% tags=["remove-cell"]
 glue("cv-a2", a2)
 glue("cv-b21", b21)
 glue("cv-b23", b23)
+
+# %% tags=["remove-input"]
 ledger.judge(checks.initial_gradients(cf_err));
 
 # %% tags=["remove-cell"]
@@ -352,10 +356,12 @@ Xd = CountLaw.monte_carlo(Nd, pd, 200_000, icl_lab.make_generator(11)).counts
 dev_prob = float(((Xd - Nd * pd).abs().sum(1) > Nd * eps_d).to(torch.float64).mean())
 dev_bound = 3 * math.exp(-Nd * eps_d**2 / 25)
 
-# %% tags=["remove-input"]
+# %% tags=["remove-cell"]
 glue("cv-floor-rare", float(ids.floors["imbalanced"]["closed"][1]))
 glue("cv-floor-dom", float(ids.floors["imbalanced"]["closed"][0]))
 glue("cv-floor-bal", float(ids.floors["balanced"]["closed"][0]))
+
+# %% tags=["remove-input"]
 ledger.judge([checks.floors(ids), checks.deviation(Xd, Nd, pd, eps_d)]);
 
 # %% tags=["remove-cell"]
