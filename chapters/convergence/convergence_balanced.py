@@ -74,7 +74,7 @@ SCALE, ledger = icl_lab.notebook.chapter("convergence", part="balanced")
 # The balanced column has only two unknowns, $(A, B)$ (all off-diagonal entries stay equal), so the
 # mean-field gradient flow is a 2-variable ODE, integrated by the library's adaptive
 # Dormand–Prince solver (`SymmetricColumn.flow`; GD with $\eta\to0$ — the paper runs GD, and the
-# $\eta$ check below shows the phase times agree to about 1%). The sweep below covers every $K$ at
+# $\eta$ check of [part VI](convergence_beyond.ipynb) shows the phase times agree to about 1%). The sweep below covers every $K$ at
 # once (paper scale: $K$ up to 2000; our choice $p_1 = 0.5$,
 # $p_k = 0.5/(K-1)$ for the imbalanced columns, plus $p_1 \in\{0.3, 0.8\}$).
 
@@ -123,7 +123,7 @@ assert np.all(np.diff(norm_T1) <= 0) and late_b_rng[0] > 0.8 and late_b_rng[1] <
 # phase-II argument applies at once: $\alpha_1\ge\Omega(\epsilon)$ (Lemma F.4) — no factor $K$, since
 # the column's rate $p_1$ is $\Theta(1)$ — and $T_1 = O(\log(\epsilon^{-1/2})/(\eta\epsilon))$,
 # **independent of $K$**. All $B_{1,n}$ decrease from $t = 0$ with $|\beta_{1,n}| = O(\alpha_1/K)$
-# (Lemma F.5; the main text's Lemma 4.6 has typos here, see the errata).
+# (Lemma F.5; the main text's Lemma 4.6 has typos here, see the errata in [part VI](convergence_beyond.ipynb)).
 
 # %%
 p1m = sw_cfg.p1_main
