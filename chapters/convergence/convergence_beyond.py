@@ -74,7 +74,7 @@ for N, t, flo, ab in zip(fn.N, fn.times, fn.floor, fn.absent):
     tl = fn.tail.get(N, {})
     bl = fn.balanced_tail.get(N, {})
     fn_rows.append((N, f"{ab:.2e}", f"{flo:.2e}", *(f"{t[k]:.4g}" for k in ("T1", "T2", "T3", "tau_eps")),
-                    f"{tl[1.0]:.3f}, {tl[3.0]:.4f}; {bl[1.0]:.3f}, {bl[3.0]:.4f}" if tl else "–"))
+                    f"{tl[1.0]:.3f}, {tl[3.0]:.4f}; {bl[1.0]:.3f}, {bl[3.0]:.4f}" if tl else "-"))
 table(["$N$", "$P(c_k = 0)$", r"$\mathcal L_k^{\rm low}$", "$T_1$", "$T_2$", "$T_3$", r"$\tau_\epsilon$",
        r"share with $(1-\mathrm{Attn}_k)^2 > \epsilon$, $> 3\epsilon$ (under-repr.; balanced)"], fn_rows)
 

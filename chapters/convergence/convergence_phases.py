@@ -162,10 +162,10 @@ if beyond:
     table(["$K$", r"lowest $B_{k,1}/\log K$", r"first $B_{k,1}\le-0.49\log K$ at $\tau$", r"$A_k/\log K$ there",
            r"first $A_k\ge\log K$ at $\tau$"],
           [(f"1e{round(math.log10(K))}", f"{r.lowest_ratio:+.4f}", f"{r.tau_cross:.3g}" if np.isfinite(r.tau_cross) else "never",
-            f"{r.A_at_cross:.4f}" if np.isfinite(r.tau_cross) else "–", f"{r.tau_A_logK:.3g}") for K, r in beyond["far"].items()])
+            f"{r.A_at_cross:.4f}" if np.isfinite(r.tau_cross) else "-", f"{r.tau_A_logK:.3g}") for K, r in beyond["far"].items()])
 
 # %% tags=["remove-cell"]
-glue("cv-far-check", ", ".join(map(str, beyond["far_check"])) if beyond else "–")
+glue("cv-far-check", ", ".join(map(str, beyond["far_check"])) if beyond else "-")
 glue("cv-far-dev", beyond["far_dev"] if beyond else math.nan)
 glue("cv-K-reach", beyond["K_reach"] if beyond else math.nan)
 
