@@ -37,7 +37,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 0.29, "book": 0.54, "paper": 0.2})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 0.64, "book": 1.13, "paper": None})
 
 # %%
 import math
