@@ -19,8 +19,8 @@ from icl_lab.params import ConfigError
 pytestmark = pytest.mark.declarations
 
 
-def _statuses(ms, part="phases"):
-    ledger = Ledger("convergence", part=part)
+def _statuses(ms, part=None):
+    ledger = Ledger("convergence", part=part)  # None: every page's claims
     return {c.id: c.status for c in ledger.judge(ms, show=False)}
 
 
@@ -46,7 +46,7 @@ def test_identities_full_vs_reduced_and_floors_decide_on_small_results():
     st = _statuses(ms)
     assert st == {"I1": "reproduced", "I2": "reproduced", "I3": "reproduced", "I4": "reproduced with caveat",
                   "I6": "reproduced", "I7": "reproduced"}  # I4 always carries its caveat on the sampled w
-    ledger = Ledger("convergence", part="phases")
+    ledger = Ledger("convergence", part="setup")
     (i4,) = ledger.judge([ms[3]], show=False)
     assert i4.measured.startswith(r"max difference (marginalised w) = $10^{-15}$; RMS deviation (sampled w) = 0.01; w-spread = 0.02")
     assert "10 prompts" in i4.how
@@ -85,7 +85,7 @@ def test_count_event_helpers_and_c45():
     m = checks.count_events(draws=4000)
     assert m.quantities["log P(not E*_imbal), Chernoff upper bound, K = 100"] < m.quantities["log 3 exp(-c^2 N/(25 K^2)), K = 100"]
     assert "4000 draws" in m.measured
-    assert _statuses(m, "experiments")["C45"] in {"reproduced", "reproduced with caveat"}
+    assert _statuses(m, "beyond")["C45"] in {"reproduced", "reproduced with caveat"}
 
 
 def test_step_size_and_unseen_decide_on_small_results():
@@ -98,11 +98,11 @@ def test_step_size_and_unseen_decide_on_small_results():
     uw = SimpleNamespace(median_rel_err={"w = 10 1": [0.0, 0.0], "uniform": [1.0, 0.01], "cauchy": [1.0, 0.02]},
                          median_one_minus_attn=[0.5, 0.005], steps=[1, 100], bound_violation=-1e-3)
     assert checks.unseen_tracks(uw)
-    st = _statuses(checks.unseen(uw, SimpleNamespace(prompts=10)), "experiments")
+    st = _statuses(checks.unseen(uw, SimpleNamespace(prompts=10)), "beyond")
     assert st == {"I-w": "reproduced", "I-w-bound": "reproduced"}
     flat = SimpleNamespace(**{**vars(uw), "median_rel_err": {"uniform": [1.0, 0.9]}})
     assert not checks.unseen_tracks(flat)
-    assert _statuses(checks.unseen(flat, SimpleNamespace(prompts=10)), "experiments")["I-w"] == "not reproduced"
+    assert _statuses(checks.unseen(flat, SimpleNamespace(prompts=10)), "beyond")["I-w"] == "not reproduced"
 
 
 def test_beyond_sweep_needs_p1_03():
@@ -241,13 +241,13 @@ def test_theory_model_decides_the_analysed_models_claims_on_a_small_result():
     assert [m.claim for m in ms] == ["A'1", "C7", "C9", "R1", "A'2", "A'3"]
     assert ms[2].hypotheses == {"N >> K^3 (read N >= 20 K^3, as in Lemma C.5)": False,  # 60 < 540
                                 "GD run long enough: eta t >= 1/(4 p_2 L_2^low)": True}  # 3000 >= 1/(4 0.1 1.35e-3)
-    st = _statuses(ms, "experiments")
+    st = _statuses(ms, "analysed")
     assert st["C7"] == "reproduced" and st["C9"] == "inconclusive"  # App. A has one K
     assert st["A'2"].startswith("reproduced") and st["A'3"].startswith("reproduced")
     late, *_ = _theory_model(fast_first=False)
     ms = checks.theory_model(late, cfg, rp, rp_cfg)
     assert ms[-1].quantities["L_1 first at 1/10 of the start"] is False
-    assert _statuses(ms, "experiments")["A'3"] in {"not reproduced", "inconclusive"}  # the 1/100 test fails inconclusive
+    assert _statuses(ms, "analysed")["A'3"] in {"not reproduced", "inconclusive"}  # the 1/100 test fails inconclusive
 
 
 def test_b5_decides_under_c3_and_names_the_constants_that_differ():
@@ -258,6 +258,6 @@ def test_b5_decides_under_c3_and_names_the_constants_that_differ():
     g1, b5 = checks.finite_n(fn, cfg)
     assert set(b5.under) == {"C = 3", "C = 2.5", "C = 4"}
     assert b5.under["C = 2.5"]["under-represented: share at the largest N"].value == pytest.approx(0.02)
-    (c,) = Ledger("convergence", part="phases").judge(b5, show=False)
+    (c,) = Ledger("convergence", part="beyond").judge(b5, show=False)
     assert c.status == "reproduced with caveat" and "under C = 2.5: not reproduced" in c.caveat
     assert "constant C of O(eps)" in " ".join(c.depends)
