@@ -65,7 +65,7 @@ STATISTICS = ("all", "any", "mean", "median", "min", "max")
 FAILS = ("not reproduced", "caveat", "inconclusive")
 _TEST_FIELDS = {"quantity", "is", "than", "to", "range", "tol", "source", "alternatives", "stated", "statistic",
                 "fails", "note", "strict", "interval", "regardless"}
-INTERVALS = ("median", "mean", "rate")  # over seeds: bootstrap median, mean +- t SE, Wilson rate of successes
+INTERVALS = ("median", "mean", "rate")  # over seeds: median with its order-statistic interval, mean +- t SE, Wilson rate of successes
 _CHOICE_FIELDS = {"what", "options", "closest", "source"}
 
 

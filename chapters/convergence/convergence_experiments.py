@@ -66,7 +66,7 @@ SCALE, ledger = icl_lab.notebook.chapter("convergence", part="experiments")
 # `OneBlockTransformer` (token embedding of width 32, pre-LayerNorm single-head attention in which
 # the query attends to the $N$ demonstrations only, residual connections, a ReLU feed-forward block
 # of width 64, a linear read-out at the query; PyTorch's default initialisation). We train
-# {glue:text}`rp-seeds` seeds per setting for {glue:text}`rp-epochs` epochs (paper scale: 5 seeds, 400
+# {glue:text}`rp-seeds` seeds per setting for {glue:text}`rp-epochs` epochs (paper scale: 6 seeds, 400
 # epochs) as runs of **one** batched training, and evaluate
 # the per-feature error $\mathcal L_k$ (eq. 6, including the $\tfrac12$) and the $3\times3$ attention
 # map on the training prompts and on {glue:text}`rp-test` held-out prompts. Seeds and the

@@ -365,7 +365,7 @@ plotting.finish(SF.draw_figure1(sweep, cfg, "all_pairs"))
 
 # %% [markdown]
 # Mean ± std over the all-pairs seeds (the cyclic seeds are analysed in [part II](selectors_out_of_domain.ipynb)); the ledger below
-# decides on medians over seeds with their bootstrap intervals instead, which a single odd seed does not
+# decides on medians over seeds with their order-statistic intervals instead, which a single odd seed does not
 # move. Both panels reproduce the shape the paper describes: the relevant-pattern norms grow by an order
 # of magnitude while the irrelevant-pattern norms stay, on average, within a small factor of $\delta\beta$, and the MLP's input is
 # dominated by the label embeddings (solid curves). The dashed coordinate split of eq. (10) points the

@@ -45,7 +45,7 @@ import torch
 import icl_lab
 from IPython.display import Markdown
 
-from icl_lab import metrics, plotting, widgets
+from icl_lab import criteria, metrics, plotting, widgets
 from icl_lab.data import PairClassificationSampler
 from icl_lab.memo import full
 from icl_lab.notebook import glue
@@ -276,9 +276,9 @@ g_other = (growth * (1 - lucky_T)).sum(-1) / (1 - lucky_T).sum(-1).clamp_min(1)
 # non-empty (a run with no other neuron has no ratio)
 both = ((lucky_T.sum(-1) > 0) & ((1 - lucky_T).sum(-1) > 0)).numpy() & full_run
 l6_ratio = (g_lucky / g_other).numpy()[both]
-l6_med, l6_lo, l6_hi = metrics.median_interval(l6_ratio)
+l6 = criteria.median_of(l6_ratio)  # the median with its order-statistic interval, as the card decides
 print(f"row growth, lucky / other neurons, per run with the full solution and both sets non-empty ({int(both.sum())} of {len(both)}): "
-      f"{l6_ratio.round(2).tolist()}; median {l6_med:.2f} [{l6_lo:.2f}, {l6_hi:.2f}]")
+      f"{', '.join(f'{v:.2f}' for v in l6_ratio)}; median {l6.value:.2f} [{l6.lo:.2f}, {l6.hi:.2f}]")
 
 # %% tags=["remove-input"]
 ledger.judge(checks.output_rows(l6_ratio, both, H1));

@@ -624,13 +624,13 @@ def replica(rp, cfg) -> list[Measurement]:
     final_bal = [criteria.mean_of(runs.test_loss[-1, sel_bal, k]) for k in range(3)]
     later_est = criteria.Estimate(criteria.median_of(later).value, criteria.median_of([b[0] for b in bracket]).lo,
                                   criteria.median_of([b[1] for b in bracket]).hi, len(later),
-                                  "median, bootstrap 95% widened to the recording grid")  # as F2b below
+                                  "median, order-statistic 95% widened to the recording grid")  # as F2b below
     spread_bal = [max(t) / min(t) for t in seed_bal]
     # what the grid allows: the true latest crossing lies in (prev(max), max], the earliest in (prev(min), min]
     br_bal = [(max(1.0, prev(max(t)) / min(t)), max(t) / prev(min(t))) for t in seed_bal]
     med_lo, med_hi = criteria.median_of([b[0] for b in br_bal]), criteria.median_of([b[1] for b in br_bal])
     spread_est = criteria.Estimate(criteria.median_of(spread_bal).value, med_lo.lo, med_hi.hi, len(spread_bal),
-                                   "median, bootstrap 95% widened to the recording grid")
+                                   "median, order-statistic 95% widened to the recording grid")
     diag_runs = torch.diagonal(runs.test_map[-1], dim1=-2, dim2=-1).amin(-1)  # per run (both settings), the smallest Attn_k
     window_ok = bool(row2[1] < row2[0] and row2[3] > row2[2])
     return [
