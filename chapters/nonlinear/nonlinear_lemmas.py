@@ -25,16 +25,16 @@
 # slow), with different time bounds in each, and proves that attention ends up on the prompt tokens
 # that share the query's feature — so any Lipschitz function is predicted in context.
 #
-# The chapter rebuilds the paper on five pages. **This page** sets up the model in the paper's notation
+# The chapter rebuilds the paper on six pages. **This page** sets up the model in the paper's notation
 # and works through the derivations everything else rests on: how the attention groups the prompt tokens
 # by feature (Eq. 10), Lemma 1's bound of the loss by the attention gap, the exact gradient and Lemma 2's
 # update of the attention weights — where the paper's proof needs orthonormal features and drops a factor
 # $\|v\|^4$ of the feature norm — and the concentration of the feature counts behind the
 # parameter $\delta$. Each step is checked on the model in exact arithmetic. The
-# {doc}`next page <nonlinear_phases>` trains the theory model through its phases, the
-# {doc}`third <nonlinear_rates>` measures the time to accuracy $\epsilon$, the {doc}`fourth <nonlinear_block>`
-# tests unseen functions and the paper's transformer block, and the {doc}`fifth <nonlinear_appendix>` the
-# appendix's experiments.
+# {doc}`next page <nonlinear_phases>` trains the theory model through its phases, the {doc}`third <nonlinear_durations>`
+# measures how long Phase I lasts, the {doc}`fourth <nonlinear_rates>` the time to accuracy $\epsilon$, the
+# {doc}`fifth <nonlinear_block>` trains the paper's transformer block (Figs. 1–3), and the
+# {doc}`sixth <nonlinear_generalization>` tests unseen functions, unequal feature frequencies and Fig. 4.
 #
 # Everything runs from the library (`icl_lab.papers.nonlinear.theory` for the exact dynamics,
 # `icl_lab.papers.nonlinear.experiments` for the experiments); the scale is chosen by `ICL_LAB_SCALE`.
@@ -472,7 +472,7 @@ assert row_sum_max < 1e-10
 # ## Claims ledger (part I)
 #
 # The claims checked on this page, with their measurements at the scale this page was built with. The other
-# four pages have their own ledgers; the synthesis chapter joins them.
+# five pages have their own ledgers; the synthesis chapter joins them.
 
 # %% tags=["remove-input"]
 ledger.show();

@@ -15,10 +15,10 @@
 # ---
 
 # %% [markdown]
-# # Nonlinear regression III — the time to accuracy $\epsilon$
+# # Nonlinear regression IV — the time to accuracy $\epsilon$
 #
-# {doc}`Part II <nonlinear_phases>` found that the theory model of {cite:t}`li2025nonlinear` runs on one clock,
-# $\eta L^2 t$, through Phase I. **This page** is about what comes after: the paper's Phase II (flat regime) and
+# Parts {doc}`II <nonlinear_phases>` and {doc}`III <nonlinear_durations>` found that the theory model of
+# {cite:t}`li2025nonlinear` runs on one clock, $\eta L^2 t$, through Phase I. **This page** is about what comes after: the paper's Phase II (flat regime) and
 # Phase III (sharp regime), which give Theorems 1 and 2 their times to accuracy $\epsilon$. It derives those
 # phases as the paper does, then in continuous time, where the late loss decays like $1/t$ whatever $L$ is;
 # measures the times to accuracy inside the theorems' hypotheses; and measures how the context length $N$, through $\delta$, enters the
@@ -304,7 +304,7 @@ nlfig.show(nlfig.delta_figure(dres))
 # %% [markdown]
 # ## Explore
 #
-# The slider below (kernel-free, pre-rendered from the runs above) steps through the {glue:text}`nl-theory-nL` values of
+# The slider below (kernel-free, pre-rendered from the runs of {doc}`part II <nonlinear_phases>`) steps through the {glue:text}`nl-theory-nL` values of
 # $L$ of the theory model: its loss curve among the others, its attention map at step 25, and its
 # place in the data collapse. In a live notebook, the `ipywidgets` panel under it re-runs the exact
 # dynamics for any $L$, $\Delta$, $\eta$, $K$ and feature geometry (orthonormal, random orthonormal,
@@ -327,8 +327,7 @@ nlfig.live_explorer()
 # * Between the phase ends Props. 2–3 state, the
 #   Phase-II rate falls like $1/N$, but reaching Prop. 2's end takes longer as $N$ grows.
 #
-# The {doc}`next page <nonlinear_block>` tests the trained model on functions it never saw and trains the
-# paper's transformer block.
+# The {doc}`next page <nonlinear_block>` trains the paper's transformer block.
 
 # %% [markdown]
 # ## Exercise
@@ -374,10 +373,10 @@ glue("nl-ex3-K1", lcfg.K - 1)
 # ```{solution-end}
 # ```
 # %% [markdown]
-# ## Claims ledger (part III)
+# ## Claims ledger (part IV)
 #
 # The claims checked on this page, with their measurements at the scale this page was built with. The other
-# four pages have their own ledgers; the synthesis chapter joins them.
+# five pages have their own ledgers; the synthesis chapter joins them.
 
 # %% tags=["remove-input"]
 ledger.show();
