@@ -36,7 +36,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 0.42, "book": 1.47, "paper": 0.44})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 3.37, "book": None, "paper": None})
 
 # %%
 
