@@ -28,7 +28,7 @@
 #    {ref}`one model family <intro-family>` all four papers share, and the verdicts below.
 # 2. **A first session (two to three hours).** [Chapter 1](common_setup.ipynb) builds the model in
 #    code and runs a first experiment; then pick one paper chapter:
-#    [convergence](convergence/convergence_setup.ipynb), [nonlinear regression](nonlinear/nonlinear_regression.ipynb),
+#    [convergence](convergence/convergence_setup.ipynb), [nonlinear regression](nonlinear/nonlinear_lemmas.ipynb),
 #    [the Lipschitz window](window/window_smoother.ipynb) or [feature selectors](selectors/selectors_mechanism.ipynb).
 # 3. **The conclusions.** The [synthesis](../synthesis/synthesis.ipynb) starts with the verdicts of all
 #    four papers and the open problems the reproduction surfaced.

@@ -1,6 +1,6 @@
 """The nonlinear chapter's checks (``papers/nonlinear/checks.py``), each on a small hand-made result: it
 decides its claim and can fail. That they hand over exactly the quantities ``claims.toml`` tests read, and
-that both pages teach the code, is tested for every paper with checks in ``tests/test_checks.py``."""
+that its pages teach the code, is tested for every paper with checks in ``tests/test_checks.py``."""
 from __future__ import annotations
 
 import math
@@ -15,13 +15,12 @@ from icl_lab.papers.nonlinear import checks
 from icl_lab.papers.nonlinear import theory as th
 from icl_lab.papers.nonlinear import theory_phases as tp
 
-from test_checks import ROOT
 
 F64 = torch.float64
-PAGE = ROOT / "chapters" / "nonlinear" / "nonlinear_regression.py"
 
 
-def _ledger(part="phases"):
+def _ledger(part=None):
+    """The nonlinear ledger: every claim (the pages' parts), or those of one ``part``."""
     return Ledger("nonlinear", part=part)
 
 
@@ -216,9 +215,9 @@ def test_stated_ends_reads_both_ends_of_one_trajectory_for_every_constant():
 # ------------------------------------------------------------------------ part experiments
 @pytest.mark.declarations
 def test_feature_norm_decides_r3_and_lists_s4_beside_the_gap():
-    (c,) = _ledger("experiments").judge(checks.feature_norm(1e-14, 2.0), show=False)
+    (c,) = _ledger().judge(checks.feature_norm(1e-14, 2.0), show=False)
     assert c.status == "reproduced" and "s^4 = 16" in c.measured
-    (c,) = _ledger("experiments").judge(checks.feature_norm(0.3, 2.0), show=False)
+    (c,) = _ledger().judge(checks.feature_norm(0.3, 2.0), show=False)
     assert c.status == "not reproduced"
 
 
@@ -227,10 +226,10 @@ def test_generalization_decides_c11_on_the_envelope_ratio():
     gen = SimpleNamespace(families=["cos", "relu"], err={"cos": torch.tensor([1.0, 1e-4]), "relu": torch.tensor([1.0, 2e-4])},
                           max_ratio={"cos": 0.5, "relu": 0.9})
     cfg = SimpleNamespace(test_prompts=10)
-    (c,) = _ledger("experiments").judge(checks.generalization(gen, cfg), show=False)
+    (c,) = _ledger().judge(checks.generalization(gen, cfg), show=False)
     assert c.status.startswith("reproduced") and "10 prompts" in c.how
     over = SimpleNamespace(**{**vars(gen), "max_ratio": {"cos": 1.5, "relu": 0.9}})  # above Prop. 1's envelope
-    (c,) = _ledger("experiments").judge(checks.generalization(over, cfg), show=False)
+    (c,) = _ledger().judge(checks.generalization(over, cfg), show=False)
     assert not c.status.startswith("reproduced")
 
 
@@ -241,7 +240,7 @@ def test_nonuniform_orders_the_times_by_increasing_frequency():
     m = checks.nonuniform(nu, cfg)
     assert m.quantities["time to the level, by increasing p_k"] == [80.0, 40.0, 20.0, 10.0]
     assert m.quantities["slope"] < 0  # rarer features later
-    (c,) = _ledger("experiments").judge(m, show=False)
+    (c,) = _ledger().judge(m, show=False)
     assert c.status != "pending" and c.measured.endswith("smallest final Attn_k = 0.95")
 
 
@@ -275,3 +274,21 @@ def test_outcome_judges_one_quantity_of_f4_and_refuses_an_unknown_one():
     assert checks.outcome("F4", checks.F4_Q, many) == "holds"
     with pytest.raises(ConfigError, match="no test"):
         checks.outcome("F4", "a quantity nobody reads", many)
+
+
+@pytest.mark.declarations
+def test_every_part_of_the_chapter_is_a_page_of_the_book():
+    """Each part declared in claims.toml is the notebook ``nonlinear_<part>`` in the table of contents, so the
+    synthesis links each claim to the page that checks it (:func:`icl_lab.claims_html.evidence_pages`)."""
+    from icl_lab.claims import declared
+    from icl_lab.claims_html import evidence_pages
+
+    from test_checks import ROOT
+
+    parts = {d.part for d in declared("nonlinear").values()}
+    pages = evidence_pages(ROOT)
+    toc = (ROOT / "_toc.yml").read_text()
+    assert len(parts) >= 3
+    for part in parts:
+        assert pages.get(("nonlinear", part)) == f"chapters/nonlinear/nonlinear_{part}.html", part
+        assert f"chapters/nonlinear/nonlinear_{part}.ipynb" in toc, part
