@@ -50,6 +50,24 @@
     if (opened) el.scrollIntoView();
   }
   window.addEventListener("hashchange", reveal);
+  /* a formula in running text wider than its column (on a phone) scrolls sideways in a box of its own,
+     instead of running off the page; display formulas get the same from icl-book.css */
+  function boxWideMath() {
+    var items = document.querySelectorAll("article mjx-container:not([display='true']), .bd-article mjx-container:not([display='true'])");
+    for (var i = 0; i < items.length; i++) {
+      var m = items[i], col = m.parentElement;
+      if (!col || m.parentElement.closest("mjx-container")) continue;
+      var right = Math.min(window.innerWidth, col.getBoundingClientRect().right);
+      if (m.classList.contains("icl-wide-math") || m.getBoundingClientRect().right > right + 1) {
+        m.classList.add("icl-wide-math");
+      }
+    }
+  }
+  function whenTypeset() {
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) MathJax.startup.promise.then(boxWideMath);
+  }
+  if (document.readyState === "complete") whenTypeset(); else window.addEventListener("load", whenTypeset);
+  window.addEventListener("resize", boxWideMath);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
   if (document.readyState === "complete") reveal(); else window.addEventListener("load", reveal);
 })();
