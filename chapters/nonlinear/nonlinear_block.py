@@ -37,7 +37,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "icl_lab @ git+https://github.com/icl-lab/icl-lab.git@main"], check=True)
 import icl_lab.notebook
 
-icl_lab.notebook.setup(scale=None, minutes={"ci": 3.25, "book": None, "paper": None})
+icl_lab.notebook.setup(scale=None, minutes={"ci": 3.25, "book": 1.12, "paper": None})
 
 # %%
 import math
