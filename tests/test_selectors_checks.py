@@ -188,6 +188,29 @@ def test_batch_decides_s13_and_s14():
         checks.batch(theory.query_coverage, 16, 64, 2.3, np.array([2] * 16), True, 6400.0)
 
 
+def _s13(coverage):
+    (s13,) = [c for c in Ledger("selectors", part="sample_complexity").judge(
+        checks.batch(coverage, 8, 64, 2.3, np.array([2] * 8), True, 6400.0), show=False) if c.id == "S13"]
+    return s13
+
+
+def test_s13_is_decided_under_both_bases_of_the_log_and_undecided_where_they_disagree():
+    # the exact coverage: P = 0.368 at B = M1 ln M1 and 0.955 at B = M1 log2 M1 for M1 = 1024, so the base decides
+    m = checks.batch(theory.query_coverage, 8, 64, 2.3, np.array([2] * 8), True, 6400.0)[0]
+    assert m.quantities["P at B = M1 ln M1, largest M1"] == pytest.approx(0.3678, abs=1e-3)
+    assert m.quantities["P at B = M1 log2 M1, largest M1"] == pytest.approx(0.9548, abs=1e-3)
+    assert m.quantities["the same outcome under both bases"] is False
+    s13 = _s13(theory.query_coverage)
+    assert s13.status == "inconclusive" and "base of (39)'s log" in s13.caveat and "0.368" in s13.caveat
+    # a coverage that reaches 0.99 under both bases: reproduced; one that reaches neither 0.9: not reproduced
+    assert _s13(lambda n, b: 0.995).ok
+    s13 = _s13(lambda n, b: 0.5)
+    assert s13.status == "not reproduced"
+    # the base-2 batch is the larger: a coverage that holds there only is inconclusive
+    s13 = _s13(lambda n, b: 0.999 if b >= n * math.log2(n) else 0.3)
+    assert s13.status == "inconclusive"
+
+
 def _ood(acc_cone: float, acc_fresh: float, seeds: int = 7):
     """A hand-made out-of-domain result over every test condition the checks read, ``seeds`` seeds (the last
     stalled)."""
@@ -288,9 +311,41 @@ def test_output_layer_and_prompt_length():
     s6, s7 = Ledger("selectors", part="sample_complexity").judge(
         checks.prompt_length(NS(acc=acc, oracle=np.full((3, 2), 0.96)), pcfg, h), show=False)
     assert s7.ok and "shortest l_tr with median accuracy >= 0.9" in s6.measured
+    assert s6.status == "inconclusive"  # three seeds cannot decide a median (rule 4)
     _, s7 = Ledger("selectors", part="sample_complexity").judge(
         checks.prompt_length(NS(acc=acc, oracle=np.full((3, 2), 0.5)), pcfg, h), show=False)
     assert not s7.ok  # the model beats the oracle: impossible, the check fails
+
+
+def _s6(acc, lengths=(4, 8, 16, 32), alphas=(0.3, 0.8)):
+    pcfg = NS(lengths=lengths, alphas=alphas, M=64, steps=800, seeds=acc.shape[-1])
+    h = {k: v for k, v in H1.items() if k != theory.LENGTH}
+    s6, _ = Ledger("selectors", part="sample_complexity").judge(
+        checks.prompt_length(NS(acc=acc, oracle=np.full(acc.shape[:2], 0.999)), pcfg, h), show=False)
+    return s6
+
+
+def test_s6_reads_eq5_as_sufficient_on_the_cells_where_it_holds():
+    # 2 ln 64/alpha = 27.7 at alpha = 0.3 and 10.4 at 0.8: (5) holds at (0.3, 32), (0.8, 16) and (0.8, 32) only
+    assert checks.sufficient_cells(NS(lengths=(4, 8, 16, 32), alphas=(0.3, 0.8), M=64)) == [(0.3, 32), (0.8, 16), (0.8, 32)]
+    with pytest.raises(ConfigError, match="pcfg.lengths"):
+        checks.sufficient_cells(NS(lengths=(2, 4), alphas=(0.3, 0.8), M=64))
+    acc = torch.full((4, 2, 6), 0.97, dtype=F64)  # (L, A, S): 6 seeds
+    acc[:2, 1] = 0.6  # short prompts fail at the largest alpha only: (5) is sufficient, and says nothing of them
+    s6 = _s6(acc)
+    assert s6.status == "reproduced with caveat" and "does not shrink with alpha" in s6.caveat  # the ratio: a remark
+    acc[:2, 0] = 0.6
+    acc[2, 0] = 0.6  # the shortest l_tr reaching 0.9 shrinks with alpha: no remark
+    s6 = _s6(acc)
+    assert s6.status == "reproduced with caveat" and "does not shrink" not in s6.caveat
+    acc[3, 0, :] = 0.7  # a failure where (5) holds: the statement is contradicted
+    assert _s6(acc).status == "not reproduced"
+    acc[3, 0, :] = 0.97  # (0.3, 16), below 2 ln M/alpha, still fails: a failure there decides nothing
+    assert _s6(acc).ok
+    acc[2, 1, :2] = 0.85  # (0.8, 16): the interval straddles 0.9
+    s6 = _s6(acc)
+    assert s6.status == "inconclusive" and "accuracy at every (alpha, l_tr) of the grid with l_tr >= 2 ln M/alpha, " \
+        "median over seeds above 0.9 straddles" in s6.caveat
 
 
 # ------------------------------------------------------------------ the chapter's pages and their ledgers

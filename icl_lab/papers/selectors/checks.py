@@ -509,30 +509,46 @@ def shortest_length(acc: np.ndarray, lengths, level: float = 0.9) -> list:
     return [int(Ls[ok[0]]) if len(ok) else None for ok in (np.nonzero(acc[:, i] >= level)[0] for i in range(acc.shape[1]))]
 
 
+def sufficient_cells(pcfg) -> list[tuple]:
+    """The ``(alpha, l_tr)`` cells of the grid where eq. (5) holds with the constant 1, ``l_tr >= 2 ln M/alpha``, in
+    the grid's order (alpha, then l_tr). Refuses a grid with no such cell."""
+    cells = [(a, l) for a in pcfg.alphas for l in pcfg.lengths if l >= 2 * math.log(pcfg.M) / a]
+    if not cells:
+        raise chk.ConfigError(f"pcfg.lengths must reach 2 ln M/alpha at some alpha (got lengths {list(pcfg.lengths)}, "
+                              f"alphas {list(pcfg.alphas)}, M = {pcfg.M})")
+    return cells
+
+
 def prompt_length(pres, pcfg, hypotheses: dict) -> list[Measurement]:
-    """S6 and S7 (eq. 5): per seed the shortest training prompt reaching accuracy 0.9 at the smallest alpha over the
-    largest, whether the trained model needs a longer prompt than the oracle at some alpha, and the largest excess of
-    the median accuracy over the oracle."""
+    """S6 and S7 (eq. 5): the accuracy at every grid cell where eq. (5) holds with the constant 1 (median over seeds
+    with its interval), beside it per seed the shortest training prompt reaching accuracy 0.9 at the smallest alpha
+    over the largest (a remark: (5) is sufficient, not necessary), and the largest excess of the median accuracy over
+    the oracle."""
     Ls = np.asarray(pcfg.lengths)
+    cells = sufficient_cells(pcfg)
     acc_med = pres.acc.median(-1).values.numpy()  # (L, A)
     needed = shortest_length(acc_med, pcfg.lengths)
     acc_s = pres.acc.numpy()  # (L, A, S); per seed the shortest l_tr reaching 0.9, twice the longest if none does
     need_s = np.where((acc_s >= 0.9).any(0), Ls[(acc_s >= 0.9).argmax(0)], 2 * Ls[-1])  # (A, S)
     oracle_need = shortest_length(np.asarray(pres.oracle), pcfg.lengths)  # where even the oracle reaches 0.9
+    at_cells = [criteria.median_of(acc_s[list(pcfg.lengths).index(l), list(pcfg.alphas).index(a)]) for a, l in cells]
     return [
         Measurement("S6", {
+            "accuracy at every (alpha, l_tr) of the grid with l_tr >= 2 ln M/alpha, median over seeds": at_cells,
             "shortest l_tr reaching accuracy 0.9 at the smallest alpha / at the largest, per seed": need_s[0] / need_s[-1],
-            "the trained model needs a longer l_tr than the oracle at some alpha": any(
-                o_ is not None and (n_ is None or n_ > o_) for n_, o_ in zip(needed, oracle_need)),
             "oracle_shortest_l_tr": dict(zip(pcfg.alphas, oracle_need))},
-            shown={"shortest l_tr reaching accuracy 0.9 at the smallest alpha / at the largest, per seed": None,
-                   "the trained model needs a longer l_tr than the oracle at some alpha": None, "oracle_shortest_l_tr": None,
+            shown={"cells (alpha, l_tr) with l_tr >= 2 ln M/alpha": cells,
+                   "accuracy at every (alpha, l_tr) of the grid with l_tr >= 2 ln M/alpha, median over seeds": None,
+                   "shortest l_tr reaching accuracy 0.9 at the smallest alpha / at the largest, per seed": None,
                    "shortest l_tr with median accuracy >= 0.9": dict(zip(pcfg.alphas, needed)),
+                   "oracle_shortest_l_tr": None,
                    "2 ln M/alpha": {a: round(2 * math.log(pcfg.M) / a, 1) for a in pcfg.alphas}},
             hypotheses=hypotheses,
-            how=f"final accuracy after {pcfg.steps} steps, grid l_tr in {list(pcfg.lengths)}, alpha in {list(pcfg.alphas)}, "
-                f"{pcfg.seeds} seeds; per seed the ratio of the shortest l_tr reaching 0.9 at the smallest and the largest "
-                "alpha; median over seeds, order-statistic 95% interval"),
+            how=f"final accuracy after {pcfg.steps} steps on held-out prompts of the training length, grid l_tr in "
+                f"{list(pcfg.lengths)}, alpha in {list(pcfg.alphas)}, {pcfg.seeds} seeds; at each cell where (5) holds with "
+                f"the constant 1, l_tr >= 2 ln M/alpha (M = {pcfg.M}: {', '.join(f'({a:g}, {l})' for a, l in cells)}), "
+                "the median accuracy over seeds with its order-statistic 95% interval; beside it, per seed the ratio of "
+                "the shortest l_tr reaching 0.9 at the smallest and the largest alpha"),
         Measurement("S7", {"largest excess of median accuracy over the oracle": float((acc_med - pres.oracle).max())}),
     ]
 
@@ -571,25 +587,44 @@ def task_count(tres, tcfg) -> list[Measurement]:
     ]
 
 
+#: the two readings of the log in eq. (39), B >= M1 log M1 (claims.toml, S13's choice): option -> log M1
+LOG_BASES = {"natural log: B = M1 ln M1": math.log, "base 2: B = M1 log2 M1 = 1.44 M1 ln M1": math.log2}
+S13_P = "P(every pattern among the B queries) at the statement's B, largest M1"
+
+
+def outcome(claim: str, quantity: str, value) -> str:
+    """How ``claim``'s declared test of ``quantity`` judges ``value`` on its own (:meth:`~icl_lab.claims.Claim.outcome`)."""
+    tests = [t for t in declared("selectors")[claim].tests if t["quantity"] == quantity]
+    if not tests:
+        raise chk.ConfigError(f"claim {claim} declares no test of {quantity!r}")
+    return criteria.evaluate(tests[0], {quantity: value}, f"claim {claim}")
+
+
 def batch(coverage, M1: int, B: int, c95: float, slots, fresh: bool, N_hit: float) -> list[Measurement]:
     """S13 (eq. 39) and S14: the probability that ``B`` uniform queries cover all ``M1`` patterns (``coverage``:
-    :func:`.theory.query_coverage`) at our ``B`` and at ``B = ceil(c M1 ln M1)`` for ``c`` = 1 (as printed) and 2 as
-    ``M1`` grows; whether two successive batches share a prompt (``fresh``), beside ``N = B T_hit``."""
+    :func:`.theory.query_coverage`) at our ``B``, at (39)'s ``B = ceil(M1 log M1)`` under each base of the log
+    (:data:`LOG_BASES`) and at ``B = ceil(c M1 ln M1)`` for ``c`` = 1 and 2, as ``M1`` grows; whether the two bases
+    reach the same outcome; whether two successive batches share a prompt (``fresh``), beside ``N = B T_hit``."""
     if M1 != 8:
         raise chk.ConfigError(f"M1 must be 8, the first of the sizes claims.toml names (got {M1})")
     M1s = (M1, 32, 128, 1024)  # ours, then growing: 'with high probability' as M1 grows
     P_c = {c: [coverage(n, math.ceil(c * n * math.log(n))) for n in M1s] for c in (1, 2)}  # at B = ceil(c M1 ln M1)
+    P_b = {o: [coverage(n, math.ceil(n * log(n))) for n in M1s] for o, log in LOG_BASES.items()}  # B = ceil(M1 log M1)
+    ln_, log2_ = LOG_BASES
+    series = {o: {"P at M1 = 8 to 1024": ", ".join(f"{v:.3f}" for v in P_b[o])} for o in LOG_BASES}
     return [
         Measurement("S13", {"our B": B, "P at our B": coverage(M1, B),
                             "P at c = 1, M1 = 8 to 1024": ", ".join(f"{v:.3f}" for v in P_c[1]),
-                            "P at c = 2, M1 = 8 to 1024": ", ".join(f"{v:.3f}" for v in P_c[2])},
+                            "P at c = 2, M1 = 8 to 1024": ", ".join(f"{v:.3f}" for v in P_c[2]),
+                            "P at B = M1 ln M1, largest M1": P_b[ln_][-1], "P at B = M1 log2 M1, largest M1": P_b[log2_][-1],
+                            "the same outcome under both bases": len({outcome("S13", S13_P, P_b[o][-1]) for o in P_b}) == 1},
                     shown={"our B": None, "P at our B": None, "B for 0.95, in units of M1 log M1": c95,
+                           "the same outcome under both bases": None,
                            "P at c = 1, M1 = 8 to 1024": None, "P at c = 2, M1 = 8 to 1024": None},
-                    under={"c = 1, as printed in (39)":
-                           {"P(every pattern among the B queries) at the statement's B, largest M1": P_c[1][-1]},
-                           "c = 2, a constant for Theorem 1's Omega(M1 log M1)":
-                           {"P(every pattern among the B queries) at the statement's B, largest M1": P_c[2][-1]}},
-                    # evaluated at B = ceil(c M1 ln M1) >= M1 ln M1, so (39) holds by construction
+                    under={ln_: {"P(every pattern among the B queries) at the statement's B, largest M1": P_b[ln_][-1]},
+                           log2_: {"P(every pattern among the B queries) at the statement's B, largest M1": P_b[log2_][-1]}},
+                    shown_under=series,
+                    # evaluated at B = ceil(M1 log M1) >= M1 ln M1 under either base, so (39) holds by construction
                     hypotheses={"batch (39): B >= M1 log M1": True,
                                 "queries uniform over the M1 relevant patterns (each in equally many task slots)":
                                     bool(slots.min() == slots.max())}),
