@@ -358,8 +358,10 @@ glue("sel-coupon", Markdown(md_table(["$B$", "$P(\\text{some query pattern missi
 # it tends to $e^{-1}$ as $M_1$ grows: $M_1\ln M_1$ is the coupon collector's *mean* waiting time, not a
 # size that succeeds with high probability. Theorem 1's $B > \Omega(M_1\log M_1)$ leaves the constant
 # free (the proof itself ends with $B \gtrsim \Theta(M_1\log M_1)$), and any constant $c > 1$ does succeed
-# ($P \ge 1 - M_1^{1-c}$). The card decides under $c = 2$, the smallest integer constant, and reports (39)'s
-# printed constant beside it; our training batch is larger than both. And the theorem's sample
+# ($P \ge 1 - M_1^{1-c}$). At the printed constant the base of the logarithm, which the paper does not
+# state, decides: with the natural log $P\to e^{-1}$, with base 2 ($B = 1.44\,M_1\ln M_1$) $P$ rises
+# towards 1. The card runs both readings and stays undecided where they disagree; our training batch is
+# larger than both. And the theorem's sample
 # complexity $N = BT$ counts fresh prompts: our SGD draws a new batch at every step.
 
 # %% tags=["remove-output"]
