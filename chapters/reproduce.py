@@ -86,8 +86,8 @@ display(Markdown(reports.deviations_markdown()))
 # A record may cover only part of an experiment's runs while a long run is still under way; the table
 # says so and the chapters caption the figure with the runs it holds.
 
-# %% tags=["remove-input"]
-display(Markdown(reports.reference_markdown()))
+# %%
+display(Markdown(reports.reference_markdown()))  # the table below, from the records in results/reference/
 
 # %% [markdown]
 # **Full results** hold everything a page draws from one computation at the papers' setting: training
