@@ -268,7 +268,7 @@ plotting.band(ax, Ns, res.trained_loss.T, label="softmax attention, trained (mea
               marker="o")
 ax.plot(Ns, res.uniform_loss, "--", label="uniform average (Q = 0)")
 ax.plot(Ns, res.linear_attention_loss, "-.", label="best linear attention (closed form)")
-ax.plot(Ns, res.nw_loss, ":", label="Nadaraya–Watson, best h")
+ax.plot(Ns, res.nw_loss, ":", label="Nadaraya-Watson, best h")
 ax.plot(Ns, res.knn1_loss, ":", label="1-nearest neighbour")
 ax.plot(Ns, res.bayes_risk, "k-", lw=1, label="least squares = Bayes optimal (exact risk)")
 ax.plot(Ns, res.lower_bound, "k--", lw=1, label=r"$L^{\rm low}$ (attention floor)")

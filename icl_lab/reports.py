@@ -39,7 +39,12 @@ def _short(v):
 
 def _cell(v, width: int = 60) -> str:
     s = str(_short(v))
-    return s if len(s) <= width else s[:width - 3] + "..."
+    if len(s) <= width:
+        return s
+    cut = s[:width - 3]
+    if cut.count("$") % 2:  # never cut inside a formula: MathJax would leave it raw
+        cut = cut[:cut.rindex("$")].rstrip()
+    return cut + "..."
 
 
 def seed_ranges(seeds) -> str:

@@ -15,7 +15,7 @@
 # ---
 
 # %% [markdown]
-# # Nonlinear regression IV — the time to accuracy $\epsilon$
+# # Nonlinear regression IV — the time to accuracy ε
 #
 # Parts {doc}`II <nonlinear_phases>` and {doc}`III <nonlinear_durations>` found that the theory model of
 # {cite:t}`li2025nonlinear` runs on one clock, $\eta L^2 t$, through Phase I. **This page** is about what comes after: the paper's Phase II (flat regime) and

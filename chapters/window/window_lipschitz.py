@@ -14,7 +14,7 @@
 #     name: python3
 # ---
 # %% [markdown]
-# # Softmax attention adapts to Lipschitzness, IV: trained windows follow $L$
+# # Softmax attention adapts to Lipschitzness, IV: trained windows follow the Lipschitz constant
 #
 # Parts [I](window_smoother.ipynb)–[III](window_rates.ipynb) computed the optimal window from the population loss. From here on we
 # pretrain attention units as {cite:t}`collins2024softmax` do and reproduce their figures. **This page**
