@@ -107,8 +107,9 @@ display(Markdown(reports.full_results_markdown()))
 # ## Claims whose status depends on the scale
 #
 # The ledgers of the last `ci` and `book` builds (and of a `paper` build, when one was made) ship in `results/reference/claims/`. These claims
-# have a different status at the two scales; the measured values show why (the `ci` configurations
-# are smaller: fewer seeds, shorter ranges of $K$, $n$ or $M$).
+# have a different status at the two scales; the cards on each claim's page give the measured values
+# that show why (the `ci` configurations are smaller: fewer seeds, shorter ranges of $K$, $n$ or $M$;
+# an interval decision needs six seeds, which most `ci` runs do not have).
 
 # %% tags=["remove-input"]
 display(Markdown(reports.scale_differences_markdown("ci", "book")))

@@ -263,9 +263,14 @@ def full_results_markdown(folder: Path | None = None) -> str:
               f"thread(s) each, on CPU kind {sorted_set(lambda m: m.get('cpu_kind'))} (`icl_lab.records.cpu_kind`).")
 
 
-def differences_markdown(a: ClaimsTable, b: ClaimsTable, name_a: str, name_b: str) -> tuple[str, int]:
-    """The claims whose status differs between two ledgers, as a table, and how many they are."""
+def differences_markdown(a: ClaimsTable, b: ClaimsTable, name_a: str, name_b: str,
+                         measured: bool = True) -> tuple[str, int]:
+    """The claims whose status differs between two ledgers, as a table, and how many they are
+    (``measured=False``: without the measured values, a table narrow enough for a page column)."""
     diff = compare(a, b)
+    if not measured:
+        return md_table(["paper", "claim", "kind", f"status in {name_a}", f"status in {name_b}"],
+                        [[d["paper"], d["id"], d["kind"], d["a"], d["b"]] for d in diff]), len(diff)
     return md_table(["paper", "claim", "kind", f"status in {name_a}", f"status in {name_b}", f"measured in {name_a}",
                      f"measured in {name_b}"], [[d["paper"], d["id"], d["kind"], d["a"], d["b"], _cell(d["measured_a"]),
                                                  _cell(d["measured_b"])] for d in diff]), len(diff)
@@ -281,7 +286,8 @@ def scale_differences_markdown(a: str = "ci", b: str = "book") -> str:
     only = sorted((set(ta.papers) | set(tb.papers)) - both)
     note = (f"\n\nNo ledger of {', '.join(only)} at both scales: not compared." if only else "")
     table, n = differences_markdown(ClaimsTable([c for c in ta.claims if c.paper in both]),
-                                    ClaimsTable([c for c in tb.claims if c.paper in both]), f"`{a}`", f"`{b}`")
+                                    ClaimsTable([c for c in tb.claims if c.paper in both]), f"`{a}`", f"`{b}`",
+                                    measured=False)  # the page column: each claim's card gives its values
     return (table if n else f"Every claim has the same status at `{a}` and `{b}` scale.") + note
 
 
