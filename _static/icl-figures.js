@@ -29,7 +29,20 @@
       if (img && img.tagName === "IMG" && img.matches(SELECTOR) && isFigure(img)) { e.preventDefault(); open(img); }
     });
     document.querySelectorAll(SELECTOR).forEach(function (img) {
-      if (isFigure(img)) { img.classList.add("icl-zoomable"); img.title = img.title || "click to enlarge"; }
+      if (!isFigure(img)) return;
+      img.classList.add("icl-zoomable");
+      img.title = img.title || "click to enlarge";
+      /* on a phone a figure is drawn at about half its size: a visible cue under it says that a tap
+         shows it at full size (icl-book.css shows the cue on narrow screens only) */
+      var host = img.closest(".icl-static-slider") || img;
+      var next = host.nextElementSibling;
+      if (!(next && next.classList.contains("icl-zoom-cue"))) {
+        var cue = document.createElement("div");
+        cue.className = "icl-zoom-cue";
+        cue.textContent = "Tap the figure to see it at full size";
+        cue.addEventListener("click", function () { open(img); });
+        host.parentNode.insertBefore(cue, host.nextSibling);
+      }
     });
     /* wide tables scroll inside the page column instead of overflowing it (phones) */
     document.querySelectorAll("article table").forEach(function (t) {

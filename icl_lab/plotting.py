@@ -96,6 +96,31 @@ def legend_below(ax, offset: float | None = None, **kw):
                      borderaxespad=0.0, **kw)
 
 
+def log_ticks(ax, values=None, axis: str = "x", most: int = 4) -> None:
+    """A log axis over a narrow range labelled in plain numbers, with no minor-tick labels:
+    matplotlib's defaults label every minor tick of a range under a decade (``1.2×10⁰, 1.4×10⁰, …``),
+    and those labels overprint. Ticks at (at most ``most``, evenly thinned) ``values``, or at
+    1, 2 and 5 times the powers of ten when ``values`` is None."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+    if axis not in ("x", "y"):
+        raise ConfigError(f"axis must be 'x' or 'y' (got {axis!r})")
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    if values is None:
+        a.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    else:
+        v = np.asarray(values, dtype=float)
+        v = np.log10(np.unique(v[np.isfinite(v) & (v > 0)]))
+        gap = (v[-1] - v[0]) / (1.2 * most) if v.size > 1 else 0.0  # labels this far apart do not touch
+        keep = [v[0]] if v.size else []
+        for x in v[1:]:
+            if x - keep[-1] >= gap:
+                keep.append(x)
+        a.set_major_locator(FixedLocator(10 ** np.asarray(keep)))
+    a.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.0f}" if x >= 100 else f"{x:.3g}"))
+    a.set_minor_formatter(NullFormatter())
+
+
 def _np(a) -> np.ndarray:
     if isinstance(a, torch.Tensor):
         return a.detach().to("cpu", torch.float64).numpy()

@@ -53,7 +53,8 @@ from a local HTTP server with all other network access blocked, and the check fa
     :func:`icl_lab.render.reprs`) or words inside a card's math (:func:`icl_lab.render.prose_in_math`);
   - a non-ASCII dash (``–scale``) in code a reader copies;
 * at phone width (390 px) a formula wider than the column without a scroll container of its own
-  (:func:`math_overflow_checks`).
+  (:func:`math_overflow_checks`), or a figure drawn below 0.7x its natural size without a visible
+  "tap the figure to see it at full size" cue under it (``_static/icl-figures.js`` adds one).
 
 Printed as WARN counts, not failing yet (the pages are split later): a page taller than
 ``WARN_PAGE_HEIGHT`` (12,000 px) at 1280 px, and a page with derivations and no exercise.
@@ -354,6 +355,23 @@ _CODE_JS = r"""() => {
 }"""
 
 # at phone width: formulas wider than the column with no horizontal scroll box of their own
+# at phone width: figures drawn well below their natural size with no visible "tap to enlarge" cue under them
+_ZOOM_CUE_JS = r"""() => {
+  const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+  const missing = [];
+  for (const im of art.querySelectorAll('img')) {
+    if (im.closest('.icl-zoom') || im.naturalWidth < 200) continue;
+    const r = im.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1 || r.width / im.naturalWidth >= MIN_PHONE_SCALE) continue;
+    const host = im.closest('.icl-static-slider') || im;
+    const cue = host.nextElementSibling;
+    const ok = cue && cue.classList.contains('icl-zoom-cue') && cue.getBoundingClientRect().height > 0 &&
+               getComputedStyle(cue).visibility !== 'hidden';
+    if (!ok) missing.push((im.getAttribute('alt') || im.getAttribute('src') || '').slice(0, 50));
+  }
+  return missing;
+}""".replace("MIN_PHONE_SCALE", "0.7")
+
 _MATH_OVERFLOW_JS = r"""() => {
   const vw = window.innerWidth;
   const art = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
@@ -822,6 +840,11 @@ def main() -> int:
                                   f"into cards ({msg})"))
             ph = phone.evaluate(_PHONE_JS)
             found += math_overflow_checks(rel, phone.evaluate(_MATH_OVERFLOW_JS))
+            no_cue = phone.evaluate(_ZOOM_CUE_JS)
+            if no_cue:
+                found.append(("figure shrunk on a phone without a cue",
+                              f"{rel}: at 390 px {len(no_cue)} figure(s) drawn below 0.7x their size have no visible "
+                              f"'tap to enlarge' cue under them, e.g. {no_cue[0]!r}"))
             if ph["hidden"]:
                 found.append(("ledger status hidden on a phone",
                               f"{rel}: at 390 px the status of {len(ph['hidden'])} of {ph['rows']} ledger rows is "

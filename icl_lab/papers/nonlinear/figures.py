@@ -153,7 +153,7 @@ def sweep_figure(sweep, s):
     Dg = torch.tensor(cfg.delta_grid, dtype=F64)
     fig, axs = plt.subplots(2, 2, figsize=(7.5, 7.4), layout="constrained")
     axes = [axs[0, 0], axs[0, 1], axs[1, 0]]
-    axs[1, 1].set_visible(False)
+    axs[1, 1].axis("off")  # holds (c)'s legend
     for j, e in enumerate(cfg.eta_grid):
         axes[0].loglog(Lg, sweep.T1_L_eta[j], "o-", label=rf"$\eta$ = {e:g} (slope {s['L'][j]:.2f})")
     axes[0].loglog(Lg, sweep.T1_L_eta[0, 0] * (Lg / Lg[0]) ** -2, "k:", lw=1, label=r"$\propto L^{-2}$")
@@ -172,7 +172,8 @@ def sweep_figure(sweep, s):
                    label=f"fixed η: η T¹/η_ref (slope {s['D_raw']:.2f})")
     axes[2].loglog(Dg, sweep.T1_delta[0] * (Dg / Dg[0]) ** -2, "k:", lw=1, label=r"paper $\propto\Delta^{-2}$")
     plotting.label(axes[2], r"feature separation $\Delta$", "$T^1$", "(c) against Δ")
-    axes[2].legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    axs[1, 1].legend(*axes[2].get_legend_handles_labels(), fontsize=9, loc="center left", title="(c)",
+                     title_fontsize=9)
     axes[2].set_xticks(cfg.delta_grid, [f"{d:g}" for d in cfg.delta_grid])
     for ax in axes[1:]:  # the grid's values as ticks: log-scale minor labels collide on short axes
         ax.xaxis.set_minor_formatter(NullFormatter())
@@ -202,7 +203,7 @@ def late_figure(late):
     t_axis = torch.arange(cfg.steps + 1, dtype=F64)
     fig, axs = plt.subplots(2, 2, figsize=(7.5, 7.0), layout="constrained")
     axes = [axs[0, 0], axs[0, 1], axs[1, 0]]
-    axs[1, 1].set_visible(False)
+    axs[1, 1].axis("off")  # holds (c)'s legend
     for i, Lv in enumerate(cfg.L_values):
         axes[0].loglog(t_axis[1:], late.loss[1:, i], label=f"L = {Lv:g}")
         axes[1].loglog(t_axis[1:], 1 - late.own[1:, i], label=f"L = {Lv:g}")
@@ -222,7 +223,8 @@ def late_figure(late):
     axes[2].loglog(1 / eps, Tref[e0] * (eps[e0] / eps) * torch.log(cfg.K / eps) / math.log(cfg.K / eps[e0]), "k-.", lw=1,
                    label=r"$\propto\epsilon^{-1}\log(K/\epsilon)$ (Thm 2)")
     plotting.label(axes[2], r"$1/\epsilon$", r"first t with $1-\mathrm{Attn}\leq\epsilon$", "(c) time to accuracy ε")
-    axes[2].legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    axs[1, 1].legend(*axes[2].get_legend_handles_labels(), fontsize=9, loc="center left", title="(c)",
+                     title_fontsize=9)
     axes[2].set_xticks((1 / eps).tolist(), [f"{float(v):.3g}" for v in 1 / eps])
     axes[2].xaxis.set_minor_formatter(NullFormatter())
     return fig
@@ -284,7 +286,7 @@ def fig4(panels):
         for ax, group, name in ((row[0], FLAT, "(a) flat L-set"), (row[1], SHARP, "(b) sharp L-set")):
             for i, Lv in enumerate(res.config.L_values):
                 if Lv in group:
-                    line = plotting.band(ax, res.epochs, res.train_loss[:, i].T, label=f"L = {Lv:g} train", log=True)
+                    line = plotting.band(ax, res.epochs, res.train_loss[:, i].T, label=f"L = {Lv:g}", log=True)
                     plotting.band(ax, res.epochs, res.test_loss[:, i].T, log=True, color=line.get_color(), ls="--")
                     ax.axhline(float(getattr(res, base_attr)[i].mean()), color=line.get_color(), lw=0.8, ls=":")
             plotting.label(ax, xlabel, r"loss $\frac{1}{2} E(\hat{y}-y)^2$", f"{name[:3]} {model}")
@@ -330,7 +332,8 @@ def theory_slider(theory, t_map: int = 25):
     return widgets.static_slider(draw, list(cfg.L_values), name="$L$", fmt="{:g}", dpi=110,
                                  alt="three panels: the loss curve of this L highlighted among the grey curves of the "
                                      f"others, its {cfg.K} by {cfg.K} attention map at step {t_map}, and its rescaled loss "
-                                     "lying on the common collapse curve")
+                                     "among the others': the runs with a small first step (eta L^2) share one curve, a run "
+                                     "whose first step is large (the largest L) leaves it")
 
 
 def explore(L=0.4, Delta=3.0, eta=10.0, K=4, geometry="orth", steps=200):

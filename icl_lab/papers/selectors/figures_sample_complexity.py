@@ -66,10 +66,10 @@ def draw_rates(l_sweep, e_sweep, m_sweep):
         if fin_.any():
             x0, y0 = x[fin_][0], med[fin_][0]
             xs = np.linspace(x.min(), x.max(), 20)
-            ax.plot(xs, y0 * (xs / x0) ** ref, "k--", lw=1, label=f"slope {ref:g} (Theorem 1)")
-            ax.plot(xs, y0 * (xs / x0) ** (2 * ref), ":", color="gray", lw=1, label=f"slope {2 * ref:g}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+            ax.plot(xs, y0 * (xs / x0) ** ref, "k--", lw=1, label="the slope of eq. (6) (1, 1 and 0.5)")
+            ax.plot(xs, y0 * (xs / x0) ** (2 * ref), ":", color="gray", lw=1, label="twice that slope")
+        plotting.log_ticks(ax, x, "x")
+        plotting.log_ticks(ax, None, "y")
         plotting.label(ax, name, r"$T_\mathrm{hit}$", f"against {name}")
     plotting.legend_outside(fig, "below", ncols=3, fontsize=9)
     return fig

@@ -253,15 +253,15 @@ def hills(res, seed=123):
         ax.title.set_fontsize(9)
         ax = axes[1, j]
         wt = torch.exp(c_tr * (th.cos() - 1))
-        ax.plot(th, wt / wt.max(), color=C[0], label="softmax (trained)")
+        ax.plot(th, wt / wt.max(), color=C[0], label="softmax weights (trained)")
         Ml = res.M_linear[nu][-1].mean(0).to(F64)  # trained linear attention, averaged over trials
         lw = circ @ Ml @ torch.tensor([1.0, 0.0], dtype=Ml.dtype)
-        ax.plot(th, lw / lw.abs().max(), color=C[1], label="linear (trained)")
+        ax.plot(th, lw / lw.abs().max(), color=C[1], label="linear weights (trained)")
         plotting.label(ax, "angle from the query (rad)", "weight / max" if j == 0 else "", f"n = {n_show}")
         ax = axes[2, j]
         for act, col in (("softmax", C[0]), ("linear", C[1])):
-            bands(ax, ns, res.trained[(act, nu)], color=col, label=f"{act}, trained", marker="o", log=True)
-            ax.plot(ns, res.optimum[(act, nu)], "--", color=col, lw=1, label=f"{act}, population optimum")
+            bands(ax, ns, res.trained[(act, nu)], color=col, label=f"{act} error, trained", marker="o", log=True)
+            ax.plot(ns, res.optimum[(act, nu)], "--", color=col, lw=1, label=f"{act} error, population optimum")
         ax.set_xscale("log", base=2)
         plotting.label(ax, "context length n", "ICL error" if j == 0 else "", None)
     plotting.legend_outside(fig, "below", ncols=3, fontsize=9)  # one legend for all panels, off the data
