@@ -2,9 +2,12 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,mystnb
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -70,7 +73,7 @@ from icl_lab import reports
 # describe the papers' setting, at which the book is built.
 
 # %% tags=["remove-input"]
-display(Markdown(reports.deviations_markdown()))
+display(Markdown(reports.folded("The parameters that differ at book scale", reports.deviations_markdown())))
 
 # %% [markdown]
 # ## Reference results at the papers' full size
@@ -87,7 +90,8 @@ display(Markdown(reports.deviations_markdown()))
 # says so and the chapters caption the figure with the runs it holds.
 
 # %%
-display(Markdown(reports.reference_markdown()))  # the table below, from the records in results/reference/
+table = reports.reference_markdown()  # from the records in results/reference/
+display(Markdown(reports.folded("The reference records", table)))
 
 # %% [markdown]
 # **Full results** hold everything a page draws from one computation at the papers' setting: training
@@ -101,7 +105,7 @@ display(Markdown(reports.reference_markdown()))  # the table below, from the rec
 # every reference record's cheapest seed chunk, and the quicker full results, again, bit for bit.
 
 # %% tags=["remove-input"]
-display(Markdown(reports.full_results_markdown()))
+display(Markdown(reports.folded("The stored full results", reports.full_results_markdown())))
 
 # %% [markdown]
 # ## Claims whose status depends on the scale
@@ -112,13 +116,13 @@ display(Markdown(reports.full_results_markdown()))
 # an interval decision needs six seeds, which most `ci` runs do not have).
 
 # %% tags=["remove-input"]
-display(Markdown(reports.scale_differences_markdown("ci", "book")))
+display(Markdown(reports.folded("Claims whose status differs between ci and book scale", reports.scale_differences_markdown("ci", "book"))))
 
 # %% [markdown]
 # And between `book` and `paper` scale, when the ledgers of a `paper` build are shipped too:
 
 # %% tags=["remove-input"]
-display(Markdown(reports.scale_differences_markdown("book", "paper")))
+display(Markdown(reports.folded("Claims whose status differs between book and paper scale", reports.scale_differences_markdown("book", "paper"))))
 
 # %% [markdown]
 # ## How long it takes

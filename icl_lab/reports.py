@@ -63,6 +63,19 @@ def point_text(point) -> str:
     return ", ".join(f"{k}={v}" for k, v in dict(point).items()) or "—"
 
 
+def folded(summary: str, markdown: str) -> str:
+    """``markdown`` (a table) inside a fold a reader opens, with ``summary`` (plain text, what it
+    holds) on its closed face: long reference tables stay one line tall until they are wanted.
+    The page renders Markdown outputs as MyST, so the table inside stays a table."""
+    if not summary.strip():
+        raise ConfigError("summary must name what the fold holds (got an empty string)")
+    if "|" not in markdown:  # a sentence (nothing to fold): shown as it is
+        return markdown
+    rows = sum(1 for line in markdown.splitlines() if line.startswith("|")) - 2
+    return (f'<details class="icl-fold">\n<summary>{summary} ({rows} rows)</summary>\n\n'
+            f"{markdown.strip()}\n\n</details>\n")
+
+
 def deviations_markdown() -> str:
     """Every reduction of the paper's setting at ``book`` scale, as declared next to each config."""
     rows, seen, last = [], set(), None

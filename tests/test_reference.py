@@ -9,6 +9,7 @@ import pytest
 
 from icl_lab import reports, store
 from icl_lab import records
+from icl_lab.params import ConfigError
 
 
 def test_shipped_reference_records_match_the_paper_configs(capsys):
@@ -90,3 +91,14 @@ def test_check_references_tells_another_cpu_kind_from_a_failure():
     assert another and [f.split(":")[0] for f in fails] == ["k"] and len(other) == 2
     # everything reproduces
     assert judge([("a", True, ""), ("k", True, "")], {"a"}) == ([], [], False)
+
+
+def test_folded_puts_a_table_in_a_fold_and_leaves_sentences():
+    table = "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n"
+    out = reports.folded("The numbers", table)
+    assert out.startswith('<details class="icl-fold">') and out.rstrip().endswith("</details>")
+    assert "<summary>The numbers (2 rows)</summary>" in out and "\n\n| a | b |" in out
+    assert reports.folded("The numbers", "No reference records have been shipped yet.") == \
+        "No reference records have been shipped yet."
+    with pytest.raises(ConfigError, match="summary"):
+        reports.folded(" ", table)
