@@ -290,6 +290,44 @@ def test_lowrank_training_judges_each_class_under_both_draws_of_j_and_refuses_an
         checks.lowrank_training(f9, f9_task)
 
 
+def test_rank_correlation_is_spearman_with_average_ranks_and_refuses_unequal_lengths():
+    assert checks.rank_correlation([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert checks.rank_correlation([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert checks.rank_correlation([1, 2, 3], [1, 1, 2]) == pytest.approx(math.sqrt(3) / 2)  # ranks 0.5, 0.5, 2
+    assert math.isnan(checks.rank_correlation([1, 2, 3], [5, 5, 5]))
+    with pytest.raises(ConfigError, match="same length"):
+        checks.rank_correlation([1, 2, 3], [1, 2])
+
+
+def _f9_curves(covariates, err_of_rho, trials=6):
+    """A Figure 9 run whose softmax rho falls then rises back, and whose error is ``err_of_rho(rho, step)``."""
+    steps = torch.arange(6.0)
+    rho_curve = torch.tensor([1.0, 0.5, 0.2, 0.3, 0.6, 0.8], dtype=F64)
+    rho = {("softmax", k): torch.stack([rho_curve * (1 + 0.01 * t) for t in range(trials)], -1) for k in ("affine", "quadratic")}
+    err = {k: torch.stack([err_of_rho(v[:, t], steps) for t in range(trials)], -1) for k, v in rho.items()}
+    cfg = NS(kinds=("affine", "quadratic"), steps=5, seeds=trials, covariates=covariates)
+    return NS(config=cfg, rho=rho, error=err, steps=steps.tolist())
+
+
+def test_lowrank_association_decides_on_the_rank_correlation_of_rho_and_error():
+    follows = _f9_curves("J-per-task", lambda r, s: 0.1 * r)  # the error tracks rho: correlation 1
+    falls = _f9_curves("J", lambda r, s: 1.0 / (1 + s))  # the error keeps falling while rho rises back
+    ms = checks.lowrank_association(falls, follows)
+    assert [m.claim for m in ms] == ["E-F9-assoc-affine", "E-F9-assoc-quadratic"]
+    q = "rank correlation of rho and test error over training, per trial"
+    assert ms[0].under["J~ drawn for each task"][q] == pytest.approx([1.0] * 6)
+    assert ms[0].under["J~ drawn once per trial"][q][0] == pytest.approx(checks.rank_correlation([1.0, 0.5, 0.2, 0.3, 0.6, 0.8], [6, 5, 4, 3, 2, 1]))
+    got = _statuses("lowrank", ms)
+    assert got == {"E-F9-assoc-affine": "reproduced", "E-F9-assoc-quadratic": "reproduced"}  # decided under a fresh J~ per task
+    bad = _statuses("lowrank", checks.lowrank_association(_f9_curves("J", lambda r, s: 0.1 * r),
+                                                          _f9_curves("J-per-task", lambda r, s: 1.0 - 0.1 * r)))
+    assert bad["E-F9-assoc-affine"] == "not reproduced"  # the error rises as rho falls: correlation -1
+    assert _statuses("lowrank", checks.lowrank_association(_f9_curves("J", lambda r, s: 0.1 * r, trials=5),
+                                                           _f9_curves("J-per-task", lambda r, s: 0.1 * r, trials=5)))["E-F9-assoc-affine"] == "inconclusive"
+    with pytest.raises(ConfigError, match="J-per-task"):
+        checks.lowrank_association(follows, follows)
+
+
 def test_covariate_laws_reads_the_isotropic_sphere():
     rho = {(law, k): _runs([1.0] * 4, [0.01, 0.02, 0.015, 0.02]) for law in ("J", "sphere") for k in ("quadratic", "cosine")}
     m = checks.covariate_laws(NS(config=NS(seeds=4), rho=rho))
