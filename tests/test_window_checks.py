@@ -260,6 +260,27 @@ def test_norm_vs_sigma_n_lists_pairs_whose_optimum_does_not_move():
     assert set(_statuses("noise_transfer", [s, n])) == {"E-F4-sigma", "E-F4-n"}
 
 
+def test_norm_growth_pairs_the_early_mean_norms_of_adjacent_values():
+    cfg = NS(classes=("relu",), sigmas=(0.01, 1.0), n_values=(5, 20, 50), seeds=6, steps=8)
+    keys = [("sigma", "relu", s) for s in cfg.sigmas] + [("n", "relu", n) for n in cfg.n_values]
+    c_star = {keys[0]: 5.0, keys[1]: 1.0, keys[2]: 2.0, keys[3]: 3.0, keys[4]: 3.0}
+    rate = dict(zip(keys, (2.0, 1.0, 1.0, 2.0, 9.0)))  # the norm rises at this rate over the first quarter (steps 0, 2)
+    norm = {k: torch.stack([torch.tensor([0.0, r * 2, 10.0, 10.0, 10.0], dtype=F64) + 0.01 * t for t in range(6)], -1)
+            for k, r in rate.items()}
+    s, n = checks.norm_growth(NS(config=cfg, keys=keys, c_star=c_star, norm=norm, steps=[0, 2, 4, 6, 8]))
+    q = "early mean ||M||: next sigma minus this sigma, trials paired, every class and adjacent pair"
+    assert [e.value for e in s.quantities[q]] == pytest.approx([-1.0])  # (0 + 2) / 2 - (0 + 4) / 2; later records not read
+    assert n.shown["pairs"] == ["relu n = 5 -> 20"] and n.shown["pairs not counted (the population optimum does not move)"] == "relu n = 20 -> 50"
+    assert _statuses("noise_transfer", [s, n]) == {"E-F4-sigma-growth": "reproduced", "E-F4-n-growth": "reproduced"}
+    norm[keys[1]] = norm[keys[0]] + 1.0  # larger sigma rising faster
+    assert _statuses("noise_transfer", checks.norm_growth(NS(config=cfg, keys=keys, c_star=c_star, norm=norm,
+                                                                steps=[0, 2, 4, 6, 8])))["E-F4-sigma-growth"] == "not reproduced"
+    cfg3 = NS(**{**vars(cfg), "seeds": 3})
+    few = {k: v[:, :3] for k, v in norm.items()}
+    assert _statuses("noise_transfer", checks.norm_growth(NS(config=cfg3, keys=keys, c_star=c_star, norm=few,
+                                                                steps=[0, 2, 4, 6, 8])))["E-F4-n-growth"] == "inconclusive"
+
+
 def _f9(covariates, softmax_last):
     """A hand-made Figure 9 run, one trial per value of ``softmax_last`` (the final softmax rho)."""
     t = len(softmax_last)

@@ -738,3 +738,37 @@ def lowrank_association(f9, f9_task) -> list[Measurement]:
                 F9_TRIAL: {"rank correlation of rho and test error over training, per trial": ap}})
         out.append(m)
     return out
+
+
+#: the share of training over which the growth of ||M|| is read (E-F4-*-growth): its first quarter
+EARLY = 0.25
+
+
+def norm_growth(f4) -> list[Measurement]:
+    """E-F4-sigma-growth and E-F4-n-growth on the Figure 4 run (``trained.run_norm_vs_sigma_n``): per trial,
+    the mean ||M||_2 over the recorded iterations of the first quarter of training (from 0, where every run
+    starts at the same M), its difference between adjacent sigma (or n) values of the same trial, and the
+    median of the differences with its order-statistic interval (rule 4); adjacent pairs whose population
+    optimum is the same are listed, not counted, as for the final norms."""
+    cfg = f4.config
+    early = torch.as_tensor([s <= EARLY * cfg.steps for s in f4.steps])
+    steps4, flat4 = {"sigma": {}, "n": {}}, {"sigma": [], "n": []}
+    for kind, grid in (("sigma", cfg.sigmas), ("n", cfg.n_values)):
+        for c_ in cfg.classes:
+            kv = [k for k in f4.keys if k[0] == kind and k[1] == c_]
+            for (ka, kb), (a, b) in zip(zip(kv, kv[1:]), zip(grid, grid[1:])):
+                if float(f4.c_star[ka]) == float(f4.c_star[kb]):
+                    flat4[kind].append(f"{c_} {kind} = {a:g} -> {b:g}")
+                else:
+                    steps4[kind][(c_, a, b)] = criteria.median_of((f4.norm[kb][early].mean(0) - f4.norm[ka][early].mean(0)).tolist())
+    how = (f"mean ||M||_2 over the recorded iterations up to {EARLY * cfg.steps:g} of {cfg.steps} steps, per trial, {cfg.seeds} "
+           "trials (trial t: seed t in every setting); paired differences, median with its order-statistic 95% interval")
+    pairs = {kind: [f"{c_} {kind} = {a:g} -> {b:g}" for c_, a, b in steps4[kind]] for kind in ("sigma", "n")}
+    return [
+        Measurement(
+            "E-F4-sigma-growth", {"early mean ||M||: next sigma minus this sigma, trials paired, every class and adjacent pair": list(steps4["sigma"].values())},
+            how=how, shown={"pairs": pairs["sigma"], "pairs not counted (the population optimum does not move)": "; ".join(flat4["sigma"]) or "none"}),
+        Measurement(
+            "E-F4-n-growth", {"early mean ||M||: next n minus this n, trials paired, every class and adjacent pair": list(steps4["n"].values())},
+            how=how, shown={"pairs": pairs["n"], "pairs not counted (the population optimum does not move)": "; ".join(flat4["n"]) or "none"}),
+    ]
