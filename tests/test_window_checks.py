@@ -260,6 +260,27 @@ def test_norm_vs_sigma_n_lists_pairs_whose_optimum_does_not_move():
     assert set(_statuses("noise_transfer", [s, n])) == {"E-F4-sigma", "E-F4-n"}
 
 
+def test_norm_growth_pairs_the_early_mean_norms_of_adjacent_values():
+    cfg = NS(classes=("relu",), sigmas=(0.01, 1.0), n_values=(5, 20, 50), seeds=6, steps=8)
+    keys = [("sigma", "relu", s) for s in cfg.sigmas] + [("n", "relu", n) for n in cfg.n_values]
+    c_star = {keys[0]: 5.0, keys[1]: 1.0, keys[2]: 2.0, keys[3]: 3.0, keys[4]: 3.0}
+    rate = dict(zip(keys, (2.0, 1.0, 1.0, 2.0, 9.0)))  # the norm rises at this rate over the first quarter (steps 0, 2)
+    norm = {k: torch.stack([torch.tensor([0.0, r * 2, 10.0, 10.0, 10.0], dtype=F64) + 0.01 * t for t in range(6)], -1)
+            for k, r in rate.items()}
+    s, n = checks.norm_growth(NS(config=cfg, keys=keys, c_star=c_star, norm=norm, steps=[0, 2, 4, 6, 8]))
+    q = "early mean ||M||: next sigma minus this sigma, trials paired, every class and adjacent pair"
+    assert [e.value for e in s.quantities[q]] == pytest.approx([-1.0])  # (0 + 2) / 2 - (0 + 4) / 2; later records not read
+    assert n.shown["pairs"] == ["relu n = 5 -> 20"] and n.shown["pairs not counted (the population optimum does not move)"] == "relu n = 20 -> 50"
+    assert _statuses("noise_transfer", [s, n]) == {"E-F4-sigma-growth": "reproduced", "E-F4-n-growth": "reproduced"}
+    norm[keys[1]] = norm[keys[0]] + 1.0  # larger sigma rising faster
+    assert _statuses("noise_transfer", checks.norm_growth(NS(config=cfg, keys=keys, c_star=c_star, norm=norm,
+                                                                steps=[0, 2, 4, 6, 8])))["E-F4-sigma-growth"] == "not reproduced"
+    cfg3 = NS(**{**vars(cfg), "seeds": 3})
+    few = {k: v[:, :3] for k, v in norm.items()}
+    assert _statuses("noise_transfer", checks.norm_growth(NS(config=cfg3, keys=keys, c_star=c_star, norm=few,
+                                                                steps=[0, 2, 4, 6, 8])))["E-F4-n-growth"] == "inconclusive"
+
+
 def _f9(covariates, softmax_last):
     """A hand-made Figure 9 run, one trial per value of ``softmax_last`` (the final softmax rho)."""
     t = len(softmax_last)
@@ -288,6 +309,44 @@ def test_lowrank_training_judges_each_class_under_both_draws_of_j_and_refuses_an
     f9_task.config = NS(kinds=("linear",), steps=10, seeds=6, lrs=(1e-2,), covariates="J-per-task")
     with pytest.raises(ConfigError, match="kinds"):
         checks.lowrank_training(f9, f9_task)
+
+
+def test_rank_correlation_is_spearman_with_average_ranks_and_refuses_unequal_lengths():
+    assert checks.rank_correlation([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert checks.rank_correlation([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert checks.rank_correlation([1, 2, 3], [1, 1, 2]) == pytest.approx(math.sqrt(3) / 2)  # ranks 0.5, 0.5, 2
+    assert math.isnan(checks.rank_correlation([1, 2, 3], [5, 5, 5]))
+    with pytest.raises(ConfigError, match="same length"):
+        checks.rank_correlation([1, 2, 3], [1, 2])
+
+
+def _f9_curves(covariates, err_of_rho, trials=6):
+    """A Figure 9 run whose softmax rho falls then rises back, and whose error is ``err_of_rho(rho, step)``."""
+    steps = torch.arange(6.0)
+    rho_curve = torch.tensor([1.0, 0.5, 0.2, 0.3, 0.6, 0.8], dtype=F64)
+    rho = {("softmax", k): torch.stack([rho_curve * (1 + 0.01 * t) for t in range(trials)], -1) for k in ("affine", "quadratic")}
+    err = {k: torch.stack([err_of_rho(v[:, t], steps) for t in range(trials)], -1) for k, v in rho.items()}
+    cfg = NS(kinds=("affine", "quadratic"), steps=5, seeds=trials, covariates=covariates)
+    return NS(config=cfg, rho=rho, error=err, steps=steps.tolist())
+
+
+def test_lowrank_association_decides_on_the_rank_correlation_of_rho_and_error():
+    follows = _f9_curves("J-per-task", lambda r, s: 0.1 * r)  # the error tracks rho: correlation 1
+    falls = _f9_curves("J", lambda r, s: 1.0 / (1 + s))  # the error keeps falling while rho rises back
+    ms = checks.lowrank_association(falls, follows)
+    assert [m.claim for m in ms] == ["E-F9-assoc-affine", "E-F9-assoc-quadratic"]
+    q = "rank correlation of rho and test error over training, per trial"
+    assert ms[0].under["J~ drawn for each task"][q] == pytest.approx([1.0] * 6)
+    assert ms[0].under["J~ drawn once per trial"][q][0] == pytest.approx(checks.rank_correlation([1.0, 0.5, 0.2, 0.3, 0.6, 0.8], [6, 5, 4, 3, 2, 1]))
+    got = _statuses("lowrank", ms)
+    assert got == {"E-F9-assoc-affine": "reproduced", "E-F9-assoc-quadratic": "reproduced"}  # decided under a fresh J~ per task
+    bad = _statuses("lowrank", checks.lowrank_association(_f9_curves("J", lambda r, s: 0.1 * r),
+                                                          _f9_curves("J-per-task", lambda r, s: 1.0 - 0.1 * r)))
+    assert bad["E-F9-assoc-affine"] == "not reproduced"  # the error rises as rho falls: correlation -1
+    assert _statuses("lowrank", checks.lowrank_association(_f9_curves("J", lambda r, s: 0.1 * r, trials=5),
+                                                           _f9_curves("J-per-task", lambda r, s: 0.1 * r, trials=5)))["E-F9-assoc-affine"] == "inconclusive"
+    with pytest.raises(ConfigError, match="J-per-task"):
+        checks.lowrank_association(follows, follows)
 
 
 def test_covariate_laws_reads_the_isotropic_sphere():

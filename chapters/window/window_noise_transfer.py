@@ -13,6 +13,7 @@
 #     language: python
 #     name: python3
 # ---
+
 # %% [markdown]
 # # Softmax attention adapts to Lipschitzness, V: noise, context length and transfer
 #
@@ -94,6 +95,18 @@ ledger.judge(checks.norm_vs_sigma_n(f4));
 # ```{glue:md} win-f4-table
 # :format: myst
 # ```
+
+# %% [markdown]
+# The paper also reads the *speed*: the norm rises more slowly for larger $\sigma$ and faster for larger
+# $n$. Every run starts from the same $M$, so we measure the speed by the mean norm over the first
+# quarter of training, paired trial by trial between adjacent values.
+
+# %%
+early = torch.tensor([s <= f4_cfg.steps / 4 for s in f4.steps])  # the recorded iterations of the first quarter
+early_norm = {k: f4.norm[k][early].mean(0) for k in f4.keys}  # per setting, per trial
+
+# %% tags=["remove-input"]
+ledger.judge(checks.norm_growth(f4));
 
 # %% [markdown]
 # ## Lemma B.5 in training: the learned $M$ becomes isotropic

@@ -676,3 +676,99 @@ def theorem_44(t44) -> Measurement:
                     "||B^T M B|| <= C_n / c_u^2 (the norm constraint), every trial": float(torch.linalg.matrix_norm(inner, ord=2).max()) <= Cn},
         shown={"max ||B^T M B|| over trials": float(torch.linalg.matrix_norm(inner, ord=2).max()), "C_n": Cn,
                "rho": None, "||B^T M B_perp|| / ||M||": None, "cond(B^T M B)": None})
+
+
+def rank_correlation(a, b) -> float:
+    """Spearman's rank correlation of two equally long sequences (ties take their average rank; nan when
+    either is constant)."""
+    a, b = torch.as_tensor(a, dtype=torch.float64).flatten(), torch.as_tensor(b, dtype=torch.float64).flatten()
+    if a.numel() != b.numel() or a.numel() < 2:
+        raise chk.ConfigError(f"rank_correlation: a and b must have the same length >= 2 (got {a.numel()} and {b.numel()})")
+
+    def ranks(x):
+        r = torch.empty_like(x)
+        r[torch.argsort(x, stable=True)] = torch.arange(len(x), dtype=torch.float64)
+        for v in torch.unique(x):  # ties: their average rank
+            tie = x == v
+            r[tie] = r[tie].mean()
+        return r
+
+    ra, rb = ranks(a) - ranks(a).mean(), ranks(b) - ranks(b).mean()
+    den = float(ra.norm() * rb.norm())
+    return float(ra @ rb) / den if den > 0 else float("nan")
+
+
+def _association(f9, kind: str) -> tuple:
+    """Per trial, the rank correlation of softmax rho and test error over the recorded iterations (the
+    claim's test takes their median with its order-statistic interval, rule 4)."""
+    rho, err = f9.rho[("softmax", kind)], f9.error[("softmax", kind)]  # (records, trials)
+    return [rank_correlation(rho[:, t], err[:, t]) for t in range(rho.shape[1])]
+
+
+def lowrank_association(f9, f9_task) -> list[Measurement]:
+    """E-F9-assoc-affine, -quadratic and -cosine (Fig. 9: 'test error improving with the quality of the
+    learned subspace') on the two Figure 9 runs of :func:`lowrank_training` (J~ drawn once per trial and
+    for each task): per trial, Spearman's rank correlation between rho(M, B) and the test error of softmax
+    attention over every recorded iteration (the start included), positive when the error falls as rho
+    falls; the median over trials with its order-statistic 95% interval."""
+    for r, cov in ((f9, "J"), (f9_task, "J-per-task")):
+        if r.config.covariates != cov:
+            raise chk.ConfigError(f"f9 and f9_task must have covariates 'J' and 'J-per-task' (got {r.config.covariates!r} for {cov!r})")
+    out = []
+    for kind in f9.config.kinds:
+        if kind not in ("affine", "quadratic", "cosine"):
+            raise chk.ConfigError(f"the run's kinds must be among affine, quadratic and cosine (got {kind!r})")
+        at, ap = _association(f9_task, kind), _association(f9, kind)
+        tested = dict(how=(f"softmax attention, {f9.config.steps} Adam steps at the selected learning rate, {len(f9.steps)} recorded "
+                           f"iterations, {f9.config.seeds} trials; Spearman correlation of rho and test error per trial, "
+                           "median over trials with its order-statistic 95% interval"),
+                      shown_under={F9_TASK: {"rank correlation in each trial": [round(r, 2) for r in at]},
+                                   F9_TRIAL: {"rank correlation in each trial": [round(r, 2) for r in ap]}})
+        if kind == "affine":
+            m = Measurement("E-F9-assoc-affine", {}, **tested, under={
+                F9_TASK: {"rank correlation of rho and test error over training, per trial": at},
+                F9_TRIAL: {"rank correlation of rho and test error over training, per trial": ap}})
+        elif kind == "quadratic":
+            m = Measurement("E-F9-assoc-quadratic", {}, **tested, under={
+                F9_TASK: {"rank correlation of rho and test error over training, per trial": at},
+                F9_TRIAL: {"rank correlation of rho and test error over training, per trial": ap}})
+        else:  # cosine (the kinds are checked above)
+            m = Measurement("E-F9-assoc-cosine", {}, **tested, under={
+                F9_TASK: {"rank correlation of rho and test error over training, per trial": at},
+                F9_TRIAL: {"rank correlation of rho and test error over training, per trial": ap}})
+        out.append(m)
+    return out
+
+
+#: the share of training over which the growth of ||M|| is read (E-F4-*-growth): its first quarter
+EARLY = 0.25
+
+
+def norm_growth(f4) -> list[Measurement]:
+    """E-F4-sigma-growth and E-F4-n-growth on the Figure 4 run (``trained.run_norm_vs_sigma_n``): per trial,
+    the mean ||M||_2 over the recorded iterations of the first quarter of training (from 0, where every run
+    starts at the same M), its difference between adjacent sigma (or n) values of the same trial, and the
+    median of the differences with its order-statistic interval (rule 4); adjacent pairs whose population
+    optimum is the same are listed, not counted, as for the final norms."""
+    cfg = f4.config
+    early = torch.as_tensor([s <= EARLY * cfg.steps for s in f4.steps])
+    steps4, flat4 = {"sigma": {}, "n": {}}, {"sigma": [], "n": []}
+    for kind, grid in (("sigma", cfg.sigmas), ("n", cfg.n_values)):
+        for c_ in cfg.classes:
+            kv = [k for k in f4.keys if k[0] == kind and k[1] == c_]
+            for (ka, kb), (a, b) in zip(zip(kv, kv[1:]), zip(grid, grid[1:])):
+                if float(f4.c_star[ka]) == float(f4.c_star[kb]):
+                    flat4[kind].append(f"{c_} {kind} = {a:g} -> {b:g}")
+                else:
+                    steps4[kind][(c_, a, b)] = criteria.median_of((f4.norm[kb][early].mean(0) - f4.norm[ka][early].mean(0)).tolist())
+    how = (f"mean ||M||_2 over the recorded iterations up to {EARLY * cfg.steps:g} of {cfg.steps} steps, per trial, {cfg.seeds} "
+           "trials (trial t: seed t in every setting); paired differences, median with its order-statistic 95% interval")
+    pairs = {kind: [f"{c_} {kind} = {a:g} -> {b:g}" for c_, a, b in steps4[kind]] for kind in ("sigma", "n")}
+    return [
+        Measurement(
+            "E-F4-sigma-growth", {"early mean ||M||: next sigma minus this sigma, trials paired, every class and adjacent pair": list(steps4["sigma"].values())},
+            how=how, shown={"pairs": pairs["sigma"], "pairs not counted (the population optimum does not move)": "; ".join(flat4["sigma"]) or "none"}),
+        Measurement(
+            "E-F4-n-growth", {"early mean ||M||: next n minus this n, trials paired, every class and adjacent pair": list(steps4["n"].values())},
+            how=how, shown={"pairs": pairs["n"], "pairs not counted (the population optimum does not move)": "; ".join(flat4["n"]) or "none"}),
+    ]
