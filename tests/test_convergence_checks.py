@@ -323,3 +323,29 @@ def test_phase_one_end_reads_the_ci_sweep(ci_runs, monkeypatch):
     assert all(v >= 1 for v in q["|beta_k1|/alpha_k at T1, max/min across K, per p1"])
     assert "p1 = 0.3: phase I does not end" in m.measured  # p1 = 0.3 is left to claim U2-p03
     assert _statuses([m], "phases")["U2-att"] == "reproduced"  # K = 50..200 at ci
+
+
+def _dom_tails(small, large):
+    """A hand-made result of ``dominant_tails``: the shares (C = 1, 2.5, 3, 4) at N = 100 and at N = 20 K^3 (K = 5)."""
+    return {N: {"tau_eps": 600.0, "floor": 0.0, "tail": {1.0: 1.0, 2.5: s, 3.0: s / 2, 4.0: s / 10, "absent": 0.0}}
+            for N, s in ((100, small), (2500, large))}
+
+
+def test_dominant_concentration_decides_under_c3_and_records_lemma_c5():
+    cfg = SimpleNamespace(K=5, p1=0.5, fresh_prompts=10_000, M=1000, eps=1e-3)
+    m = checks.dominant_concentration(_dom_tails(0.2, 0.0), cfg)
+    assert m.hypotheses == {"p_1 = Theta(1), p_k = Theta(1/K)": True, "N >= 20 K^3 (Lemma C.5)": True}
+    assert m.under["C = 3"]["dominant: share at the largest N"].hi < 1e-3  # 0 of 10000: a Wilson interval
+    assert _statuses([m], "beyond")["B5-dom"] == "reproduced with caveat"  # the constant C is ours
+    assert _statuses([checks.dominant_concentration(_dom_tails(0.2, 0.1), cfg)], "beyond")["B5-dom"] == "not reproduced"
+    short = checks.dominant_concentration({N: v for N, v in _dom_tails(0.2, 0.0).items() if N == 100} | {
+        1000: _dom_tails(0.2, 0.0)[2500]}, cfg)  # largest N = 1000 < 20 K^3 = 2500
+    assert short.hypotheses["N >= 20 K^3 (Lemma C.5)"] is False
+
+
+def test_dominant_tails_runs_the_dominant_column_up_to_20_k_cubed():
+    cfg = SimpleNamespace(K=5, p1=0.5, N_values=(50, 500), M=200, eps=1e-2, fresh_prompts=2000, seed=0)
+    dt = checks.dominant_tails(cfg)
+    assert list(dt) == [50, 500, 2500]
+    assert all(np.isfinite(d["tau_eps"]) and set(d["tail"]) >= {1.0, 2.5, 3.0, 4.0} for d in dt.values())
+    assert dt[2500]["tail"][3.0] <= dt[50]["tail"][3.0]

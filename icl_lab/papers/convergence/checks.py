@@ -21,7 +21,7 @@ from ... import criteria, metrics
 from ... import params as chk
 from ...claims import Measurement
 from ...metrics import loglog_slope
-from . import CountLaw, gradient, initial_gradient_mean_field, loss_floor, value_at
+from . import CountLaw, SymmetricColumn, gradient, initial_gradient_mean_field, loss_floor, phase_times, value_at
 from . import theory as th
 from .asymptotics import run_under
 from .experiments import select
@@ -565,6 +565,51 @@ def finite_n(fn, cfg) -> list[Measurement]:
                      f"{fn.balanced_tail[tested_N[-1]][1.0]:.3f} (balanced); "
                      f"K = {cfg.K}, 20 K^3 = {20 * cfg.K ** 3:.2e} > largest N",
             how=f"{n_fresh} fresh count vectors per N at the time L_k - L_k^low <= eps = {cfg.eps:g}")]
+
+
+def dominant_tails(cfg) -> dict:
+    """The dominant feature's column (query ``v_1``) at the finite context lengths of the finite-N run ``cfg``
+    (a :class:`~icl_lab.papers.convergence.experiments_flow.FiniteNConfig`) and at ``N = 20 K^3``, where Lemma C.5's
+    event holds: per ``N``, the gradient flow on ``cfg.M`` Monte-Carlo count vectors until
+    ``L_1 - L_1^low <= eps`` (``tau_eps``, the floor) and the shares of ``cfg.fresh_prompts`` fresh prompts with
+    ``(1 - Attn_1)^2 > C eps`` there (``tail``, for each C of ``theory.TAIL_C``). Seconds at every scale: the
+    dominant feature converges in a time independent of ``K``, and the cost does not grow with ``N``."""
+    out = {}
+    for i, N in enumerate(sorted({*cfg.N_values, 20 * cfg.K**3})):
+        col = SymmetricColumn.dominant(cfg.K, cfg.p1, N=N, M=cfg.M, generator=icl_lab.make_generator(cfg.seed + 400 + i))
+        tr = col.flow(1e11, rtol=1e-5, max_step_frac=0.05, stop_gap=cfg.eps * 0.999)
+        out[N] = {"tau_eps": phase_times(tr, cfg.eps, "dominant")["tau_eps"], "floor": col.floor,
+                  "tail": th.tail_fractions(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 500 + i))}
+    return out
+
+
+def dominant_concentration(dt: dict, cfg) -> Measurement:
+    """B5-dom (Thm 3.2(3) for ``k = 1``): the shares of fresh prompts with ``(1 - Attn_1)^2 > C eps`` at the time
+    the dominant feature's error reaches ``eps`` (:func:`dominant_tails`), at the smallest and the largest ``N``,
+    for C = 3 (deciding), 2.5 and 4 (the open choice B5 declares)."""
+    Ns = sorted(dt)
+    n = cfg.fresh_prompts
+
+    def share(N, C):
+        return criteria.rate_of(round(dt[N]["tail"][C] * n), n) if N == Ns[-1] else dt[N]["tail"][C]
+
+    p_dom = SymmetricColumn.imbalanced_p(cfg.K, cfg.p1)
+    return Measurement(
+        "B5-dom", {"share_C1": dt[Ns[-1]]["tail"][1.0]},
+        under={"C = 3": {"dominant: share at the largest N": share(Ns[-1], 3.0), "dominant: share at the smallest N": share(Ns[0], 3.0)},
+               "C = 2.5": {"dominant: share at the largest N": share(Ns[-1], 2.5), "dominant: share at the smallest N": share(Ns[0], 2.5)},
+               "C = 4": {"dominant: share at the largest N": share(Ns[-1], 4.0), "dominant: share at the smallest N": share(Ns[0], 4.0)}},
+        hypotheses={"p_1 = Theta(1), p_k = Theta(1/K)": bool(p_dom[0] >= 0.1 and 0.1 <= cfg.K * p_dom[1] <= 10),
+                    "N >= 20 K^3 (Lemma C.5)": Ns[-1] >= 20 * cfg.K**3},
+        measured="fraction of fresh prompts with (1-Attn_1)^2 > 3 eps at tau_eps: "
+                 + ", ".join(f"{dt[N]['tail'][3.0]:.4g}" for N in Ns) + f" for N = {Ns}; Wilson 95% interval at the largest N: "
+                 + f"[{share(Ns[-1], 3.0).lo:.1e}, {share(Ns[-1], 3.0).hi:.1e}]; with C = 2.5: "
+                 + ", ".join(f"{dt[N]['tail'][2.5]:.4g}" for N in Ns) + "; with C = 4: "
+                 + ", ".join(f"{dt[N]['tail'][4.0]:.4g}" for N in Ns)
+                 + f"; with C = 1 at the largest N: {dt[Ns[-1]]['tail'][1.0]:.3f}; tau_eps = "
+                 + ", ".join(f"{dt[N]['tau_eps']:.4g}" for N in Ns),
+        how=f"the dominant column (query v_1), K = {cfg.K}, p1 = {cfg.p1}: gradient flow on {cfg.M} Monte-Carlo count vectors per N "
+            f"until L_1 - L_1^low <= eps = {cfg.eps:g}, then {n} fresh count vectors per N")
 
 
 def eta_deviation(eres, cfg) -> dict:
