@@ -2,15 +2,19 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,mystnb
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
 
+# %%
 
 # %% [markdown]
 # # In-context convergence IV — the paper's experiment: a trained transformer
@@ -21,7 +25,7 @@
 # (the paper leaves the architecture open), train it over several seeds and compare the order in which the
 # features are learned, and the attention maps along training, with the paper's narrative. [Part V](convergence_analysed.ipynb)
 # draws the same figures for the analysed model.
-
+#
 # the tests, `paper` for the built book); the text says where they differ.
 
 # %% tags=["remove-cell"]
@@ -90,7 +94,7 @@ glue("rp-seeds", rp_cfg.seeds)
 glue("rp-test", rp_cfg.test_prompts)
 glue("rp-epochs", rp_cfg.epochs)
 
-# %% mystnb={"figure": {"caption": "The one-block transformer of App. A trained with Adam (learning rate 0.002, full batch, $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ (with the factor 1/2) on held-out prompts (solid) and on the training prompts (dotted), mean ± std over seeds, for (a) $p = (0.8, 0.1, 0.1)$ and (b) $p = 1/3$. Reproduces Figure 2 of Huang, Cheng and Liang, with {glue:text}`rp-seeds` seeds and {glue:text}`rp-test` held-out prompts.", "name": "fig-cv-replica-fig2"}, "image": {"alt": "Two panels of falling error curves: in (a) the dominant feature's error falls first and the two rare features follow; in (b) the three curves fall together."}}
+# %% mystnb={"figure": {"caption": "The one-block transformer of App. A trained with Adam (learning rate 0.002, full batch, $K = 3$, $N = 60$): per-feature error $\\mathcal L_k$ (with the factor 1/2) on held-out prompts (solid) and on the training prompts (dotted), mean \u00b1 std over seeds, for (a) $p = (0.8, 0.1, 0.1)$ and (b) $p = 1/3$. Reproduces Figure 2 of Huang, Cheng and Liang, with {glue:text}`rp-seeds` seeds and {glue:text}`rp-test` held-out prompts.", "name": "fig-cv-replica-fig2"}, "image": {"alt": "Two panels of falling error curves: in (a) the dominant feature's error falls first and the two rare features follow; in (b) the three curves fall together."}}
 plotting.finish(cplot.draw_replica_losses(runs, cv.select))
 
 # %% mystnb={"figure": {"caption": "Mean attention map of the one-block transformer over seeds on held-out prompts, imbalanced $p = (0.8, 0.1, 0.1)$, at several epochs: row = query feature, column = attended feature. Reproduces Figure 3(a) of Huang, Cheng and Liang: {glue:text}`rp-seeds` seeds, {glue:text}`rp-test` held-out prompts.", "name": "fig-cv-replica-fig3a"}, "image": {"alt": "A grid of 3 by 3 heat maps at increasing epochs: attention first goes to the dominant feature v_1 in every row, then each row concentrates on its own feature."}}
@@ -113,6 +117,17 @@ for key in ("peak", "epoch", "start", "fall1"):
 
 # %% tags=["remove-input"]
 ledger.judge(checks.replica(rp, rp_cfg));
+
+# %% [markdown]
+# Two more observations of the paper can be read on the same records. In Figure 2a the errors of the rare
+# features "initially fluctuate" before they fall, while $\mathcal L_1$ converges quickly: we measure, per seed,
+# how far $\mathcal L_2$ and $\mathcal L_3$ climb back above the lowest value they had reached before they first
+# fall to $0.05$, against $\mathcal L_1$ over the same epochs. In Figure 3a, after the first stage, "the
+# simultaneous increase in $\mathrm{Attn}_2$ and decreases in $\mathrm{Attn}_1$ and $\mathrm{Attn}_3$" marks the
+# rise of $A_2$: we follow the row of query $v_2$ from the peak of $\mathrm{Attn}_3$ until $\mathrm{Attn}_2$ is close to 1.
+
+# %% tags=["remove-input"]
+ledger.judge([checks.replica_fluctuation(rp), checks.replica_second_stage(rp)]);
 
 # %% tags=["remove-cell"]
 imb = runs.test_loss[:, cv.select(runs, setting="imbalanced")].mean(1).numpy()

@@ -2,15 +2,19 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,mystnb
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
 
+# %%
 
 # %% [markdown]
 # # In-context convergence III — the four phases of a rare feature
@@ -22,7 +26,7 @@
 # (and, with a three-number reduction of the column, up to $K = 10^{100}$), derive a late-time law the paper
 # does not state, and ask where the switch of the leading influence actually happens. The notation is
 # [part I](convergence_setup.ipynb)'s.
-
+#
 # the tests, `paper` for the built book); the text says where they differ.
 
 # %% tags=["remove-cell"]
@@ -112,7 +116,7 @@ glue("po-K", po_cfg.K)
 glue("po-p1", po_cfg.p1)
 glue("po-eps", po_cfg.eps)
 
-# %% mystnb={"figure": {"caption": "The four phases of an under-represented feature $v_k$ ($k\\ge2$) under the mean-field gradient flow, with GD at finite $N$ dashed in the weights panel: top, the attention on the dominant feature, the target and all others (dark = 1); below, the bilinear weights (grey: $-0.49\\log K$ and $\\log K$), their gradients, the attention scores, and the error above the floor for the target and the dominant feature (grey: $\\epsilon$). Shaded: phases I–IV between the paper's thresholds $T_1, \\dots, T_4$. A data-driven version of Figure 1 of Huang, Cheng and Liang (their figure is a sketch).", "name": "fig-cv-portrait"}, "image": {"alt": "A grey strip and four log-time panels with four shaded phases: the attention on the dominant feature falls, the target attention rises towards 1 in phases III and IV, and the error falls to epsilon."}}
+# %% mystnb={"figure": {"caption": "The four phases of an under-represented feature $v_k$ ($k\\ge2$) under the mean-field gradient flow, with GD at finite $N$ dashed in the weights panel: top, the attention on the dominant feature, the target and all others (dark = 1); below, the bilinear weights (grey: $-0.49\\log K$ and $\\log K$), their gradients, the attention scores, and the error above the floor for the target and the dominant feature (grey: $\\epsilon$). Shaded: phases I\u2013IV between the paper's thresholds $T_1, \\dots, T_4$. A data-driven version of Figure 1 of Huang, Cheng and Liang (their figure is a sketch).", "name": "fig-cv-portrait"}, "image": {"alt": "A grey strip and four log-time panels with four shaded phases: the attention on the dominant feature falls, the target attention rises towards 1 in phases III and IV, and the error falls to epsilon."}}
 plotting.finish(cplot.draw_portrait(po.flow, po.times, po_cfg.eps, dominant=po.dominant, finite=po.finite,
                                    title=f"K = {po_cfg.K}, p1 = {po_cfg.p1}"))
 
@@ -181,6 +185,15 @@ ledger.judge(ms);
 # %% tags=["remove-cell"]
 assert ms[0].quantities["ordered at p1 = 0.5 for K >= 20"] and ms[-1].quantities["markers ordered for every p1 and K >= 50"]
 
+# %% [markdown]
+# Where phase I ends, at $T_1$, Section 4.1.1 describes the attention itself: $\mathrm{Attn}_1$ has fallen
+# throughout the phase, to $(\mathrm{Attn}_1)^2 = O(K^{-0.98})$, while every other rare feature kept an
+# attention of order $1/K$, and $|\beta_{k,1}|$ has come down to the order of $\alpha_k$. The sweep's columns
+# record all three along the flow; we read them at $T_1$ for the larger $K$ and every $p_1$ whose phase I ends there.
+
+# %% tags=["remove-input"]
+ledger.judge(checks.phase_one_end(sw, sw_cfg));
+
 # %% tags=["hide-input"]
 fitK = checks.fit_K(sw, sw_cfg)  # the larger K of the sweep
 durs = checks.durations(sw, sw_cfg)  # per phase, its length for each K of fitK
@@ -195,7 +208,7 @@ table(["normalised ratio"] + [f"$K = {K}$" for K in fitK],
 ms = checks.phase_durations(sw, sw_cfg)
 ledger.judge(ms);
 
-# %% mystnb={"figure": {"caption": "Durations of the four phases of an under-represented column against $K$ (mean-field flow), with the fitted log-log slope of each and the exponent of the paper's bound (Thm 3.2, Lemmas 4.1–4.4). Not a figure of the paper.", "name": "fig-cv-durations"}, "image": {"alt": "Four straight lines on log-log axes, the phase durations growing with K at slopes near or below the bounds' exponents."}}
+# %% mystnb={"figure": {"caption": "Durations of the four phases of an under-represented column against $K$ (mean-field flow), with the fitted log-log slope of each and the exponent of the paper's bound (Thm 3.2, Lemmas 4.1\u20134.4). Not a figure of the paper.", "name": "fig-cv-durations"}, "image": {"alt": "Four straight lines on log-log axes, the phase durations growing with K at slopes near or below the bounds' exponents."}}
 plotting.finish(cplot.draw_phase_durations(fitK, durs, slopes, bounds, p1m, sw_cfg.eps))
 
 # %% tags=["remove-cell"]

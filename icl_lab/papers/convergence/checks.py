@@ -21,7 +21,7 @@ from ... import criteria, metrics
 from ... import params as chk
 from ...claims import Measurement
 from ...metrics import loglog_slope
-from . import CountLaw, gradient, initial_gradient_mean_field, loss_floor, value_at
+from . import CountLaw, SymmetricColumn, gradient, initial_gradient_mean_field, loss_floor, phase_times, value_at
 from . import theory as th
 from .asymptotics import run_under
 from .experiments import select
@@ -399,6 +399,47 @@ def phase_durations(sw, cfg) -> list[Measurement]:
     return [u3, u4]
 
 
+def phase_one_end(sw, cfg) -> Measurement:
+    """U2-att: the attention scores of the under-represented columns at the end of phase I, ``T_1`` (the paper's
+    threshold ``B_k1 = -0.49 log K``), over :func:`fit_K`, for every ``p1`` of the sweep whose phase I ends
+    there: ``K^0.98 Attn_1^2`` and ``|beta_k1|/alpha_k`` at ``T_1`` (their spread across ``K``), ``K Attn_n``
+    (one other rare key) over the whole of phase I, and whether ``Attn_1`` falls through it."""
+    fitK = fit_K(sw, cfg)
+    p1s = [p1 for p1 in cfg.p1_values if all(np.isfinite(sw.under[(p1, K)]["times"]["T1"]) for K in fitK)]
+    if not p1s:
+        raise chk.ConfigError(f"phase I must end for every K = {fitK} at some p1 of {cfg.p1_values}")
+    a1sq, ratio, ko, falls = {}, {}, {}, []
+    for p1 in p1s:
+        for K in fitK:
+            tr, T1 = sw.under[(p1, K)]["traj"], sw.under[(p1, K)]["times"]["T1"]
+            a1sq[(p1, K)] = K**0.98 * value_at(tr.tau, tr.series("Attn_1"), T1) ** 2
+            ratio[(p1, K)] = abs(value_at(tr.tau, tr.series("beta1"), T1)) / value_at(tr.tau, tr.series("alpha"), T1)
+            m = tr.tau <= T1
+            ko[(p1, K)] = (float(K * tr.series("Attn_o")[m].min()), float(K * tr.series("Attn_o")[m].max()))
+            falls.append(bool(np.all(np.diff(tr.series("Attn_1")[m]) <= 1e-15)))
+
+    def spread(d, p1):
+        v = [d[(p1, K)] for K in fitK]
+        return max(v) / min(v)
+
+    others = [p1 for p1 in cfg.p1_values if p1 not in p1s]
+    hyp = [thm_hyp([(K, None) for K in fitK], p1, eps=False) for p1 in p1s]
+    return Measurement(
+        "U2-att",
+        {"Attn_1 falls through phase I": all(falls),
+         "K^0.98 Attn_1^2 at T1, max/min across K, per p1": [spread(a1sq, p1) for p1 in p1s],
+         "K Attn_n over phase I, lowest and highest, per p1": [x for p1 in p1s for x in
+                                                               (min(ko[(p1, K)][0] for K in fitK), max(ko[(p1, K)][1] for K in fitK))],
+         "|beta_k1|/alpha_k at T1, max/min across K, per p1": [spread(ratio, p1) for p1 in p1s]},
+        measured="; ".join(f"p1 = {p1}: K^0.98 Attn_1^2 at T1 = " + ", ".join(f"{a1sq[(p1, K)]:.3f}" for K in fitK)
+                           + ", K Attn_n over phase I in [" + f"{min(ko[(p1, K)][0] for K in fitK):.3f}, "
+                           f"{max(ko[(p1, K)][1] for K in fitK):.3f}], |beta_k1|/alpha_k at T1 = "
+                           + ", ".join(f"{ratio[(p1, K)]:.3f}" for K in fitK) for p1 in p1s)
+                 + f" (K = {fitK})" + (f"; p1 = {', '.join(map(str, others))}: phase I does not end at every K of the fit (claim U2-p03)" if others else ""),
+        how=f"mean-field flows of the under-represented column at T1, the last tau with B_k1 >= -0.49 log K, K = {fitK}",
+        hypotheses={h: all(x[h] for x in hyp) for h in hyp[0]})
+
+
 def late_law(sw, cfg) -> Measurement:
     """U5: ``4 p_k tau L_k -> 1`` for an under-represented column, tested at the end of each run, inside
     its phase IV (``tau >= 100 T3``)."""
@@ -524,6 +565,51 @@ def finite_n(fn, cfg) -> list[Measurement]:
                      f"{fn.balanced_tail[tested_N[-1]][1.0]:.3f} (balanced); "
                      f"K = {cfg.K}, 20 K^3 = {20 * cfg.K ** 3:.2e} > largest N",
             how=f"{n_fresh} fresh count vectors per N at the time L_k - L_k^low <= eps = {cfg.eps:g}")]
+
+
+def dominant_tails(cfg) -> dict:
+    """The dominant feature's column (query ``v_1``) at the finite context lengths of the finite-N run ``cfg``
+    (a :class:`~icl_lab.papers.convergence.experiments_flow.FiniteNConfig`) and at ``N = 20 K^3``, where Lemma C.5's
+    event holds: per ``N``, the gradient flow on ``cfg.M`` Monte-Carlo count vectors until
+    ``L_1 - L_1^low <= eps`` (``tau_eps``, the floor) and the shares of ``cfg.fresh_prompts`` fresh prompts with
+    ``(1 - Attn_1)^2 > C eps`` there (``tail``, for each C of ``theory.TAIL_C``). Seconds at every scale: the
+    dominant feature converges in a time independent of ``K``, and the cost does not grow with ``N``."""
+    out = {}
+    for i, N in enumerate(sorted({*cfg.N_values, 20 * cfg.K**3})):
+        col = SymmetricColumn.dominant(cfg.K, cfg.p1, N=N, M=cfg.M, generator=icl_lab.make_generator(cfg.seed + 400 + i))
+        tr = col.flow(1e11, rtol=1e-5, max_step_frac=0.05, stop_gap=cfg.eps * 0.999)
+        out[N] = {"tau_eps": phase_times(tr, cfg.eps, "dominant")["tau_eps"], "floor": col.floor,
+                  "tail": th.tail_fractions(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 500 + i))}
+    return out
+
+
+def dominant_concentration(dt: dict, cfg) -> Measurement:
+    """B5-dom (Thm 3.2(3) for ``k = 1``): the shares of fresh prompts with ``(1 - Attn_1)^2 > C eps`` at the time
+    the dominant feature's error reaches ``eps`` (:func:`dominant_tails`), at the smallest and the largest ``N``,
+    for C = 3 (deciding), 2.5 and 4 (the open choice B5 declares)."""
+    Ns = sorted(dt)
+    n = cfg.fresh_prompts
+
+    def share(N, C):
+        return criteria.rate_of(round(dt[N]["tail"][C] * n), n) if N == Ns[-1] else dt[N]["tail"][C]
+
+    p_dom = SymmetricColumn.imbalanced_p(cfg.K, cfg.p1)
+    return Measurement(
+        "B5-dom", {"share_C1": dt[Ns[-1]]["tail"][1.0]},
+        under={"C = 3": {"dominant: share at the largest N": share(Ns[-1], 3.0), "dominant: share at the smallest N": share(Ns[0], 3.0)},
+               "C = 2.5": {"dominant: share at the largest N": share(Ns[-1], 2.5), "dominant: share at the smallest N": share(Ns[0], 2.5)},
+               "C = 4": {"dominant: share at the largest N": share(Ns[-1], 4.0), "dominant: share at the smallest N": share(Ns[0], 4.0)}},
+        hypotheses={"p_1 = Theta(1), p_k = Theta(1/K)": bool(p_dom[0] >= 0.1 and 0.1 <= cfg.K * p_dom[1] <= 10),
+                    "N >= 20 K^3 (Lemma C.5)": Ns[-1] >= 20 * cfg.K**3},
+        measured="fraction of fresh prompts with (1-Attn_1)^2 > 3 eps at tau_eps: "
+                 + ", ".join(f"{dt[N]['tail'][3.0]:.4g}" for N in Ns) + f" for N = {Ns}; Wilson 95% interval at the largest N: "
+                 + f"[{share(Ns[-1], 3.0).lo:.1e}, {share(Ns[-1], 3.0).hi:.1e}]; with C = 2.5: "
+                 + ", ".join(f"{dt[N]['tail'][2.5]:.4g}" for N in Ns) + "; with C = 4: "
+                 + ", ".join(f"{dt[N]['tail'][4.0]:.4g}" for N in Ns)
+                 + f"; with C = 1 at the largest N: {dt[Ns[-1]]['tail'][1.0]:.3f}; tau_eps = "
+                 + ", ".join(f"{dt[N]['tau_eps']:.4g}" for N in Ns),
+        how=f"the dominant column (query v_1), K = {cfg.K}, p1 = {cfg.p1}: gradient flow on {cfg.M} Monte-Carlo count vectors per N "
+            f"until L_1 - L_1^low <= eps = {cfg.eps:g}, then {n} fresh count vectors per N")
 
 
 def eta_deviation(eres, cfg) -> dict:
@@ -672,6 +758,91 @@ def replica(rp, cfg) -> list[Measurement]:
                      f"{np.round(rise_off_all, 4).tolist()}, median "
                      f"{criteria.median_of(rise_off_all)}; between the figure's snapshots {snap[snap.index(10):]} only (not counted): "
                      f"{np.round(rise_off_s, 5).tolist()}")]
+
+
+def _rise_until(curve, stop: int) -> float:
+    """The largest rise of ``curve`` above its running minimum over its first ``stop + 1`` records."""
+    c = np.asarray(curve[: stop + 1], dtype=float)
+    return float((c - np.minimum.accumulate(c)).max())
+
+
+def replica_fluctuation(rp, thr: float = 0.05) -> Measurement:
+    """F2a-fl: per imbalanced seed, the largest rise of each rare feature's held-out error ``L_2``, ``L_3`` above
+    its running minimum before it first reaches ``thr`` (the whole run where it never does), the smaller of
+    the two, and that rise over the largest rise of ``L_1`` in the same epochs."""
+    runs = rp.runs
+    ep = np.array(runs.epochs)
+    rises, ratios, rows = [], [], []
+    for r in select(runs, setting="imbalanced"):
+        L = runs.test_loss[:, r].numpy()
+        row = []
+        for k in (1, 2):
+            below = np.flatnonzero(L[:, k] <= thr)
+            stop = int(below[0]) if below.size else len(ep) - 1
+            rise_k, rise_1 = _rise_until(L[:, k], stop), _rise_until(L[:, 0], stop)
+            row.append((rise_k, rise_1, int(ep[stop])))
+        rows.append(row)
+        rises.append(min(x[0] for x in row))
+        ratios.append(min(x[0] / max(x[1], 1e-12) for x in row))  # a flat L_1 gives a very large ratio, not a division by 0
+    return Measurement(
+        "F2a-fl", {"smaller rise of L_2, L_3 before their first crossing, per seed": criteria.median_of(rises),
+                   "that rise over the largest rise of L_1 in the same epochs, per seed": criteria.median_of(ratios)},
+        measured="per seed, the largest rise of (L_2, L_3) above its running minimum before it first reaches "
+                 f"{thr}: " + ", ".join(f"({a[0]:.3f}, {b[0]:.3f}) by epochs ({a[2]}, {b[2]})" for a, b in rows)
+                 + "; of L_1 in the same epochs: " + ", ".join(f"({a[1]:.3f}, {b[1]:.3f})" for a, b in rows)
+                 + f"; the smaller of the two rare features' rises: median {criteria.median_of(rises)}; its ratio to "
+                 f"L_1's rise: median {criteria.median_of(ratios)}")
+
+
+#: the levels of Attn_2 that end the second stage of Fig. 3a in claim F3d (an open choice; 0.9 is F3a's 'close to 1')
+STAGE2_END = (0.9, 0.85, 0.95)
+
+
+def _second_stage(rp, level: float) -> dict:
+    """Per imbalanced seed, row ``v_2`` of the held-out map from the peak of ``Attn_3`` (at an epoch <= 100) to
+    the first later epoch at which ``Attn_2 >= level`` (the last epoch where it never does): the rise of
+    ``Attn_2`` (``up2``), the falls of ``Attn_1`` and ``Attn_3`` (``down1``, ``down3``), the largest rise of
+    ``Attn_1`` or ``Attn_3`` inside the stage (``wiggle``) and the stage's first and last epochs (``spans``)."""
+    runs = rp.runs
+    m = runs.test_map[:, select(runs, setting="imbalanced")].numpy()[:, :, 1, :]  # (epochs, seeds, 3): row v_2
+    early = [i for i, e_ in enumerate(runs.epochs) if e_ <= 100]
+    out = {"up2": [], "down1": [], "down3": [], "wiggle": [], "spans": []}
+    for s in range(m.shape[1]):
+        i0 = early[int(np.argmax(m[early, s, 2]))]
+        reach = np.flatnonzero(m[i0:, s, 1] >= level)
+        i1 = i0 + int(reach[0]) if reach.size else m.shape[0] - 1
+        out["up2"].append(float(m[i1, s, 1] - m[i0, s, 1]))
+        out["down1"].append(float(m[i0, s, 0] - m[i1, s, 0]))
+        out["down3"].append(float(m[i0, s, 2] - m[i1, s, 2]))
+        out["wiggle"].append(max(_rise_until(m[i0:, s, j], i1 - i0) for j in (0, 2)))
+        out["spans"].append((runs.epochs[i0], runs.epochs[i1]))
+    return out
+
+
+def replica_second_stage(rp) -> Measurement:
+    """F3d: the second stage of Fig. 3a (:func:`_second_stage`) ended at each level of :data:`STAGE2_END`:
+    the median rise of ``Attn_2`` and falls of ``Attn_1`` and ``Attn_3`` over the seeds."""
+    st = {lvl: _second_stage(rp, lvl) for lvl in STAGE2_END}
+    med = {lvl: {k: criteria.median_of(v[k]) for k in ("up2", "down1", "down3")} for lvl, v in st.items()}
+    a, b, c = STAGE2_END
+    return Measurement(
+        "F3d", {},
+        under={"Attn_2 >= 0.9": {"rise of Attn_2 over the second stage": med[a]["up2"],
+                                 "fall of Attn_1 over the second stage": med[a]["down1"],
+                                 "fall of Attn_3 over the second stage": med[a]["down3"]},
+               "Attn_2 >= 0.85": {"rise of Attn_2 over the second stage": med[b]["up2"],
+                                  "fall of Attn_1 over the second stage": med[b]["down1"],
+                                  "fall of Attn_3 over the second stage": med[b]["down3"]},
+               "Attn_2 >= 0.95": {"rise of Attn_2 over the second stage": med[c]["up2"],
+                                  "fall of Attn_1 over the second stage": med[c]["down1"],
+                                  "fall of Attn_3 over the second stage": med[c]["down3"]}},
+        measured="per seed, query v_2, from the peak of Attn_3 to the first epoch with Attn_2 >= level: "
+                 + "; ".join(f"level {lvl:g}: epochs {v['spans']}: Attn_2 rises by {np.round(v['up2'], 3).tolist()}, Attn_1 "
+                             f"falls by {np.round(v['down1'], 3).tolist()}, Attn_3 by {np.round(v['down3'], 3).tolist()}; "
+                             f"largest rise of Attn_1 or Attn_3 inside the stage {np.round(v['wiggle'], 4).tolist()}"
+                             for lvl, v in st.items())
+                 + f"; medians at level {a:g}: rise of Attn_2 {med[a]['up2']}, fall of Attn_1 {med[a]['down1']}, "
+                 f"fall of Attn_3 {med[a]['down3']}")
 
 
 def theory_model(tm, cfg, rp, rp_cfg) -> list[Measurement]:
