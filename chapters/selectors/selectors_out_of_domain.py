@@ -2,9 +2,12 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,mystnb
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -312,13 +315,16 @@ ledger.judge(checks.output_rows(l6_ratio, both, H1));
 # which we follow. Mutually orthogonal non-negative combinations of an orthogonal basis must have
 # **disjoint supports**, so we use $\mu'_j = (\mu_{2j-1}+\mu_{2j})/\sqrt2$.
 #
-# We test the cyclic-trained seeds (so that unseen pairs exist) on each condition, at $l_{ts} = 16$,
-# $\alpha' = 0.6$.
+# We test models trained on the cyclic task set (so that unseen pairs exist) on each condition, at
+# $l_{ts} = 16$, $\alpha' = 0.6$. Only part of the cyclic-trained seeds reach the full solution (above), so
+# this test trains the cyclic set over its own, larger set of seeds (twelve in the book's reference run, read
+# from the stored results) and keeps those that do.
 
 # %% tags=["remove-output"]
 ocfg = X.OODConfig.for_scale(SCALE)
-ood = X.evaluate_ood(ocfg, sweep, group=G["cyclic"])
-solved = ((sweep.final("acc")[G["cyclic"]] >= cfg.hit_acc) & (sweep.final("mass_present")[G["cyclic"]] >= 0.9)).numpy()
+ood_summary = full(X.run_ood, ocfg, _summary=True)  # the trained seeds' accuracies and masses per test condition
+ood = checks.ood_from_summary(ocfg, ood_summary)
+solved = checks.ood_solved(ood, ood_summary)  # in-domain accuracy >= hit_acc and mass on N_* >= 0.9, per seed
 print(f"{'test condition':64s} {'covered':>8} {'accuracy (median)':>18} {'mass on N_*':>12}")
 for c, a, m in zip(ood.conditions, ood.acc, ood.mass):
     print(f"{c.name:64s} {str(c.covered):>8} {float(a.median()):>18.3f} {float(m.median()):>12.3f}")
@@ -328,7 +334,7 @@ print(f"(seeds with the full in-domain solution: {int(solved.sum())} of {len(sol
 glue("sel-ood-seeds", len(solved))
 glue("sel-ood-prompts", ocfg.ood_prompts)
 
-# %% mystnb={"figure": {"caption": "Out-of-domain accuracy (median over the {glue:text}`sel-ood-seeds` cyclic-trained seeds, {glue:text}`sel-ood-prompts` prompts per condition; bars min–max) on test distributions that Theorem 2 covers and on controls that each break one of its conditions.", "name": "fig-sel-ood"}, "image": {"alt": "Covered conditions and negative-coefficient combinations score near 1; fresh patterns, orthogonal labels and flipped labels score near chance or 0."}}
+# %% mystnb={"figure": {"caption": "Out-of-domain accuracy (median over the {glue:text}`sel-ood-seeds` cyclic-trained seeds, {glue:text}`sel-ood-prompts` prompts per condition; bars min\u2013max) on test distributions that Theorem 2 covers and on controls that each break one of its conditions.", "name": "fig-sel-ood"}, "image": {"alt": "Covered conditions and negative-coefficient combinations score near 1; fresh patterns, orthogonal labels and flipped labels score near chance or 0."}}
 plotting.finish(SF.draw_ood(ood, ocfg))
 
 # %% [markdown]
@@ -379,7 +385,7 @@ assert abs(qperp_acc - 0.5) < 0.1 and flip_acc < 0.2 and fresh_acc < 0.7 and uns
 # $(1-\alpha'/2)^{l_{ts}}$, which at $l_{ts} = 2/\alpha'$ is still $\approx e^{-1}$. Any model that
 # selects by pattern is therefore capped by the **oracle accuracy** $1-\frac12(1-\alpha'/2)^{l_{ts}}$.
 
-# %% mystnb={"figure": {"caption": "Accuracy on shifted (cone) patterns against the test prompt length for two $\\alpha'$ (mean ± std over seeds), against the exact oracle $1-\\frac12(1-\\alpha'/2)^{l}$; dotted: $l_{ts} = 2/\\alpha'$. Checks Thm 2's prompt length; not a figure of the paper.", "name": "fig-sel-lts"}, "image": {"alt": "Trained accuracy follows the oracle curve from below; at 2/alpha' it stays just below the oracle's 0.88 and 0.91."}}
+# %% mystnb={"figure": {"caption": "Accuracy on shifted (cone) patterns against the test prompt length for two $\\alpha'$ (mean \u00b1 std over seeds), against the exact oracle $1-\\frac12(1-\\alpha'/2)^{l}$; dotted: $l_{ts} = 2/\\alpha'$. Checks Thm 2's prompt length; not a figure of the paper.", "name": "fig-sel-lts"}, "image": {"alt": "Trained accuracy follows the oracle curve from below; at 2/alpha' it stays just below the oracle's 0.88 and 0.91."}}
 plotting.finish(SF.draw_test_length(ood, ocfg))
 
 # %% tags=["remove-output"]
@@ -420,7 +426,8 @@ for a_, l_, _, o_ in at_bound:
 # green bars; under the fresh-pattern control it is uniform.
 
 # %% mystnb={"figure": {"caption": "The attention of one test prompt over its demonstrations under a chosen test condition of this page's out-of-domain tests (a cyclic-trained seed with the full solution); green bars: the demonstrations in $\\mathcal N_*$, which share the query's pattern. The title gives the label, the prediction and the attention mass on $\\mathcal N_*$.", "name": "fig-sel-condition-slider"}}
-full_seed = int(np.argmax(solved)) if solved.any() else 0
+solved_sweep = ((sweep.final("acc")[G["cyclic"]] >= cfg.hit_acc) & (sweep.final("mass_present")[G["cyclic"]] >= 0.9)).numpy()
+full_seed = int(np.argmax(solved_sweep)) if solved_sweep.any() else 0
 viz_model = sweep.model.select_runs([G["cyclic"] * sweep.S + full_seed])
 viz = X.condition_examples(ocfg, viz_model, ood.conditions, seed=77)
 names = [c.name for c, _, _ in viz]

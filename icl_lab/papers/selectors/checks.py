@@ -23,6 +23,8 @@ from ... import params as chk
 from ...claims import Measurement, declared
 from ...claims import _quantities as claims_quantities
 from .conditions import both_hold, theorem2_holds
+from .data import task_set
+from .ood import OODResult, ood_conditions
 from .theory import TEST_MU, TEST_NU, THM2_TEST, oracle_accuracy
 
 
@@ -286,6 +288,31 @@ NEG = "negative coefficients (mu_2j-1 - mu_2j)/sqrt2"
 SHARED = "(mu_1 + mu_2)/sqrt2 vs (mu_1 - mu_2)/sqrt2, shared support"
 
 
+def ood_from_summary(ocfg, summary: dict):
+    """The out-of-domain result of ``ocfg`` rebuilt from its experiment's summary (a record's: accuracies and
+    attention masses per test condition and seed, the test-length grid), with the test conditions rebuilt from
+    ``ocfg`` (the same fixed patterns and tasks); it carries no trained model (``train`` is None). Refuses a
+    summary whose conditions or seed count are not those of ``ocfg``."""
+    conds = ood_conditions(ocfg, task_set(ocfg.task_sets[0], ocfg.M1))
+    if [c.name for c in conds] != list(summary["conditions"]):
+        raise chk.ConfigError(f"summary must hold the test conditions of ocfg (got {summary['conditions']})")
+    acc, mass = torch.tensor(summary["acc"], dtype=torch.float64), torch.tensor(summary["mass"], dtype=torch.float64)
+    if acc.shape != (len(conds), ocfg.seeds) or mass.shape != acc.shape:
+        raise chk.ConfigError(f"summary must hold {len(conds)} conditions x {ocfg.seeds} seeds (got {tuple(acc.shape)})")
+    return OODResult(ocfg, None, conds, acc, mass, list(summary["l_grid"]),
+                     torch.tensor(summary["grid_acc"], dtype=torch.float64), None, np.asarray(summary["oracle"]))
+
+
+def ood_solved(ood, summary: dict) -> np.ndarray:
+    """Per seed of an out-of-domain run: the full in-domain solution (the model Theorem 1 returns), read as in the
+    seed sweep: final in-domain accuracy at least ``hit_acc`` (the training run's own test prompts) and attention
+    mass on ``N_*`` at least 0.9 on the in-domain test condition (which tells the partial 'partner' solution apart:
+    its accuracy can pass while its mass stays near one half)."""
+    final = np.asarray(summary["train_final_acc"], dtype=float).reshape(-1)
+    mass = per_seed(ood, torch.ones(len(final), dtype=torch.bool), ood.conditions[0].name, ood.mass).numpy()
+    return (final >= ood.config.hit_acc) & (mass >= 0.9)
+
+
 def seeds_used(ood, solved) -> torch.Tensor:
     """The cyclic-trained seeds Theorem 2 speaks of: those with the full in-domain solution (the model Theorem 1
     returns; ``solved``: per seed), or every seed where none has it."""
@@ -453,6 +480,23 @@ def noise(n_sweep, ncfg, n_acc, eps_m: float, hypotheses: dict) -> Measurement:
         hypotheses=hypotheses)
 
 
+def per_seed_slopes(sweep, inverse: bool = False) -> np.ndarray:
+    """(S,) the log-log slope of each seed's ``T_hit`` against the swept values of ``sweep`` (a
+    :class:`~.training.HitSweep`), or against their inverses: seed ``s`` is the same initialisation at every value.
+    A seed that never reached ``hit_acc`` at some value has no finite slope and counts as the steepest (+inf), as
+    a hit never reached counts later than every reached one."""
+    h = np.asarray(sweep.res.hits(), dtype=float)  # (G, S), NaN where never reached
+    x = 1 / sweep.values if inverse else sweep.values
+    return np.asarray([metrics.loglog_slope(x, h[:, s]) if np.isfinite(h[:, s]).all() else np.inf
+                       for s in range(h.shape[1])])
+
+
+def slope_over_seeds(sweep, inverse: bool = False) -> criteria.Estimate:
+    """The median of the per-seed slopes (:func:`per_seed_slopes`) with its distribution-free order-statistic 95%
+    interval (:func:`~icl_lab.criteria.median_of`: none below the minimum seed count, which then decides nothing)."""
+    return criteria.median_of(per_seed_slopes(sweep, inverse))
+
+
 def rates(l_sweep, lcfg, e_sweep, ecfg, e2, m_sweep, mcfg, h_lambda: dict, h_eta: dict, h_m: dict) -> list[Measurement]:
     """S3, S4 and S5 (eq. 6's ``1/lambda_*``, ``1/eta`` and ``sqrt M``, read as upper bounds): the log-log slopes
     of the median ``T_hit``; at ``lambda_*`` also over the values with ``B >= lambda_*^-4`` only, at ``eta`` the run
@@ -461,11 +505,13 @@ def rates(l_sweep, lcfg, e_sweep, ecfg, e2, m_sweep, mcfg, h_lambda: dict, h_eta
     slope_l_ok = (metrics.loglog_slope(1 / l_sweep.values[lam_ok], l_sweep.median[lam_ok]) if lam_ok.sum() >= 2
                   else float("nan"))
     return [
-        Measurement("S3", {"slope": l_sweep.slope_estimate(inverse=True)},
-                    shown={"slope": None, "slope with B >= lambda_*^-4 only": slope_l_ok, "median T_hit": l_sweep.medians()},
+        Measurement("S3", {"slope": slope_over_seeds(l_sweep, inverse=True)},
+                    shown={"slope": None, "slope of the median T_hit": l_sweep.slope(inverse=True),
+                           "slope with B >= lambda_*^-4 only": slope_l_ok, "median T_hit": l_sweep.medians()},
                     hypotheses=h_lambda,
-                    how=f"log-log slope of the median T_hit against 1/lambda_*, with a bootstrap 95% interval over seeds; "
-                        f"lambda fixed for every token, tau = 0, median over {lcfg.seeds} seeds per value, m = {lcfg.m}, "
+                    how=f"log-log slope of each seed's T_hit against 1/lambda_* (a seed that never reached it: steepest), "
+                        f"median over seeds with its order-statistic 95% interval; "
+                        f"lambda fixed for every token, tau = 0, {lcfg.seeds} seeds per value, m = {lcfg.m}, "
                         f"B = {lcfg.batch}, delta = {lcfg.delta:g}, {lcfg.steps} steps; eq. (6) read as an upper bound"),
         Measurement("S4", {"slope": e_sweep.slope(inverse=True), "eta range": f"[{min(ecfg.etas):g}, {max(ecfg.etas):g}]",
                            "mass on N_* at eta = 2": float(e2.final("mass_present").median()),
