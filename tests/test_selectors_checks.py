@@ -430,3 +430,28 @@ def test_each_page_is_a_notebook_of_the_book_that_checks_its_claims():
         text = py.read_text()
         assert f"chapters/selectors/selectors_{page}.ipynb" in toc, page
         assert f'notebook.chapter("selectors", part="{part}")' in text and f'page_ledger(ledger, "{page}")' in text, page
+
+
+def test_margin_decides_m19_on_the_mean_hinge_loss_per_seed():
+    ok = np.array([0.002, 0.003, 0.0025, 0.004, 0.002, 0.0035, 0.003])
+    (m19,) = Ledger("selectors", part="mechanism").judge([checks.margin(ok, 14, 0.6, H1)], show=False)
+    assert m19.ok and "expected share of prompts with an empty N_*" in m19.measured
+    assert _judge("mechanism", [checks.margin(ok * 20, 14, 0.6, H1)])["M19"] == "not reproduced"  # hinge ~0.06
+    assert _judge("mechanism", [checks.margin(ok[:4], 14, 0.6, H1)])["M19"] == "inconclusive"  # 4 seeds
+
+
+def test_fig1_trends_decide_m20_on_the_recorded_curves():
+    t = np.linspace(0, 1, 20)[None, :] * np.ones((6, 1))
+    curves = {"WQ_mu": 0.5 + 8 * t, "WK_mu": 0.5 + 9 * t, "WQ_nu": 0.5 + 0.3 * t, "WK_nu": 0.5 + 0.1 * t,
+              "lab_in": 2 * t, "feat_in": 0.03 * t}
+    assert np.allclose(checks.kendall_tau(curves["WQ_mu"]), 1.0) and np.allclose(checks.kendall_tau(-t), -1.0)
+    (m20,) = Ledger("selectors", part="mechanism").judge([checks.fig1_trends(curves, H1)], show=False)
+    assert m20.ok and "records per seed = 20" in m20.measured
+    flat_nu = {**curves, "WQ_nu": 0.5 + 4 * t}  # irrelevant norms growing half as much as the relevant ones
+    assert _judge("mechanism", [checks.fig1_trends(flat_nu, H1)])["M20"] == "not reproduced"
+    feat = {**curves, "feat_in": 3 * t}  # the feature contribution growing faster
+    assert _judge("mechanism", [checks.fig1_trends(feat, H1)])["M20"] == "not reproduced"
+    with pytest.raises(ConfigError, match="missing"):
+        checks.fig1_trends({k: v for k, v in curves.items() if k != "lab_in"}, H1)
+    with pytest.raises(ConfigError, match="records"):
+        checks.fig1_trends({k: v[:, :2] for k, v in curves.items()}, H1)

@@ -31,8 +31,8 @@ from .theory import TEST_MU, TEST_NU, THM2_TEST, oracle_accuracy
 #: the chapter's pages and the claims each checks: page -> (the part of ``claims.toml`` its claims are declared in,
 #: their ids). A declared part spans two pages; each page exports the ledger of its own claims.
 PAGES = {
-    "mechanism": ("mechanism", ("M1", "M2", "M3", "M4", "M5", "M6", "M7", "M8", "M9", "M14", "M15")),
-    "out_of_domain": ("mechanism", ("M10", "M11", "M12", "M18", "M13", "M16", "M17",
+    "mechanism": ("mechanism", ("M1", "M2", "M3", "M4", "M5", "M6", "M7", "M20", "M8", "M9", "M14", "M15")),
+    "out_of_domain": ("mechanism", ("M10", "M11", "M12", "M18", "M19", "M13", "M16", "M17",
                                     "O1", "O2", "O3", "O4", "O5", "O6", "O7")),
     "sample_complexity": ("sample_complexity", ("S1", "S2", "S3", "S4", "S5", "S10", "S13", "S14")),
     "prompt_length": ("sample_complexity", ("S11", "S6", "S7", "S8", "S8b", "S9")),
@@ -247,6 +247,52 @@ def reference_run(ref_solved, ref_acc, oracle: float, hypotheses: dict) -> Measu
                        shown={"rate of seeds with the full solution": None, "the seed count can decide a rate of 0.9": None,
                               "seeds": None, "best Wilson lower bound": None, "lowest final accuracy": float(ref_acc.min()),
                               "oracle": oracle},
+                       hypotheses=hypotheses)
+
+
+def margin(ref_hinge, l: int, alpha: float, hypotheses: dict) -> Measurement:
+    """M19 (Thm 1's proof, eqs. (52)-(58)): the mean hinge loss per seed of the stored reference run at the end
+    of training (``ref_hinge``), with the share of prompts of length ``l`` whose ``N_*`` is empty beside it."""
+    return Measurement("M19", {"mean hinge loss at the end of training": criteria.median_of(ref_hinge),
+                               "expected share of prompts with an empty N_*": (1 - alpha / 2) ** l},
+                       shown={"mean hinge loss at the end of training": None,
+                              "largest over the seeds": float(np.max(ref_hinge)),
+                              "expected share of prompts with an empty N_*": None},
+                       hypotheses=hypotheses)
+
+
+def kendall_tau(curves: np.ndarray) -> np.ndarray:
+    """Kendall's tau-a of each row of ``curves`` (seeds, records) against the record index, over every pair of
+    records."""
+    c = np.asarray(curves, dtype=float)
+    i_, j_ = np.triu_indices(c.shape[1], 1)
+    return np.sign(c[:, j_] - c[:, i_]).mean(1)
+
+
+def fig1_trends(curves: dict, hypotheses: dict) -> Measurement:
+    """M20 (Fig. 1 over training): from the recorded curves ``curves[name]`` (seeds, records) of ``WQ_mu``,
+    ``WK_mu``, ``WQ_nu``, ``WK_nu``, ``lab_in``, ``feat_in``, per seed: Kendall's tau of the relevant norms
+    (the smaller of W_Q, W_K) against the iteration, the irrelevant norms' growth over the relevant norms'
+    (the larger of W_Q, W_K over the smaller), and the label minus the feature growth of the MLP input."""
+    need = ("WQ_mu", "WK_mu", "WQ_nu", "WK_nu", "lab_in", "feat_in")
+    missing = [k for k in need if k not in curves]
+    if missing:
+        raise chk.ConfigError(f"curves must hold {list(need)} (missing {missing})")
+    c = {k: np.asarray(curves[k], dtype=float) for k in need}
+    if len({v.shape for v in c.values()}) != 1 or c["WQ_mu"].ndim != 2 or c["WQ_mu"].shape[1] < 3:
+        raise chk.ConfigError(f"curves must be (seeds, records) arrays of one shape with >= 3 records "
+                              f"(got {[v.shape for v in c.values()]})")
+    mu = np.minimum(c["WQ_mu"], c["WK_mu"])
+    grow = {k: v[:, -1] - v[:, 0] for k, v in c.items()}
+    ratio = np.maximum(grow["WQ_nu"], grow["WK_nu"]) / np.minimum(grow["WQ_mu"], grow["WK_mu"])
+    ratio[np.minimum(grow["WQ_mu"], grow["WK_mu"]) <= 0] = np.inf  # relevant norms that did not grow: no contrast
+    return Measurement("M20", {"Kendall's tau of the relevant-pattern norms against the iteration": criteria.median_of(kendall_tau(mu)),
+                               "irrelevant-norm growth / relevant-norm growth": criteria.median_of(ratio),
+                               "label growth - feature growth of the MLP input": criteria.median_of(grow["lab_in"] - grow["feat_in"])},
+                       shown={"Kendall's tau of the relevant-pattern norms against the iteration": None,
+                              "irrelevant-norm growth / relevant-norm growth": None,
+                              "label growth - feature growth of the MLP input": None,
+                              "records per seed": c["WQ_mu"].shape[1]},
                        hypotheses=hypotheses)
 
 
