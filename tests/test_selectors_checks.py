@@ -258,6 +258,48 @@ def test_ood_and_test_length_use_the_solved_seeds_and_theorem2s_conditions():
         checks.test_length(ood, NS(**{**vars(ocfg), "alpha_primes": (0.3, 0.6)}), solved, H1)
 
 
+def test_ood_from_summary_rebuilds_the_conditions_and_picks_the_solved_seeds():
+    from icl_lab.papers.selectors import experiments as X
+    from icl_lab.papers.selectors.data import task_set
+    ocfg = X.OODConfig.for_scale("ci", seeds=3, l_ts_grid=(2, 4))
+    names = [c.name for c in X.ood_conditions(ocfg, task_set("cyclic", ocfg.M1))]
+    C = len(names)
+    acc = [[0.99, 0.97, 0.5]] + [[0.9, 0.9, 0.9]] * (C - 1)
+    mass = [[0.98, 0.45, 0.99]] + [[0.9, 0.9, 0.9]] * (C - 1)  # seed 1: the partner solution (accuracy, no mass)
+    summary = dict(conditions=names, acc=acc, mass=mass, l_grid=[2, 4], grid_acc=[[[0.8] * 3] * 2] * 2,
+                   oracle=[[0.8, 0.9]] * 2, train_final_acc=[[0.99, 0.96, 0.99]])
+    ood = checks.ood_from_summary(ocfg, summary)
+    assert ood.acc.shape == (C, 3) and ood.grid_acc.shape == (2, 2, 3) and ood.conditions[0].mu.shape[0] == ocfg.M1
+    # seed 0 solves; seed 1 has the accuracy without the mass on N_*; seed 2 is stalled in training
+    assert checks.ood_solved(ood, {**summary, "train_final_acc": [[0.99, 0.96, 0.5]]}).tolist() == [True, False, False]
+    with pytest.raises(ConfigError, match="test conditions"):
+        checks.ood_from_summary(ocfg, {**summary, "conditions": names[:-1]})
+    with pytest.raises(ConfigError, match="seeds"):
+        checks.ood_from_summary(ocfg, {**summary, "acc": [a[:2] for a in acc]})
+
+
+def test_s3_slope_is_the_median_of_per_seed_slopes_with_an_order_statistic_interval():
+    lam = [0.4, 0.5, 0.9]
+    # T_hit = c_s / lambda^k_s: seed s has slope k_s exactly (against 1/lambda)
+    ks = [1.0, 1.1, 0.9, 1.2, 1.0, 0.95]
+    hits = [[1000 * (1 / v) ** k for k in ks] for v in lam]
+    sw = _sweep(lam, hits)
+    assert np.allclose(checks.per_seed_slopes(sw, inverse=True), ks)
+    est = checks.slope_over_seeds(sw, inverse=True)
+    assert est.n == 6 and np.allclose([est.lo, est.value, est.hi], [min(ks), 1.0, max(ks)])  # 6 seeds: the range
+    never = [row[:] for row in hits]
+    never[0][2] = np.nan  # seed 2 never got there at the smallest lambda: steepest
+    assert checks.per_seed_slopes(_sweep(lam, never), inverse=True)[2] == np.inf
+    lcfg = NS(batch=128, lambdas=tuple(lam), seeds=6, m=3700, delta=0.09, steps=6000)
+    ecfg, mcfg = NS(etas=(0.5, 1.0), hit_acc=0.95, seeds=3), NS(M2s=(56, 120), seeds=3, eval_every=25)
+    e2 = NS(final=lambda name: torch.tensor([0.99, 0.98, 0.97]))
+    assert _judge("sample_complexity", checks.rates(sw, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))["S3"] == "reproduced"
+    steep = _sweep(lam, [[1000 * (1 / v) ** (k + 1) for k in ks] for v in lam])  # slope 2: above 1.4, fails
+    assert _judge("sample_complexity", checks.rates(steep, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))["S3"] == "not reproduced"
+    three = _sweep(lam, [row[:3] for row in hits])  # three seeds cannot decide
+    assert _judge("sample_complexity", checks.rates(three, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))["S3"] == "inconclusive"
+
+
 def _sweep(values, hits):
     """A hand-made hit sweep: ``hits`` (values, seeds) first steps at the hit accuracy (nan: never)."""
     hits = np.asarray(hits, dtype=float)
@@ -388,3 +430,28 @@ def test_each_page_is_a_notebook_of_the_book_that_checks_its_claims():
         text = py.read_text()
         assert f"chapters/selectors/selectors_{page}.ipynb" in toc, page
         assert f'notebook.chapter("selectors", part="{part}")' in text and f'page_ledger(ledger, "{page}")' in text, page
+
+
+def test_margin_decides_m19_on_the_mean_hinge_loss_per_seed():
+    ok = np.array([0.002, 0.003, 0.0025, 0.004, 0.002, 0.0035, 0.003])
+    (m19,) = Ledger("selectors", part="mechanism").judge([checks.margin(ok, 14, 0.6, H1)], show=False)
+    assert m19.ok and "expected share of prompts with an empty N_*" in m19.measured
+    assert _judge("mechanism", [checks.margin(ok * 20, 14, 0.6, H1)])["M19"] == "not reproduced"  # hinge ~0.06
+    assert _judge("mechanism", [checks.margin(ok[:4], 14, 0.6, H1)])["M19"] == "inconclusive"  # 4 seeds
+
+
+def test_fig1_trends_decide_m20_on_the_recorded_curves():
+    t = np.linspace(0, 1, 20)[None, :] * np.ones((6, 1))
+    curves = {"WQ_mu": 0.5 + 8 * t, "WK_mu": 0.5 + 9 * t, "WQ_nu": 0.5 + 0.3 * t, "WK_nu": 0.5 + 0.1 * t,
+              "lab_in": 2 * t, "feat_in": 0.03 * t}
+    assert np.allclose(checks.kendall_tau(curves["WQ_mu"]), 1.0) and np.allclose(checks.kendall_tau(-t), -1.0)
+    (m20,) = Ledger("selectors", part="mechanism").judge([checks.fig1_trends(curves, H1)], show=False)
+    assert m20.ok and "records per seed = 20" in m20.measured
+    flat_nu = {**curves, "WQ_nu": 0.5 + 4 * t}  # irrelevant norms growing half as much as the relevant ones
+    assert _judge("mechanism", [checks.fig1_trends(flat_nu, H1)])["M20"] == "not reproduced"
+    feat = {**curves, "feat_in": 3 * t}  # the feature contribution growing faster
+    assert _judge("mechanism", [checks.fig1_trends(feat, H1)])["M20"] == "not reproduced"
+    with pytest.raises(ConfigError, match="missing"):
+        checks.fig1_trends({k: v for k, v in curves.items() if k != "lab_in"}, H1)
+    with pytest.raises(ConfigError, match="records"):
+        checks.fig1_trends({k: v[:, :2] for k, v in curves.items()}, H1)

@@ -2,9 +2,12 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,mystnb
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -360,7 +363,7 @@ H1 = sconds.holds(THM1)  # recorded with every claim that shares them
 glue("sel-f1-seeds", cfg.seeds)
 glue("sel-f1-steps", cfg.steps)
 
-# %% mystnb={"figure": {"caption": "Fig. 1 of the paper, reproduced: (a) the norms of $W_Q$ and $W_K$ along the relevant patterns $\\mu$ grow while those along the irrelevant $\\nu$ stay, on average over the patterns, within a small factor of $\\delta\\beta$; (b) the label part of the MLP input outgrows the feature part. Mean ± std over the {glue:text}`sel-f1-seeds` all-pairs seeds (the ledger uses medians with intervals), {glue:text}`sel-f1-steps` SGD steps.", "name": "fig-sel-fig1"}, "image": {"alt": "Relevant-pattern norms rise and irrelevant ones stay flat; the label contribution rises far above the feature contribution."}}
+# %% mystnb={"figure": {"caption": "Fig. 1 of the paper, reproduced: (a) the norms of $W_Q$ and $W_K$ along the relevant patterns $\\mu$ grow while those along the irrelevant $\\nu$ stay, on average over the patterns, within a small factor of $\\delta\\beta$; (b) the label part of the MLP input outgrows the feature part. Mean \u00b1 std over the {glue:text}`sel-f1-seeds` all-pairs seeds (the ledger uses medians with intervals), {glue:text}`sel-f1-steps` SGD steps.", "name": "fig-sel-fig1"}, "image": {"alt": "Relevant-pattern norms rise and irrelevant ones stay flat; the label contribution rises far above the feature contribution."}}
 plotting.finish(SF.draw_figure1(sweep, cfg, "all_pairs"))
 
 # %% [markdown]
@@ -435,6 +438,21 @@ ledger.judge(checks.proposition2(fin, dom_lit, h_other10, cfg, H1))
 assert ratio_in > 5 and frac_dom > 0.5
 
 # %% [markdown]
+# Figure 1 draws these quantities along training, not only at its end: the relevant-pattern norms grow
+# while the irrelevant ones stay flat, and the label contribution to the MLP input grows faster than the
+# feature contribution. The curves recorded during training, per all-pairs seed:
+
+# %% tags=["remove-output"]
+along = {k: sweep.group_curves(k, "all_pairs").numpy() for k in ("WQ_mu", "WK_mu", "WQ_nu", "WK_nu", "lab_in", "feat_in")}
+growth = {k: v[:, -1] - v[:, 0] for k, v in along.items()}  # (seeds,) growth over training
+print("growth over training per seed: relevant norms", np.minimum(growth["WQ_mu"], growth["WK_mu"]).round(2).tolist(),
+      " irrelevant norms", np.maximum(growth["WQ_nu"], growth["WK_nu"]).round(2).tolist())
+print("label / feature contribution growth per seed:", [f"{a:.2f} / {b:.3f}" for a, b in zip(growth["lab_in"], growth["feat_in"])])
+
+# %% tags=["remove-input"]
+ledger.judge(checks.fig1_trends(along, H1));
+
+# %% [markdown]
 # ### Attention concentrates on $\mathcal N_*$ (Proposition 1, eq. 9)
 #
 # Below, the attention mass on $\mathcal N_*$ (prompts with $\mathcal N_*\ne\varnothing$), and
@@ -443,7 +461,7 @@ assert ratio_in > 5 and frac_dom > 0.5
 # those prompts are left out of $\gamma_t$ and cap the accuracy at the oracle value
 # $1 - \frac12(1-\alpha/2)^l$ ({ref}`the oracle exercise <ex-sel-oracle>`).
 
-# %% mystnb={"figure": {"caption": "Left: attention mass on the same-pattern demonstrations and test accuracy during training (mean ± std over seeds), with the oracle ceiling. Right: $\\gamma_t = 1 -$ mass on a log scale (values below $10^{-7}$, the float32 floor, are clipped), against $1/T$ and $1/M$. Checks Prop. 1 eq. (9); not a figure of the paper.", "name": "fig-sel-attention"}, "image": {"alt": "Attention mass rises from about 0.3 to 1 within a few hundred steps; gamma falls steeply, far below 1/M."}}
+# %% mystnb={"figure": {"caption": "Left: attention mass on the same-pattern demonstrations and test accuracy during training (mean \u00b1 std over seeds), with the oracle ceiling. Right: $\\gamma_t = 1 -$ mass on a log scale (values below $10^{-7}$, the float32 floor, are clipped), against $1/T$ and $1/M$. Checks Prop. 1 eq. (9); not a figure of the paper.", "name": "fig-sel-attention"}, "image": {"alt": "Attention mass rises from about 0.3 to 1 within a few hundred steps; gamma falls steeply, far below 1/M."}}
 plotting.finish(SF.draw_attention_mass(sweep, cfg))
 
 # %% tags=["remove-output"]

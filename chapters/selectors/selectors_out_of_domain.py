@@ -2,9 +2,12 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,mystnb
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -202,6 +205,29 @@ else:
 # ```
 
 # %% [markdown]
+# The proof asks for more than the sign of $F$: at the end of training the margin holds, $F > 1$ for
+# $y = +1$ and $F < -1$ for $y = -1$ (eqs. 52–56), so the hinge loss is zero on every prompt (57–58). The
+# reference run logged the mean hinge loss on held-out prompts at the end of training:
+
+# %% tags=["remove-output"]
+if ref is not None:
+    ref_hinge = np.asarray(ref["final_hinge"][0])  # per seed, mean of max(0, 1 - yF) over held-out prompts
+    print(f"mean hinge loss at the end of training per seed: median {np.median(ref_hinge):.4f}, largest {ref_hinge.max():.4f}; "
+          f"expected share of prompts with an empty N_*: {(1 - T1.alpha / 2) ** T1.l:.4f}")
+
+# %% tags=["remove-input"]
+if ref is not None:
+    ledger.judge(checks.margin(ref_hinge, T1.l, T1.alpha, sconds.holds(T1.theorem1())))
+else:
+    ledger["M19"].cannot_decide(how="results/reference", why="no reference record for the current paper-scale config; "
+                                "run: icl-lab run selectors.theorem1 --scale paper --results results/reference")
+    ledger.cards("M19")
+
+# %% [markdown]
+# The loss is not exactly zero: a prompt without any demonstration of the query's pattern gives the model
+# nothing to read and can cost a hinge loss of order one, and the proof assumes such prompts away.
+
+# %% [markdown]
 # ### Lucky neurons (Lemma 7)
 #
 # The paper never defines the "lucky neurons" $\mathcal W_l(t), \mathcal U_l(t)$ it uses in Lemmas 3–7.
@@ -312,13 +338,16 @@ ledger.judge(checks.output_rows(l6_ratio, both, H1));
 # which we follow. Mutually orthogonal non-negative combinations of an orthogonal basis must have
 # **disjoint supports**, so we use $\mu'_j = (\mu_{2j-1}+\mu_{2j})/\sqrt2$.
 #
-# We test the cyclic-trained seeds (so that unseen pairs exist) on each condition, at $l_{ts} = 16$,
-# $\alpha' = 0.6$.
+# We test models trained on the cyclic task set (so that unseen pairs exist) on each condition, at
+# $l_{ts} = 16$, $\alpha' = 0.6$. Only part of the cyclic-trained seeds reach the full solution (above), so
+# this test trains the cyclic set over its own, larger set of seeds (twelve in the book's reference run, read
+# from the stored results) and keeps those that do.
 
 # %% tags=["remove-output"]
 ocfg = X.OODConfig.for_scale(SCALE)
-ood = X.evaluate_ood(ocfg, sweep, group=G["cyclic"])
-solved = ((sweep.final("acc")[G["cyclic"]] >= cfg.hit_acc) & (sweep.final("mass_present")[G["cyclic"]] >= 0.9)).numpy()
+ood_summary = full(X.run_ood, ocfg, _summary=True)  # the trained seeds' accuracies and masses per test condition
+ood = checks.ood_from_summary(ocfg, ood_summary)
+solved = checks.ood_solved(ood, ood_summary)  # in-domain accuracy >= hit_acc and mass on N_* >= 0.9, per seed
 print(f"{'test condition':64s} {'covered':>8} {'accuracy (median)':>18} {'mass on N_*':>12}")
 for c, a, m in zip(ood.conditions, ood.acc, ood.mass):
     print(f"{c.name:64s} {str(c.covered):>8} {float(a.median()):>18.3f} {float(m.median()):>12.3f}")
@@ -328,7 +357,7 @@ print(f"(seeds with the full in-domain solution: {int(solved.sum())} of {len(sol
 glue("sel-ood-seeds", len(solved))
 glue("sel-ood-prompts", ocfg.ood_prompts)
 
-# %% mystnb={"figure": {"caption": "Out-of-domain accuracy (median over the {glue:text}`sel-ood-seeds` cyclic-trained seeds, {glue:text}`sel-ood-prompts` prompts per condition; bars min–max) on test distributions that Theorem 2 covers and on controls that each break one of its conditions.", "name": "fig-sel-ood"}, "image": {"alt": "Covered conditions and negative-coefficient combinations score near 1; fresh patterns, orthogonal labels and flipped labels score near chance or 0."}}
+# %% mystnb={"figure": {"caption": "Out-of-domain accuracy (median over the {glue:text}`sel-ood-seeds` cyclic-trained seeds, {glue:text}`sel-ood-prompts` prompts per condition; bars min\u2013max) on test distributions that Theorem 2 covers and on controls that each break one of its conditions.", "name": "fig-sel-ood"}, "image": {"alt": "Covered conditions and negative-coefficient combinations score near 1; fresh patterns, orthogonal labels and flipped labels score near chance or 0."}}
 plotting.finish(SF.draw_ood(ood, ocfg))
 
 # %% [markdown]
@@ -379,7 +408,7 @@ assert abs(qperp_acc - 0.5) < 0.1 and flip_acc < 0.2 and fresh_acc < 0.7 and uns
 # $(1-\alpha'/2)^{l_{ts}}$, which at $l_{ts} = 2/\alpha'$ is still $\approx e^{-1}$. Any model that
 # selects by pattern is therefore capped by the **oracle accuracy** $1-\frac12(1-\alpha'/2)^{l_{ts}}$.
 
-# %% mystnb={"figure": {"caption": "Accuracy on shifted (cone) patterns against the test prompt length for two $\\alpha'$ (mean ± std over seeds), against the exact oracle $1-\\frac12(1-\\alpha'/2)^{l}$; dotted: $l_{ts} = 2/\\alpha'$. Checks Thm 2's prompt length; not a figure of the paper.", "name": "fig-sel-lts"}, "image": {"alt": "Trained accuracy follows the oracle curve from below; at 2/alpha' it stays just below the oracle's 0.88 and 0.91."}}
+# %% mystnb={"figure": {"caption": "Accuracy on shifted (cone) patterns against the test prompt length for two $\\alpha'$ (mean \u00b1 std over seeds), against the exact oracle $1-\\frac12(1-\\alpha'/2)^{l}$; dotted: $l_{ts} = 2/\\alpha'$. Checks Thm 2's prompt length; not a figure of the paper.", "name": "fig-sel-lts"}, "image": {"alt": "Trained accuracy follows the oracle curve from below; at 2/alpha' it stays just below the oracle's 0.88 and 0.91."}}
 plotting.finish(SF.draw_test_length(ood, ocfg))
 
 # %% tags=["remove-output"]
@@ -420,7 +449,8 @@ for a_, l_, _, o_ in at_bound:
 # green bars; under the fresh-pattern control it is uniform.
 
 # %% mystnb={"figure": {"caption": "The attention of one test prompt over its demonstrations under a chosen test condition of this page's out-of-domain tests (a cyclic-trained seed with the full solution); green bars: the demonstrations in $\\mathcal N_*$, which share the query's pattern. The title gives the label, the prediction and the attention mass on $\\mathcal N_*$.", "name": "fig-sel-condition-slider"}}
-full_seed = int(np.argmax(solved)) if solved.any() else 0
+solved_sweep = ((sweep.final("acc")[G["cyclic"]] >= cfg.hit_acc) & (sweep.final("mass_present")[G["cyclic"]] >= 0.9)).numpy()
+full_seed = int(np.argmax(solved_sweep)) if solved_sweep.any() else 0
 viz_model = sweep.model.select_runs([G["cyclic"] * sweep.S + full_seed])
 viz = X.condition_examples(ocfg, viz_model, ood.conditions, seed=77)
 names = [c.name for c, _, _ in viz]

@@ -23,14 +23,16 @@ from ... import params as chk
 from ...claims import Measurement, declared
 from ...claims import _quantities as claims_quantities
 from .conditions import both_hold, theorem2_holds
+from .data import task_set
+from .ood import OODResult, ood_conditions
 from .theory import TEST_MU, TEST_NU, THM2_TEST, oracle_accuracy
 
 
 #: the chapter's pages and the claims each checks: page -> (the part of ``claims.toml`` its claims are declared in,
 #: their ids). A declared part spans two pages; each page exports the ledger of its own claims.
 PAGES = {
-    "mechanism": ("mechanism", ("M1", "M2", "M3", "M4", "M5", "M6", "M7", "M8", "M9", "M14", "M15")),
-    "out_of_domain": ("mechanism", ("M10", "M11", "M12", "M18", "M13", "M16", "M17",
+    "mechanism": ("mechanism", ("M1", "M2", "M3", "M4", "M5", "M6", "M7", "M20", "M8", "M9", "M14", "M15")),
+    "out_of_domain": ("mechanism", ("M10", "M11", "M12", "M18", "M19", "M13", "M16", "M17",
                                     "O1", "O2", "O3", "O4", "O5", "O6", "O7")),
     "sample_complexity": ("sample_complexity", ("S1", "S2", "S3", "S4", "S5", "S10", "S13", "S14")),
     "prompt_length": ("sample_complexity", ("S11", "S6", "S7", "S8", "S8b", "S9")),
@@ -248,6 +250,52 @@ def reference_run(ref_solved, ref_acc, oracle: float, hypotheses: dict) -> Measu
                        hypotheses=hypotheses)
 
 
+def margin(ref_hinge, l: int, alpha: float, hypotheses: dict) -> Measurement:
+    """M19 (Thm 1's proof, eqs. (52)-(58)): the mean hinge loss per seed of the stored reference run at the end
+    of training (``ref_hinge``), with the share of prompts of length ``l`` whose ``N_*`` is empty beside it."""
+    return Measurement("M19", {"mean hinge loss at the end of training": criteria.median_of(ref_hinge),
+                               "expected share of prompts with an empty N_*": (1 - alpha / 2) ** l},
+                       shown={"mean hinge loss at the end of training": None,
+                              "largest over the seeds": float(np.max(ref_hinge)),
+                              "expected share of prompts with an empty N_*": None},
+                       hypotheses=hypotheses)
+
+
+def kendall_tau(curves: np.ndarray) -> np.ndarray:
+    """Kendall's tau-a of each row of ``curves`` (seeds, records) against the record index, over every pair of
+    records."""
+    c = np.asarray(curves, dtype=float)
+    i_, j_ = np.triu_indices(c.shape[1], 1)
+    return np.sign(c[:, j_] - c[:, i_]).mean(1)
+
+
+def fig1_trends(curves: dict, hypotheses: dict) -> Measurement:
+    """M20 (Fig. 1 over training): from the recorded curves ``curves[name]`` (seeds, records) of ``WQ_mu``,
+    ``WK_mu``, ``WQ_nu``, ``WK_nu``, ``lab_in``, ``feat_in``, per seed: Kendall's tau of the relevant norms
+    (the smaller of W_Q, W_K) against the iteration, the irrelevant norms' growth over the relevant norms'
+    (the larger of W_Q, W_K over the smaller), and the label minus the feature growth of the MLP input."""
+    need = ("WQ_mu", "WK_mu", "WQ_nu", "WK_nu", "lab_in", "feat_in")
+    missing = [k for k in need if k not in curves]
+    if missing:
+        raise chk.ConfigError(f"curves must hold {list(need)} (missing {missing})")
+    c = {k: np.asarray(curves[k], dtype=float) for k in need}
+    if len({v.shape for v in c.values()}) != 1 or c["WQ_mu"].ndim != 2 or c["WQ_mu"].shape[1] < 3:
+        raise chk.ConfigError(f"curves must be (seeds, records) arrays of one shape with >= 3 records "
+                              f"(got {[v.shape for v in c.values()]})")
+    mu = np.minimum(c["WQ_mu"], c["WK_mu"])
+    grow = {k: v[:, -1] - v[:, 0] for k, v in c.items()}
+    ratio = np.maximum(grow["WQ_nu"], grow["WK_nu"]) / np.minimum(grow["WQ_mu"], grow["WK_mu"])
+    ratio[np.minimum(grow["WQ_mu"], grow["WK_mu"]) <= 0] = np.inf  # relevant norms that did not grow: no contrast
+    return Measurement("M20", {"Kendall's tau of the relevant-pattern norms against the iteration": criteria.median_of(kendall_tau(mu)),
+                               "irrelevant-norm growth / relevant-norm growth": criteria.median_of(ratio),
+                               "label growth - feature growth of the MLP input": criteria.median_of(grow["lab_in"] - grow["feat_in"])},
+                       shown={"Kendall's tau of the relevant-pattern norms against the iteration": None,
+                              "irrelevant-norm growth / relevant-norm growth": None,
+                              "label growth - feature growth of the MLP input": None,
+                              "records per seed": c["WQ_mu"].shape[1]},
+                       hypotheses=hypotheses)
+
+
 def lucky_at_init(lw0, lu0, m_needed: float, m: int, eps_m: float) -> Measurement:
     """M13 (Lemma 7, our definition of the lucky neurons): the smaller of ``|W(0)|/m`` and ``|U(0)|/m`` per seed."""
     return Measurement("M13", {"min(|W(0)|, |U(0)|) / m": torch.minimum(lw0, lu0), "m_needed": m_needed, "m": m,
@@ -284,6 +332,31 @@ Q_PERP = "label embedding q' perpendicular to q"
 FLIP = "label embeddings flipped (-q for +1)"
 NEG = "negative coefficients (mu_2j-1 - mu_2j)/sqrt2"
 SHARED = "(mu_1 + mu_2)/sqrt2 vs (mu_1 - mu_2)/sqrt2, shared support"
+
+
+def ood_from_summary(ocfg, summary: dict):
+    """The out-of-domain result of ``ocfg`` rebuilt from its experiment's summary (a record's: accuracies and
+    attention masses per test condition and seed, the test-length grid), with the test conditions rebuilt from
+    ``ocfg`` (the same fixed patterns and tasks); it carries no trained model (``train`` is None). Refuses a
+    summary whose conditions or seed count are not those of ``ocfg``."""
+    conds = ood_conditions(ocfg, task_set(ocfg.task_sets[0], ocfg.M1))
+    if [c.name for c in conds] != list(summary["conditions"]):
+        raise chk.ConfigError(f"summary must hold the test conditions of ocfg (got {summary['conditions']})")
+    acc, mass = torch.tensor(summary["acc"], dtype=torch.float64), torch.tensor(summary["mass"], dtype=torch.float64)
+    if acc.shape != (len(conds), ocfg.seeds) or mass.shape != acc.shape:
+        raise chk.ConfigError(f"summary must hold {len(conds)} conditions x {ocfg.seeds} seeds (got {tuple(acc.shape)})")
+    return OODResult(ocfg, None, conds, acc, mass, list(summary["l_grid"]),
+                     torch.tensor(summary["grid_acc"], dtype=torch.float64), None, np.asarray(summary["oracle"]))
+
+
+def ood_solved(ood, summary: dict) -> np.ndarray:
+    """Per seed of an out-of-domain run: the full in-domain solution (the model Theorem 1 returns), read as in the
+    seed sweep: final in-domain accuracy at least ``hit_acc`` (the training run's own test prompts) and attention
+    mass on ``N_*`` at least 0.9 on the in-domain test condition (which tells the partial 'partner' solution apart:
+    its accuracy can pass while its mass stays near one half)."""
+    final = np.asarray(summary["train_final_acc"], dtype=float).reshape(-1)
+    mass = per_seed(ood, torch.ones(len(final), dtype=torch.bool), ood.conditions[0].name, ood.mass).numpy()
+    return (final >= ood.config.hit_acc) & (mass >= 0.9)
 
 
 def seeds_used(ood, solved) -> torch.Tensor:
@@ -453,6 +526,23 @@ def noise(n_sweep, ncfg, n_acc, eps_m: float, hypotheses: dict) -> Measurement:
         hypotheses=hypotheses)
 
 
+def per_seed_slopes(sweep, inverse: bool = False) -> np.ndarray:
+    """(S,) the log-log slope of each seed's ``T_hit`` against the swept values of ``sweep`` (a
+    :class:`~.training.HitSweep`), or against their inverses: seed ``s`` is the same initialisation at every value.
+    A seed that never reached ``hit_acc`` at some value has no finite slope and counts as the steepest (+inf), as
+    a hit never reached counts later than every reached one."""
+    h = np.asarray(sweep.res.hits(), dtype=float)  # (G, S), NaN where never reached
+    x = 1 / sweep.values if inverse else sweep.values
+    return np.asarray([metrics.loglog_slope(x, h[:, s]) if np.isfinite(h[:, s]).all() else np.inf
+                       for s in range(h.shape[1])])
+
+
+def slope_over_seeds(sweep, inverse: bool = False) -> criteria.Estimate:
+    """The median of the per-seed slopes (:func:`per_seed_slopes`) with its distribution-free order-statistic 95%
+    interval (:func:`~icl_lab.criteria.median_of`: none below the minimum seed count, which then decides nothing)."""
+    return criteria.median_of(per_seed_slopes(sweep, inverse))
+
+
 def rates(l_sweep, lcfg, e_sweep, ecfg, e2, m_sweep, mcfg, h_lambda: dict, h_eta: dict, h_m: dict) -> list[Measurement]:
     """S3, S4 and S5 (eq. 6's ``1/lambda_*``, ``1/eta`` and ``sqrt M``, read as upper bounds): the log-log slopes
     of the median ``T_hit``; at ``lambda_*`` also over the values with ``B >= lambda_*^-4`` only, at ``eta`` the run
@@ -461,11 +551,13 @@ def rates(l_sweep, lcfg, e_sweep, ecfg, e2, m_sweep, mcfg, h_lambda: dict, h_eta
     slope_l_ok = (metrics.loglog_slope(1 / l_sweep.values[lam_ok], l_sweep.median[lam_ok]) if lam_ok.sum() >= 2
                   else float("nan"))
     return [
-        Measurement("S3", {"slope": l_sweep.slope_estimate(inverse=True)},
-                    shown={"slope": None, "slope with B >= lambda_*^-4 only": slope_l_ok, "median T_hit": l_sweep.medians()},
+        Measurement("S3", {"slope": slope_over_seeds(l_sweep, inverse=True)},
+                    shown={"slope": None, "slope of the median T_hit": l_sweep.slope(inverse=True),
+                           "slope with B >= lambda_*^-4 only": slope_l_ok, "median T_hit": l_sweep.medians()},
                     hypotheses=h_lambda,
-                    how=f"log-log slope of the median T_hit against 1/lambda_*, with a bootstrap 95% interval over seeds; "
-                        f"lambda fixed for every token, tau = 0, median over {lcfg.seeds} seeds per value, m = {lcfg.m}, "
+                    how=f"log-log slope of each seed's T_hit against 1/lambda_* (a seed that never reached it: steepest), "
+                        f"median over seeds with its order-statistic 95% interval; "
+                        f"lambda fixed for every token, tau = 0, {lcfg.seeds} seeds per value, m = {lcfg.m}, "
                         f"B = {lcfg.batch}, delta = {lcfg.delta:g}, {lcfg.steps} steps; eq. (6) read as an upper bound"),
         Measurement("S4", {"slope": e_sweep.slope(inverse=True), "eta range": f"[{min(ecfg.etas):g}, {max(ecfg.etas):g}]",
                            "mass on N_* at eta = 2": float(e2.final("mass_present").median()),
