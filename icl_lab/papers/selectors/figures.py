@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+import torch
 
 from ... import plotting
 from .data import task_set
@@ -172,17 +173,20 @@ def draw_collapse(gam, steps, times, rec):
     return fig
 
 
-def draw_ood(ood, ocfg):
+def draw_ood(ood, ocfg, seeds=None):
     """Out-of-domain accuracy (median over seeds, bars min-max) and attention mass on N_* per test
-    condition, coloured by whether Theorem 2 covers it."""
+    condition, coloured by whether Theorem 2 covers it. ``seeds``: a boolean mask of the seeds drawn
+    (those with the full in-domain solution, the model Theorem 2 speaks of); all when None."""
     fig, ax = plotting.figure(1, height=6.0)
     yy = np.arange(len(ood.conditions))[::-1]
-    acc_m = ood.acc.median(1).values.numpy()
-    mass_m = ood.mass.median(1).values.numpy()
+    keep = torch.ones(ood.acc.shape[1], dtype=torch.bool) if seeds is None else torch.as_tensor(np.asarray(seeds, dtype=bool))
+    acc, mass = ood.acc[:, keep], ood.mass[:, keep]
+    acc_m = acc.median(1).values.numpy()
+    mass_m = mass.median(1).values.numpy()
     cols = [plotting.COLORS[2] if c.covered else plotting.COLORS[1] for c in ood.conditions]
     ax.barh(yy + 0.2, acc_m, height=0.4, color=cols, label="accuracy (green: Thm 2 covers it; orange: it does not)")
     ax.barh(yy - 0.2, mass_m, height=0.4, color="gray", alpha=0.6, label=r"attention mass on $\mathcal{N}_*$")
-    ax.errorbar(acc_m, yy + 0.2, xerr=[acc_m - ood.acc.min(1).values.numpy(), ood.acc.max(1).values.numpy() - acc_m],
+    ax.errorbar(acc_m, yy + 0.2, xerr=[acc_m - acc.min(1).values.numpy(), acc.max(1).values.numpy() - acc_m],
                 fmt="none", ecolor="k", lw=0.8)
     ax.set_yticks(yy, [condition_label(c.name) for c in ood.conditions], fontsize=9)
     ax.axvline(0.5, color="k", ls=":", lw=0.8)
