@@ -1036,6 +1036,7 @@ def attention_decay(theory, block, block_adam) -> Measurement:
         "C5c",
         {"a decay time within the run in every seed": all(len(v) == seeds for v in half.values()),
          "some theory run's largest other attention changes direction": n_flip > 0,
+         "theory_runs": n_runs,
          "the same outcome under both optimizers": len({float(np.median(v)) > 1 if v else None for v in half.values()}) == 1,
          "optimizer_outcomes": "median ratio " + ", ".join(f"{o} {float(np.median(v)):.2f}" if v else f"{o} undefined"
                                                             for o, v in half.items())},
