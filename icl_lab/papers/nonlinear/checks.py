@@ -676,6 +676,41 @@ def _order_parts(bt: dict, idx, bcfg, refb_own: dict, refb_cfg) -> dict:
                    "epoch with own attention 0.9 and with 5% of the uniform loss; both orderings required"}
 
 
+def conv_epochs(res, idx) -> torch.Tensor:
+    """(seeds, len(idx)): per seed and run of ``idx``, the first epoch by which the run has reached both of Fig. 1's
+    convergence levels (own attention 0.9 and held-out loss 5% of the uniform loss, the later of the two crossings;
+    inf: not within the run)."""
+    own = res.own  # (n_rec, nL, S)
+    t_own = torch.stack([metrics.first_crossing(own[:, i], 0.9, times=res.epochs, never=math.inf) for i in idx], -1)
+    t_loss = torch.stack([metrics.first_crossing(res.test_loss[:, i] / res.baseline[i], 0.05, below=True, times=res.epochs,
+                                                 never=math.inf) for i in idx], -1)
+    return torch.maximum(t_own, t_loss)
+
+
+def kendall_faster(t: torch.Tensor) -> list[float]:
+    """Per row (a seed's times along increasing L): Kendall's tau-a of -T against L, the mean over the pairs i < j
+    of +1 where the larger L is faster (T_i > T_j), -1 where slower, 0 for a tie (two runs that never converge)."""
+    n = t.shape[-1]
+    if n < 2:
+        raise ValueError(f"t: Kendall's tau needs at least 2 runs per seed, got {n}")
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+
+    def sign(a: float, b: float) -> float:
+        return 0.0 if a == b else 1.0 if a > b else -1.0  # inf == inf: a tie
+
+    return [sum(sign(row[i], row[j]) for i, j in pairs) / len(pairs) for row in t.tolist()]
+
+
+def loss_at_epoch(res, Lv: float = 0.1, epoch: float = 250.0) -> tuple[list[float], list[float], bool]:
+    """Per seed at L = ``Lv``: the training loss at the record nearest ``epoch`` over the uniform-attention loss, and
+    over the loss of predicting 0; and whether the run lasts that long."""
+    i = list(res.config.L_values).index(Lv)
+    e = int(torch.argmin((res.epochs - epoch).abs()))
+    lo = res.train_loss[e, i]
+    zero = res.zero_baseline[i] if res.zero_baseline is not None else torch.full_like(lo, math.nan)
+    return (lo / res.baseline[i]).tolist(), (lo / zero).tolist(), bool(res.epochs[-1] >= epoch)
+
+
 def level_epochs(res, Lv: float = 1.0) -> torch.Tensor:
     """(seeds, 3): first epoch with training loss <= each of :data:`LEVELS_F1d` at L = ``Lv`` (inf: not within the run)."""
     i = list(res.config.L_values).index(Lv)
@@ -711,19 +746,42 @@ def figure1(block, block_adam, bcfg, refb, refb_cfg) -> list[Measurement]:
     tF1d = {o: level_epochs(res) for o, res in (("SGD 0.03", block), ("Adam 1e-3", block_adam))}
     sgd, adam = _phase_shape(tF1d["SGD 0.03"], bcfg, float(bsteps[1])), _phase_shape(tF1d["Adam 1e-3"], bcfg, float(bsteps[1]))
     va, vb = fa["verdict"], fb["verdict"]
+    runs = {"SGD 0.03": block, "Adam 1e-3": block_adam}
+    tau = {o: {"F1a": kendall_faster(conv_epochs(res, iF)), "F1b": kendall_faster(conv_epochs(res, iS))} for o, res in runs.items()}
+    near = {o: loss_at_epoch(res) for o, res in runs.items()}
+
+    def taus(key: str) -> str:
+        return "; Kendall's tau of -T_conv against L per seed: " + "; ".join(
+            f"{o} " + ", ".join(f"{v:.2f}" for v in t[key]) for o, t in tau.items())
+
     return [
         Measurement(
             "F1a", {"epochs": bcfg.epochs, "the same outcome under both optimizers": fa["same"], "optimizer_outcomes": fa["outcomes"]},
-            under={"SGD 0.03": {"ordered the other way": va["SGD 0.03"] == "no", "ordering decided": va["SGD 0.03"] != "undecided"},
-                   "Adam 1e-3": {"ordered the other way": va["Adam 1e-3"] == "no", "ordering decided": va["Adam 1e-3"] != "undecided"}},
+            under={"SGD 0.03": {"ordered the other way": va["SGD 0.03"] == "no", "ordering decided": va["SGD 0.03"] != "undecided",
+                                "Kendall's tau of -T_conv against L, per seed": tau["SGD 0.03"]["F1a"]},
+                   "Adam 1e-3": {"ordered the other way": va["Adam 1e-3"] == "no", "ordering decided": va["Adam 1e-3"] != "undecided",
+                                 "Kendall's tau of -T_conv against L, per seed": tau["Adam 1e-3"]["F1a"]}},
             shown={"epochs": None, "more than one run per L": bcfg.seeds > 1, "reference_order": fa["reference"]},
-            measured=fa["measured"], how=fa["how"]),
+            measured=fa["measured"] + taus("F1a"), how=fa["how"]),
         Measurement(
             "F1b", {"epochs": bcfg.epochs, "more than one run per L": bcfg.seeds > 1, "reference_order": fb["reference"],
                     "the same outcome under both optimizers": fb["same"], "optimizer_outcomes": fb["outcomes"]},
-            under={"SGD 0.03": {"ordered the other way": vb["SGD 0.03"] == "no", "ordering decided": vb["SGD 0.03"] != "undecided"},
-                   "Adam 1e-3": {"ordered the other way": vb["Adam 1e-3"] == "no", "ordering decided": vb["Adam 1e-3"] != "undecided"}},
-            measured=fb["measured"], how=fb["how"]),
+            under={"SGD 0.03": {"ordered the other way": vb["SGD 0.03"] == "no", "ordering decided": vb["SGD 0.03"] != "undecided",
+                                "Kendall's tau of -T_conv against L, per seed": tau["SGD 0.03"]["F1b"]},
+                   "Adam 1e-3": {"ordered the other way": vb["Adam 1e-3"] == "no", "ordering decided": vb["Adam 1e-3"] != "undecided",
+                                 "Kendall's tau of -T_conv against L, per seed": tau["Adam 1e-3"]["F1b"]}},
+            measured=fb["measured"] + taus("F1b"), how=fb["how"]),
+        Measurement(
+            "F1e",
+            {"the run lasts 250 epochs": near["SGD 0.03"][2],
+             "the same outcome under both optimizers": len({float(np.median(v[0])) <= 0.05 for v in near.values()}) == 1,
+             "optimizer_outcomes": "median loss at epoch 250 / uniform-attention loss: " + ", ".join(
+                 f"{o} {float(np.median(v[0])):.3f}" for o, v in near.items())},
+            under={"SGD 0.03": {"L = 0.1 training loss at epoch 250 / uniform-attention loss, per seed": near["SGD 0.03"][0]}, "Adam 1e-3": {"L = 0.1 training loss at epoch 250 / uniform-attention loss, per seed": near["Adam 1e-3"][0]}},
+            measured="training loss at epoch 250 (L = 0.1) over the held-out loss of uniform attention, per seed: " + "; ".join(
+                f"{o} " + ", ".join(f"{x:.3f}" for x in v[0]) for o, v in near.items()) + "; over the loss of predicting 0: " + "; ".join(
+                f"{o} " + ", ".join(f"{x:.3f}" for x in v[1]) for o, v in near.items()),
+            how=f"practical block, training loss (1/2 MSE) at L = 0.1, {bcfg.epochs} epochs, {bcfg.seeds} seed(s) per optimizer"),
         Measurement(
             "F1c", {"SGD loss at epoch 40": float(block.train_loss[e40, i01].mean()),
                     "largest loss of any predictor in [-L/c, L/c]": bound01, "largest_possible": bound01},
@@ -903,9 +961,13 @@ def gaussian_cross_weights(tcfg, flat_t: list[int], draws: int = 3) -> tuple[lis
     return rising_g, flips_g, dist_ok
 
 
-def cross_weights(V: torch.Tensor, seed: int, tcfg, flat_in: torch.Tensor, N: int = N_IN) -> tuple[int, int, float, float]:
+def cross_weights(V: torch.Tensor, seed: int, tcfg, flat_in: torch.Tensor, N: int = N_IN) -> tuple:
     """Cross weights of the theory model on ``N``-demonstration prompts (300 of them, label scales ``flat_in``): how
-    many end above their start, of how many; the share of increments that change sign; the largest |dq_(k,k')| / dq_k."""
+    many end above their start, of how many; the share of increments that change sign; the largest |dq_(k,k')| / dq_k;
+    and what the softmax reads (a row of q shifted by a constant gives the same attention), q_(k,k') - q_k: for how
+    many pairs it ends below its start, and its largest value after the first step; and the largest path length of a
+    cross weight over that of its row's own weight (sum of |increments| over the run: a mean rate, defined where a
+    step of q_k is not positive)."""
     off_mask = ~torch.eye(tcfg.K, dtype=torch.bool)
     fp = cosine_feature_prompts(V, N, 300, 0.5, make_generator(seed))
     q = th.feature_gd(fp, V @ V.T, steps=tcfg.steps, lr=tcfg.lr, scale=flat_in, record_every=1, with_maps=False).q
@@ -914,8 +976,80 @@ def cross_weights(V: torch.Tensor, seed: int, tcfg, flat_in: torch.Tensor, N: in
     inc = offq[1:] - offq[:-1]
     offv = q[..., off_mask]
     incv = offv[1:] - offv[:-1]
+    rel = (q - qd[..., :, None])[..., off_mask]  # q_(k,k') - q_k, (T + 1, n_flat, K(K-1))
     return (int((offv[-1] > offv[0]).sum()), offv[-1].numel(), float(((incv[1:] * incv[:-1]) < 0).float().mean()),
-            float((inc.abs().amax(-1) / (qd[1:] - qd[:-1]).clamp_min(1e-300)).max()))
+            float((inc.abs().amax(-1) / (qd[1:] - qd[:-1]).clamp_min(1e-300)).max()),
+            int((rel[-1] < rel[0]).sum()), float(rel[1:].max()),
+            float((inc.abs().sum(0) / (qd[1:] - qd[:-1]).abs().sum(0)[..., :, None]).masked_select(off_mask).max()))
+
+
+def decay_ratios(maps: torch.Tensor, times, r: float = 0.5) -> torch.Tensor:
+    """Attention maps ``maps`` (n_rec, ..., K, K) [query k, key m] -> (...,) per run and query feature k: the time for
+    the largest attention to another feature, max_(k' != k) Attn_k', to fall to ``r`` of its start over the time for
+    1 - Attn_k to do so (NaN where either does not get there within the records)."""
+    K = maps.shape[-1]
+    other = maps.masked_fill(torch.eye(K, dtype=torch.bool), -math.inf).amax(-1)  # (n_rec, ..., K)
+    rest = 1 - torch.diagonal(maps, dim1=-2, dim2=-1)
+    t_other = metrics.first_crossing(other / other[0], r, below=True, times=times)
+    t_rest = metrics.first_crossing(rest / rest[0], r, below=True, times=times)
+    return t_other / t_rest
+
+
+def per_seed_median(ratios: torch.Tensor) -> list[float]:
+    """(S, ...) -> per seed, the median of its defined values; a seed with none is left out."""
+    out = []
+    for row in ratios.reshape(ratios.shape[0], -1):
+        v = row[torch.isfinite(row)]
+        if v.numel():
+            out.append(float(v.median()))
+    return out
+
+
+def direction_changes(maps: torch.Tensor, tol: float = 1e-12) -> tuple[int, int]:
+    """Maps (n_rec, ..., K, K) -> how many runs and query features have a largest other attention whose increments
+    change sign at least once (both increments above ``tol`` in size: not round-off), of how many."""
+    K = maps.shape[-1]
+    other = maps.masked_fill(torch.eye(K, dtype=torch.bool), -math.inf).amax(-1)
+    inc = other[1:] - other[:-1]
+    flip = (inc[1:] * inc[:-1] < 0) & (inc[1:].abs() > tol) & (inc[:-1].abs() > tol)
+    any_flip = flip.any(0)
+    return int(any_flip.sum()), any_flip.numel()
+
+
+#: C5c's tested ratio (the half-life) and the one shown beside it
+DECAY_Q = "T_1/2 of the largest other attention / T_1/2 of 1 - Attn_k, per seed"
+
+
+def attention_decay(theory, block, block_adam) -> Measurement:
+    """C5c: attention to the other features decays more slowly than 1 - Attn_k, on the practical block (both
+    optimizers, per seed: the median over its L and query features), and can oscillate (the theory model's
+    full-batch GD: a sign change of the increments of the largest other attention in some run)."""
+    runs = {"SGD 0.03": block, "Adam 1e-3": block_adam}
+    half = {o: per_seed_median(decay_ratios(res.maps, res.epochs).movedim(1, 0)) for o, res in runs.items()}
+    quarter = {o: per_seed_median(decay_ratios(res.maps, res.epochs, 0.25).movedim(1, 0)) for o, res in runs.items()}
+    tmaps = theory.maps.movedim(1, 0)  # (T + 1, seeds, nL, K, K)
+    t_half = per_seed_median(decay_ratios(tmaps, torch.arange(tmaps.shape[0], dtype=F64)))
+    n_flip, n_runs = direction_changes(tmaps)
+    b_flip = {o: direction_changes(res.maps) for o, res in runs.items()}
+    seeds = block.train_loss.shape[-1]
+    return Measurement(
+        "C5c",
+        {"a decay time within the run in every seed": all(len(v) == seeds for v in half.values()),
+         "some theory run's largest other attention changes direction": n_flip > 0,
+         "theory_runs": n_runs,
+         "the same outcome under both optimizers": len({float(np.median(v)) > 1 if v else None for v in half.values()}) == 1,
+         "optimizer_outcomes": "median ratio " + ", ".join(f"{o} {float(np.median(v)):.2f}" if v else f"{o} undefined"
+                                                            for o, v in half.items())},
+        under={"SGD 0.03": {"T_1/2 of the largest other attention / T_1/2 of 1 - Attn_k, per seed": half["SGD 0.03"]}, "Adam 1e-3": {"T_1/2 of the largest other attention / T_1/2 of 1 - Attn_k, per seed": half["Adam 1e-3"]}},
+        measured="practical block, per seed (median over L and query features): T_1/2 ratio " + "; ".join(
+            f"{o} " + ", ".join(f"{x:.2f}" for x in v) for o, v in half.items()) + "; T_1/4 ratio " + "; ".join(
+            f"{o} " + ", ".join(f"{x:.2f}" for x in v) for o, v in quarter.items())
+            + "; theory model (at least 1 by construction from uniform attention): T_1/2 ratio per seed "
+            + ", ".join(f"{x:.2f}" for x in t_half)
+            + f"; runs and query features whose largest other attention changes direction: theory model {n_flip} of {n_runs}, "
+            + ", ".join(f"block {o} {b[0]} of {b[1]}" for o, b in b_flip.items()),
+        how=f"practical block, held-out attention maps, {block.epochs[-1]:.0f} epochs, {seeds} seed(s) per optimizer; theory "
+            "model, full-batch GD, every step")
 
 
 def cross_weights_decrease(theory, tcfg, block, block_adam) -> Measurement:
@@ -937,6 +1071,9 @@ def cross_weights_decrease(theory, tcfg, block, block_adam) -> Measurement:
         {"every cross weight ends below its start, orthogonal features": in_orth[0] == 0,
          "every cross weight ends below its start, Gaussian features": sum(g[0] for g in in_gauss) == 0,
          "largest |dq_(k,k')| / dq_k, orthogonal features": in_orth[3],
+         "largest path length of q_(k,k') / that of q_k, Gaussian features": max(g[6] for g in in_gauss),
+         "cross attentions that fall, Gaussian features": f"{sum(g[4] for g in in_gauss)} of {sum(g[1] for g in in_gauss)}",
+         "largest q_(k,k') - q_k over the run, Gaussian features": max(g[5] for g in in_gauss),
          "rising_gaussian": f"{', '.join(str(g[0]) for g in in_gauss)} of {in_gauss[0][1]}",
          "rising_gaussian_outside": f"{', '.join(map(str, rising_g))} of {n_cross_g}", "N_in": N_IN,
          "orth_flip_share": in_orth[2], "gaussian_flip_share": float(np.mean([g[2] for g in in_gauss]))},
@@ -945,7 +1082,9 @@ def cross_weights_decrease(theory, tcfg, block, block_adam) -> Measurement:
         measured=f"inside delta = o(1): N = {N_IN} > 20 K^3, flat L = {flat_in.tolist()} (L* = {Lstar_in:.2f}), 300 prompts each; orthogonal "
                  f"features: {in_orth[0]} of {in_orth[1]} cross weights end above their start, largest |dq_(k,k')| / dq_k = {in_orth[3]:.2f}, "
                  f"increments that change sign {in_orth[2]:.2%}; Gaussian features (3 draws): "
-                 f"{', '.join(str(g[0]) for g in in_gauss)} of {in_gauss[0][1]} end above their start, increments that change sign "
+                 f"{', '.join(str(g[0]) for g in in_gauss)} of {in_gauss[0][1]} end above their start, largest path length of q_(k,k') / that of q_k = "
+                 f"{max(g[6] for g in in_gauss):.2f}, q_(k,k') - q_k ends below its start for {sum(g[4] for g in in_gauss)} of "
+                 f"{sum(g[1] for g in in_gauss)} pairs (largest after the first step {max(g[5] for g in in_gauss):.3g}), increments that change sign "
                  f"{float(np.mean([g[2] for g in in_gauss])):.2%}. Outside it (N = {tcfg.N}): "
                  f"flat L = {[tcfg.L_values[i] for i in flat_t]} (L* = {Lstar_t:.2f}); orthogonal features: "
                  f"{int((final_orth < 0).sum())} of {final_orth.numel()} final cross weights below their start (mean final "
