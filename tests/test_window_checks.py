@@ -247,6 +247,45 @@ def test_norm_vs_L_pairs_the_trials_of_adjacent_L():
     assert c.status == "reproduced with caveat" and "not around the paper's L = 1" in c.caveat
 
 
+def _class_runs(cos_small_L, cos_f4, trials=6):
+    """Figure 3 and 4 results whose ReLU norms rise from 0.1 to 2 in every setting; the cosine norms end at
+    ``cos_small_L`` times the ReLU norm at L = 0.1 (ReLU's at L = 1, 2) and at ``cos_f4`` times it in Figure 4."""
+    def runs(f):
+        return _runs([0.1] * trials, [1.0 * f + 0.01 * t for t in range(trials)], [2.0 * f + 0.01 * t for t in range(trials)])
+    cfg3 = NS(panels=("relu-iso", "cos-iso"), seeds=trials, steps=10, lr=0.1, d=5, n=20, sigma=0.01,
+              panel_pairs=lambda: [("relu", "iso"), ("cos", "iso")])
+    keys3 = [(g, c, "iso", L) for g, Ls in (("paper", (1.0, 2.0)), ("visible", (0.1, 1.0))) for c in ("relu", "cos") for L in Ls]
+    f3 = NS(config=cfg3, keys=keys3, norm={k: runs(cos_small_L if k[1] == "cos" and k[3] == 0.1 else 1.0) for k in keys3})
+    cfg4 = NS(classes=("relu", "cos"), sigmas=(0.01, 0.1), n_values=(5, 20), seeds=trials, steps=10, lr=0.01, L=1.0)
+    keys4 = [(kind, c, v) for kind, vs in (("sigma", cfg4.sigmas), ("n", cfg4.n_values)) for v in vs for c in cfg4.classes]
+    f4 = NS(config=cfg4, keys=keys4, norm={k: runs(cos_f4 if k[1] == "cos" else 1.0) for k in keys4})
+    return f3, f4
+
+
+def test_norm_across_classes_pairs_the_trials_of_both_classes_under_both_l_grids():
+    f3, f4 = _class_runs(1.1, 0.9)
+    m = checks.norm_across_classes(f3, f4)
+    near, small = (m.under[o]["final ||M||: cosine / ReLU, trials paired, every input law and L of the grid"] for o in checks.GRIDS.values())
+    assert [e.value for e in near] == pytest.approx([1.0, 1.0]) and len(small) == 2  # L = 1, 2 around 1; L = 0.1, 1 small
+    assert m.shown_under[checks.GRIDS["visible"]]["settings"] == ["iso L = 0.1", "iso L = 1"]
+    assert [e.value for e in m.quantities["final ||M||: cosine / ReLU, trials paired, Fig. 4 runs at every sigma and n"]] == \
+        pytest.approx([0.9] * 4, rel=1e-2)
+    assert m.quantities["the same outcome under both L grids"] is True
+    assert _statuses("lipschitz", [m]) == {"E-F3-classes": "reproduced"}
+    # the cosine norm 10 times smaller at L = 0.1: the small-L grid fails, the grid around L = 1 holds
+    m = checks.norm_across_classes(*_class_runs(0.1, 0.9))
+    assert m.quantities["the same outcome under both L grids"] is False
+    assert _statuses("lipschitz", [m]) == {"E-F3-classes": "inconclusive"}
+    # the cosine norm a third of the ReLU norm in Figure 4, at every band of ours: fails under both grids
+    assert _statuses("lipschitz", [checks.norm_across_classes(*_class_runs(1.0, 0.3))]) == {"E-F3-classes": "not reproduced"}
+    # a ratio 1.7 is outside the band 1.5 but inside the alternative 2: the band would decide
+    assert _statuses("lipschitz", [checks.norm_across_classes(*_class_runs(1.0, 1.7))]) == {"E-F3-classes": "inconclusive"}
+    # five trials: no interval of the median decides
+    assert _statuses("lipschitz", [checks.norm_across_classes(*_class_runs(1.0, 1.0, trials=5))]) == {"E-F3-classes": "inconclusive"}
+    with pytest.raises(ConfigError, match="relu and the cos class"):
+        checks.norm_across_classes(f3, NS(**{**vars(f4), "config": NS(**{**vars(f4.config), "classes": ("relu",)})}))
+
+
 def test_norm_vs_sigma_n_lists_pairs_whose_optimum_does_not_move():
     cfg = NS(classes=("relu",), sigmas=(0.01, 0.1, 1.0), n_values=(5, 20), seeds=3, steps=10)
     keys = [("sigma", "relu", s) for s in cfg.sigmas] + [("n", "relu", n) for n in cfg.n_values]

@@ -465,6 +465,68 @@ def norm_vs_L(f3) -> list[Measurement]:
     ]
 
 
+#: the two readings of the L grid of Figure 3 that E-F3-classes compares the classes on (its [claim.choice])
+GRIDS = {"paper": "L in {0.5, 1, 2, 4} (around L = 1)", "visible": "L in {0.1, 1} (the small-L grid)"}
+
+
+def _class_ratio(res, k_relu, k_cos) -> tuple:
+    """Per trial the cosine / ReLU ratio of ||M||_2, at the end and of its mean over the recorded iterations;
+    each the median over trials with its order-statistic interval (trial t of one setting is paired with trial
+    t of the other)."""
+    a, b = res.norm[k_relu], res.norm[k_cos]
+    return (criteria.median_of((b[-1] / a[-1]).tolist()), criteria.median_of((b.mean(0) / a.mean(0)).tolist()))
+
+
+def norm_across_classes(f3, f4) -> Measurement:
+    """E-F3-classes on the Figure 3 and Figure 4 runs (``trained.run_norm_vs_L``, ``trained.run_norm_vs_sigma_n``):
+    ReLU against cosine tasks trained at the same L, inputs, sigma and n, per trial, under both readings of the
+    L grid of Figure 3 (``GRIDS``: the L values both classes are trained at on that grid) and on every sigma and
+    n of Figure 4; whether both grids give the same status is handed over too."""
+    from ...claims import declared
+
+    cfg3, cfg4 = f3.config, f4.config
+    if not {"relu", "cos"} <= {c for c, _ in cfg3.panel_pairs()} or not {"relu", "cos"} <= set(cfg4.classes):
+        raise chk.ConfigError("f3 and f4 must both train the relu and the cos class")
+    per_grid, shown_under = {}, {}  # grid -> (final ratios, mean ratios), one per input law and L both classes share
+    for grid, option in GRIDS.items():
+        final, mean, labels = [], [], []
+        for inp in [i for c, i in cfg3.panel_pairs() if c == "relu" and ("cos", i) in cfg3.panel_pairs()]:
+            Ls = [k[3] for k in f3.keys if k[:3] == (grid, "relu", inp) and (grid, "cos", inp, k[3]) in f3.keys]
+            for L in Ls:
+                e_final, e_mean = _class_ratio(f3, (grid, "relu", inp, L), (grid, "cos", inp, L))
+                final.append(e_final)
+                mean.append(e_mean)
+                labels.append(f"{inp} L = {L:g}")
+        per_grid[grid] = (final, mean)
+        shown_under[option] = {"settings": labels}
+    final4, mean4, labels4 = [], [], []
+    for kind, grid4 in (("sigma", cfg4.sigmas), ("n", cfg4.n_values)):
+        for v in grid4:
+            e_final, e_mean = _class_ratio(f4, (kind, "relu", v), (kind, "cos", v))
+            final4.append(e_final)
+            mean4.append(e_mean)
+            labels4.append(f"{kind} = {v:g}")
+    m = Measurement(
+        "E-F3-classes", {"final ||M||: cosine / ReLU, trials paired, Fig. 4 runs at every sigma and n": final4,
+                         "mean ||M|| over training: cosine / ReLU, trials paired, Fig. 4 runs at every sigma and n": mean4,
+                         "the same outcome under both L grids": True, "grid_outcomes": ""},
+        under={GRIDS["paper"]: {"final ||M||: cosine / ReLU, trials paired, every input law and L of the grid": per_grid["paper"][0],
+                                "mean ||M|| over training: cosine / ReLU, trials paired, every input law and L of the grid": per_grid["paper"][1]},
+               GRIDS["visible"]: {"final ||M||: cosine / ReLU, trials paired, every input law and L of the grid": per_grid["visible"][0],
+                                  "mean ||M|| over training: cosine / ReLU, trials paired, every input law and L of the grid": per_grid["visible"][1]}},
+        shown_under=shown_under, shown={"Fig. 4 settings": labels4},
+        how=(f"per trial the cosine / ReLU ratio of ||M||_2 at the end and of its mean over the recorded iterations, the median "
+             f"over trials with its order-statistic 95% interval (trial t: seed t in every setting); Fig. 3 runs: {cfg3.seeds} trials, "
+             f"{cfg3.steps} Adam steps (LR {cfg3.lr:g}), d = {cfg3.d}, n = {cfg3.n}, sigma = {cfg3.sigma:g}; Fig. 4 runs: {cfg4.seeds} trials, "
+             f"{cfg4.steps} steps (LR {cfg4.lr:g}), L = {cfg4.L:g}"))
+    # the status under each grid by the claim's other tests: whether the two readings agree is itself tested
+    tests = tuple(t for t in declared("window")["E-F3-classes"].tests if t["quantity"] != "the same outcome under both L grids")
+    outcome = {o: criteria.status_of(criteria.decide(tests, {**m.quantities, **q}, "claim E-F3-classes")) for o, q in m.under.items()}
+    m.quantities["the same outcome under both L grids"] = len(set(outcome.values())) == 1
+    m.quantities["grid_outcomes"] = "; ".join(f"{o}: {s_}" for o, s_ in outcome.items())
+    return m
+
+
 def norm_vs_sigma_n(f4) -> list[Measurement]:
     """E-F4-sigma and E-F4-n on the Figure 4 run (``trained.run_norm_vs_sigma_n``): adjacent pairs whose
     population optimum is the same are listed, not counted."""
