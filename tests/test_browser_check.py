@@ -75,11 +75,20 @@ def test_a_non_ascii_dash_in_code_fails():
     assert len(found) == 1 and "U+2013" in found[0][1]
 
 
-def test_page_warnings_count_height_and_derivations_without_exercise():
-    assert bc.page_warnings("p.html", 13_000, ["Derivation 1: the head", "Exercises"]) == [
-        "p.html: 13,000 px tall at 1280 px (a page a student can finish: at most 12,000)"]
-    assert bc.page_warnings("p.html", 9_000, ["Derivation 1: the head"]) == ["p.html: derivations and no exercise"]
-    assert bc.page_warnings("p.html", 9_000, ["Setup"]) == []
+def test_page_warnings_count_height_and_derivations_without_exercise_fail():
+    assert bc.page_warnings("p.html", 12_300, ["Derivation 1: the head", "Exercises"]) == [
+        "p.html: 12,300 px tall at 1280 px (a page a student can finish: at most 12,000)"]
+    assert bc.page_warnings("p.html", 9_000, ["Derivation 1: the head"]) == []
+    assert bc.exercise_checks("p.html", ["Derivation 1: the head"]) == [
+        ("derivations without an exercise", "p.html: the page has derivations and no exercise")]
+    assert bc.exercise_checks("p.html", ["Proof of Lemma 2", "Exercise 3.1"]) == []
+    assert bc.exercise_checks("p.html", ["Setup"]) == []
+
+
+def test_a_page_over_the_height_limit_fails():
+    leg = {"dupIds": [], "twice": [], "columns": [], "raw": [], "outputs": [], "plain": [], "legends": [], "sliders": []}
+    assert bc.legibility_checks("p.html", 12_000, leg) == []
+    assert [k for k, _ in bc.legibility_checks("p.html", 13_000, leg)] == ["page too tall"]
 
 
 @pytest.mark.parametrize("scale", ["ci", "paper"])
