@@ -2,15 +2,19 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,mystnb
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
 
+# %%
 
 # %% [markdown]
 # # In-context convergence II — balanced features and the dominant feature
@@ -22,7 +26,7 @@
 # converges in one phase whatever $K$ (Theorem 3.2, part 1). We measure the phase lengths against the
 # paper's bounds for $K$ up to 2000 and the late-time behaviour against a law derived in [part III](convergence_phases.ipynb).
 # The notation is part I's: $A_k = S_{k,k}$, $B_{k,n} = S_{n,k}$, their gradients $\alpha_k$, $\beta_{k,n}$.
-
+#
 # the tests, `paper` for the built book); the text says where they differ.
 
 # %% tags=["remove-cell"]
@@ -113,7 +117,7 @@ ledger.judge(ms);
 plotting.finish(cplot.draw_balanced_scaling(Ks, T1b, eps_list, ph2_eps, Kb, ph2_K, sw_cfg.eps))
 
 # %% tags=["remove-cell"]
-late_b_rng = ms[2].quantities["4 p_k tau L_k, lowest and highest for tau in [1e5, 1e7]"]
+late_b_rng = ms[2].quantities["$4 p_k \\tau \\mathcal{L}_k$, lowest and highest for $10^5 \\le \\tau \\le 10^7$"]
 assert np.all(np.diff(norm_T1) <= 0) and late_b_rng[0] > 0.8 and late_b_rng[1] < 1.2
 
 # %% [markdown]
@@ -139,7 +143,7 @@ ledger.judge(ms);
 
 # %% tags=["remove-cell"]
 stage = np.array([sw.under[(p1m, K)]["times"]["tau_eps"] / sw.dominant[(p1m, K)]["times"]["tau_eps"] for K in Ks])
-assert ms[0].quantities["max beta_1n"] <= 0 and np.all(np.diff(stage) > 0)
+assert ms[0].quantities["largest $\\beta_{1n}$"] <= 0 and np.all(np.diff(stage) > 0)
 
 # %% [markdown]
 # ## Summary
