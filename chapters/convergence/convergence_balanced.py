@@ -2,19 +2,15 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
-#     notebook_metadata_filter: kernelspec,jupytext,mystnb
 #     text_representation:
 #       extension: .py
 #       format_name: percent
-#       format_version: '1.3'
-#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
 
-# %%
 
 # %% [markdown]
 # # In-context convergence II — balanced features and the dominant feature
@@ -26,7 +22,7 @@
 # converges in one phase whatever $K$ (Theorem 3.2, part 1). We measure the phase lengths against the
 # paper's bounds for $K$ up to 2000 and the late-time behaviour against a law derived in [part III](convergence_phases.ipynb).
 # The notation is part I's: $A_k = S_{k,k}$, $B_{k,n} = S_{n,k}$, their gradients $\alpha_k$, $\beta_{k,n}$.
-#
+
 # the tests, `paper` for the built book); the text says where they differ.
 
 # %% tags=["remove-cell"]
