@@ -375,7 +375,7 @@ def phase_durations(sw, cfg) -> list[Measurement]:
     slopes = duration_slopes(sw, cfg)
     # an exponent fitted over less than a decade of K cannot tell K^2 log K from K^2.2: the test cannot decide there
     short_fit = max(fitK) / min(fitK) < 10
-    u3_measured = "fitted exponents (after / log K): " + ", ".join(f"{ph} {slopes[ph][1]:.2f}" for ph in bounds)
+    u3_measured = "fitted exponents (after dividing by $\\log K$): " + ", ".join(f"{ph} {slopes[ph][1]:.2f}" for ph in bounds)
     u3_how = (f"log-log fit over K = {fitK}, p1 = {p1m}, mean-field flow; an upper bound: contradicted only by an exponent "
               "more than 0.1 above the stated one, over at least a decade of K")
     hyp = thm_hyp([(K, cfg.eps) for K in fitK], p1m)
@@ -397,7 +397,7 @@ def phase_durations(sw, cfg) -> list[Measurement]:
         "U4", {"largest spread (largest over smallest) of a normalised ratio across $K$": max(spread.values()), "largest $\\beta$ in phase IV": max_beta_IV},
         measured=f"largest max/min of a normalised ratio across K: {max(spread.values()):.2f} ({max(spread, key=spread.get)}); "
                  f"max beta in phase IV = {max_beta_IV:.1e}",
-        how=f"min/max of alpha K^2, |beta_k1| K^1.98, ... per phase window, K = {fitK}", hypotheses=hyp)
+        how=f"smallest and largest $\\alpha K^2$, $|\\beta_{{k1}}| K^{{1.98}}$, ... per phase window, $K$ = {fitK}", hypotheses=hyp)
     return [u3, u4]
 
 
@@ -485,8 +485,8 @@ def eps_scaling(sw, cfg) -> Measurement:
     eps_u, ph4 = phase_iv_lengths(sw, cfg)
     slope_f = loglog_slope(1 / np.array(eps_u[-3:]), ph4[-3:])
     return Measurement("F1", {"slope of $\\log(\\tau_\\epsilon - T_3)$ in $\\log(1/\\epsilon)$": slope_f, "slope_IV": slope_f},
-                       measured=f"slope {slope_f:.2f} of log(tau_eps - T3) vs log(1/eps) (three smallest eps of {eps_u})",
-                       how=f"mean-field flow, K = {cfg.K_eps}, p1 = {cfg.p1_main}",
+                       measured=f"slope {slope_f:.2f} of $\\log(\\tau_\\epsilon - T_3)$ in $\\log(1/\\epsilon)$ (three smallest $\\epsilon$ of {eps_u})",
+                       how=f"mean-field flow, $K = {cfg.K_eps}$, $p_1 = {cfg.p1_main}$",
                        hypotheses=thm_hyp([(cfg.K_eps, e) for e in eps_u[-3:]], cfg.p1_main))
 
 
@@ -500,8 +500,8 @@ def switch(sw, cfg) -> Measurement:
     return Measurement(
         "J1", {"$|B_{k1}/\\log K + 1/2|$ at the largest $K$, per $p_1$": [b for _, b in trend.values()],
                "$|B_{k1}/\\log K + 1/2|$ shrinks from $K = 50$ to the largest $K$": [b < a for a, b in trend.values()]},
-        measured="; ".join(f"p1 = {p}: {sw_pos[(p, Ks[-1])]:+.3f} at K = {Ks[-1]}" for p in p1_vals),
-        how=f"B_k1/log K at tau_sw, mean-field flows, K = {Ks}",
+        measured="; ".join(f"$p_1 = {p}$: {sw_pos[(p, Ks[-1])]:+.3f} at $K = {Ks[-1]}$" for p in p1_vals),
+        how=f"$B_{{k1}}/\\log K$ at $\\tau_{{\\rm sw}}$, mean-field flows, $K$ = {Ks}",
         hypotheses={h: all(thm_hyp([(K, None) for K in Ks], p1, eps=False)[h] for p1 in p1_vals)  # Sec. 4.1.2, under Thm 3.2's conditions
                     for h in ("p_1 = Theta(1), p_k = Theta(1/K)", "N >= poly(K) (mean field)")})
 
@@ -546,8 +546,8 @@ def finite_n(fn, cfg) -> list[Measurement]:
             # per N, to see where the deviation stops falling: the M fixed count vectors set a Monte-Carlo floor
             "G1", {"largest relative deviation at the largest $N$": rel[-1], "largest relative deviation at the smallest $N$": rel[0],
                    "largest relative deviation, per $N$": rel, "deviations": np.round(rel, 4).tolist(), "M": cfg.M},
-            measured=f"max rel. deviation of (T1, T2, T3, tau_eps): {np.round(rel, 4).tolist()} for N = {list(fn.N[:-1])}",
-            how=f"Monte-Carlo count laws (M = {cfg.M}), K = {cfg.K}, p1 = {cfg.p1}, gradient flow"),
+            measured=f"largest relative deviation of $T_1, T_2, T_3, \\tau_\\epsilon$: {np.round(rel, 4).tolist()} for $N$ = {list(fn.N[:-1])}",
+            how=f"Monte-Carlo count laws ($M = {cfg.M}$), $K = {cfg.K}$, $p_1 = {cfg.p1}$, gradient flow"),
         Measurement(
             "B5", {"share_C1_under": c1_under.value, "share_C1_bal": c1_bal.value},
             hypotheses=lemma_c4(fn, cfg),
@@ -557,7 +557,7 @@ def finite_n(fn, cfg) -> list[Measurement]:
                                "balanced: share at the largest $N$": c25[2], "balanced: share at the smallest $N$": c25[3]},
                    "C = 4": {"under-represented: share at the largest $N$": c4[0], "under-represented: share at the smallest $N$": c4[1],
                              "balanced: share at the largest $N$": c4[2], "balanced: share at the smallest $N$": c4[3]}},
-            measured=f"fraction of fresh prompts with (1-Attn_k)^2 > 3 eps at tau_eps: {np.round(tails, 4).tolist()} (under-repr.), "
+            measured=f"fraction of fresh prompts with $(1 - \\mathrm{{Attn}}_k)^2 > 3 \\epsilon$ at $\\tau_\\epsilon$: {np.round(tails, 4).tolist()} (under-repr.), "
                      f"{np.round(btails, 4).tolist()} (balanced), N = {tested_N}; Wilson 95% interval at the largest N: "
                      + ", ".join(f"[{v.lo:.1e}, {v.hi:.1e}] ({k.split(':')[0]})" for k, v in share.items())
                      + "; the same at the largest N with " + ", ".join(
@@ -566,7 +566,7 @@ def finite_n(fn, cfg) -> list[Measurement]:
                      + f"; with C = 1 at the largest N: {fn.tail[tested_N[-1]][1.0]:.3f} (under-repr.), "
                      f"{fn.balanced_tail[tested_N[-1]][1.0]:.3f} (balanced); "
                      f"K = {cfg.K}, 20 K^3 = {20 * cfg.K ** 3:.2e} > largest N",
-            how=f"{n_fresh} fresh count vectors per N at the time L_k - L_k^low <= eps = {cfg.eps:g}")]
+            how=f"{n_fresh} fresh count vectors per $N$ at the time $\\mathcal{{L}}_k - \\mathcal{{L}}_k^{{\\rm low}} \\le \\epsilon = {cfg.eps:g}$")]
 
 
 def dominant_tails(cfg) -> dict:
@@ -603,7 +603,7 @@ def dominant_concentration(dt: dict, cfg) -> Measurement:
                "C = 4": {"dominant: share at the largest $N$": share(Ns[-1], 4.0), "dominant: share at the smallest $N$": share(Ns[0], 4.0)}},
         hypotheses={"p_1 = Theta(1), p_k = Theta(1/K)": bool(p_dom[0] >= 0.1 and 0.1 <= cfg.K * p_dom[1] <= 10),
                     "N >= 20 K^3 (Lemma C.5)": Ns[-1] >= 20 * cfg.K**3},
-        measured="fraction of fresh prompts with (1-Attn_1)^2 > 3 eps at tau_eps: "
+        measured="fraction of fresh prompts with $(1 - \\mathrm{Attn}_1)^2 > 3 \\epsilon$ at $\\tau_\\epsilon$: "
                  + ", ".join(f"{dt[N]['tail'][3.0]:.4g}" for N in Ns) + f" for N = {Ns}; Wilson 95% interval at the largest N: "
                  + f"[{share(Ns[-1], 3.0).lo:.1e}, {share(Ns[-1], 3.0).hi:.1e}]; with C = 2.5: "
                  + ", ".join(f"{dt[N]['tail'][2.5]:.4g}" for N in Ns) + "; with C = 4: "
@@ -629,7 +629,7 @@ def step_size(eres, cfg) -> Measurement:
         "E1", {"largest relative difference of $T_1, \\dots, T_4$": eres.max_rel_diff,
                "deviation at the largest $\\eta$ over that at the smallest, divided by the ratio of the two $\\eta$":
                    eta_dev[eta_hi] / eta_dev[eta_lo] / (eta_hi / eta_lo)},
-        measured="max relative difference of T1..T4 from the flow: "
+        measured="largest relative difference of $T_1, \\dots, T_4$ from the flow: "
                  + ", ".join(f"eta = {e:g}: {d:.2e}" for e, d in eta_dev.items())
                  + f"; ratio {eta_dev[eta_hi] / eta_dev[eta_lo]:.1f} for eta ratio {eta_hi / eta_lo:g}",
         how=f"reduced GD vs gradient flow, K = {list(cfg.K_values)}")
@@ -884,17 +884,18 @@ def theory_model(tm, cfg, rp, rp_cfg) -> list[Measurement]:
     move = 0.002 * cfg.epochs  # Adam moves an entry by about lr per step
     return [
         Measurement("A'1", {"$\\mathcal{L}_2 - \\mathcal{L}_2^{\\rm low}$ at the end": gap2},
-                    measured=f"{gap2:.2e} after {cfg.gd_steps} steps (eta = 1); Thm 3.2's conditions here: "
+                    measured=f"{gap2:.2e} after {cfg.gd_steps} steps ($\\eta = 1$); Thm 3.2's conditions here: "
                              + "; ".join(f"{h}: {v}" for h, v in hyp_a1.items())),
         Measurement("C7", {"smallest $\\mathcal{L}_k - \\mathcal{L}_k^{\\rm low}$ along GD": above},
-                    measured=f"min of L_k - L_k^low over k and the {cfg.gd_steps} steps: {above:.1e}"),
+                    measured=f"smallest $\\mathcal{{L}}_k - \\mathcal{{L}}_k^{{\\rm low}}$ over $k$ and the {cfg.gd_steps} steps: {above:.1e}"),
         Measurement(
             "C9", {"$\\mathcal{L}_2/\\mathcal{L}_2^{\\rm low}$ at the end": ratio60, "measured at more than one $K$": False,  # App. A's single K = 3
                    "L1_floor": float(pi.floor[0]), "L1_end": float(pi.losses[-1, 0]), "gd_steps": cfg.gd_steps},
-            measured=f"L_2/L_2^low = {ratio60:.3f} at t = {cfg.gd_steps} (K = 3 only); gap {split['total'] - split['floor']:.2e}: "
-                     f"{split['absent'] - split['floor']:.2e} from prompts with c_2 = 0 (unequal B_21, B_23), "
+            measured=f"$\\mathcal{{L}}_2/\\mathcal{{L}}_2^{{\\rm low}}$ = {ratio60:.3f} at $t$ = {cfg.gd_steps} ($K = 3$ only); "
+                     f"gap {split['total'] - split['floor']:.2e}: "
+                     f"{split['absent'] - split['floor']:.2e} from prompts with $c_2 = 0$ (unequal $B_{{21}}, B_{{23}}$), "
                      f"{split['present']:.2e} from the rest",
-            how=f"population GD (exact enumeration, N = {cfg.N}, p = {th.IMBALANCED_P}, eta = 1)",
+            how=f"population GD (exact enumeration, $N = {cfg.N}$, $p$ = {th.IMBALANCED_P}, $\\eta = 1$)",
             # the late-time law L_k - L_k^low ~ 1/(4 p_k tau) (claims B4, U5) puts the gap below the floor from this tau on
             hypotheses={"N >> K^3 (read N >= 20 K^3, as in Lemma C.5)": hyp_a1["N >= 20 K^3 (Lemma C.5)"],
                         "GD run long enough: eta t >= 1/(4 p_2 L_2^low)": long_gd}),
@@ -906,26 +907,28 @@ def theory_model(tm, cfg, rp, rp_cfg) -> list[Measurement]:
                    "measured at more than one $K$": False},  # App. A's single K = 3
             hypotheses={"N >= poly(K) (read N >= 20 K^3, as in Lemmas C.4, C.5)": hyp_a1["N >= 20 K^3 (Lemma C.5)"],
                         "GD run long enough: eta t >= 1/(4 p_2 L_2^low)": long_gd},
-            measured=f"restricted model after {cfg.gd_steps} GD steps: L_2 = {split['total']:.3e}; its floor L_2^low = {L_restricted:.3e}; "
-                     f"floor of any model 1/2 (1 - p_2)^N = {L_any:.3e}: the restricted model loses at most {split['total'] - L_any:.2e} "
-                     f"({split['total'] / L_any:.2f} x the floor of any model); the general replica (one-block transformer) reaches "
-                     f"(L_2 + L_3)/2 = {m_r:.2e} ± {se_r:.1e} (mean ± SE, {len(rare)} seeds), above both"),
+            measured=f"restricted model after {cfg.gd_steps} GD steps: $\\mathcal{{L}}_2$ = {split['total']:.3e}; "
+                     f"its floor $\\mathcal{{L}}_2^{{\\rm low}}$ = {L_restricted:.3e}; "
+                     f"floor of any model $\\frac12 (1 - p_2)^N$ = {L_any:.3e}: the restricted model loses at most {split['total'] - L_any:.2e} "
+                     f"({split['total'] / L_any:.2f} times the floor of any model); the general replica (one-block transformer) reaches "
+                     f"$(\\mathcal{{L}}_2 + \\mathcal{{L}}_3)/2$ = {m_r:.2e} ± {se_r:.1e} (mean ± SE, {len(rare)} seeds), above both"),
         Measurement(
             "A'2", {"largest final $A_k$ over lr $\\times$ epochs, per seed": criteria.median_of([a / move for a in A_seed]),
                     "imbalanced: $(\\mathcal{L}_2 + \\mathcal{L}_3)/2$": criteria.mean_of(L_slow_set["imbalanced"]),
                     "balanced: $(\\mathcal{L}_2 + \\mathcal{L}_3)/2$": criteria.mean_of(L_slow_set["balanced"])},
-            measured=f"largest final A_k per seed {np.round(A_seed, 3).tolist()} (lr x epochs = {move:.2f}), ratio median "
-                     f"{criteria.median_of([a / move for a in A_seed])}; held-out (L_2 + L_3)/2 over {cfg.seeds} seeds: "
+            measured=f"largest final $A_k$ per seed {np.round(A_seed, 3).tolist()} (lr $\\times$ epochs = {move:.2f}), ratio median "
+                     f"{criteria.median_of([a / move for a in A_seed])}; held-out $(\\mathcal{{L}}_2 + \\mathcal{{L}}_3)/2$ over {cfg.seeds} seeds: "
                      + ", ".join(f"{s_} {criteria.mean_of(v)}" for s_, v in L_slow_set.items()),
-            how=f"QOnlyAttention, Adam lr 0.002, {cfg.epochs} epochs, {cfg.seeds} seeds x 2 settings"),
+            how=f"the $Q$-only model, Adam lr 0.002, {cfg.epochs} epochs, {cfg.seeds} seeds in each of 2 settings"),
         Measurement(
             "A'3", {"$\\mathcal{L}_1$ first at 1/10 of the start": t_fast[0] < min(t_fast[1:]),
                     "$\\mathcal{L}_1$ first at 1/100 of the start": t_fast100[0] < min(t_fast100[1:]),
                     "smallest final $\\mathrm{Attn}_k$": float(diag_fast.min())},
-            measured=f"first epoch with L_k - L_k^low <= 1/10 of its start (mean over {cfg.seeds} seeds): {t_fast}; at 1/100: {t_fast100}; "
-                     f"final diag attention {[round(float(v), 3) for v in diag_fast]}",
-            how=f"QOnlyAttention, Adam lr 0.02 (our choice), {cfg.epochs} epochs, held-out prompts; the threshold is relative to the "
-                "initial loss (at Q = 0, L_1 = 0.033 already lies below any absolute threshold of 0.05)")]
+            measured=f"first epoch with $\\mathcal{{L}}_k - \\mathcal{{L}}_k^{{\\rm low}}$ at most 1/10 of its start (mean over {cfg.seeds} seeds): "
+                     f"{t_fast}; at 1/100: {t_fast100}; "
+                     f"final diagonal attention {[round(float(v), 3) for v in diag_fast]}",
+            how=f"the $Q$-only model, Adam lr 0.02 (our choice), {cfg.epochs} epochs, held-out prompts; the threshold is relative to the "
+                "initial loss (at $Q = 0$, $\\mathcal{L}_1 = 0.033$ already lies below any absolute threshold of 0.05)")]
 
 
 def unseen_fall(uw) -> tuple[dict, np.ndarray]:
