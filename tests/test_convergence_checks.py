@@ -48,7 +48,7 @@ def test_identities_full_vs_reduced_and_floors_decide_on_small_results():
                   "I6": "reproduced", "I7": "reproduced"}  # I4 always carries its caveat on the sampled w
     ledger = Ledger("convergence", part="setup")
     (i4,) = ledger.judge([ms[3]], show=False)
-    assert i4.measured.startswith(r"max difference (marginalised w) = $10^{-15}$; RMS deviation (sampled w) = 0.01; w-spread = 0.02")
+    assert i4.measured.startswith(r"largest difference (marginalised $w$) = $10^{-15}$; RMS deviation (sampled $w$) = 0.01; $w$-spread = 0.02")
     assert "10 prompts" in i4.how
     st = _statuses(checks.identities(_ids(rel=0.1), cfg) + [checks.floors(_ids(rel=0.1))])
     assert st["I1"] == st["I2"] == st["I7"] == "not reproduced"
@@ -83,7 +83,7 @@ def test_count_event_helpers_and_c45():
     assert h == {"p_k = Theta(1/K) (k >= 2 for E*_imbal, with p_1 = Theta(1))": True, "N >= 20 K^3": True,
                  "L_k = p_k K - c > 0 (k >= 2 for E*_imbal)": True}
     m = checks.count_events(draws=4000)
-    assert m.quantities["log P(not E*_imbal), Chernoff upper bound, K = 100"] < m.quantities["log 3 exp(-c^2 N/(25 K^2)), K = 100"]
+    assert m.quantities["$\\log P(\\text{not } E^*_{\\mathrm{imbal}})$, Chernoff upper bound, $K = 100$"] < m.quantities["$\\log(3 e^{-c^2 N/(25 K^2)})$, $K = 100$"]
     assert "4000 draws" in m.measured
     assert _statuses(m, "beyond")["C45"] in {"reproduced", "reproduced with caveat"}
 
@@ -204,7 +204,7 @@ def test_replica_reads_crossings_on_every_recorded_epoch():
     (f2a, *_) = checks.replica(rp, cfg)
     # L_1 = 0.5 exp(-e/10) <= 0.05 first at e = 24 (10 ln 10 = 23.03), L_2 at 93 (40 ln 10 = 92.1)
     assert checks.replica_crossings(rp)["imbalanced"] == [24.0, 93.0, 93.0]
-    assert f2a.quantities["first crossing of L_2, L_3 / of L_1"].value == pytest.approx(93 / 24)
+    assert f2a.quantities["first crossing of $\\mathcal{L}_2, \\mathcal{L}_3$ over that of $\\mathcal{L}_1$"].value == pytest.approx(93 / 24)
     assert "every epoch is recorded" in f2a.how
 
 
@@ -246,7 +246,7 @@ def test_theory_model_decides_the_analysed_models_claims_on_a_small_result():
     assert st["A'2"].startswith("reproduced") and st["A'3"].startswith("reproduced")
     late, *_ = _theory_model(fast_first=False)
     ms = checks.theory_model(late, cfg, rp, rp_cfg)
-    assert ms[-1].quantities["L_1 first at 1/10 of the start"] is False
+    assert ms[-1].quantities["$\\mathcal{L}_1$ first at 1/10 of the start"] is False
     assert _statuses(ms, "analysed")["A'3"] in {"not reproduced", "inconclusive"}  # the 1/100 test fails inconclusive
 
 
@@ -257,7 +257,7 @@ def test_b5_decides_under_c3_and_names_the_constants_that_differ():
     cfg = SimpleNamespace(fresh_prompts=1000, K=3, M=10, p1=0.8, eps=1e-3)
     g1, b5 = checks.finite_n(fn, cfg)
     assert set(b5.under) == {"C = 3", "C = 2.5", "C = 4"}
-    assert b5.under["C = 2.5"]["under-represented: share at the largest N"].value == pytest.approx(0.02)
+    assert b5.under["C = 2.5"]["under-represented: share at the largest $N$"].value == pytest.approx(0.02)
     (c,) = Ledger("convergence", part="beyond").judge(b5, show=False)
     assert c.status == "reproduced with caveat" and "under C = 2.5: not reproduced" in c.caveat
     assert "constant C of O(eps)" in " ".join(c.depends)
@@ -276,17 +276,17 @@ def test_replica_fluctuation_needs_the_rare_errors_to_climb_back_before_they_con
     epochs = tuple(range(0, 401))
     rp, _ = _replica(epochs)
     smooth = checks.replica_fluctuation(rp)  # every error falls monotonically: nothing fluctuates
-    assert smooth.quantities["smaller rise of L_2, L_3 before their first crossing, per seed"].value == 0
+    assert smooth.quantities["smaller rise of $\\mathcal{L}_2, \\mathcal{L}_3$ before their first crossing, per seed"].value == 0
     assert _statuses([smooth], "experiments")["F2a-fl"] == "not reproduced"
     bumped = checks.replica_fluctuation(_bumped(rp, epochs, 0.3))
-    rise = bumped.quantities["smaller rise of L_2, L_3 before their first crossing, per seed"]
+    rise = bumped.quantities["smaller rise of $\\mathcal{L}_2, \\mathcal{L}_3$ before their first crossing, per seed"]
     assert 0.15 < rise.lo <= rise.hi < 0.3 and rise.n == 6
     assert _statuses([bumped], "experiments")["F2a-fl"] == "reproduced with caveat"  # the architecture is our choice
     # a rise after the first crossing (epoch 93 for L_2, L_3) is not 'initial': it does not count
     late = _bumped(rp, epochs, 0.0)
     late.runs.test_loss[200:, :, 1:] += 0.2
     assert checks.replica_fluctuation(late).quantities[
-        "smaller rise of L_2, L_3 before their first crossing, per seed"].value == 0
+        "smaller rise of $\\mathcal{L}_2, \\mathcal{L}_3$ before their first crossing, per seed"].value == 0
 
 
 def test_replica_second_stage_follows_query_v2_from_the_peak_of_attn3():
@@ -318,9 +318,9 @@ def test_phase_one_end_reads_the_ci_sweep(ci_runs, monkeypatch):
     monkeypatch.setenv("ICL_LAB_SCALE", "ci")
     m = checks.phase_one_end(ci_runs.sw, ci_runs.sw_cfg)
     q = m.quantities
-    assert q["Attn_1 falls through phase I"] is True
-    assert len(q["K Attn_n over phase I, lowest and highest, per p1"]) == 2 * len(q["K^0.98 Attn_1^2 at T1, max/min across K, per p1"])
-    assert all(v >= 1 for v in q["|beta_k1|/alpha_k at T1, max/min across K, per p1"])
+    assert q["$\\mathrm{Attn}_1$ falls through phase I"] is True
+    assert len(q["$K \\mathrm{Attn}_n$ over phase I, lowest and highest, per $p_1$"]) == 2 * len(q["$K^{0.98} \\mathrm{Attn}_1^2$ at $T_1$, largest over smallest across $K$, per $p_1$"])
+    assert all(v >= 1 for v in q["$|\\beta_{k1}|/\\alpha_k$ at $T_1$, largest over smallest across $K$, per $p_1$"])
     assert "p1 = 0.3: phase I does not end" in m.measured  # p1 = 0.3 is left to claim U2-p03
     assert _statuses([m], "phases")["U2-att"] == "reproduced"  # K = 50..200 at ci
 
@@ -335,7 +335,7 @@ def test_dominant_concentration_decides_under_c3_and_records_lemma_c5():
     cfg = SimpleNamespace(K=5, p1=0.5, fresh_prompts=10_000, M=1000, eps=1e-3)
     m = checks.dominant_concentration(_dom_tails(0.2, 0.0), cfg)
     assert m.hypotheses == {"p_1 = Theta(1), p_k = Theta(1/K)": True, "N >= 20 K^3 (Lemma C.5)": True}
-    assert m.under["C = 3"]["dominant: share at the largest N"].hi < 1e-3  # 0 of 10000: a Wilson interval
+    assert m.under["C = 3"]["dominant: share at the largest $N$"].hi < 1e-3  # 0 of 10000: a Wilson interval
     assert _statuses([m], "beyond")["B5-dom"] == "reproduced with caveat"  # the constant C is ours
     assert _statuses([checks.dominant_concentration(_dom_tails(0.2, 0.1), cfg)], "beyond")["B5-dom"] == "not reproduced"
     short = checks.dominant_concentration({N: v for N, v in _dom_tails(0.2, 0.0).items() if N == 100} | {

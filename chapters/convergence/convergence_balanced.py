@@ -113,7 +113,7 @@ ledger.judge(ms);
 plotting.finish(cplot.draw_balanced_scaling(Ks, T1b, eps_list, ph2_eps, Kb, ph2_K, sw_cfg.eps))
 
 # %% tags=["remove-cell"]
-late_b_rng = ms[2].quantities["4 p_k tau L_k, lowest and highest for tau in [1e5, 1e7]"]
+late_b_rng = ms[2].quantities["$4 p_k \\tau \\mathcal{L}_k$, lowest and highest for $10^5 \\le \\tau \\le 10^7$"]
 assert np.all(np.diff(norm_T1) <= 0) and late_b_rng[0] > 0.8 and late_b_rng[1] < 1.2
 
 # %% [markdown]
@@ -139,7 +139,7 @@ ledger.judge(ms);
 
 # %% tags=["remove-cell"]
 stage = np.array([sw.under[(p1m, K)]["times"]["tau_eps"] / sw.dominant[(p1m, K)]["times"]["tau_eps"] for K in Ks])
-assert ms[0].quantities["max beta_1n"] <= 0 and np.all(np.diff(stage) > 0)
+assert ms[0].quantities["largest $\\beta_{1n}$"] <= 0 and np.all(np.diff(stage) > 0)
 
 # %% [markdown]
 # ## Summary

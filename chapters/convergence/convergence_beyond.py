@@ -101,7 +101,7 @@ ms = checks.finite_n(fn, fn_cfg)
 ledger.judge(ms);
 
 # %% tags=["remove-cell"]
-assert ms[0].quantities["max rel. deviation at the largest N"] < 0.05
+assert ms[0].quantities["largest relative deviation at the largest $N$"] < 0.05
 
 # %% [markdown]
 # Theorem 3.2(3) states the same concentration for the dominant feature $v_1$, at the time $T_1$ its error

@@ -137,8 +137,8 @@ tr = po.flow
 early = (tr.tau > 0) & (tr.tau < pt["tau_sw"])
 assert bool(np.all(np.abs(tr.series("beta1")[early]) > tr.series("alpha")[early]))  # the definition of tau_sw
 u1 = ms[0].quantities
-assert u1["beta_k1 leads at the start (tau_sw > 0)"] and u1["all beta <= 0 in phase IV"] and u1["order T1 < T2 < T3 < T4"]
-assert ms[1].quantities["min alpha over all runs"] >= 0
+assert u1["$\\beta_{k1}$ leads at the start ($\\tau_{\\rm sw} > 0$)"] and u1["all $\\beta \\le 0$ in phase IV"] and u1["order $T_1 < T_2 < T_3 < T_4$"]
+assert ms[1].quantities["smallest $\\alpha$ over all runs"] >= 0
 
 # %% [markdown]
 # ### Phase order, markers and durations across K
@@ -183,7 +183,7 @@ ms = checks.phase_order(sw, sw_cfg, beyond)
 ledger.judge(ms);
 
 # %% tags=["remove-cell"]
-assert ms[0].quantities["ordered at p1 = 0.5 for K >= 20"] and ms[-1].quantities["markers ordered for every p1 and K >= 50"]
+assert ms[0].quantities["ordered at $p_1 = 0.5$ for $K \\ge 20$"] and ms[-1].quantities["markers ordered for every $p_1$ and $K \\ge 50$"]
 
 # %% [markdown]
 # Where phase I ends, at $T_1$, Section 4.1.1 describes the attention itself: $\mathrm{Attn}_1$ has fallen
@@ -212,7 +212,7 @@ ledger.judge(ms);
 plotting.finish(cplot.draw_phase_durations(fitK, durs, slopes, bounds, p1m, sw_cfg.eps))
 
 # %% tags=["remove-cell"]
-assert ms[1].quantities["max beta in phase IV"] <= 0
+assert ms[1].quantities["largest $\\beta$ in phase IV"] <= 0
 
 # %% [markdown]
 # ## Stage-wise convergence and the late-time law
@@ -263,7 +263,7 @@ ms = checks.eps_scaling(sw, sw_cfg)
 ledger.judge(ms);
 
 # %% tags=["remove-cell"]
-assert 0.5 < ms.quantities["slope of log(tau_eps - T3) in log(1/eps)"] < 1.5
+assert 0.5 < ms.quantities["slope of $\\log(\\tau_\\epsilon - T_3)$ in $\\log(1/\\epsilon)$"] < 1.5
 
 # %% [markdown]
 # ### Sensitivity to $p_1$

@@ -49,9 +49,9 @@ def identities(ids, cfg) -> list[Measurement]:
     """I1, I2, I3: the exact identities of the reduced dynamics (``run_identities``' errors)."""
     e = ids.errors
     return [Measurement("I1", {"relative error": e["I1"]},
-                        how=f"{cfg.prompts} prompts, K={cfg.K}, d={cfg.d}, random Q and V, float64"),
+                        how=f"{cfg.prompts} prompts, $K = {cfg.K}$, $d = {cfg.d}$, random $Q$ and $V$, float64"),
             Measurement("I2", {"relative error": e["I2"]}),
-            Measurement("I3", {"formula gap": e["I3_formula"], "sampled-w loss off by (standard errors)": e["I3_z"]})]
+            Measurement("I3", {"formula gap": e["I3_formula"], "sampled-$w$ loss off by (standard errors)": e["I3_z"]})]
 
 
 def full_vs_reduced(hres, cfg, ids) -> list[Measurement]:
@@ -60,12 +60,12 @@ def full_vs_reduced(hres, cfg, ids) -> list[Measurement]:
     e = ids.errors
     return [
         Measurement(
-            "I4", {"max difference (marginalised w)": hres.max_diff_marginalized,
-                   "RMS deviation / w-spread (sampled w)": hres.max_diff_sampled / hres.mc_spread},
-            measured=_shown({"max difference (marginalised w)": hres.max_diff_marginalized,
-                             "RMS deviation (sampled w)": hres.max_diff_sampled, "w-spread": hres.mc_spread,
-                             "RMS deviation / w-spread (sampled w)": hres.max_diff_sampled / hres.mc_spread}),
-            how=f"icl_lab.train (GD, float64) on {cfg.prompts} prompts, K={cfg.K}, d={cfg.d}, N={cfg.N}, {cfg.steps} steps"),
+            "I4", {"largest difference (marginalised $w$)": hres.max_diff_marginalized,
+                   "RMS deviation over the $w$-spread (sampled $w$)": hres.max_diff_sampled / hres.mc_spread},
+            measured=_shown({"largest difference (marginalised $w$)": hres.max_diff_marginalized,
+                             "RMS deviation (sampled $w$)": hres.max_diff_sampled, "$w$-spread": hres.mc_spread,
+                             "RMS deviation over the $w$-spread (sampled $w$)": hres.max_diff_sampled / hres.mc_spread}),
+            how=f"GD with the library's trainer (float64) on {cfg.prompts} prompts, $K = {cfg.K}$, $d = {cfg.d}$, $N = {cfg.N}$, {cfg.steps} steps"),
         Measurement("I6", {"off-span": max(hres.off_span, e["I6_span"]), "change of the other columns": e["I6_columns"]},
                     measured=f"off-span {max(hres.off_span, e['I6_span']):.1e}; other columns change by {e['I6_columns']:.1e} "
                              "when column 1 is perturbed")]
@@ -86,26 +86,27 @@ def initial_gradients(cf_err: float) -> list[Measurement]:
     imb_scaled = [(K, float(-G[0, 1]) * K, float(G[1, 1]) * K**2, abs(float(G[2, 1])) * K**2) for K, G in G_imb.items()]
     return [
         Measurement(
-            "G0-bal", {"alpha K^2": [r[1] for r in bal_scaled], "|beta| K^3": [r[2] for r in bal_scaled], "closed-form error": cf_err},
-            measured="alpha K^2 = " + ", ".join(f"{r[1]:.3f}" for r in bal_scaled) + "; |beta| K^3 = "
-                     + ", ".join(f"{r[2]:.3f}" for r in bal_scaled) + f" (K = 10, 100, 1000); closed-form error {cf_err:.1e}"),
+            "G0-bal", {"$\\alpha K^2$": [r[1] for r in bal_scaled], "$|\\beta| K^3$": [r[2] for r in bal_scaled], "closed-form error": cf_err},
+            measured="$\\alpha K^2$ = " + ", ".join(f"{r[1]:.3f}" for r in bal_scaled) + "; $|\\beta| K^3$ = "
+                     + ", ".join(f"{r[2]:.3f}" for r in bal_scaled) + f" ($K$ = 10, 100, 1000); closed-form error {cf_err:.1e}"),
         Measurement(
-            "G0-imb", {"|beta_k1| K": [r[1] for r in imb_scaled], "alpha_k K^2": [r[2] for r in imb_scaled],
-                       "K^2 |beta_kn| at K = 1000 / at K = 100": imb_scaled[2][3] / imb_scaled[1][3],
-                       "K^2 |beta_kn| at K = 1000": imb_scaled[2][3]},
-            measured="|beta_k1| K = " + ", ".join(f"{r[1]:.3f}" for r in imb_scaled) + "; alpha_k K^2 = "
-                     + ", ".join(f"{r[2]:.3f}" for r in imb_scaled) + "; K^2 |beta_kn| = "
+            "G0-imb", {"$|\\beta_{k1}| K$": [r[1] for r in imb_scaled], "$\\alpha_k K^2$": [r[2] for r in imb_scaled],
+                       "$K^2 |\\beta_{kn}|$ at $K = 1000$ over that at $K = 100$": imb_scaled[2][3] / imb_scaled[1][3],
+                       "$K^2 |\\beta_{kn}|$ at $K = 1000$": imb_scaled[2][3]},
+            measured="$|\\beta_{k1}| K$ = " + ", ".join(f"{r[1]:.3f}" for r in imb_scaled) + "; $\\alpha_k K^2$ = "
+                     + ", ".join(f"{r[2]:.3f}" for r in imb_scaled) + "; $K^2 |\\beta_{kn}|$ = "
                      + ", ".join(f"{r[3]:.4f}" for r in imb_scaled)
-                     + f" (K = 10, 100, 1000; ratio of the last two {imb_scaled[2][3] / imb_scaled[1][3]:.4f})"),
-        Measurement("G0-fig3", {"alpha_2": a2, "beta_23": b23, "beta_21 + alpha_2": b21 + a2},
-                    measured=_shown({"alpha_2": a2, "beta_21": b21, "beta_23": b23, "beta_21 + alpha_2": b21 + a2}))]
+                     + f" ($K$ = 10, 100, 1000; ratio of the last two {imb_scaled[2][3] / imb_scaled[1][3]:.4f})"),
+        Measurement("G0-fig3", {"$\\alpha_2$": a2, "$\\beta_{23}$": b23, "$\\beta_{21} + \\alpha_2$": b21 + a2},
+                    measured=_shown({"$\\alpha_2$": a2, "$\\beta_{21}$": b21, "$\\beta_{23}$": b23, "$\\beta_{21} + \\alpha_2$": b21 + a2}))]
 
 
 def floors(ids) -> Measurement:
     """I7: the floor ``L_k^low`` of eq. (12) from the library against its closed form."""
     fl = ids.floors
     shown = {"relative error": max(v["rel_err"] for v in fl.values()),
-             "L_2^low (imbalanced)": float(fl["imbalanced"]["closed"][1]), "L_k^low (balanced)": float(fl["balanced"]["closed"][0])}
+             "$\\mathcal{L}_2^{\\rm low}$ (imbalanced)": float(fl["imbalanced"]["closed"][1]),
+             "$\\mathcal{L}_k^{\\rm low}$ (balanced)": float(fl["balanced"]["closed"][0])}
     return Measurement("I7", {"relative error": shown["relative error"]}, measured=_shown(shown))
 
 
@@ -118,7 +119,7 @@ def deviation(counts: torch.Tensor, N: int, p: torch.Tensor, eps: float) -> Meas
     dev_bound = 3 * math.exp(-N * eps**2 / 25)
     n_dev = counts.shape[0]
     dev_rate = criteria.rate_of(round(dev_prob * n_dev), n_dev)
-    return Measurement("C3", {"P(deviation > N eps)": dev_rate, "bound 3 exp(-N eps^2/25)": dev_bound},
+    return Measurement("C3", {"share of draws that deviate by more than $N\\epsilon$": dev_rate, "the bound $3 e^{-N\\epsilon^2/25}$": dev_bound},
                        measured=f"{round(dev_prob * n_dev)} of {n_dev} draws, {dev_prob:.1e} (Wilson 95% upper {dev_rate.hi:.1e}) "
                                 f"<= {dev_bound:.1e}",
                        hypotheses={"0 < eps < 1": 0 < eps < 1,  # the edge K/N = eps^2/20 holds up to round-off:
@@ -136,9 +137,9 @@ def balanced_column(sw, cfg) -> Measurement:
     after_T1 = bt.tau > btimes["T1"]
     max_beta_after = float(be_b[after_T1].max())
     attn_o_monotone = bool(np.all(np.diff(bt.series("Attn_o")) <= 1e-15))
-    return Measurement("B1", {"min alpha": float(al_b.min()), "max K|beta|/alpha": ratio_b, "max beta after T1": max_beta_after,
+    return Measurement("B1", {"smallest $\\alpha$": float(al_b.min()), "largest $K|\\beta|/\\alpha$": ratio_b, "largest $\\beta$ after $T_1$": max_beta_after,
                               "off-target attention falls together": attn_o_monotone},
-                       how=f"mean-field flow of the balanced column, K = {Kb} (K/(K-1) = {Kb / (Kb - 1):.3f})")
+                       how=f"mean-field flow of the balanced column, $K = {Kb}$ ($K/(K-1)$ = {Kb / (Kb - 1):.3f})")
 
 
 def sweep_K(sw, cfg) -> list[int]:
@@ -169,19 +170,19 @@ def balanced_scaling(sw, cfg) -> list[Measurement]:
     sel_b = (lb["tau"] >= 1e5) & (lb["tau"] <= 1e7)
     late_b_rng = (float(lb["ratio"][sel_b].min()), float(lb["ratio"][sel_b].max()))
     return [
-        Measurement("B2", {"T1/(K^2 log K)": np.round(norm_T1, 3).tolist(), "fitted_exponent": slope_T1},
-                    measured=f"T1/(K^2 log K) = {np.round(norm_T1, 3).tolist()} for K = {Ks}; fitted exponent {slope_T1:.2f}",
+        Measurement("B2", {"$T_1/(K^2 \\log K)$": np.round(norm_T1, 3).tolist(), "fitted_exponent": slope_T1},
+                    measured=f"$T_1/(K^2 \\log K)$ = {np.round(norm_T1, 3).tolist()} for $K$ = {Ks}; fitted exponent {slope_T1:.2f}",
                     hypotheses=thm_hyp([(K, None) for K in Ks], eps=False)),
         Measurement(
-            "B3", {"slope in 1/eps": slope_b_eps, "slope in K": slope_b_K},
-            measured=f"(tau_eps - T1) eps/(K log(K eps^-1/2)): log-log slope {slope_b_eps:+.2f} in 1/eps, {slope_b_K:+.2f} in K",
-            how=f"mean-field flow; slope over the three smallest eps of {eps_list} at K = {Kb}, and over K in {Ks} at eps = {cfg.eps:g}",
+            "B3", {"slope in $1/\\epsilon$": slope_b_eps, "slope in $K$": slope_b_K},
+            measured=f"$(\\tau_\\epsilon - T_1) \\epsilon/(K \\log(K \\epsilon^{{-1/2}}))$: log-log slope {slope_b_eps:+.2f} in $1/\\epsilon$, {slope_b_K:+.2f} in $K$",
+            how=f"mean-field flow; slope over the three smallest $\\epsilon$ of {eps_list} at $K = {Kb}$, and over $K$ in {Ks} at $\\epsilon = {cfg.eps:g}$",
             hypotheses=thm_hyp([(Kb, e) for e in eps_list[-3:]] + [(K, cfg.eps) for K in Ks])),
         Measurement(
-            "B4", {"4 p_k tau L_k, lowest and highest for tau in [1e5, 1e7]": [float(late_b_rng[0]), float(late_b_rng[1])]},
-            measured=f"4 p_k tau L_k in [{late_b_rng[0]:.3f}, {late_b_rng[1]:.3f}] for tau in [1e5, 1e7] (K = {Kl}); "
-                     f"(tau_eps - T1) eps/K at K = {Kb}: {ph2_eps[-1]:.3f} at eps = {min(eps_list):g} (law: 0.25)",
-            how=f"mean-field flow of the balanced column to tau = {lb['tau'][-1]:.0e}")]
+            "B4", {"$4 p_k \\tau \\mathcal{L}_k$, lowest and highest for $10^5 \\le \\tau \\le 10^7$": [float(late_b_rng[0]), float(late_b_rng[1])]},
+            measured=f"$4 p_k \\tau \\mathcal{{L}}_k$ between {late_b_rng[0]:.3f} and {late_b_rng[1]:.3f} for $10^5 \\le \\tau \\le 10^7$ ($K = {Kl}$); "
+                     f"$(\\tau_\\epsilon - T_1) \\epsilon/K$ at $K = {Kb}$: {ph2_eps[-1]:.3f} at $\\epsilon$ = {min(eps_list):g} (law: 0.25)",
+            how=f"mean-field flow of the balanced column to $\\tau$ = {lb['tau'][-1]:.0e}")]
 
 
 def dominant(sw, cfg) -> list[Measurement]:
@@ -202,20 +203,21 @@ def dominant(sw, cfg) -> list[Measurement]:
     stage = np.array([sw.under[(p1m, K)]["times"]["tau_eps"] / sw.dominant[(p1m, K)]["times"]["tau_eps"] for K in Ks])
     return [
         Measurement(
-            "D1", {"max beta_1n": max(r[1] for r in d1_rows), "max K|beta|/alpha": max(r[2] for r in d1_rows)},
-            measured=f"max beta_1n = {max(r[1] for r in d1_rows):.1e}; max K|beta|/alpha = {max(r[2] for r in d1_rows):.2f} "
-                     f"(K = {Ks[0]}..{Ks[-1]})",
-            how=f"mean-field flow of column 1, p1 = {p1m} (K/(K-1) = {Ks[0] / (Ks[0] - 1):.3f} at the smallest K)"),
+            "D1", {"largest $\\beta_{1n}$": max(r[1] for r in d1_rows), "largest $K|\\beta|/\\alpha$": max(r[2] for r in d1_rows)},
+            measured=f"largest $\\beta_{{1n}}$ = {max(r[1] for r in d1_rows):.1e}; largest $K|\\beta|/\\alpha$ = {max(r[2] for r in d1_rows):.2f} "
+                     f"($K$ = {Ks[0]} to {Ks[-1]})",
+            how=f"mean-field flow of column 1, $p_1 = {p1m}$ ($K/(K-1)$ = {Ks[0] / (Ks[0] - 1):.3f} at the smallest $K$)"),
         Measurement(
-            "D2", {"max/min of tau_eps over K": np.round(flat, 3).tolist(),
-                   "log-log slope of tau_eps in eps": np.round(slope_dom, 2).tolist(),
+            "D2", {"largest over smallest $\\tau_\\epsilon$ across $K$": np.round(flat, 3).tolist(),
+                   "log-log slope of $\\tau_\\epsilon$ in $\\epsilon$": np.round(slope_dom, 2).tolist(),
                    "shallowest slope in eps": float(np.max(slope_dom))},
-            measured=f"max/min of tau_eps over K = {cfg.dominant_K}: {np.round(flat, 3).tolist()}; slope in eps: "
+            measured=f"largest over smallest $\\tau_\\epsilon$ across $K$ = {cfg.dominant_K}: {np.round(flat, 3).tolist()}; slope in $\\epsilon$: "
                      f"{np.round(slope_dom, 2).tolist()}",
-            how=f"mean-field flow of column 1, p1 = {p1m}, time to L_1 - L_1^low <= eps",
+            how=f"mean-field flow of column 1, $p_1 = {p1m}$, time to $\\mathcal{{L}}_1 - \\mathcal{{L}}_1^{{\\rm low}} \\le \\epsilon$",
             hypotheses=thm_hyp([(K, e) for K in cfg.dominant_K for e in dom_eps], p1m)),
-        Measurement("D3", {"T_k/T_1": np.round(stage, 1).tolist(), "T_k/T_1 at the smallest K": float(stage[0])},
-                    measured=f"T_k/T_1 = {np.round(stage, 1).tolist()} for K = {Ks}", how=f"mean-field flows, eps = {cfg.eps:g}, p1 = {p1m}",
+        Measurement("D3", {"$T_k/T_1$": np.round(stage, 1).tolist(), "$T_k/T_1$ at the smallest $K$": float(stage[0])},
+                    measured=f"$T_k/T_1$ = {np.round(stage, 1).tolist()} for $K$ = {Ks}",
+                    how=f"mean-field flows, $\\epsilon = {cfg.eps:g}$, $p_1 = {p1m}$",
                     hypotheses=thm_hyp([(K, cfg.eps) for K in Ks], p1m))]
 
 
@@ -231,26 +233,26 @@ def portrait(po, cfg, hres, sw) -> list[Measurement]:
     sw_ratio = value_at(tr.tau, tr.series("B1"), pt["tau_sw"]) / tr.column.logK
     # "beta_k1 leads until tau_sw" is true by the definition of tau_sw (the first alpha_k >= |beta_k1|); what the
     # statement adds is that beta_k1 leads from the start (tau_sw > 0) and that B_k1 falls while it leads
-    u1 = {"beta_k1 leads at the start (tau_sw > 0)": bool(pt["tau_sw"] > 0 and abs(b1[0]) > al[0]),
-          "B_k1 < 0 at tau_sw": bool(sw_ratio < 0),
-          "B_kn rises then falls": bool(Bo.max() > 0 and 0 < bo_peak < pt["T1"] and Bo[-1] < Bo.max()),
-          "all beta <= 0 in phase IV": bool(max(b1[ph4].max(), bo[ph4].max()) <= 0),
-          "order T1 < T2 < T3 < T4": bool(pt["T1"] < pt["T2"] < pt["T3"] < pt["T4"])}
+    u1 = {"$\\beta_{k1}$ leads at the start ($\\tau_{\\rm sw} > 0$)": bool(pt["tau_sw"] > 0 and abs(b1[0]) > al[0]),
+          "$B_{k1} < 0$ at $\\tau_{\\rm sw}$": bool(sw_ratio < 0),
+          "$B_{kn}$ rises then falls": bool(Bo.max() > 0 and 0 < bo_peak < pt["T1"] and Bo[-1] < Bo.max()),
+          "all $\\beta \\le 0$ in phase IV": bool(max(b1[ph4].max(), bo[ph4].max()) <= 0),
+          "order $T_1 < T_2 < T_3 < T_4$": bool(pt["T1"] < pt["T2"] < pt["T3"] < pt["T4"])}
     min_alpha_all = min([hres.min_alpha, float(po.flow.series("alpha").min()), float(po.finite.series("alpha").min())]
                         + [float(v["traj"].series("alpha").min()) for d_ in (sw.balanced, sw.under, sw.dominant)
                            for v in d_.values()])
     return [
         Measurement(
-            "U1", {"beta_k1 leads at the start (tau_sw > 0)": u1["beta_k1 leads at the start (tau_sw > 0)"],
-                   "B_k1 < 0 at tau_sw": u1["B_k1 < 0 at tau_sw"], "B_kn rises then falls": u1["B_kn rises then falls"],
-                   "all beta <= 0 in phase IV": u1["all beta <= 0 in phase IV"],
-                   "order T1 < T2 < T3 < T4": u1["order T1 < T2 < T3 < T4"]},
-            measured="; ".join(f"{k}: {v}" for k, v in u1.items()) + f"; B_k1/log K at tau_sw = {sw_ratio:.2f}",
-            how=f"mean-field flow, K = {cfg.K}, p1 = {cfg.p1}; GD on N = {cfg.N} gives "
+            "U1", {"$\\beta_{k1}$ leads at the start ($\\tau_{\\rm sw} > 0$)": u1["$\\beta_{k1}$ leads at the start ($\\tau_{\\rm sw} > 0$)"],
+                   "$B_{k1} < 0$ at $\\tau_{\\rm sw}$": u1["$B_{k1} < 0$ at $\\tau_{\\rm sw}$"], "$B_{kn}$ rises then falls": u1["$B_{kn}$ rises then falls"],
+                   "all $\\beta \\le 0$ in phase IV": u1["all $\\beta \\le 0$ in phase IV"],
+                   "order $T_1 < T_2 < T_3 < T_4$": u1["order $T_1 < T_2 < T_3 < T_4$"]},
+            measured="; ".join(f"{k}: {v}" for k, v in u1.items()) + f"; $B_{{k1}}/\\log K$ at $\\tau_{{\\rm sw}}$ = {sw_ratio:.2f}",
+            how=f"mean-field flow, $K = {cfg.K}$, $p_1 = {cfg.p1}$; GD on $N = {cfg.N}$ gives "
                 f"{po.finite_times['T1']:.0f}/{po.finite_times['T2']:.0f}/{po.finite_times['T3']:.0f}",
             hypotheses=thm_hyp([(cfg.K, cfg.eps)], cfg.p1)),  # Lemmas 4.2-4.5: the conditions of Thm 3.2, on the mean-field flow
         Measurement(
-            "I5", {"min alpha over all runs": min_alpha_all},
+            "I5", {"smallest $\\alpha$ over all runs": min_alpha_all},
             how=f"reduced GD of the full-versus-reduced check, the portrait (flow and finite-N GD) and all "
                 f"{len(sw.balanced) + len(sw.under) + len(sw.dominant)} sweep columns")]
 
@@ -309,7 +311,7 @@ def phase_order(sw, cfg, beyond: dict | None) -> list[Measurement]:
     big = [K for K in Ks if K >= 20]
     u2 = all(order_ok[(p1m, K)] for K in big)
     out = [Measurement(
-        "U2", {"ordered at p1 = 0.5 for K >= 20": u2, "ordered at the smallest K": order_ok[(p1m, Ks[0])]},
+        "U2", {"ordered at $p_1 = 0.5$ for $K \\ge 20$": u2, "ordered at the smallest $K$": order_ok[(p1m, Ks[0])]},
         measured=f"p1 = {p1m}: ordered for K = {big}: {u2}; K = {Ks[0]}: {order_ok[(p1m, Ks[0])]} (p1 = 0.3: claim U2-p03)",
         hypotheses=thm_hyp([(K, cfg.eps) for K in Ks], p1m))]
     if beyond is not None:
@@ -319,9 +321,9 @@ def phase_order(sw, cfg, beyond: dict | None) -> list[Measurement]:
         big_far = far[FAR_K[-1]]
         out.append(Measurement(
             "U2-p03",
-            {"lowest B_k1/log K at the largest K": big_far.lowest_ratio,
-             "A_k/log K when B_k1 first reaches -0.49 log K, largest K": big_far.A_at_cross,
-             "B_k1 reaches the threshold before A_k reaches log K": all(r.tau_cross < r.tau_A_logK for r in crossed),
+            {"lowest $B_{k1}/\\log K$ at the largest $K$": big_far.lowest_ratio,
+             "$A_k/\\log K$ when $B_{k1}$ first reaches $-0.49 \\log K$, largest $K$": big_far.A_at_cross,
+             "$B_{k1}$ reaches the threshold before $A_k$ reaches $\\log K$": all(r.tau_cross < r.tau_A_logK for r in crossed),
              "K_reach": K_reach, "K_first": K_first, "A_first": far[K_first].A_at_cross, "A_largest": big_far.A_at_cross},
             measured="lowest B_k1/log K over the run (flows until L_k <= eps): sweep "
                      + ", ".join(f"K = {K}: {v:+.3f}" for K, v in b1min.items())
@@ -336,7 +338,7 @@ def phase_order(sw, cfg, beyond: dict | None) -> list[Measurement]:
             hypotheses=thm_hyp([(K, None) for K in list(Ks) + list(FAR_K)], 0.3, eps=False)))
     big50 = [K for K in Ks if K >= 50]
     mk = all(marker_ok[(p1, K)] for p1 in cfg.p1_values for K in big50)
-    out.append(Measurement("U2m", {"markers ordered for every p1 and K >= 50": mk},
+    out.append(Measurement("U2m", {"markers ordered for every $p_1$ and $K \\ge 50$": mk},
                            measured=f"ordered for all p1 in {list(cfg.p1_values)} and K in {big50}: {mk}"))
     return out
 
@@ -373,13 +375,13 @@ def phase_durations(sw, cfg) -> list[Measurement]:
     slopes = duration_slopes(sw, cfg)
     # an exponent fitted over less than a decade of K cannot tell K^2 log K from K^2.2: the test cannot decide there
     short_fit = max(fitK) / min(fitK) < 10
-    u3_measured = "fitted exponents (after / log K): " + ", ".join(f"{ph} {slopes[ph][1]:.2f}" for ph in bounds)
+    u3_measured = "fitted exponents (after dividing by $\\log K$): " + ", ".join(f"{ph} {slopes[ph][1]:.2f}" for ph in bounds)
     u3_how = (f"log-log fit over K = {fitK}, p1 = {p1m}, mean-field flow; an upper bound: contradicted only by an exponent "
               "more than 0.1 above the stated one, over at least a decade of K")
     hyp = thm_hyp([(K, cfg.eps) for K in fitK], p1m)
     u3 = Measurement(
-        "U3", {"phase I exponent - 1.98": slopes["I"][1] - bounds["I"], "phase II exponent - 2": slopes["II"][1] - bounds["II"],
-               "phase III exponent - 1.5": slopes["III"][1] - bounds["III"], "phase IV exponent - 1": slopes["IV"][1] - bounds["IV"],
+        "U3", {"phase I exponent minus 1.98": slopes["I"][1] - bounds["I"], "phase II exponent minus 2": slopes["II"][1] - bounds["II"],
+               "phase III exponent minus 1.5": slopes["III"][1] - bounds["III"], "phase IV exponent minus 1": slopes["IV"][1] - bounds["IV"],
                "rate I": slopes["I"][1], "rate II": slopes["II"][1], "rate III": slopes["III"][1], "rate IV": slopes["IV"][1]},
         measured=u3_measured, how=u3_how, hypotheses=None if short_fit else hyp,
         why=(f"the fit spans K = {min(fitK)}..{max(fitK)}, less than a decade: a log factor cannot be told from a "
@@ -392,10 +394,10 @@ def phase_durations(sw, cfg) -> list[Measurement]:
         spread[k] = float(vals.max() / vals.min())
     max_beta_IV = max(ratios[K]["IV: max beta"] for K in fitK)
     u4 = Measurement(
-        "U4", {"largest max/min of a normalised ratio across K": max(spread.values()), "max beta in phase IV": max_beta_IV},
+        "U4", {"largest spread (largest over smallest) of a normalised ratio across $K$": max(spread.values()), "largest $\\beta$ in phase IV": max_beta_IV},
         measured=f"largest max/min of a normalised ratio across K: {max(spread.values()):.2f} ({max(spread, key=spread.get)}); "
                  f"max beta in phase IV = {max_beta_IV:.1e}",
-        how=f"min/max of alpha K^2, |beta_k1| K^1.98, ... per phase window, K = {fitK}", hypotheses=hyp)
+        how=f"smallest and largest $\\alpha K^2$, $|\\beta_{{k1}}| K^{{1.98}}$, ... per phase window, $K$ = {fitK}", hypotheses=hyp)
     return [u3, u4]
 
 
@@ -426,11 +428,11 @@ def phase_one_end(sw, cfg) -> Measurement:
     hyp = [thm_hyp([(K, None) for K in fitK], p1, eps=False) for p1 in p1s]
     return Measurement(
         "U2-att",
-        {"Attn_1 falls through phase I": all(falls),
-         "K^0.98 Attn_1^2 at T1, max/min across K, per p1": [spread(a1sq, p1) for p1 in p1s],
-         "K Attn_n over phase I, lowest and highest, per p1": [x for p1 in p1s for x in
+        {"$\\mathrm{Attn}_1$ falls through phase I": all(falls),
+         "$K^{0.98} \\mathrm{Attn}_1^2$ at $T_1$, largest over smallest across $K$, per $p_1$": [spread(a1sq, p1) for p1 in p1s],
+         "$K \\mathrm{Attn}_n$ over phase I, lowest and highest, per $p_1$": [x for p1 in p1s for x in
                                                                (min(ko[(p1, K)][0] for K in fitK), max(ko[(p1, K)][1] for K in fitK))],
-         "|beta_k1|/alpha_k at T1, max/min across K, per p1": [spread(ratio, p1) for p1 in p1s]},
+         "$|\\beta_{k1}|/\\alpha_k$ at $T_1$, largest over smallest across $K$, per $p_1$": [spread(ratio, p1) for p1 in p1s]},
         measured="; ".join(f"p1 = {p1}: K^0.98 Attn_1^2 at T1 = " + ", ".join(f"{a1sq[(p1, K)]:.3f}" for K in fitK)
                            + ", K Attn_n over phase I in [" + f"{min(ko[(p1, K)][0] for K in fitK):.3f}, "
                            f"{max(ko[(p1, K)][1] for K in fitK):.3f}], |beta_k1|/alpha_k at T1 = "
@@ -451,9 +453,9 @@ def late_law(sw, cfg) -> Measurement:
         late_vals[K] = (float(v["ratio"][sel].min()), float(v["ratio"][sel].max()), float(v["ratio"][-1]), 100 * T3K)
     worst_window = [max(abs(a - 1), abs(b - 1)) * K for K, (a, b, c, lo) in late_vals.items()]
     return Measurement(
-        "U5", {"|4 p_k tau L_k - 1| K at the end": [abs(c - 1) * K for K, (a, b, c, lo) in late_vals.items()],
-               "end of the run / (100 T3)": [cfg.tau_late / lo for K, (a, b, c, lo) in late_vals.items()],
-               "largest |4 p_k tau L_k - 1| K on tau >= 100 T3": worst_window},
+        "U5", {"$|4 p_k \\tau \\mathcal{L}_k - 1| K$ at the end": [abs(c - 1) * K for K, (a, b, c, lo) in late_vals.items()],
+               "end of the run over $100\\, T_3$": [cfg.tau_late / lo for K, (a, b, c, lo) in late_vals.items()],
+               "largest $|4 p_k \\tau \\mathcal{L}_k - 1| K$ on $\\tau \\ge 100\\, T_3$": worst_window},
         measured="; ".join(f"K = {K}: {c:.4f} at tau = {cfg.tau_late:.0e} (|.-1| K = {abs(c - 1) * K:.2f}), range [{a:.3f}, {b:.3f}] "
                            f"on tau >= 100 T3 = {lo:.2g} (largest |.-1| K there: {w:.2f})"
                            for (K, (a, b, c, lo)), w in zip(late_vals.items(), worst_window)),
@@ -482,9 +484,9 @@ def eps_scaling(sw, cfg) -> Measurement:
     """F1: phase IV of a rare feature lasts about ``1/(4 p_k eps)``: the slope of its length in ``1/eps``."""
     eps_u, ph4 = phase_iv_lengths(sw, cfg)
     slope_f = loglog_slope(1 / np.array(eps_u[-3:]), ph4[-3:])
-    return Measurement("F1", {"slope of log(tau_eps - T3) in log(1/eps)": slope_f},
-                       measured=f"slope {slope_f:.2f} of log(tau_eps - T3) vs log(1/eps) (three smallest eps of {eps_u})",
-                       how=f"mean-field flow, K = {cfg.K_eps}, p1 = {cfg.p1_main}",
+    return Measurement("F1", {"slope of $\\log(\\tau_\\epsilon - T_3)$ in $\\log(1/\\epsilon)$": slope_f, "slope_IV": slope_f},
+                       measured=f"slope {slope_f:.2f} of $\\log(\\tau_\\epsilon - T_3)$ in $\\log(1/\\epsilon)$ (three smallest $\\epsilon$ of {eps_u})",
+                       how=f"mean-field flow, $K = {cfg.K_eps}$, $p_1 = {cfg.p1_main}$",
                        hypotheses=thm_hyp([(cfg.K_eps, e) for e in eps_u[-3:]], cfg.p1_main))
 
 
@@ -496,10 +498,10 @@ def switch(sw, cfg) -> Measurement:
     big50 = [K for K in Ks if K >= 50]
     trend = {p1: (abs(sw_pos[(p1, big50[0])] + 0.5), abs(sw_pos[(p1, Ks[-1])] + 0.5)) for p1 in p1_vals}
     return Measurement(
-        "J1", {"|B_k1/log K + 1/2| at the largest K, per p1": [b for _, b in trend.values()],
-               "|B_k1/log K + 1/2| shrinks from K = 50 to the largest K": [b < a for a, b in trend.values()]},
-        measured="; ".join(f"p1 = {p}: {sw_pos[(p, Ks[-1])]:+.3f} at K = {Ks[-1]}" for p in p1_vals),
-        how=f"B_k1/log K at tau_sw, mean-field flows, K = {Ks}",
+        "J1", {"$|B_{k1}/\\log K + 1/2|$ at the largest $K$, per $p_1$": [b for _, b in trend.values()],
+               "$|B_{k1}/\\log K + 1/2|$ shrinks from $K = 50$ to the largest $K$": [b < a for a, b in trend.values()]},
+        measured="; ".join(f"$p_1 = {p}$: {sw_pos[(p, Ks[-1])]:+.3f} at $K = {Ks[-1]}$" for p in p1_vals),
+        how=f"$B_{{k1}}/\\log K$ at $\\tau_{{\\rm sw}}$, mean-field flows, $K$ = {Ks}",
         hypotheses={h: all(thm_hyp([(K, None) for K in Ks], p1, eps=False)[h] for p1 in p1_vals)  # Sec. 4.1.2, under Thm 3.2's conditions
                     for h in ("p_1 = Theta(1), p_k = Theta(1/K)", "N >= poly(K) (mean field)")})
 
@@ -535,27 +537,27 @@ def finite_n(fn, cfg) -> list[Measurement]:
     n_fresh = cfg.fresh_prompts
     tested_N = [N for N in fn.N[:-1] if N in fn.tail]
     u_large, u_small, b_large, b_small = _b5_shares(fn, tested_N, n_fresh, 3.0)
-    share = {"under-represented: share at the largest N": u_large, "balanced: share at the largest N": b_large}
+    share = {"under-represented: share at the largest $N$": u_large, "balanced: share at the largest $N$": b_large}
     # the constant C of O(eps), an open choice of ours (claims.toml): C = 3 decides, 2.5 and 4 are run beside it
     c25, c4 = _b5_shares(fn, tested_N, n_fresh, 2.5), _b5_shares(fn, tested_N, n_fresh, 4.0)
     c1_under, _, c1_bal, _ = _b5_shares(fn, tested_N, n_fresh, 1.0)  # C = 1: reported only (below 2 it fails by construction at tau_eps)
     return [
         Measurement(
             # per N, to see where the deviation stops falling: the M fixed count vectors set a Monte-Carlo floor
-            "G1", {"max rel. deviation at the largest N": rel[-1], "max rel. deviation at the smallest N": rel[0],
-                   "max rel. deviation, per N": rel, "deviations": np.round(rel, 4).tolist(), "M": cfg.M},
-            measured=f"max rel. deviation of (T1, T2, T3, tau_eps): {np.round(rel, 4).tolist()} for N = {list(fn.N[:-1])}",
-            how=f"Monte-Carlo count laws (M = {cfg.M}), K = {cfg.K}, p1 = {cfg.p1}, gradient flow"),
+            "G1", {"largest relative deviation at the largest $N$": rel[-1], "largest relative deviation at the smallest $N$": rel[0],
+                   "largest relative deviation, per $N$": rel, "deviations": np.round(rel, 4).tolist(), "M": cfg.M},
+            measured=f"largest relative deviation of $T_1, T_2, T_3, \\tau_\\epsilon$: {np.round(rel, 4).tolist()} for $N$ = {list(fn.N[:-1])}",
+            how=f"Monte-Carlo count laws ($M = {cfg.M}$), $K = {cfg.K}$, $p_1 = {cfg.p1}$, gradient flow"),
         Measurement(
             "B5", {"share_C1_under": c1_under.value, "share_C1_bal": c1_bal.value},
             hypotheses=lemma_c4(fn, cfg),
-            under={"C = 3": {"under-represented: share at the largest N": u_large, "under-represented: share at the smallest N": u_small,
-                             "balanced: share at the largest N": b_large, "balanced: share at the smallest N": b_small},
-                   "C = 2.5": {"under-represented: share at the largest N": c25[0], "under-represented: share at the smallest N": c25[1],
-                               "balanced: share at the largest N": c25[2], "balanced: share at the smallest N": c25[3]},
-                   "C = 4": {"under-represented: share at the largest N": c4[0], "under-represented: share at the smallest N": c4[1],
-                             "balanced: share at the largest N": c4[2], "balanced: share at the smallest N": c4[3]}},
-            measured=f"fraction of fresh prompts with (1-Attn_k)^2 > 3 eps at tau_eps: {np.round(tails, 4).tolist()} (under-repr.), "
+            under={"C = 3": {"under-represented: share at the largest $N$": u_large, "under-represented: share at the smallest $N$": u_small,
+                             "balanced: share at the largest $N$": b_large, "balanced: share at the smallest $N$": b_small},
+                   "C = 2.5": {"under-represented: share at the largest $N$": c25[0], "under-represented: share at the smallest $N$": c25[1],
+                               "balanced: share at the largest $N$": c25[2], "balanced: share at the smallest $N$": c25[3]},
+                   "C = 4": {"under-represented: share at the largest $N$": c4[0], "under-represented: share at the smallest $N$": c4[1],
+                             "balanced: share at the largest $N$": c4[2], "balanced: share at the smallest $N$": c4[3]}},
+            measured=f"fraction of fresh prompts with $(1 - \\mathrm{{Attn}}_k)^2 > 3 \\epsilon$ at $\\tau_\\epsilon$: {np.round(tails, 4).tolist()} (under-repr.), "
                      f"{np.round(btails, 4).tolist()} (balanced), N = {tested_N}; Wilson 95% interval at the largest N: "
                      + ", ".join(f"[{v.lo:.1e}, {v.hi:.1e}] ({k.split(':')[0]})" for k, v in share.items())
                      + "; the same at the largest N with " + ", ".join(
@@ -564,7 +566,7 @@ def finite_n(fn, cfg) -> list[Measurement]:
                      + f"; with C = 1 at the largest N: {fn.tail[tested_N[-1]][1.0]:.3f} (under-repr.), "
                      f"{fn.balanced_tail[tested_N[-1]][1.0]:.3f} (balanced); "
                      f"K = {cfg.K}, 20 K^3 = {20 * cfg.K ** 3:.2e} > largest N",
-            how=f"{n_fresh} fresh count vectors per N at the time L_k - L_k^low <= eps = {cfg.eps:g}")]
+            how=f"{n_fresh} fresh count vectors per $N$ at the time $\\mathcal{{L}}_k - \\mathcal{{L}}_k^{{\\rm low}} \\le \\epsilon = {cfg.eps:g}$")]
 
 
 def dominant_tails(cfg) -> dict:
@@ -596,12 +598,12 @@ def dominant_concentration(dt: dict, cfg) -> Measurement:
     p_dom = SymmetricColumn.imbalanced_p(cfg.K, cfg.p1)
     return Measurement(
         "B5-dom", {"share_C1": dt[Ns[-1]]["tail"][1.0]},
-        under={"C = 3": {"dominant: share at the largest N": share(Ns[-1], 3.0), "dominant: share at the smallest N": share(Ns[0], 3.0)},
-               "C = 2.5": {"dominant: share at the largest N": share(Ns[-1], 2.5), "dominant: share at the smallest N": share(Ns[0], 2.5)},
-               "C = 4": {"dominant: share at the largest N": share(Ns[-1], 4.0), "dominant: share at the smallest N": share(Ns[0], 4.0)}},
+        under={"C = 3": {"dominant: share at the largest $N$": share(Ns[-1], 3.0), "dominant: share at the smallest $N$": share(Ns[0], 3.0)},
+               "C = 2.5": {"dominant: share at the largest $N$": share(Ns[-1], 2.5), "dominant: share at the smallest $N$": share(Ns[0], 2.5)},
+               "C = 4": {"dominant: share at the largest $N$": share(Ns[-1], 4.0), "dominant: share at the smallest $N$": share(Ns[0], 4.0)}},
         hypotheses={"p_1 = Theta(1), p_k = Theta(1/K)": bool(p_dom[0] >= 0.1 and 0.1 <= cfg.K * p_dom[1] <= 10),
                     "N >= 20 K^3 (Lemma C.5)": Ns[-1] >= 20 * cfg.K**3},
-        measured="fraction of fresh prompts with (1-Attn_1)^2 > 3 eps at tau_eps: "
+        measured="fraction of fresh prompts with $(1 - \\mathrm{Attn}_1)^2 > 3 \\epsilon$ at $\\tau_\\epsilon$: "
                  + ", ".join(f"{dt[N]['tail'][3.0]:.4g}" for N in Ns) + f" for N = {Ns}; Wilson 95% interval at the largest N: "
                  + f"[{share(Ns[-1], 3.0).lo:.1e}, {share(Ns[-1], 3.0).hi:.1e}]; with C = 2.5: "
                  + ", ".join(f"{dt[N]['tail'][2.5]:.4g}" for N in Ns) + "; with C = 4: "
@@ -624,10 +626,10 @@ def step_size(eres, cfg) -> Measurement:
     eta_dev = eta_deviation(eres, cfg)
     eta_lo, eta_hi = min(cfg.etas), max(cfg.etas)
     return Measurement(
-        "E1", {"max relative difference of T1..T4": eres.max_rel_diff,
-               "deviation at the largest eta / at the smallest, over the ratio of the etas":
+        "E1", {"largest relative difference of $T_1, \\dots, T_4$": eres.max_rel_diff,
+               "deviation at the largest $\\eta$ over that at the smallest, divided by the ratio of the two $\\eta$":
                    eta_dev[eta_hi] / eta_dev[eta_lo] / (eta_hi / eta_lo)},
-        measured="max relative difference of T1..T4 from the flow: "
+        measured="largest relative difference of $T_1, \\dots, T_4$ from the flow: "
                  + ", ".join(f"eta = {e:g}: {d:.2e}" for e, d in eta_dev.items())
                  + f"; ratio {eta_dev[eta_hi] / eta_dev[eta_lo]:.1f} for eta ratio {eta_hi / eta_lo:g}",
         how=f"reduced GD vs gradient flow, K = {list(cfg.K_values)}")
@@ -721,8 +723,8 @@ def replica(rp, cfg) -> list[Measurement]:
     window_ok = bool(row2[1] < row2[0] and row2[3] > row2[2])
     return [
         Measurement(
-            "F2a", {"first crossing of L_2, L_3 / of L_1": later_est,
-                    "final L_1": final_imb[0], "final L_2": final_imb[1], "final L_3": final_imb[2]},
+            "F2a", {"first crossing of $\\mathcal{L}_2, \\mathcal{L}_3$ over that of $\\mathcal{L}_1$": later_est,
+                    "final $\\mathcal{L}_1$": final_imb[0], "final $\\mathcal{L}_2$": final_imb[1], "final $\\mathcal{L}_3$": final_imb[2]},
             measured=f"first epoch with L_k <= {thr} (seed mean): {t_imb}; per seed: {seed_imb}; later/first per seed "
                      f"{[round(v, 2) for v in later]} (the grid allows {[(round(a, 1), round(b, 1)) for a, b in bracket]}), "
                      f"median {later_est}; on the grid, L_1 first by a factor >= 1.5 in {n_ord} of "
@@ -734,20 +736,20 @@ def replica(rp, cfg) -> list[Measurement]:
                 "the bracket in the measured line" + (" (every epoch is recorded: the bracket is one epoch wide)"
                                                       if cfg.record_every == 1 else "")),
         Measurement(
-            "F2b", {"latest / earliest crossing, within the recording grid": spread_est,
-                    "final L_1": final_bal[0], "final L_2": final_bal[1], "final L_3": final_bal[2]},
+            "F2b", {"latest over earliest crossing, within the recording grid": spread_est,
+                    "final $\\mathcal{L}_1$": final_bal[0], "final $\\mathcal{L}_2$": final_bal[1], "final $\\mathcal{L}_3$": final_bal[2]},
             measured=f"first epoch with L_k <= {thr} (seed mean): {t_bal}; per seed: {seed_bal}; latest/earliest per seed on the grid "
                      f"{[round(v, 2) for v in spread_bal]} (the grid allows {[(round(a, 2), round(b, 2)) for a, b in br_bal]}): "
                      f"{spread_est}; final L_k (mean ± 2 SE): "
                      + ", ".join(f"{v.value:.3g} [{v.lo:.2g}, {v.hi:.2g}]" for v in final_bal)),
         Measurement(
-            "F3a", {"smallest final Attn_k": criteria.mean_of(diag_runs)},  # over runs, as the seed-mean map it replaces
+            "F3a", {"smallest final $\\mathrm{Attn}_k$": criteria.mean_of(diag_runs)},  # over runs, as the seed-mean map it replaces
             measured=f"diagonal of the seed-mean final held-out map: {[round(float(v), 3) for v in diag_final]} "
                      f"(imbalanced, then balanced); smallest diagonal entry per run: {[round(float(v), 3) for v in diag_runs]}, "
                      f"mean {criteria.mean_of(diag_runs)}"),
         Measurement(
-            "F3b", {"rise of Attn_3 to its peak": criteria.median_of(rise3_s), "fall of Attn_1 meanwhile": criteria.median_of(fall1_s),
-                    "literal window: Attn_1 falls and Attn_3 rises from epoch 10 to 100": window_ok},
+            "F3b", {"rise of $\\mathrm{Attn}_3$ to its peak": criteria.median_of(rise3_s), "fall of $\\mathrm{Attn}_1$ meanwhile": criteria.median_of(fall1_s),
+                    "literal window: $\\mathrm{Attn}_1$ falls and $\\mathrm{Attn}_3$ rises from epoch 10 to 100": window_ok},
             measured=f"per seed, Attn_3 rises by {np.round(rise3_s, 3).tolist()} to its peak (epochs {[runs.epochs[i] for i in pk_s]}), "
                      f"median {criteria.median_of(rise3_s)}, while Attn_1 falls by {np.round(fall1_s, 3).tolist()}, median "
                      f"{criteria.median_of(fall1_s)}; seed-mean map, epochs 10 -> 100: Attn_1 {row2[0]:.3f} -> {row2[1]:.3f}, "
@@ -785,8 +787,8 @@ def replica_fluctuation(rp, thr: float = 0.05) -> Measurement:
         rises.append(min(x[0] for x in row))
         ratios.append(min(x[0] / max(x[1], 1e-12) for x in row))  # a flat L_1 gives a very large ratio, not a division by 0
     return Measurement(
-        "F2a-fl", {"smaller rise of L_2, L_3 before their first crossing, per seed": criteria.median_of(rises),
-                   "that rise over the largest rise of L_1 in the same epochs, per seed": criteria.median_of(ratios)},
+        "F2a-fl", {"smaller rise of $\\mathcal{L}_2, \\mathcal{L}_3$ before their first crossing, per seed": criteria.median_of(rises),
+                   "that rise over the largest rise of $\\mathcal{L}_1$ in the same epochs, per seed": criteria.median_of(ratios)},
         measured="per seed, the largest rise of (L_2, L_3) above its running minimum before it first reaches "
                  f"{thr}: " + ", ".join(f"({a[0]:.3f}, {b[0]:.3f}) by epochs ({a[2]}, {b[2]})" for a, b in rows)
                  + "; of L_1 in the same epochs: " + ", ".join(f"({a[1]:.3f}, {b[1]:.3f})" for a, b in rows)
@@ -827,15 +829,15 @@ def replica_second_stage(rp) -> Measurement:
     a, b, c = STAGE2_END
     return Measurement(
         "F3d", {},
-        under={"Attn_2 >= 0.9": {"rise of Attn_2 over the second stage": med[a]["up2"],
-                                 "fall of Attn_1 over the second stage": med[a]["down1"],
-                                 "fall of Attn_3 over the second stage": med[a]["down3"]},
-               "Attn_2 >= 0.85": {"rise of Attn_2 over the second stage": med[b]["up2"],
-                                  "fall of Attn_1 over the second stage": med[b]["down1"],
-                                  "fall of Attn_3 over the second stage": med[b]["down3"]},
-               "Attn_2 >= 0.95": {"rise of Attn_2 over the second stage": med[c]["up2"],
-                                  "fall of Attn_1 over the second stage": med[c]["down1"],
-                                  "fall of Attn_3 over the second stage": med[c]["down3"]}},
+        under={"Attn_2 >= 0.9": {"rise of $\\mathrm{Attn}_2$ over the second stage": med[a]["up2"],
+                                 "fall of $\\mathrm{Attn}_1$ over the second stage": med[a]["down1"],
+                                 "fall of $\\mathrm{Attn}_3$ over the second stage": med[a]["down3"]},
+               "Attn_2 >= 0.85": {"rise of $\\mathrm{Attn}_2$ over the second stage": med[b]["up2"],
+                                  "fall of $\\mathrm{Attn}_1$ over the second stage": med[b]["down1"],
+                                  "fall of $\\mathrm{Attn}_3$ over the second stage": med[b]["down3"]},
+               "Attn_2 >= 0.95": {"rise of $\\mathrm{Attn}_2$ over the second stage": med[c]["up2"],
+                                  "fall of $\\mathrm{Attn}_1$ over the second stage": med[c]["down1"],
+                                  "fall of $\\mathrm{Attn}_3$ over the second stage": med[c]["down3"]}},
         measured="per seed, query v_2, from the peak of Attn_3 to the first epoch with Attn_2 >= level: "
                  + "; ".join(f"level {lvl:g}: epochs {v['spans']}: Attn_2 rises by {np.round(v['up2'], 3).tolist()}, Attn_1 "
                              f"falls by {np.round(v['down1'], 3).tolist()}, Attn_3 by {np.round(v['down3'], 3).tolist()}; "
@@ -881,49 +883,52 @@ def theory_model(tm, cfg, rp, rp_cfg) -> list[Measurement]:
     ratio60 = split["total"] / split["floor"]
     move = 0.002 * cfg.epochs  # Adam moves an entry by about lr per step
     return [
-        Measurement("A'1", {"L_2 - L_2^low at the end": gap2},
-                    measured=f"{gap2:.2e} after {cfg.gd_steps} steps (eta = 1); Thm 3.2's conditions here: "
+        Measurement("A'1", {"$\\mathcal{L}_2 - \\mathcal{L}_2^{\\rm low}$ at the end": gap2},
+                    measured=f"{gap2:.2e} after {cfg.gd_steps} steps ($\\eta = 1$); Thm 3.2's conditions here: "
                              + "; ".join(f"{h}: {v}" for h, v in hyp_a1.items())),
-        Measurement("C7", {"min of L_k - L_k^low along GD": above},
-                    measured=f"min of L_k - L_k^low over k and the {cfg.gd_steps} steps: {above:.1e}"),
+        Measurement("C7", {"smallest $\\mathcal{L}_k - \\mathcal{L}_k^{\\rm low}$ along GD": above},
+                    measured=f"smallest $\\mathcal{{L}}_k - \\mathcal{{L}}_k^{{\\rm low}}$ over $k$ and the {cfg.gd_steps} steps: {above:.1e}"),
         Measurement(
-            "C9", {"L_2/L_2^low at the end": ratio60, "measured at more than one K": False,  # App. A's single K = 3
+            "C9", {"$\\mathcal{L}_2/\\mathcal{L}_2^{\\rm low}$ at the end": ratio60, "measured at more than one $K$": False,  # App. A's single K = 3
                    "L1_floor": float(pi.floor[0]), "L1_end": float(pi.losses[-1, 0]), "gd_steps": cfg.gd_steps},
-            measured=f"L_2/L_2^low = {ratio60:.3f} at t = {cfg.gd_steps} (K = 3 only); gap {split['total'] - split['floor']:.2e}: "
-                     f"{split['absent'] - split['floor']:.2e} from prompts with c_2 = 0 (unequal B_21, B_23), "
+            measured=f"$\\mathcal{{L}}_2/\\mathcal{{L}}_2^{{\\rm low}}$ = {ratio60:.3f} at $t$ = {cfg.gd_steps} ($K = 3$ only); "
+                     f"gap {split['total'] - split['floor']:.2e}: "
+                     f"{split['absent'] - split['floor']:.2e} from prompts with $c_2 = 0$ (unequal $B_{{21}}, B_{{23}}$), "
                      f"{split['present']:.2e} from the rest",
-            how=f"population GD (exact enumeration, N = {cfg.N}, p = {th.IMBALANCED_P}, eta = 1)",
+            how=f"population GD (exact enumeration, $N = {cfg.N}$, $p$ = {th.IMBALANCED_P}, $\\eta = 1$)",
             # the late-time law L_k - L_k^low ~ 1/(4 p_k tau) (claims B4, U5) puts the gap below the floor from this tau on
             hypotheses={"N >> K^3 (read N >= 20 K^3, as in Lemma C.5)": hyp_a1["N >= 20 K^3 (Lemma C.5)"],
                         "GD run long enough: eta t >= 1/(4 p_2 L_2^low)": long_gd}),
         # Remark 1: no parametrisation beats 1/2 (1 - p_k)^N (with v_k absent, its label is independent of the prompt), and
         # GD on the restricted model reaches split['total'], an upper bound on the restricted optimum
         Measurement(
-            "R1", {"restricted L_2 reached by GD / floor of any model": split["total"] / L_any,
+            "R1", {"restricted $\\mathcal{L}_2$ reached by GD over the floor of any model": split["total"] / L_any,
                    "restricted L_2 reached by GD / its floor L_2^low": ratio60,
-                   "measured at more than one K": False},  # App. A's single K = 3
+                   "measured at more than one $K$": False},  # App. A's single K = 3
             hypotheses={"N >= poly(K) (read N >= 20 K^3, as in Lemmas C.4, C.5)": hyp_a1["N >= 20 K^3 (Lemma C.5)"],
                         "GD run long enough: eta t >= 1/(4 p_2 L_2^low)": long_gd},
-            measured=f"restricted model after {cfg.gd_steps} GD steps: L_2 = {split['total']:.3e}; its floor L_2^low = {L_restricted:.3e}; "
-                     f"floor of any model 1/2 (1 - p_2)^N = {L_any:.3e}: the restricted model loses at most {split['total'] - L_any:.2e} "
-                     f"({split['total'] / L_any:.2f} x the floor of any model); the general replica (one-block transformer) reaches "
-                     f"(L_2 + L_3)/2 = {m_r:.2e} ± {se_r:.1e} (mean ± SE, {len(rare)} seeds), above both"),
+            measured=f"restricted model after {cfg.gd_steps} GD steps: $\\mathcal{{L}}_2$ = {split['total']:.3e}; "
+                     f"its floor $\\mathcal{{L}}_2^{{\\rm low}}$ = {L_restricted:.3e}; "
+                     f"floor of any model $\\frac12 (1 - p_2)^N$ = {L_any:.3e}: the restricted model loses at most {split['total'] - L_any:.2e} "
+                     f"({split['total'] / L_any:.2f} times the floor of any model); the general replica (one-block transformer) reaches "
+                     f"$(\\mathcal{{L}}_2 + \\mathcal{{L}}_3)/2$ = {m_r:.2e} ± {se_r:.1e} (mean ± SE, {len(rare)} seeds), above both"),
         Measurement(
-            "A'2", {"largest final A_k / (lr x epochs), per seed": criteria.median_of([a / move for a in A_seed]),
-                    "imbalanced: (L_2 + L_3)/2": criteria.mean_of(L_slow_set["imbalanced"]),
-                    "balanced: (L_2 + L_3)/2": criteria.mean_of(L_slow_set["balanced"])},
-            measured=f"largest final A_k per seed {np.round(A_seed, 3).tolist()} (lr x epochs = {move:.2f}), ratio median "
-                     f"{criteria.median_of([a / move for a in A_seed])}; held-out (L_2 + L_3)/2 over {cfg.seeds} seeds: "
+            "A'2", {"largest final $A_k$ over lr $\\times$ epochs, per seed": criteria.median_of([a / move for a in A_seed]),
+                    "imbalanced: $(\\mathcal{L}_2 + \\mathcal{L}_3)/2$": criteria.mean_of(L_slow_set["imbalanced"]),
+                    "balanced: $(\\mathcal{L}_2 + \\mathcal{L}_3)/2$": criteria.mean_of(L_slow_set["balanced"])},
+            measured=f"largest final $A_k$ per seed {np.round(A_seed, 3).tolist()} (lr $\\times$ epochs = {move:.2f}), ratio median "
+                     f"{criteria.median_of([a / move for a in A_seed])}; held-out $(\\mathcal{{L}}_2 + \\mathcal{{L}}_3)/2$ over {cfg.seeds} seeds: "
                      + ", ".join(f"{s_} {criteria.mean_of(v)}" for s_, v in L_slow_set.items()),
-            how=f"QOnlyAttention, Adam lr 0.002, {cfg.epochs} epochs, {cfg.seeds} seeds x 2 settings"),
+            how=f"the $Q$-only model, Adam lr 0.002, {cfg.epochs} epochs, {cfg.seeds} seeds in each of 2 settings"),
         Measurement(
-            "A'3", {"L_1 first at 1/10 of the start": t_fast[0] < min(t_fast[1:]),
-                    "L_1 first at 1/100 of the start": t_fast100[0] < min(t_fast100[1:]),
-                    "smallest final Attn_k": float(diag_fast.min())},
-            measured=f"first epoch with L_k - L_k^low <= 1/10 of its start (mean over {cfg.seeds} seeds): {t_fast}; at 1/100: {t_fast100}; "
-                     f"final diag attention {[round(float(v), 3) for v in diag_fast]}",
-            how=f"QOnlyAttention, Adam lr 0.02 (our choice), {cfg.epochs} epochs, held-out prompts; the threshold is relative to the "
-                "initial loss (at Q = 0, L_1 = 0.033 already lies below any absolute threshold of 0.05)")]
+            "A'3", {"$\\mathcal{L}_1$ first at 1/10 of the start": t_fast[0] < min(t_fast[1:]),
+                    "$\\mathcal{L}_1$ first at 1/100 of the start": t_fast100[0] < min(t_fast100[1:]),
+                    "smallest final $\\mathrm{Attn}_k$": float(diag_fast.min())},
+            measured=f"first epoch with $\\mathcal{{L}}_k - \\mathcal{{L}}_k^{{\\rm low}}$ at most 1/10 of its start (mean over {cfg.seeds} seeds): "
+                     f"{t_fast}; at 1/100: {t_fast100}; "
+                     f"final diagonal attention {[round(float(v), 3) for v in diag_fast]}",
+            how=f"the $Q$-only model, Adam lr 0.02 (our choice), {cfg.epochs} epochs, held-out prompts; the threshold is relative to the "
+                "initial loss (at $Q = 0$, $\\mathcal{L}_1 = 0.033$ already lies below any absolute threshold of 0.05)")]
 
 
 def unseen_fall(uw) -> tuple[dict, np.ndarray]:
@@ -948,13 +953,13 @@ def unseen(uw, cfg) -> list[Measurement]:
     fall, oma = unseen_fall(uw)
     return [
         Measurement(
-            "I-w", {"fall of the error / sqrt(fall of 1 - Attn_k)": [v / (oma[0] / oma[-1]) ** 0.5 for v in fall.values()],
-                    "1 - Attn_k falls": bool(oma[-1] < oma[0])},
+            "I-w", {"fall of the error over the square root of the fall of $1 - \\mathrm{Attn}_k$": [v / (oma[0] / oma[-1]) ** 0.5 for v in fall.values()],
+                    "$1 - \\mathrm{Attn}_k$ falls": bool(oma[-1] < oma[0])},
             measured="median relative error falls by " + ", ".join(f"{f}: {v:.3g}x" for f, v in fall.items())
                      + f" while median 1 - Attn_k falls {oma[0] / oma[-1]:.3g}x (t = {uw.steps[0]} -> {uw.steps[-1]}); at the end: "
                      + ", ".join(f"{f}: {v:.3g}" for f, v in errs.items()),
             how=f"S from population GD (K = 3, imbalanced), {cfg.prompts} prompts per family"),
-        Measurement("I-w-bound", {"largest |error| - bound": uw.bound_violation})]
+        Measurement("I-w-bound", {"largest excess of the error over its bound": uw.bound_violation})]
 
 
 # ------------------------------------------------------------------ Lemmas C.4 and C.5: the count events
@@ -1005,10 +1010,11 @@ def count_events(draws: int = 200_000, seed: int = 12) -> Measurement:
     h_bal, h_im = count_hypotheses(Kb5, Nb5, pb5, cb5, False), count_hypotheses(Ki, Ni, pim, ci_, True)
     return Measurement(
         "C45",
-        {"P(E*_bal)": P_bal, "bound for E*_bal": count_bound(Kb5, Nb5, cb5),
-         "log P(not E*_imbal), Chernoff upper bound, K = 100": log_out,
-         "log 3 exp(-c^2 N/(25 K^2)), K = 100": math.log(3) - ci_**2 * Ni / (25 * Ki**2),
-         "P(E*_imbal) at K = 5": P_im5, "bound at K = 5": count_bound(K5, N5, c5)},
+        {"$P(E^*_{\\rm bal})$": P_bal, "bound for $E^*_{\\rm bal}$": count_bound(Kb5, Nb5, cb5),
+         "$\\log P(\\text{not } E^*_{\\mathrm{imbal}})$, Chernoff upper bound, $K = 100$": log_out,
+         "$\\log(3 e^{-c^2 N/(25 K^2)})$, $K = 100$": math.log(3) - ci_**2 * Ni / (25 * Ki**2),
+         "$P(E^*_{\\mathrm{imbal}})$ at $K = 5$": P_im5, "bound at $K = 5$": count_bound(K5, N5, c5),
+         "P_imbal_K5": P_im5, "bound_K5": count_bound(K5, N5, c5)},
         measured=f"E*_bal, K = {Kb5}, N = {Nb5}, c = {cb5:.3f}: P = {P_bal.value:.5f} (Wilson 95% lower {P_bal.lo:.5f}, "
                  f"{Xb5.shape[0]} draws) against the bound {count_bound(Kb5, Nb5, cb5):.3f}; "
                  f"E*_imbal, K = {Ki}, N = {Ni:.0e}, c = {ci_:.3f}: log P(not E*) <= {log_out:.0f} against log 3 - c^2 N/(25 K^2) = "
