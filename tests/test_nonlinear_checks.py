@@ -379,3 +379,37 @@ def test_attention_decay_decides_c5c_per_seed_and_can_fail():
         slow.maps[:, :, :, k, b] = slow.maps[:, :, :, k, c] = (1 - own - held) / 2
     (c,) = _ledger("block").judge(checks.attention_decay(theory, slow, slow), show=False)
     assert c.status == "reproduced with caveat"  # the caveat: the theory model's ratio is shown, not tested
+
+
+def _phase_runs(flat_t01: float, sharp_t01: float, S: int = 6):
+    """A hand-made six-L result: every run's loss / predict-0 falls 1 -> 0.05 at epoch 10, then to 0.01 at
+    ``flat_t01`` (flat set) or ``sharp_t01`` (sharp set)."""
+    e = torch.arange(0, 201, 2, dtype=F64)
+    Ls = (0.1, 0.2, 0.4, 1.0, 1.5, 2.0)
+    loss = torch.ones(len(e), len(Ls), S, dtype=F64)
+    for j, Lv in enumerate(Ls):
+        t01 = flat_t01 if Lv < 1 else sharp_t01
+        loss[e >= 10, j] = 0.05
+        loss[e >= t01, j] = 0.01
+    cfg = SimpleNamespace(L_values=Ls, epochs=200)
+    return SimpleNamespace(train_loss=2 * loss, zero_baseline=2 * torch.ones(len(Ls), S, dtype=F64), epochs=e, config=cfg), cfg
+
+
+@pytest.mark.declarations
+def test_regime_phases_decide_f1f_f4b_on_the_epsilon_exponent_and_can_fail():
+    two_three, cfg = _phase_runs(flat_t01=12.0, sharp_t01=30.0)  # exponents ln(1.2)/ln(sqrt 5) = 0.23, ln 3/.. = 1.37
+    a, ok = checks.eps_exponents(two_three)
+    assert a[0, 0] == pytest.approx(math.log(1.2) / math.log(math.sqrt(5))) and bool(ok.all())
+    for cid, part in (("F1f", "block"), ("F4b", "generalization")):
+        (c,) = _ledger(part).judge(checks.regime_phases(cid, {"SGD 0.03": two_three, "Adam 1e-3": two_three}, cfg), show=False)
+        assert c.status == "reproduced with caveat"  # the caveat: the paper's split of the L-sets taken as given
+    same, _ = _phase_runs(flat_t01=30.0, sharp_t01=30.0)  # a third phase at flat L too: the flat test fails
+    (c,) = _ledger("block").judge(checks.regime_phases("F1f", {"SGD 0.03": same, "Adam 1e-3": same}, cfg), show=False)
+    assert c.status == "not reproduced"
+    stalled, _ = _phase_runs(flat_t01=math.inf, sharp_t01=30.0)
+    stalled.train_loss[:, 0] = 2.0  # L = 0.1 never reaches 5%: not measured
+    assert math.isinf(float(checks.eps_exponents(stalled)[0][0, 0]))
+    (c,) = _ledger("block").judge(checks.regime_phases("F1f", {"SGD 0.03": stalled, "Adam 1e-3": two_three}, cfg), show=False)
+    assert c.status == "inconclusive"
+    with pytest.raises(ConfigError, match="regime_phases"):
+        checks.regime_phases("F1d", {"SGD 0.03": two_three, "Adam 1e-3": two_three}, cfg)

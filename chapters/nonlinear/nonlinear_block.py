@@ -133,6 +133,19 @@ assert float(bt["SGD"]["final_own"][iS].mean()) > 0.7
 ledger.judge(checks.figure1(block, block_adam, bcfg, refb, refb_cfg));
 
 # %% [markdown]
+# **Two phases or three?** Theorem 1 puts the time to a loss $\epsilon^2$ at a flat $L$ at $\log(1/\epsilon)$
+# times a constant, Theorem 2 at a sharp $L$ at $1/\epsilon$: a third, slow phase. The local exponent
+# $\ln(T_{0.01}/T_{0.05})/\ln\sqrt5$ of the epochs to 5 % and 1 % of the loss of predicting 0 reads which: about 0
+# for two phases, about 1 for three.
+
+# %%
+# per optimizer, seed and L: the epsilon-exponent between 5% and 1% of the predict-0 loss
+exps = {opt: checks.eps_exponents(res)[0].median(0).values for opt, res in (("SGD", block), ("Adam", block_adam))}
+
+# %% tags=["remove-input"]
+ledger.judge(checks.regime_phases("F1f", {"SGD 0.03": block, "Adam 1e-3": block_adam}, bcfg));
+
+# %% [markdown]
 # ```{glue:md} nl-block-table
 # :format: myst
 # ```

@@ -69,7 +69,7 @@ late = full(nl.run_late, lcfg)
 # We train on cosine tasks ($L = 1$) and then, at several moments of training, ask the model to
 # predict — in context, with no update — fresh cosine tasks, random 2-ReLU profiles and random
 # ReLU networks, all 1-Lipschitz, on the same features.
-
+#
 #
 # ### D11. Proposition 1: in-context prediction of unseen functions
 #
@@ -233,6 +233,17 @@ assert float(checks.poly_ratios(poly_adam)["train"].max()) < 0.5
 
 # %% tags=["remove-input"]
 ledger.judge([checks.figure4(poly, poly_adam, pcfg, poly_ref, poly_ref_a, ref4_cfg), checks.memorisation(poly, poly_adam, pcfg)]);
+
+# %% [markdown]
+# The same reading of the phases as for the cosine tasks: the local exponent of the time to a loss $\epsilon^2$ in
+# $1/\epsilon$, between 5 % and 1 % of the loss of predicting 0 (about 0 for two phases, about 1 for a third, slow one).
+
+# %%
+# per optimizer, seed and L: the epsilon-exponent between 5% and 1% of the predict-0 loss
+exps4 = {opt: checks.eps_exponents(res)[0].median(0).values for opt, res in (("SGD", poly), ("Adam", poly_adam))}
+
+# %% tags=["remove-input"]
+ledger.judge(checks.regime_phases("F4b", {"SGD 0.03": poly, "Adam 1e-3": poly_adam}, pcfg));
 
 # %% [markdown]
 # ```{glue:md} nl-poly-table

@@ -1228,3 +1228,78 @@ def feature_norm(r3_gap: float, s_norm: float) -> Measurement:
     """R3: features of norm s at step eta and unit features at step eta s^4 give the same attention (``r3_gap``:
     the largest gap between the two runs)."""
     return Measurement("R3", {"largest attention gap": r3_gap}, shown={"largest attention gap": None, "s^4": s_norm**4})
+
+
+# ------------------------------------------------------------------------ the two regimes' phases: F1f (block), F4b (Fig. 4)
+#: the levels of the epsilon-exponent: 5% and 1% of the loss of predicting 0 (eps^2 at eps = 0.22 and 0.1)
+LEVELS_EPS = (0.05, 0.01)
+#: the paper's exponents of the time to L <= eps^2 in 1/eps: Theorem 1's log(1/eps) (flat, two phases) has 0, Theorem
+#: 2's 1/eps (sharp, a third slow phase) has 1; claims.toml's threshold lies halfway
+EPS_SPLIT = 0.5
+
+
+def eps_exponents(res) -> tuple[torch.Tensor, torch.Tensor]:
+    """(seeds, nL) per seed and L: the epsilon-exponent ln(T(0.01) / T(0.05)) / ln(sqrt(5)) of the first epochs
+    with training loss <= each of :data:`LEVELS_EPS` times the loss of predicting 0 (a time at the first record
+    is read as that record, so the exponent there is a lower bound; inf where the run reaches 0.05 but not 0.01,
+    and where it reaches neither), and whether each run reaches 0.05 after the first record."""
+    lo = res.train_loss / res.zero_baseline[None]  # (n_rec, nL, S)
+    t = [metrics.first_crossing(lo, lev, below=True, times=res.epochs, never=math.inf) for lev in LEVELS_EPS]
+    first = float(res.epochs[1])
+    t05, t01 = t[0].clamp_min(first), t[1].clamp_min(first)
+    a = torch.where(torch.isfinite(t05), torch.log(t01 / t05) / math.log(math.sqrt(5.0)), math.inf)
+    return a.T, (torch.isfinite(t[0]) & (t[0] > first)).T
+
+
+def phase_parts(res) -> dict:
+    """What F1f and F4b read from one optimizer's runs: per seed the mean epsilon-exponent over the flat and over
+    the sharp set of :func:`eps_exponents`, whether every flat run reaches 5% after the first record, and the
+    outcome (flat below, sharp above :data:`EPS_SPLIT`, by the medians)."""
+    a, ok = eps_exponents(res)
+    Ls = list(res.config.L_values)
+    iF, iS = [Ls.index(L) for L in FLAT], [Ls.index(L) for L in SHARP]
+    flat, sharp = a[:, iF].mean(-1).tolist(), a[:, iS].mean(-1).tolist()
+    reached = bool(ok[:, iF].all())
+    return {"flat": flat, "sharp": sharp, "reached": reached, "per_L": a.median(0).values.tolist(),
+            "outcome": (reached and float(np.median(flat)) < EPS_SPLIT, float(np.median(sharp)) > EPS_SPLIT)}
+
+
+def _exponents_text(parts: dict, Ls) -> str:
+    return "; ".join(f"{o}: " + ", ".join(f"L = {Lv:g} {v:.2f}" for Lv, v in zip(Ls, p["per_L"]))
+                     + ("" if p["reached"] else " (a flat run never gets below 5% after the first record)")
+                     for o, p in parts.items())
+
+
+def regime_phases(claim: str, runs: dict, cfg) -> Measurement:
+    """F1f (the block) and F4b (Fig. 4's polynomial runs): the epsilon-exponent of the time to 5% and 1% of the
+    predict-0 loss, per seed averaged over the flat and the sharp set, under both optimizers (``runs``: option ->
+    result)."""
+    if claim not in ("F1f", "F4b") or set(runs) != {"SGD 0.03", "Adam 1e-3"}:
+        raise chk.ConfigError("regime_phases: claim must be 'F1f' or 'F4b' and runs must have 'SGD 0.03' and 'Adam 1e-3'")
+    parts = {o: phase_parts(res) for o, res in runs.items()}
+    sgd, adam = parts["SGD 0.03"], parts["Adam 1e-3"]
+    same = len({p["outcome"] for p in parts.values()}) == 1
+    outcomes = "median epsilon-exponent per L: " + _exponents_text(parts, cfg.L_values)
+    measured = ("epsilon-exponent ln(T(0.01)/T(0.05)) / ln(sqrt 5) of the epochs to 5% and 1% of the predict-0 training loss, "
+                "median over seeds per L: " + _exponents_text(parts, cfg.L_values))
+    how = (f"training loss (1/2 MSE) over the loss of predicting 0, {cfg.epochs} epochs, "
+           f"{runs['SGD 0.03'].train_loss.shape[-1]} seeds per optimizer")
+    if claim == "F1f":
+        return Measurement(
+            "F1f", {"the same outcome under both optimizers": same, "optimizer_outcomes": outcomes},
+            under={"SGD 0.03": {"every flat run reaches 5% of predicting 0 after the first record": sgd["reached"],
+                                "flat set: epsilon-exponent, mean over the set, per seed": sgd["flat"],
+                                "sharp set: epsilon-exponent, mean over the set, per seed": sgd["sharp"]},
+                   "Adam 1e-3": {"every flat run reaches 5% of predicting 0 after the first record": adam["reached"],
+                                 "flat set: epsilon-exponent, mean over the set, per seed": adam["flat"],
+                                 "sharp set: epsilon-exponent, mean over the set, per seed": adam["sharp"]}},
+            measured=measured, how="practical block, " + how)
+    return Measurement(
+        "F4b", {"the same outcome under both optimizers": same, "optimizer_outcomes": outcomes},
+        under={"SGD 0.03": {"every flat run reaches 5% of predicting 0 after the first record": sgd["reached"],
+                            "flat set: epsilon-exponent, mean over the set, per seed": sgd["flat"],
+                            "sharp set: epsilon-exponent, mean over the set, per seed": sgd["sharp"]},
+               "Adam 1e-3": {"every flat run reaches 5% of predicting 0 after the first record": adam["reached"],
+                             "flat set: epsilon-exponent, mean over the set, per seed": adam["flat"],
+                             "sharp set: epsilon-exponent, mean over the set, per seed": adam["sharp"]}},
+        measured=measured, how="block on polynomial tasks, " + how)
