@@ -479,6 +479,11 @@ class Verdict:
     regardless: str = ""  # a failure no violated hypothesis explains: why
 
 
+def _outcome(out: str) -> str:
+    """An outcome of :func:`evaluate` as a reader reads it after a test's description."""
+    return "cannot be decided (its interval straddles the threshold)" if out == STRADDLES else out
+
+
 def decide(tests: tuple, q: dict, where: str) -> Verdict:
     """Apply a claim's tests to its measured quantities ``q`` (see the module's rules)."""
     passed, reasons, invalid, caveats, robust, depends, firm = True, [], [], [], [], [], []
@@ -492,7 +497,8 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
             continue
         alts = t.get("alternatives", ())
         deciding = t.get("fails", "not reproduced") == "not reproduced"  # not a validity check or a side remark
-        flips = [a for a in alts if evaluate(t, q, where, threshold=a) != out]
+        under = {a: evaluate(t, q, where, threshold=a) for a in alts}  # each alternative's own outcome
+        flips = [a for a in alts if under[a] != out]
         if alts and deciding:
             (depends if flips else robust).append(_alternatives_text(t, alts, flips))
         elif deciding and str(t.get("source", "")).startswith("ours") and _scaled(t):
@@ -501,8 +507,8 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
             moved = [evaluate(u, q, where) != out for u in tried]
             (depends if any(moved) else robust).append(_scaled_text(t, tried, moved, measured(t, q[t["quantity"]])))
         if flips:
-            reasons.append(f"the verdict rests on a threshold of ours: {describe(t, source=False)} {out}, but "
-                           + " or ".join(describe(t, a, source=False) for a in flips) + f" {'fails' if out == HOLDS else 'holds'}")
+            reasons.append(f"the verdict rests on a threshold of ours: {describe(t, source=False)} {_outcome(out)}, but "
+                           + " and ".join(f"{describe(t, a, source=False)} {_outcome(under[a])}" for a in flips))
             continue
         if out == STRADDLES:
             v = measured(t, q[t["quantity"]])
