@@ -761,6 +761,8 @@ def replica(rp, cfg) -> list[Measurement]:
                                                       if cfg.record_every == 1 else "")),
         Measurement(
             "F2b", {"latest over earliest crossing, within the recording grid": spread_est,
+                    "that ratio over the imbalanced one of the same seed": criteria.median_of(
+                        [b / a for a, b in zip(later, spread_bal)]),
                     "final $\\mathcal{L}_1$": final_bal[0], "final $\\mathcal{L}_2$": final_bal[1], "final $\\mathcal{L}_3$": final_bal[2]},
             measured=f"first epoch with L_k <= {thr} (seed mean): {t_bal}; per seed: {seed_bal}; latest/earliest per seed on the grid "
                      f"{[round(v, 2) for v in spread_bal]} (the grid allows {[(round(a, 2), round(b, 2)) for a, b in br_bal]}): "
@@ -978,7 +980,11 @@ def unseen(uw, cfg) -> list[Measurement]:
     return [
         Measurement(
             "I-w", {"fall of the error over the square root of the fall of $1 - \\mathrm{Attn}_k$": [v / (oma[0] / oma[-1]) ** 0.5 for v in fall.values()],
-                    "$1 - \\mathrm{Attn}_k$ falls": bool(oma[-1] < oma[0])},
+                    "$1 - \\mathrm{Attn}_k$ falls": bool(oma[-1] < oma[0]),
+                    "final median relative error, largest over the task laws": max(errs.values())},
+            # Sec. 3.1's statement is about Theorem 3.1's model: balanced features and N >= poly(K) (Lemma C.4: 20 K^3)
+            hypotheses={"balanced features, $p_k = 1/K$ (Theorem 3.1)": False,
+                        "N >= 20 K^3 (Lemma C.4)": cfg.N >= 20 * cfg.K ** 3},
             measured="median relative error falls by " + ", ".join(f"{f}: {v:.3g}x" for f, v in fall.items())
                      + f" while median 1 - Attn_k falls {oma[0] / oma[-1]:.3g}x (t = {uw.steps[0]} -> {uw.steps[-1]}); at the end: "
                      + ", ".join(f"{f}: {v:.3g}" for f, v in errs.items()),
