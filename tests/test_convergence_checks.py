@@ -351,3 +351,15 @@ def test_dominant_tails_runs_the_dominant_column_up_to_20_k_cubed():
     assert list(dt) == [50, 500, 2500]
     assert all(np.isfinite(d["tau_eps"]) and set(d["tail"]) >= {1.0, 2.5, 3.0, 4.0} for d in dt.values())
     assert dt[2500]["tail"][3.0] <= dt[50]["tail"][3.0]
+
+
+def test_phase_two_end_reads_lemma_43_at_the_end_of_phase_two():
+    """U2-end on the ci sweep: the measured ratios at T_2 and the existence test are handed over for every K of the fit."""
+    from icl_lab.papers.convergence import experiments_flow as cvf
+    cfg = cvf.SweepConfig.for_scale("ci")
+    sw = cvf.run_sweep(cfg)
+    m = checks.phase_two_end(sw, cfg)
+    q = m.quantities
+    assert len(q["$A_k/\\log K$ at the end of phase II, per $K$"]) == len(checks.fit_K(sw, cfg))
+    assert all(-1 < b < 0 for b in q["$B_{k1}/\\log K$ at the end of phase II, per $K$"])
+    assert isinstance(q["some time of phases II-III with both bounds, at every $K$"], bool)

@@ -194,6 +194,14 @@ assert ms[0].quantities["ordered at $p_1 = 0.5$ for $K \\ge 20$"] and ms[-1].qua
 # %% tags=["remove-input"]
 ledger.judge(checks.phase_one_end(sw, sw_cfg));
 
+# %% [markdown]
+# Lemma 4.3 says where phase II ends: $A_k$ has grown to $0.5\log K$ while $B_{k,1}$ stayed within 1% of
+# $-0.5\log K$, so $A_k - B_{k,1}$ has reached about $\log K$ (the book's $T_2$ is the time it passes
+# $1.01\log K$, the sum of the two bounds). Its constants are stated, not hidden, so the flows can test them:
+
+# %% tags=["remove-input"]
+ledger.judge(checks.phase_two_end(sw, sw_cfg));
+
 # %% tags=["hide-input"]
 fitK = checks.fit_K(sw, sw_cfg)  # the larger K of the sweep
 durs = checks.durations(sw, sw_cfg)  # per phase, its length for each K of fitK

@@ -442,6 +442,38 @@ def phase_one_end(sw, cfg) -> Measurement:
         hypotheses={h: all(x[h] for x in hyp) for h in hyp[0]})
 
 
+def phase_two_end(sw, cfg) -> Measurement:
+    """U2-end (Lemma 4.3): the state of the under-represented column at ``p1_main`` where phase II ends, over
+    :func:`fit_K`: ``A_k/log K``, ``B_k1/log K`` and the largest ``|B_kn|/log K`` at the book's ``T_2`` (the
+    last time ``A_k - B_k1 <= 1.01 log K``, the sum the lemma's two bounds give), and, since the lemma only
+    says such a time exists, whether any recorded time of phases II and III (``T_1 < tau <= T_3``) has
+    ``A_k >= 0.5 log K`` with ``B_k1`` inside ``[-0.51, -0.49] log K``."""
+    p1, fitK = cfg.p1_main, fit_K(sw, cfg)
+    at_T2, exists, lowest = {}, {}, {}
+    for K in fitK:
+        tr, times = sw.under[(p1, K)]["traj"], sw.under[(p1, K)]["times"]
+        lk = math.log(K)
+        a, b1, bo = (tr.series(n) / lk for n in ("A", "B1", "Bo"))
+        at_T2[K] = tuple(value_at(tr.tau, x, times["T2"]) for x in (a, b1, np.abs(bo)))
+        m = (tr.tau > times["T1"]) & (tr.tau <= times["T3"])
+        exists[K] = bool(np.any(m & (a >= 0.5) & (b1 >= -0.51) & (b1 <= -0.49)))
+        lowest[K] = float(b1[tr.tau <= times["T3"]].min())
+    hyp = thm_hyp([(K, None) for K in fitK], p1, eps=False)
+    return Measurement(
+        "U2-end",
+        {"$A_k/\\log K$ at the end of phase II, per $K$": [at_T2[K][0] for K in fitK],
+         "$B_{k1}/\\log K$ at the end of phase II, per $K$": [at_T2[K][1] for K in fitK],
+         "largest $|B_{kn}|/\\log K$ at the end of phase II": max(at_T2[K][2] for K in fitK),
+         "some time of phases II-III with both bounds, at every $K$": all(exists.values())},
+        measured=f"at the end of phase II ($p_1$ = {p1}): " + ", ".join(
+            f"K = {K}: $A_k/\\log K$ = {at_T2[K][0]:.3f}, $B_{{k1}}/\\log K$ = {at_T2[K][1]:.3f}" for K in fitK)
+                 + "; lowest $B_{k1}/\\log K$ before the end of phase III: " + ", ".join(f"{lowest[K]:.3f}" for K in fitK)
+                 + "; a time of phases II-III with both bounds: " + ", ".join(f"K = {K}: {'yes' if exists[K] else 'no'}" for K in fitK),
+        how=f"mean-field flows of the under-represented column, $p_1$ = {p1}, K = {fitK}: the state where $A_k - B_{{k1}}$ "
+            "first stays above $1.01 \\log K$ (the end of phase II), and every recorded time between the ends of phases I and III",
+        hypotheses=hyp)
+
+
 def late_law(sw, cfg) -> Measurement:
     """U5: ``4 p_k tau L_k -> 1`` for an under-represented column, tested at the end of each run, inside
     its phase IV (``tau >= 100 T3``)."""
