@@ -298,8 +298,8 @@ def fig1_trends(curves: dict, hypotheses: dict) -> Measurement:
 
 def lucky_at_init(lw0, lu0, m_needed: float, m: int, eps_m: float) -> Measurement:
     """M13 (Lemma 7, our definition of the lucky neurons): the smaller of ``|W(0)|/m`` and ``|U(0)|/m`` per seed."""
-    return Measurement("M13", {r"$\min(\lvert\mathcal W(0)\rvert, \lvert\mathcal U(0)\rvert)/m$": torch.minimum(lw0, lu0), "m_needed": m_needed, "m": m,
-                               "eps_m": eps_m})
+    return Measurement("M13", {r"$\min(\lvert\mathcal W(0)\rvert, \lvert\mathcal U(0)\rvert)/m$": torch.minimum(lw0, lu0), "width that (35) needs": m_needed,
+                               "$m$": m, r"$\epsilon_m$": eps_m})
 
 
 def value_update(cos_v, full_run, rand_cos: float, hypotheses: dict) -> Measurement:
