@@ -58,7 +58,7 @@ def test_prop1_measures_every_pattern_and_shows_the_means_beside():
     db = CFG.delta * CFG.beta
     led = Ledger("selectors", part="mechanism")
     m4, m5 = led.judge(_prop1(5.0, 0.6, 6.0, 0.55), show=False)
-    assert m4.measured.endswith("mean over the patterns (shown) = 6") and "sqrt(ln M) = 2.04;" in m4.measured
+    assert m4.measured.endswith("mean over the patterns (shown) = 6") and r"$\sqrt{\ln M}$ = 2.04;" in m4.measured
     assert m4.ok and "order-statistic 95%, 6 seeds" in m4.measured
     assert _judge("mechanism", _prop1(db, 3 * db, db, db))["M4"] == "not reproduced"
     assert _judge("mechanism", _prop1(5.0, 0.6, 6.0, 0.55, seeds=4))["M4"] == "inconclusive"  # 4 seeds cannot decide
@@ -77,7 +77,7 @@ def test_attention_mass_rate_and_collapse_are_decided_on_gamma():
     times = np.tile([175.0, 190.0, 200.0], (6, 1))
     (m10,) = Ledger("selectors", part="mechanism").judge(
         [checks.collapse(times, gam, (times[:, 2] - times[:, 0]) / times[:, 1], 0.5, 0.5, CFG, H1)], show=False)
-    assert "plateau to t90 (median, steps) = 175" in m10.measured
+    assert r"plateau to $t_{90}$ (median, steps) = 175" in m10.measured
 
 
 def test_selector_cross_terms_take_each_column_against_its_diagonal():
@@ -133,7 +133,7 @@ def test_lucky_at_init_and_proposition2_hand_over_their_names():
     assert "seeds with such neurons = 6 of 6" in m7.measured and m6.ok
     # both readings take the median's order-statistic interval: with 6 seeds, the range of the seeds
     token = m7.measured.split("token-part split of Fig. 1(b)'s caption: ")[1]
-    assert token.startswith("mean |h_i| of the other neurons / xi = 1 [0.5, 1.5] (median, order-statistic 95%, 6 seeds)")
+    assert token.startswith(r"mean $\lvert h_i\rvert$ of the other neurons over $\xi$ = 1 [0.5, 1.5] (median, order-statistic 95%, 6 seeds)")
     assert _judge("mechanism", prop2(4))["M6"] == "inconclusive"  # 4 seeds cannot decide
 
 
@@ -155,7 +155,7 @@ def test_chernoff_decides_under_both_readings_of_c():
     some_c = {0.2: (0.95, 0.3), 1.0: (0.9, 0.2)}
     (c,) = Ledger("selectors", part="sample_complexity").judge([checks.chernoff(worst, where, (0.2, 30, 0.5), some_c, {0.2: 2.0})],
                                                                 show=False)
-    assert c.measured.startswith("every c: largest exact tail / printed bound (37) = 1.4 (at alpha = 0.2")
+    assert c.measured.startswith(r"every $c$: largest exact tail / printed bound (37) = 1.4 (at $\alpha$ = 0.2")
     with pytest.raises(ConfigError, match="first_fail"):
         checks.chernoff(worst, where, None, some_c, {})
 
@@ -197,8 +197,8 @@ def _s13(coverage):
 def test_s13_is_decided_under_both_bases_of_the_log_and_undecided_where_they_disagree():
     # the exact coverage: P = 0.368 at B = M1 ln M1 and 0.955 at B = M1 log2 M1 for M1 = 1024, so the base decides
     m = checks.batch(theory.query_coverage, 8, 64, 2.3, np.array([2] * 8), True, 6400.0)[0]
-    assert m.quantities["P at B = M1 ln M1, largest M1"] == pytest.approx(0.3678, abs=1e-3)
-    assert m.quantities["P at B = M1 log2 M1, largest M1"] == pytest.approx(0.9548, abs=1e-3)
+    assert m.quantities[r"$P$ at $B = M_1\ln M_1$, largest $M_1$"] == pytest.approx(0.3678, abs=1e-3)
+    assert m.quantities[r"$P$ at $B = M_1\log_2 M_1$, largest $M_1$"] == pytest.approx(0.9548, abs=1e-3)
     assert m.quantities["the same outcome under both bases"] is False
     s13 = _s13(theory.query_coverage)
     assert s13.status == "inconclusive" and "base of (39)'s log" in s13.caveat and "0.368" in s13.caveat
@@ -243,7 +243,7 @@ def test_ood_and_test_length_use_the_solved_seeds_and_theorem2s_conditions():
     claims = {c.id: c for c in led.judge(checks.ood(ood, ocfg, solved, 3, H1), show=False)}
     assert set(claims) == {"O1", "O2", "O3", "O4", "O5", "O6"}
     assert "the 6 of 7 cyclic-trained seeds" in claims["O1"].how and claims["O5"].ok
-    assert "empty N_* prompts in the test set = 3 of 100" in claims["O2"].measured
+    assert r"prompts with an empty $\mathcal N_*$ in the test set = 3 of 100" in claims["O2"].measured
     bad, _ = _ood(0.97, 0.97)  # a fresh pattern outside span{mu} generalising: the control fails
     assert not Ledger("selectors", part="mechanism").judge(checks.ood(bad, ocfg, solved, 3, H1), show=False)[2].ok
     few, _ = _ood(0.97, 0.5, seeds=4)  # 3 solved seeds cannot decide
@@ -253,7 +253,7 @@ def test_ood_and_test_length_use_the_solved_seeds_and_theorem2s_conditions():
         checks.per_seed(ood, checks.seeds_used(ood, solved), "no such condition")
     assert [(a, l_) for a, l_, _, _ in checks.at_length_bound(ood, ocfg)] == [(0.2, 16), (0.6, 4)]
     (o7,) = Ledger("selectors", part="mechanism").judge([checks.test_length(ood, ocfg, solved, H1)], show=False)
-    assert "l_ts and oracle (alpha' = 0.6) = 4, 0.900" in o7.measured
+    assert r"$l_\mathrm{ts}$ and oracle ($\alpha' = 0.6$) = 4, 0.900" in o7.measured
     with pytest.raises(ConfigError, match="alpha_primes"):
         checks.test_length(ood, NS(**{**vars(ocfg), "alpha_primes": (0.3, 0.6)}), solved, H1)
 
@@ -314,7 +314,7 @@ def test_alpha_noise_and_rate_sweeps_hand_over_their_names():
                                        [100, 110, 105, 115, 100, 110]])
     acfg = NS(hit_acc=0.95, seeds=6, l=14)
     (s1,) = Ledger("selectors", part="sample_complexity").judge([checks.alpha_sweep(a_sweep, acfg, 3.0, 0.1, H1)], show=False)
-    assert "Kendall's tau of -T_hit against alpha, per seed = 1" in s1.measured and s1.ok
+    assert r"Kendall's $\tau$ between $-T_\mathrm{hit}$ and $\alpha$, per seed = 1" in s1.measured and s1.ok
     slower = _sweep([0.4, 0.6, 0.8], [[100, 110, 105, 115, 100, 110], [200, 210, 205, 215, 200, 210],
                                       [300, 320, 310, 330, 305, 315]])  # T_hit rising with alpha: S1 fails
     assert _judge("sample_complexity", checks.alpha_sweep(slower, acfg, 3.0, 0.1, H1))["S1"] == "not reproduced"
@@ -325,7 +325,7 @@ def test_alpha_noise_and_rate_sweeps_hand_over_their_names():
     ncfg = NS(taus=(0.0, 0.03, 0.06, 1.0), M1=8, beta=5.0)
     (s2,) = Ledger("selectors", part="sample_complexity").judge(
         [checks.noise(n_sweep, ncfg, np.array([1.0, 1.0, 0.99, 0.5]), 0.49, H1)], show=False)
-    assert "largest tau inside = 0.06" in s2.measured
+    assert r"largest $\tau$ inside = 0.06" in s2.measured
     with pytest.raises(ConfigError, match="taus"):
         checks.noise(n_sweep, NS(taus=(0.0, 1.0), M1=8, beta=5.0), np.ones(2), 0.49, H1)
     lcfg = NS(batch=128, lambdas=(0.4, 0.5, 0.9), seeds=3, m=3700, delta=0.09, steps=6000)
@@ -339,8 +339,8 @@ def test_alpha_noise_and_rate_sweeps_hand_over_their_names():
 
 def test_output_layer_and_prompt_length():
     lcfg = NS(lambdas=(0.4, 0.6, 0.9), seeds=3, m=3700, batch=128, delta=0.09, steps=6000)
-    readings = {"coordinates": "coordinates 1..d_x against d_x+1..d_x+d_y (eqs. (15)-(16))",
-                "projections": "the update applied to (mu_l, 0) and (0, q) (the proof's eqs. (76)-(77))"}
+    readings = {"coordinates": r"coordinates $1, \dots, d_x$ against $d_x+1, \dots, d_x+d_y$ (eqs. (15)-(16))",
+                "projections": r"the update applied to $(\mu_l, 0)$ and $(0, q)$ (the proof's eqs. (76)-(77))"}
     ratios = {r: np.array([0.76, 0.76, 0.76]) for r in readings}
     (s10,) = Ledger("selectors", part="sample_complexity").judge(
         [checks.output_layer(ratios, {r: 0.0 for r in readings}, readings, lcfg, H1)], show=False)
@@ -352,7 +352,7 @@ def test_output_layer_and_prompt_length():
     pcfg = NS(lengths=(4, 8, 16), alphas=(0.3, 0.6), M=64, steps=800, seeds=3)
     s6, s7 = Ledger("selectors", part="sample_complexity").judge(
         checks.prompt_length(NS(acc=acc, oracle=np.full((3, 2), 0.96)), pcfg, h), show=False)
-    assert s7.ok and "shortest l_tr with median accuracy >= 0.9" in s6.measured
+    assert s7.ok and r"shortest $l_\mathrm{tr}$ with median accuracy at least 0.9" in s6.measured
     assert s6.status == "inconclusive"  # three seeds cannot decide a median (rule 4)
     _, s7 = Ledger("selectors", part="sample_complexity").judge(
         checks.prompt_length(NS(acc=acc, oracle=np.full((3, 2), 0.5)), pcfg, h), show=False)
@@ -375,7 +375,7 @@ def test_s6_reads_eq5_as_sufficient_on_the_cells_where_it_holds():
     acc = torch.full((4, 2, 6), 0.97, dtype=F64)  # (L, A, S): 6 seeds
     acc[:2, 1] = 0.6  # short prompts fail at the largest alpha only: (5) is sufficient, and says nothing of them
     s6 = _s6(acc)
-    assert s6.status == "reproduced with caveat" and "does not shrink with alpha" in s6.caveat  # the ratio: a remark
+    assert s6.status == "reproduced with caveat" and r"does not shrink with $\alpha$" in s6.caveat  # the ratio: a remark
     acc[:2, 0] = 0.6
     acc[2, 0] = 0.6  # the shortest l_tr reaching 0.9 shrinks with alpha: no remark
     s6 = _s6(acc)
@@ -386,7 +386,7 @@ def test_s6_reads_eq5_as_sufficient_on_the_cells_where_it_holds():
     assert _s6(acc).ok
     acc[2, 1, :2] = 0.85  # (0.8, 16): the interval straddles 0.9
     s6 = _s6(acc)
-    assert s6.status == "inconclusive" and "accuracy at every (alpha, l_tr) of the grid with l_tr >= 2 ln M/alpha, " \
+    assert s6.status == "inconclusive" and r"accuracy at every $(\alpha, l_\mathrm{tr})$ of the grid with $l_\mathrm{tr} \ge 2\ln M/\alpha$, " \
         "median over seeds above 0.9 straddles" in s6.caveat
 
 
@@ -435,7 +435,7 @@ def test_each_page_is_a_notebook_of_the_book_that_checks_its_claims():
 def test_margin_decides_m19_on_the_mean_hinge_loss_per_seed():
     ok = np.array([0.002, 0.003, 0.0025, 0.004, 0.002, 0.0035, 0.003])
     (m19,) = Ledger("selectors", part="mechanism").judge([checks.margin(ok, 14, 0.6, H1)], show=False)
-    assert m19.ok and "expected share of prompts with an empty N_*" in m19.measured
+    assert m19.ok and r"expected share of prompts with an empty $\mathcal N_*$" in m19.measured
     assert _judge("mechanism", [checks.margin(ok * 20, 14, 0.6, H1)])["M19"] == "not reproduced"  # hinge ~0.06
     assert _judge("mechanism", [checks.margin(ok[:4], 14, 0.6, H1)])["M19"] == "inconclusive"  # 4 seeds
 

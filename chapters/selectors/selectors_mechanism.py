@@ -275,7 +275,7 @@ print(f"at initialisation ||grad W_K[:, label]|| / ||grad W_K[:, input]|| = {wk_
 # %% tags=["remove-input"]
 m12 = checks.gradients(grads, closed, dx)
 ledger.judge(m12)
-assert m12[0].quantities["relative error"] < 1e-9 and m12[1].quantities["max |grad| on the label columns of W_Q"] == 0.0
+assert m12[0].quantities["relative error"] < 1e-9 and m12[1].quantities[r"largest $\lvert\nabla\rvert$ on the label columns of $W_Q$"] == 0.0
 
 # %% [markdown]
 # ### The initial attention (eq. 83)
@@ -302,7 +302,7 @@ with torch.no_grad():
 # %% tags=["remove-input"]
 m3 = checks.initial_attention(att_formula, att0)
 ledger.judge(m3)
-assert m3.quantities["max |softmax(delta^2 x_s^T x_q) - initial attention|"] < 1e-12
+assert m3.quantities[r"largest gap between the initial attention and $\mathrm{softmax}(\delta^2 x_s^\top x_q)$"] < 1e-12
 
 # %% [markdown]
 # ### Feature selection and the attention collapse (Lemma 4, proof of Theorem 1)

@@ -298,8 +298,8 @@ assert l_sweep.fastest[0] > l_sweep.fastest[-1] and e_sweep.fastest[0] > e_sweep
 # $(0, q)$, at every $\lambda_*$ from 0.4 to 0.9), so Lemma 3 is not reproduced under either reading.
 
 # %% tags=["remove-output"]
-READINGS = {"coordinates": "coordinates 1..d_x against d_x+1..d_x+d_y (eqs. (15)-(16))",
-            "projections": "the update applied to (mu_l, 0) and (0, q) (the proof's eqs. (76)-(77))"}
+READINGS = {"coordinates": r"coordinates $1, \dots, d_x$ against $d_x+1, \dots, d_x+d_y$ (eqs. (15)-(16))",
+            "projections": r"the update applied to $(\mu_l, 0)$ and $(0, q)$ (the proof's eqs. (76)-(77))"}
 ratios, slopes_ratio = {}, {}
 for reading in READINGS:
     split = sel.output_layer_split(lcfg, l_sweep.res, reading)  # (G, S, 2): feature, label

@@ -72,12 +72,12 @@ def gradients(autograd: dict, closed: dict, d_x: int) -> list[Measurement]:
     rel_err = max(float((autograd[k][0] - closed[k]).abs().max() / closed[k].abs().max()) for k in closed)
     wq_label_cols = float(autograd["W_Q"][0][:, d_x:].abs().max())
     return [Measurement("M1", {"relative error": rel_err}),
-            Measurement("M2", {"max |grad| on the label columns of W_Q": wq_label_cols})]
+            Measurement("M2", {r"largest $\lvert\nabla\rvert$ on the label columns of $W_Q$": wq_label_cols})]
 
 
 def initial_attention(formula: torch.Tensor, measured: torch.Tensor) -> Measurement:
     """M3: the initial attention against ``softmax(delta^2 x_s^T x_q)`` (eq. 83), on the same prompts."""
-    return Measurement("M3", {"max |softmax(delta^2 x_s^T x_q) - initial attention|": float((formula - measured).abs().max())})
+    return Measurement("M3", {r"largest gap between the initial attention and $\mathrm{softmax}(\delta^2 x_s^\top x_q)$": float((formula - measured).abs().max())})
 
 
 def pattern_norms(W: torch.Tensor, P: torch.Tensor, runs) -> torch.Tensor:
@@ -92,22 +92,22 @@ def prop1(mu_min, nu_max, mu_seed, nu_seed, cfg, hypotheses: dict) -> list[Measu
     (``mu_seed``, ``nu_seed``, shown)."""
     db = cfg.delta * cfg.beta
     return [
-        Measurement("M4", {"final min(||W_Q mu||, ||W_K mu||)": criteria.median_of(mu_min),
-                           "sqrt(ln M)": math.sqrt(math.log(cfg.M)),
-                           "growth over the initial delta beta": criteria.median_of(mu_min / db)},
-                    shown={"final min(||W_Q mu||, ||W_K mu||)": None, "sqrt(ln M)": None,
-                           "growth over the initial delta beta": None,
+        Measurement("M4", {r"final $\min(\lVert W_Q\mu\rVert, \lVert W_K\mu\rVert)$": criteria.median_of(mu_min),
+                           r"$\sqrt{\ln M}$": math.sqrt(math.log(cfg.M)),
+                           r"growth over the initial $\delta\beta$": criteria.median_of(mu_min / db)},
+                    shown={r"final $\min(\lVert W_Q\mu\rVert, \lVert W_K\mu\rVert)$": None, r"$\sqrt{\ln M}$": None,
+                           r"growth over the initial $\delta\beta$": None,
                            "mean over the patterns (shown)": float(mu_seed.median())},
                     hypotheses=hypotheses,
-                    how=f"the smallest over the M1 patterns (the statement is for every j), per seed; median over "
+                    how=f"the smallest over the $M_1$ patterns (the statement is for every $j$), per seed; median over "
                         f"{cfg.seeds} all-pairs seeds with its order-statistic 95% interval, {cfg.steps} SGD steps"),
-        Measurement("M5", {"final max(||W_Q nu||, ||W_K nu||) / initial": criteria.median_of(nu_max / db),
+        Measurement("M5", {r"final $\max(\lVert W_Q\nu\rVert, \lVert W_K\nu\rVert)$ over its initial value": criteria.median_of(nu_max / db),
                            "relevant growth / irrelevant growth": criteria.median_of(mu_min / nu_max)},
-                    shown={"final max(||W_Q nu||, ||W_K nu||) / initial": None,
+                    shown={r"final $\max(\lVert W_Q\nu\rVert, \lVert W_K\nu\rVert)$ over its initial value": None,
                            "relevant growth / irrelevant growth": None,
-                           "mean over the patterns / initial (shown)": float((nu_seed / db).median())},
+                           "mean over the patterns, over its initial value (shown)": float((nu_seed / db).median())},
                     hypotheses=hypotheses,
-                    how="the largest over the M2 irrelevant patterns (the statement is for every l), against the "
+                    how="the largest over the $M_2$ irrelevant patterns (the statement is for every $l$), against the "
                         "smallest relevant one, per seed; median over the all-pairs seeds with its order-statistic 95% interval"),
     ]
 
@@ -129,11 +129,11 @@ def proposition2(fin: dict, dom_lit, h_other10, cfg, hypotheses: dict) -> list[M
             token: {"label / feature contribution": criteria.median_of(fin["lab_in"] / fin["feat_in"]),
                     "fraction of label-dominant neurons": criteria.median_of(fin["label_dominant"])}}),
         Measurement("M7", {}, hypotheses=hypotheses, under={
-            coord: {"mean |h_i| of the other neurons / xi": m7[coord]}, token: {"mean |h_i| of the other neurons / xi": m7[token]}},
+            coord: {r"mean $\lvert h_i\rvert$ of the other neurons over $\xi$": m7[coord]}, token: {r"mean $\lvert h_i\rvert$ of the other neurons over $\xi$": m7[token]}},
             measured=choice_text("M7", {
-                coord: {"mean |h_i| of the other neurons / xi": m7[coord],
+                coord: {r"mean $\lvert h_i\rvert$ of the other neurons over $\xi$": m7[coord],
                         "seeds with such neurons": f"{int(has_other10.sum())} of {len(has_other10)}"},
-                token: {"mean |h_i| of the other neurons / xi": m7[token],
+                token: {r"mean $\lvert h_i\rvert$ of the other neurons over $\xi$": m7[token],
                         "seeds with such neurons": f"{len(other_vals)} of {len(has_other)}"}})),
     ]
 
@@ -154,16 +154,16 @@ def attention_mass(fin: dict, gam: np.ndarray, steps: np.ndarray, cfg, hypothese
     T_end = int(steps[-1])
     t_gam = steps[None, :] * np.maximum(gam, 0.0)  # t gamma_t along each seed's trajectory (a mass rounded to 1: 0)
     return [
-        Measurement("M8", {"final gamma = 1 - mass on N_*": criteria.median_of(1 - fin["mass_present"]), "1/M": 1 / cfg.M},
+        Measurement("M8", {r"final $\gamma$, one minus the mass on $\mathcal N_*$": criteria.median_of(1 - fin["mass_present"]), "$1/M$": 1 / cfg.M},
                     hypotheses=hypotheses),
-        Measurement("M9", {"peak t gamma_t": float(np.median(t_gam.max(1))),
-                           "t at the peak": float(np.median(steps[t_gam.argmax(1)])),
-                           "gamma_T": g_end, "T": T_end, "inv_T": 1 / T_end},
-                    shown={"peak t gamma_t": None, "t at the peak": None, "gamma_half": g_half, "gamma_T": None,
-                           "T": None, "inv_T": None},
+        Measurement("M9", {r"peak of $t\gamma_t$": float(np.median(t_gam.max(1))),
+                           "$t$ at the peak": float(np.median(steps[t_gam.argmax(1)])),
+                           r"$\gamma_T$": g_end, "T": T_end, "$1/T$": 1 / T_end},
+                    shown={r"peak of $t\gamma_t$": None, "$t$ at the peak": None, r"$\gamma$ at $T/2$": g_half, r"$\gamma_T$": None,
+                           "T": None, "$1/T$": None},
                     hypotheses=hypotheses,
-                    under={"the trajectory: t gamma_t below c at every recorded t": {"T gamma_T": criteria.median_of(t_gam.max(1))},
-                           "the final step T only": {"T gamma_T": criteria.median_of(T_end * np.maximum(gam[:, -1], 0.0))}}),
+                    under={r"the trajectory: $t\gamma_t$ below $c$ at every recorded $t$": {r"$T\gamma_T$": criteria.median_of(t_gam.max(1))},
+                           "the final step $T$ only": {r"$T\gamma_T$": criteria.median_of(T_end * np.maximum(gam[:, -1], 0.0))}}),
     ]
 
 
@@ -177,21 +177,21 @@ def selector_cross_terms(blocks, nu_diagonal: float, hypotheses: dict) -> Measur
         d_ = b_.diagonal()
         lemma4.append(M1 * float(((b_ - torch.diag(d_)).abs().max(0).values / d_.clamp_min(1e-9)).max()))
         mean_cross.append(M1 * float((b_.sum() - d_.sum()).abs() / (M1 * (M1 - 1)) / d_.mean()))
-    return Measurement("M14", {"M1 max_(l != j) |cross term| / diagonal, per seed": np.asarray(lemma4)},
-                       shown={"M1 max_(l != j) |cross term| / diagonal, per seed": None,
-                              "M1 |mean cross term| / mean diagonal (M1/(M1-1) by softmax shift invariance)":
-                                  criteria.median_of(mean_cross), "nu diagonal": nu_diagonal},
+    return Measurement("M14", {"$M_1$ times the largest cross term over its diagonal, per seed": np.asarray(lemma4)},
+                       shown={"$M_1$ times the largest cross term over its diagonal, per seed": None,
+                              "$M_1$ times the mean cross term over the mean diagonal ($M_1/(M_1-1)$ by the softmax's shift invariance)":
+                                  criteria.median_of(mean_cross), r"$\nu$ diagonal": nu_diagonal},
                        hypotheses=hypotheses)
 
 
 def label_columns(chg_mass, chg_acc, solved, share, wk_label_ratio: float, hypotheses: dict) -> Measurement:
     """M15: how much zeroing the label columns of ``W_K`` changes the attention mass on ``N_*`` and the accuracy,
     over the runs with the full solution (``solved``), beside the label part's share of the trained scores."""
-    return Measurement("M15", {"|change| of the attention mass on N_*": criteria.median_of(chg_mass[solved]),
-                               "|change| of the accuracy": criteria.median_of(chg_acc[solved])},
-                       shown={"|change| of the attention mass on N_*": None, "|change| of the accuracy": None,
+    return Measurement("M15", {r"absolute change of the attention mass on $\mathcal N_*$": criteria.median_of(chg_mass[solved]),
+                               "absolute change of the accuracy": criteria.median_of(chg_acc[solved])},
+                       shown={r"absolute change of the attention mass on $\mathcal N_*$": None, "absolute change of the accuracy": None,
                               "label part / input part of the trained scores (median over runs)": float(np.median(share)),
-                              "W_K label/input gradient ratio at initialisation": wk_label_ratio},
+                              "label over input gradient of $W_K$ at initialisation": wk_label_ratio},
                        hypotheses=hypotheses)
 
 
@@ -201,12 +201,12 @@ def collapse(times: np.ndarray, gam: np.ndarray, sharp_meas, sharp_rec: float, s
     ``gamma M``, per seed (``times``: (seeds, 3) of t90, t50, t10), and the scale-free collapse width measured and
     from the recursion at two sets of constants."""
     return Measurement("M10", {
-        "plateau before gamma falls by 10%, in measurement intervals, per seed": criteria.median_of(times[:, 0] / cfg.eval_every),
-        "final gamma times M, per seed": criteria.median_of(gam[:, -1] * cfg.M),
+        r"plateau before $\gamma$ falls by 10%, in measurement intervals, per seed": criteria.median_of(times[:, 0] / cfg.eval_every),
+        r"final $\gamma M$, per seed": criteria.median_of(gam[:, -1] * cfg.M),
         "collapse width (t10-t90)/t50, measured (median)": float(np.median(sharp_meas)),
         "the same, recursion (46)": sharp_rec, "the same, recursion (46), other constants": sharp_other},
-        shown={"plateau before gamma falls by 10%, in measurement intervals, per seed": None,
-               "final gamma times M, per seed": None, "plateau to t90 (median, steps)": float(np.median(times[:, 0])),
+        shown={r"plateau before $\gamma$ falls by 10%, in measurement intervals, per seed": None,
+               r"final $\gamma M$, per seed": None, r"plateau to $t_{90}$ (median, steps)": float(np.median(times[:, 0])),
                "collapse width (t10-t90)/t50, measured (median)": None, "the same, recursion (46)": None,
                "the same, recursion (46), other constants": None},
         hypotheses=hypotheses)
@@ -226,7 +226,7 @@ def success_rates(final_acc_all, solved_cyclic, solved_all, cfg, oracle_l: float
                     shown={"rate of all-pairs seeds reaching accuracy 0.95": None,
                            "the seed count can decide a rate of 0.9": None, "seeds": None, "best Wilson lower bound": None,
                            "final accuracy (median)": criteria.median_of(final_acc_all),
-                           f"oracle ceiling at l = {cfg.l}": oracle_l},
+                           f"oracle ceiling at $l = {cfg.l}$": oracle_l},
                     hypotheses=hypotheses),
         Measurement("M12", {"rate of seeds with the full solution (cyclic set)": criteria.rate_of(k, cfg.seeds),
                             "the seed count can decide a rate of 0.9": dec12, "seeds": n12, "best Wilson lower bound": lo12},
@@ -254,10 +254,10 @@ def margin(ref_hinge, l: int, alpha: float, hypotheses: dict) -> Measurement:
     """M19 (Thm 1's proof, eqs. (52)-(58)): the mean hinge loss per seed of the stored reference run at the end
     of training (``ref_hinge``), with the share of prompts of length ``l`` whose ``N_*`` is empty beside it."""
     return Measurement("M19", {"mean hinge loss at the end of training": criteria.median_of(ref_hinge),
-                               "expected share of prompts with an empty N_*": (1 - alpha / 2) ** l},
+                               r"expected share of prompts with an empty $\mathcal N_*$": (1 - alpha / 2) ** l},
                        shown={"mean hinge loss at the end of training": None,
                               "largest over the seeds": float(np.max(ref_hinge)),
-                              "expected share of prompts with an empty N_*": None},
+                              r"expected share of prompts with an empty $\mathcal N_*$": None},
                        hypotheses=hypotheses)
 
 
@@ -286,27 +286,27 @@ def fig1_trends(curves: dict, hypotheses: dict) -> Measurement:
     grow = {k: v[:, -1] - v[:, 0] for k, v in c.items()}
     ratio = np.maximum(grow["WQ_nu"], grow["WK_nu"]) / np.minimum(grow["WQ_mu"], grow["WK_mu"])
     ratio[np.minimum(grow["WQ_mu"], grow["WK_mu"]) <= 0] = np.inf  # relevant norms that did not grow: no contrast
-    return Measurement("M20", {"Kendall's tau of the relevant-pattern norms against the iteration": criteria.median_of(kendall_tau(mu)),
+    return Measurement("M20", {r"Kendall's $\tau$ of the relevant-pattern norms against the iteration": criteria.median_of(kendall_tau(mu)),
                                "irrelevant-norm growth / relevant-norm growth": criteria.median_of(ratio),
-                               "label growth - feature growth of the MLP input": criteria.median_of(grow["lab_in"] - grow["feat_in"])},
-                       shown={"Kendall's tau of the relevant-pattern norms against the iteration": None,
+                               "label growth minus feature growth of the MLP input": criteria.median_of(grow["lab_in"] - grow["feat_in"])},
+                       shown={r"Kendall's $\tau$ of the relevant-pattern norms against the iteration": None,
                               "irrelevant-norm growth / relevant-norm growth": None,
-                              "label growth - feature growth of the MLP input": None,
+                              "label growth minus feature growth of the MLP input": None,
                               "records per seed": c["WQ_mu"].shape[1]},
                        hypotheses=hypotheses)
 
 
 def lucky_at_init(lw0, lu0, m_needed: float, m: int, eps_m: float) -> Measurement:
     """M13 (Lemma 7, our definition of the lucky neurons): the smaller of ``|W(0)|/m`` and ``|U(0)|/m`` per seed."""
-    return Measurement("M13", {"min(|W(0)|, |U(0)|) / m": torch.minimum(lw0, lu0), "m_needed": m_needed, "m": m,
-                               "eps_m": eps_m})
+    return Measurement("M13", {r"$\min(\lvert\mathcal W(0)\rvert, \lvert\mathcal U(0)\rvert)/m$": torch.minimum(lw0, lu0), "width that (35) needs": m_needed,
+                               "$m$": m, r"$\epsilon_m$": eps_m})
 
 
 def value_update(cos_v, full_run, rand_cos: float, hypotheses: dict) -> Measurement:
     """M16 (Lemma 5): the cosine of ``Delta W_V (0, q)`` with the signed sum of the lucky rows of ``W_O``, over the
     runs with the full solution (``full_run``), beside random directions' typical cosine."""
-    return Measurement("M16", {"cosine of Delta W_V (0, q) with sum_W W_O(i) - sum_U W_O(i)": criteria.median_of(cos_v[full_run])},
-                       shown={"cosine of Delta W_V (0, q) with sum_W W_O(i) - sum_U W_O(i)": None,
+    return Measurement("M16", {r"cosine of $\Delta W_V (0, q)$ with $\sum_{\mathcal W} W_{O(i)} - \sum_{\mathcal U} W_{O(i)}$": criteria.median_of(cos_v[full_run])},
+                       shown={r"cosine of $\Delta W_V (0, q)$ with $\sum_{\mathcal W} W_{O(i)} - \sum_{\mathcal U} W_{O(i)}$": None,
                               "lowest cosine": float(cos_v[full_run].min()), "runs": f"{int(full_run.sum())} of {len(full_run)}",
                               "random directions": rand_cos},
                        hypotheses=hypotheses)
@@ -315,8 +315,8 @@ def value_update(cos_v, full_run, rand_cos: float, hypotheses: dict) -> Measurem
 def output_rows(ratio, used, hypotheses: dict) -> Measurement:
     """M17 (Lemma 6): the growth of the lucky rows of ``W_O`` over the other rows', per run used (``used``: the
     runs with the full solution whose two neuron sets are non-empty)."""
-    return Measurement("M17", {"growth of lucky W_O rows / growth of the other rows": criteria.median_of(ratio)},
-                       shown={"growth of lucky W_O rows / growth of the other rows": None,
+    return Measurement("M17", {"growth of the lucky rows of $W_O$ over that of the other rows": criteria.median_of(ratio)},
+                       shown={"growth of the lucky rows of $W_O$ over that of the other rows": None,
                               "runs used": f"{int(used.sum())} of {len(used)}"},
                        hypotheses=hypotheses)
 
@@ -388,37 +388,37 @@ def ood(ood, ocfg, solved, n_empty: int, h1: dict) -> list[Measurement]:
     used = seeds_used(ood, solved)
     acc = functools.partial(per_seed, ood, used)
     how = (f"the {int(used.sum())} of {len(solved)} cyclic-trained seeds with the full in-domain solution (the model "
-           f"Theorem 1 returns), {ocfg.ood_prompts} prompts per condition, l_ts = {ocfg.l_ts}, alpha' = {ocfg.alpha_test}; "
+           rf"Theorem 1 returns), {ocfg.ood_prompts} prompts per condition, $l_\mathrm{{ts}} = {ocfg.l_ts}$, $\alpha' = {ocfg.alpha_test}$; "
            "median over seeds with its order-statistic 95% interval")
     oracle = float(oracle_accuracy(ocfg.alpha_test, ocfg.l_ts))
     largest = 1 - n_empty / ocfg.ood_prompts
     return [
         Measurement("O1", {"accuracy on unseen pairs": criteria.median_of(acc(UNSEEN)),
-                           "accuracy on cone mu'": criteria.median_of(acc(CONE))},
-                    shown={"accuracy on unseen pairs": None, "accuracy on cone mu'": None, "oracle": oracle}, how=how,
+                           r"accuracy on the cone $\mu'$": criteria.median_of(acc(CONE))},
+                    shown={"accuracy on unseen pairs": None, r"accuracy on the cone $\mu'$": None, "oracle": oracle}, how=how,
                     hypotheses={**h1, **both_hold(theorem2(ood, ocfg, UNSEEN), theorem2(ood, ocfg, CONE))}),
-        Measurement("O2", {"mass on N_* (cone mu', prompts with empty N_* included)": criteria.median_of(acc(CONE, ood.mass)),
-                           "empty N_* prompts in the test set": f"{n_empty} of {ocfg.ood_prompts}",
+        Measurement("O2", {r"mass on $\mathcal N_*$ (cone $\mu'$, prompts with an empty $\mathcal N_*$ included)": criteria.median_of(acc(CONE, ood.mass)),
+                           r"prompts with an empty $\mathcal N_*$ in the test set": f"{n_empty} of {ocfg.ood_prompts}",
                            "largest possible mean mass": largest,
                            "expected largest mean mass": 1 - (1 - ocfg.alpha_test / 2) ** ocfg.l_ts},
                     how=how + "; per seed the mean mass over the prompts", hypotheses={**h1, **theorem2(ood, ocfg, CONE)}),
-        Measurement("O3", {"accuracy with fresh mu'": criteria.median_of(acc(FRESH)),
-                           "accuracy with Remark 1's printed mu' (combinations of nu)": criteria.median_of(acc(TYPO))},
+        Measurement("O3", {r"accuracy with fresh $\mu'$": criteria.median_of(acc(FRESH)),
+                           r"accuracy with Remark 1's printed $\mu'$ (combinations of $\nu$)": criteria.median_of(acc(TYPO))},
                     how=how, hypotheses={k: v for k, v in both_hold(theorem2(ood, ocfg, FRESH), theorem2(ood, ocfg, TYPO)).items()
                                          if k != TEST_MU}),
-        Measurement("O4", {"accuracy drop, nu' = mu' against nu' = nu": criteria.median_of(acc(CONE_K1) - acc(NU_IN))},
-                    shown={"accuracy drop, nu' = mu' against nu' = nu": None, "accuracy, nu' = mu'": float(acc(NU_IN).median()),
-                           "mass, nu' = mu'": float(acc(NU_IN, ood.mass).median()),
-                           "accuracy, nu' = nu": float(acc(CONE_K1).median()),
-                           "mass, nu' = nu": float(acc(CONE_K1, ood.mass).median())},
+        Measurement("O4", {r"accuracy drop, $\nu' = \mu'$ against $\nu' = \nu$": criteria.median_of(acc(CONE_K1) - acc(NU_IN))},
+                    shown={r"accuracy drop, $\nu' = \mu'$ against $\nu' = \nu$": None, r"accuracy, $\nu' = \mu'$": float(acc(NU_IN).median()),
+                           r"mass, $\nu' = \mu'$": float(acc(NU_IN, ood.mass).median()),
+                           r"accuracy, $\nu' = \nu$": float(acc(CONE_K1).median()),
+                           r"mass, $\nu' = \nu$": float(acc(CONE_K1, ood.mass).median())},
                     how=how, hypotheses={k: v for k, v in both_hold(theorem2(ood, ocfg, NU_IN), theorem2(ood, ocfg, CONE_K1)).items()
                                          if k != TEST_NU}),
-        Measurement("O5", {"accuracy with q' perpendicular to q": criteria.median_of(acc(Q_PERP)),
-                           "accuracy with flipped labels (-q for +1)": criteria.median_of(acc(FLIP))}, how=how),
-        Measurement("O6", {"negative coefficients (disjoint supports) - cone accuracy": criteria.median_of(acc(NEG) - acc(CONE)),
-                           "(mu1+mu2)/sqrt2 vs (mu1-mu2)/sqrt2 - cone accuracy": criteria.median_of(acc(SHARED) - acc(CONE))},
-                    shown={"negative coefficients (disjoint supports) - cone accuracy": None,
-                           "(mu1+mu2)/sqrt2 vs (mu1-mu2)/sqrt2 - cone accuracy": None,
+        Measurement("O5", {r"accuracy with $q' \perp q$": criteria.median_of(acc(Q_PERP)),
+                           "accuracy with flipped labels ($-q$ for $+1$)": criteria.median_of(acc(FLIP))}, how=how),
+        Measurement("O6", {"negative coefficients (disjoint supports) minus cone accuracy": criteria.median_of(acc(NEG) - acc(CONE)),
+                           r"$(\mu_1 + \mu_2)/\sqrt 2$ and $(\mu_1 - \mu_2)/\sqrt 2$ minus cone accuracy": criteria.median_of(acc(SHARED) - acc(CONE))},
+                    shown={"negative coefficients (disjoint supports) minus cone accuracy": None,
+                           r"$(\mu_1 + \mu_2)/\sqrt 2$ and $(\mu_1 - \mu_2)/\sqrt 2$ minus cone accuracy": None,
                            "accuracy, cone": float(acc(CONE).median())}, how=how),
     ]
 
@@ -442,13 +442,13 @@ def test_length(ood, ocfg, solved, h1: dict) -> Measurement:
     used = seeds_used(ood, solved)
     (a2, l2, m2, o2), (a6, l6, m6, o6) = at_length_bound(ood, ocfg)
     holds = {k: all(theorem2(ood, ocfg, CONE, l_, a)[k] for a, l_ in ((a2, l2), (a6, l6))) for k in THM2_TEST}
-    return Measurement("O7", {"accuracy at l_ts >= 2/alpha' (alpha' = 0.2)": criteria.median_of(m2[used]),
-                              "accuracy at l_ts >= 2/alpha' (alpha' = 0.6)": criteria.median_of(m6[used]),
-                              "same-pattern selector cap at l_ts >= 2/alpha' (alpha' = 0.6)": o6},
-                       shown={"accuracy at l_ts >= 2/alpha' (alpha' = 0.2)": None, "accuracy at l_ts >= 2/alpha' (alpha' = 0.6)": None,
-                              "same-pattern selector cap at l_ts >= 2/alpha' (alpha' = 0.2)": o2,
-                              "same-pattern selector cap at l_ts >= 2/alpha' (alpha' = 0.6)": None,
-                              "l_ts and oracle (alpha' = 0.2)": f"{l2}, {o2:.3f}", "l_ts and oracle (alpha' = 0.6)": f"{l6}, {o6:.3f}"},
+    return Measurement("O7", {r"accuracy at $l_\mathrm{ts} \ge 2/\alpha'$ ($\alpha' = 0.2$)": criteria.median_of(m2[used]),
+                              r"accuracy at $l_\mathrm{ts} \ge 2/\alpha'$ ($\alpha' = 0.6$)": criteria.median_of(m6[used]),
+                              r"same-pattern selector cap at $l_\mathrm{ts} \ge 2/\alpha'$ ($\alpha' = 0.6$)": o6},
+                       shown={r"accuracy at $l_\mathrm{ts} \ge 2/\alpha'$ ($\alpha' = 0.2$)": None, r"accuracy at $l_\mathrm{ts} \ge 2/\alpha'$ ($\alpha' = 0.6$)": None,
+                              r"same-pattern selector cap at $l_\mathrm{ts} \ge 2/\alpha'$ ($\alpha' = 0.2$)": o2,
+                              r"same-pattern selector cap at $l_\mathrm{ts} \ge 2/\alpha'$ ($\alpha' = 0.6$)": None,
+                              r"$l_\mathrm{ts}$ and oracle ($\alpha' = 0.2$)": f"{l2}, {o2:.3f}", r"$l_\mathrm{ts}$ and oracle ($\alpha' = 0.6$)": f"{l6}, {o6:.3f}"},
                        hypotheses={**h1, **holds})
 
 
@@ -467,17 +467,17 @@ def chernoff(worst: dict, where: dict, first_fail, some_c: dict, below: dict) ->
                 "c_star": ", ".join(f"{c:.3f}" for _, c in some_c.values()),
                 "some_c_ratio": max(v[0] for v in some_c.values()),
                 "below_c_star": ", ".join(f"{r:.3g}" for r in below.values())},
-        shown={"the same for the bound from Lemma 2's (14), exp(-l c^2 alpha/4)": worst["from (14)"]},
-        under={"every c in (0, 1) (the Chernoff bound (37) is derived from)":
+        shown={r"the same for the bound from Lemma 2's (14), $e^{-l c^2\alpha/4}$": worst["from (14)"]},
+        under={r"every $c \in (0, 1)$ (the Chernoff bound (37) is derived from)":
                {"largest exact tail / printed bound (37)": worst["printed (37)"]},
-               "some c in (0, 1) for each alpha (the words after (37))":
+               r"some $c \in (0, 1)$ for each $\alpha$ (the words after (37))":
                {"largest exact tail / printed bound (37)": max(v[0] for v in some_c.values())}},
-        measured=f"every c: largest exact tail / printed bound (37) = {worst['printed (37)']:.4g} (at alpha = "
-                 f"{where['alpha']}, l = {where['l']}, c = {where['c']}); first failure of (37) at "
-                 f"(alpha, l, c) = {first_fail}; the same for the bound from Lemma 2's (14), "
-                 f"exp(-l c^2 alpha/4) = {worst['from (14)']:.4g}; some c per alpha: the smallest c that the "
-                 "Chernoff-Hoeffding inequality certifies for every l, and the largest ratio at it over l up to 10^5: "
-                 + ", ".join(f"alpha = {a:g}: c = {c:.3f}, {r:.3g}" for a, (r, c) in some_c.items()))
+        measured=f"every $c$: largest exact tail / printed bound (37) = {worst['printed (37)']:.4g} (at $\\alpha$ = "
+                 f"{where['alpha']}, $l$ = {where['l']}, $c$ = {where['c']}); first failure of (37) at "
+                 f"$(\\alpha, l, c)$ = {first_fail}; the same for the bound from Lemma 2's (14), "
+                 f"$e^{{-l c^2\\alpha/4}}$ = {worst['from (14)']:.4g}; some $c$ per $\\alpha$: the smallest $c$ that the "
+                 "Chernoff-Hoeffding inequality certifies for every $l$, and the largest ratio at it over $l$ up to $10^5$: "
+                 + ", ".join(f"$\\alpha = {a:g}$: $c$ = {c:.3f}, {r:.3g}" for a, (r, c) in some_c.items()))
 
 
 def kendall_per_seed(T_seed: np.ndarray) -> np.ndarray:
@@ -491,13 +491,13 @@ def alpha_sweep(a_sweep, acfg, Cfit: float, err: float, hypotheses: dict) -> Mea
     """S1 (eq. 6's alpha): per seed Kendall's tau of ``-T_hit`` against alpha, and whether the median seed reached
     the accuracy at the largest alpha, with the fit ``A/(C - 1/alpha)`` beside it."""
     T_seed = np.nan_to_num(np.asarray(a_sweep.res.hits(), dtype=float), nan=np.inf)  # never reached: +inf
-    return Measurement("S1", {"Kendall's tau of -T_hit against alpha, per seed": kendall_per_seed(T_seed),
-                              "reached at the largest alpha": bool(np.isfinite(a_sweep.median)[-1])},
-                       shown={"Kendall's tau of -T_hit against alpha, per seed": None, "reached at the largest alpha": None,
-                              "median T_hit": a_sweep.medians(), "fit C": Cfit, "rms log error of the fit": err},
+    return Measurement("S1", {r"Kendall's $\tau$ between $-T_\mathrm{hit}$ and $\alpha$, per seed": kendall_per_seed(T_seed),
+                              r"reached at the largest $\alpha$": bool(np.isfinite(a_sweep.median)[-1])},
+                       shown={r"Kendall's $\tau$ between $-T_\mathrm{hit}$ and $\alpha$, per seed": None, r"reached at the largest $\alpha$": None,
+                              r"median $T_\mathrm{hit}$": a_sweep.medians(), "fitted $C$": Cfit, "rms log error of the fit": err},
                        hypotheses=hypotheses,
-                       how=f"first step with held-out accuracy >= {acfg.hit_acc}, {acfg.seeds} seeds per alpha, l_tr = "
-                           f"{acfg.l}; per seed Kendall's tau-a of -T_hit against alpha over every pair of alphas; median "
+                       how=f"first step with held-out accuracy at least {acfg.hit_acc}, {acfg.seeds} seeds per $\\alpha$, $l_\\mathrm{{tr}}$ = "
+                           f"{acfg.l}; per seed Kendall's $\\tau_a$ of $-T_\\mathrm{{hit}}$ against $\\alpha$ over every pair of values; median "
                            "over seeds, order-statistic 95% interval")
 
 
@@ -512,17 +512,17 @@ def noise(n_sweep, ncfg, n_acc, eps_m: float, hypotheses: dict) -> Measurement:
     factor = {i: math.sqrt((1 - eps_m) / (1 - eps_m - ncfg.taus[i] * ncfg.M1)) for i in inside}
     slow = {i: float(n_sweep.median[i] / n_sweep.median[0]) for i in inside}  # inf where the median seed never got there
     return Measurement("S2", {
-        "reached at every tau inside the noise condition": bool(np.isfinite(n_sweep.median[[0] + inside]).all()),
-        "T_hit(tau) / T_hit(0) over the factor of eq. (6), per tau inside the condition": [slow[i] / factor[i] for i in inside],
-        "slowdown at the largest tau inside the condition": slow[inside[-1]], "largest tau inside": ncfg.taus[inside[-1]],
-        "factor at the largest tau inside": factor[inside[-1]],
-        "first_failing_tau_over_beta": first_fail / ncfg.beta if first_fail else float("nan"), "1/M1": 1 / ncfg.M1},
-        shown={"reached at every tau inside the noise condition": None,
-               "T_hit(tau) / T_hit(0) over the factor of eq. (6), per tau inside the condition": None,
-               "slowdown at the largest tau inside the condition": None, "largest tau inside": None,
-               "factor at the largest tau inside": None, "median T_hit": n_sweep.medians(),
-               "final accuracy (median)": [round(float(v), 3) for v in n_acc], "first_failing_tau_over_beta": None,
-               "1/M1": None, "largest tau meeting the noise condition": tau_max},
+        r"reached at every $\tau$ inside the noise condition": bool(np.isfinite(n_sweep.median[[0] + inside]).all()),
+        r"$T_\mathrm{hit}(\tau)/T_\mathrm{hit}(0)$ over the factor of eq. (6), per $\tau$ inside the condition": [slow[i] / factor[i] for i in inside],
+        r"slowdown at the largest $\tau$ inside the condition": slow[inside[-1]], r"largest $\tau$ inside": ncfg.taus[inside[-1]],
+        r"factor at the largest $\tau$ inside": factor[inside[-1]],
+        r"first failing $\tau/\beta$": first_fail / ncfg.beta if first_fail else float("nan"), "$1/M_1$": 1 / ncfg.M1},
+        shown={r"reached at every $\tau$ inside the noise condition": None,
+               r"$T_\mathrm{hit}(\tau)/T_\mathrm{hit}(0)$ over the factor of eq. (6), per $\tau$ inside the condition": None,
+               r"slowdown at the largest $\tau$ inside the condition": None, r"largest $\tau$ inside": None,
+               r"factor at the largest $\tau$ inside": None, r"median $T_\mathrm{hit}$": n_sweep.medians(),
+               "final accuracy (median)": [round(float(v), 3) for v in n_acc], r"first failing $\tau/\beta$": None,
+               "$1/M_1$": None, r"largest $\tau$ meeting the noise condition": tau_max},
         hypotheses=hypotheses)
 
 
@@ -552,26 +552,26 @@ def rates(l_sweep, lcfg, e_sweep, ecfg, e2, m_sweep, mcfg, h_lambda: dict, h_eta
                   else float("nan"))
     return [
         Measurement("S3", {"slope": slope_over_seeds(l_sweep, inverse=True)},
-                    shown={"slope": None, "slope of the median T_hit": l_sweep.slope(inverse=True),
-                           "slope with B >= lambda_*^-4 only": slope_l_ok, "median T_hit": l_sweep.medians()},
+                    shown={"slope": None, r"slope of the median $T_\mathrm{hit}$": l_sweep.slope(inverse=True),
+                           r"slope with $B \ge \lambda_*^{-4}$ only": slope_l_ok, r"median $T_\mathrm{hit}$": l_sweep.medians()},
                     hypotheses=h_lambda,
-                    how=f"log-log slope of each seed's T_hit against 1/lambda_* (a seed that never reached it: steepest), "
+                    how=rf"log-log slope of each seed's $T_\mathrm{{hit}}$ against $1/\lambda_*$ (a seed that never reached it: steepest), "
                         f"median over seeds with its order-statistic 95% interval; "
-                        f"lambda fixed for every token, tau = 0, {lcfg.seeds} seeds per value, m = {lcfg.m}, "
-                        f"B = {lcfg.batch}, delta = {lcfg.delta:g}, {lcfg.steps} steps; eq. (6) read as an upper bound"),
-        Measurement("S4", {"slope": e_sweep.slope(inverse=True), "eta range": f"[{min(ecfg.etas):g}, {max(ecfg.etas):g}]",
-                           "mass on N_* at eta = 2": float(e2.final("mass_present").median()),
-                           "accuracy at eta = 2": float(e2.final("acc").median()),
-                           "seeds reaching the hit accuracy at eta = 2":
+                        rf"$\lambda$ fixed for every token, $\tau = 0$, {lcfg.seeds} seeds per value, $m = {lcfg.m}$, "
+                        rf"$B = {lcfg.batch}$, $\delta = {lcfg.delta:g}$, {lcfg.steps} steps; eq. (6) read as an upper bound"),
+        Measurement("S4", {"slope": e_sweep.slope(inverse=True), r"$\eta$ range": f"[{min(ecfg.etas):g}, {max(ecfg.etas):g}]",
+                           r"mass on $\mathcal N_*$ at $\eta = 2$": float(e2.final("mass_present").median()),
+                           r"accuracy at $\eta = 2$": float(e2.final("acc").median()),
+                           r"seeds reaching the hit accuracy at $\eta = 2$":
                                f"{int((e2.final('acc') >= ecfg.hit_acc).sum())} of {ecfg.seeds}"},
-                    shown={"slope": None, "eta T_hit": (e_sweep.values * e_sweep.median).round(0).tolist()},
+                    shown={"slope": None, r"$\eta T_\mathrm{hit}$": (e_sweep.values * e_sweep.median).round(0).tolist()},
                     hypotheses=h_eta,
-                    how=f"log-log slope of the median T_hit against 1/eta; per-run learning rates in one batched training, "
+                    how=rf"log-log slope of the median $T_\mathrm{{hit}}$ against $1/\eta$; per-run learning rates in one batched training, "
                         f"same data streams, median over {ecfg.seeds} seeds; eq. (6) read as an upper bound"),
-        Measurement("S5", {"slope": m_sweep.slope()}, shown={"slope": None, "median T_hit": m_sweep.medians()},
+        Measurement("S5", {"slope": m_sweep.slope()}, shown={"slope": None, r"median $T_\mathrm{hit}$": m_sweep.medians()},
                     hypotheses=h_m,
-                    how=f"log-log slope of the median T_hit against M; M2 in {list(mcfg.M2s)} (M >= M1^2 throughout) at "
-                        f"fixed d_x, median over {mcfg.seeds} seeds, logged every {mcfg.eval_every} steps; eq. (6) read as "
+                    how=rf"log-log slope of the median $T_\mathrm{{hit}}$ against $M$; $M_2$ in {list(mcfg.M2s)} ($M \ge M_1^2$ throughout) at "
+                        f"fixed $d_x$, median over {mcfg.seeds} seeds, logged every {mcfg.eval_every} steps; eq. (6) read as "
                         "an upper bound"),
     ]
 
@@ -581,18 +581,18 @@ def output_layer(ratios: dict, slopes: dict, readings: dict, lcfg, hypotheses: d
     under both readings of the split (``ratios``, ``slopes``: per reading key; ``readings``: key -> option)."""
     if set(readings) != {"coordinates", "projections"}:
         raise chk.ConfigError(f"readings must name 'coordinates' and 'projections' (got {sorted(readings)})")
-    shown = {readings[r]: {"log-log slope of the ratio against lambda_*": slopes[r],
+    shown = {readings[r]: {r"log-log slope of the ratio against $\lambda_*$": slopes[r],
                            "feature/label update ratio": dict(zip(lcfg.lambdas, ratios[r].round(2).tolist()))}
              for r in readings}
     return Measurement(
-        "S10", {}, under={readings["coordinates"]: {"log-log slope of the ratio against lambda_*": slopes["coordinates"]},
-                          readings["projections"]: {"log-log slope of the ratio against lambda_*": slopes["projections"]}},
+        "S10", {}, under={readings["coordinates"]: {r"log-log slope of the ratio against $\lambda_*$": slopes["coordinates"]},
+                          readings["projections"]: {r"log-log slope of the ratio against $\lambda_*$": slopes["projections"]}},
         measured=choice_text("S10", shown), hypotheses=hypotheses,
-        how=f"the accumulated W_O update of each lucky neuron, feature part over label part, at the end of training, mean "
-            f"over lucky neurons, median over {lcfg.seeds} seeds, for each lambda_* of the sweep (m = {lcfg.m}, "
-            f"B = {lcfg.batch}, delta = {lcfg.delta:g}, {lcfg.steps} steps); log-log slope against lambda_*; the feature "
-            "part is the norm on coordinates 1..d_x, or of the projection onto span{mu_1..mu_M1}; the label part the "
-            "norm on d_x+1..d_x+d_y, or the component along q")
+        how=f"the accumulated $W_O$ update of each lucky neuron, feature part over label part, at the end of training, mean "
+            rf"over lucky neurons, median over {lcfg.seeds} seeds, for each $\lambda_*$ of the sweep ($m = {lcfg.m}$, "
+            rf"$B = {lcfg.batch}$, $\delta = {lcfg.delta:g}$, {lcfg.steps} steps); log-log slope against $\lambda_*$; the feature "
+            r"part is the norm on coordinates $1, \dots, d_x$, or of the projection onto $\mathrm{span}\{\mu_1, \dots, \mu_{M_1}\}$; "
+            r"the label part the norm on $d_x+1, \dots, d_x+d_y$, or the component along $q$")
 
 
 def shortest_length(acc: np.ndarray, lengths, level: float = 0.9) -> list:
@@ -626,19 +626,19 @@ def prompt_length(pres, pcfg, hypotheses: dict) -> list[Measurement]:
     at_cells = [criteria.median_of(acc_s[list(pcfg.lengths).index(l), list(pcfg.alphas).index(a)]) for a, l in cells]
     return [
         Measurement("S6", {
-            "accuracy at every (alpha, l_tr) of the grid with l_tr >= 2 ln M/alpha, median over seeds": at_cells,
-            "shortest l_tr reaching accuracy 0.9 at the smallest alpha / at the largest, per seed": need_s[0] / need_s[-1],
-            "oracle_shortest_l_tr": dict(zip(pcfg.alphas, oracle_need))},
-            shown={"cells (alpha, l_tr) with l_tr >= 2 ln M/alpha": cells,
-                   "accuracy at every (alpha, l_tr) of the grid with l_tr >= 2 ln M/alpha, median over seeds": None,
-                   "shortest l_tr reaching accuracy 0.9 at the smallest alpha / at the largest, per seed": None,
-                   "shortest l_tr with median accuracy >= 0.9": dict(zip(pcfg.alphas, needed)),
-                   "oracle_shortest_l_tr": None,
-                   "2 ln M/alpha": {a: round(2 * math.log(pcfg.M) / a, 1) for a in pcfg.alphas}},
+            r"accuracy at every $(\alpha, l_\mathrm{tr})$ of the grid with $l_\mathrm{tr} \ge 2\ln M/\alpha$, median over seeds": at_cells,
+            r"shortest $l_\mathrm{tr}$ reaching accuracy 0.9 at the smallest $\alpha$ over that at the largest, per seed": need_s[0] / need_s[-1],
+            "shortest training length for the oracle": dict(zip(pcfg.alphas, oracle_need))},
+            shown={r"cells $(\alpha, l_\mathrm{tr})$ with $l_\mathrm{tr} \ge 2\ln M/\alpha$": cells,
+                   r"accuracy at every $(\alpha, l_\mathrm{tr})$ of the grid with $l_\mathrm{tr} \ge 2\ln M/\alpha$, median over seeds": None,
+                   r"shortest $l_\mathrm{tr}$ reaching accuracy 0.9 at the smallest $\alpha$ over that at the largest, per seed": None,
+                   r"shortest $l_\mathrm{tr}$ with median accuracy at least 0.9": dict(zip(pcfg.alphas, needed)),
+                   "shortest training length for the oracle": None,
+                   r"$2\ln M/\alpha$": {a: round(2 * math.log(pcfg.M) / a, 1) for a in pcfg.alphas}},
             hypotheses=hypotheses,
-            how=f"final accuracy after {pcfg.steps} steps on held-out prompts of the training length, grid l_tr in "
-                f"{list(pcfg.lengths)}, alpha in {list(pcfg.alphas)}, {pcfg.seeds} seeds; at each cell where (5) holds with "
-                f"the constant 1, l_tr >= 2 ln M/alpha (M = {pcfg.M}: {', '.join(f'({a:g}, {l})' for a, l in cells)}), "
+            how=rf"final accuracy after {pcfg.steps} steps on held-out prompts of the training length, grid $l_\mathrm{{tr}}$ in "
+                rf"{list(pcfg.lengths)}, $\alpha$ in {list(pcfg.alphas)}, {pcfg.seeds} seeds; at each cell where (5) holds with "
+                rf"the constant 1, $l_\mathrm{{tr}} \ge 2\ln M/\alpha$ ($M = {pcfg.M}$: {', '.join(f'({a:g}, {l})' for a, l in cells)}), "
                 "the median accuracy over seeds with its order-statistic 95% interval; beside it, per seed the ratio of "
                 "the shortest l_tr reaching 0.9 at the smallest and the largest alpha"),
         Measurement("S7", {"largest excess of median accuracy over the oracle": float((acc_med - pres.oracle).max())}),
@@ -658,15 +658,15 @@ def task_count(tres, tcfg) -> list[Measurement]:
     gain_s = tres.all_pairs_acc[idx[full_name]] - torch.stack([tres.all_pairs_acc[idx[n]] for n in few]).max(0).values
     unb = idx["unbalanced"]
     return [
-        Measurement("S8", {"every set of n < M1 cyclic tasks is unbalanced": not any(tres.balanced[idx[n]] for n in few),
-                           "the M1 cyclic tasks are balanced": bool(tres.balanced[idx[full_name]])},
-                    shown={"every set of n < M1 cyclic tasks is unbalanced": None, "the M1 cyclic tasks are balanced": None,
+        Measurement("S8", {"every set of $n < M_1$ cyclic tasks is unbalanced": not any(tres.balanced[idx[n]] for n in few),
+                           "the $M_1$ cyclic tasks are balanced": bool(tres.balanced[idx[full_name]])},
+                    shown={"every set of $n < M_1$ cyclic tasks is unbalanced": None, "the $M_1$ cyclic tasks are balanced": None,
                            "balanced, per task set": ", ".join(f"{n}: {tres.balanced[idx[n]]}" for n in tres.train.labels)}),
-        Measurement("S8b", {"all-pairs gain of the M1 cyclic tasks over the best smaller set, per seed": gain_s},
-                    shown={"all-pairs gain of the M1 cyclic tasks over the best smaller set, per seed": None,
-                           "all-pairs accuracy, best with n < M1 cyclic tasks": allp_few,
-                           "all-pairs accuracy, the M1 cyclic tasks": allp_full},
-                    how=f"train on the first n cyclic tasks, n in {list(tcfg.n_tasks)}; test on all M1(M1-1) ordered pairs, "
+        Measurement("S8b", {"all-pairs gain of the $M_1$ cyclic tasks over the best smaller set, per seed": gain_s},
+                    shown={"all-pairs gain of the $M_1$ cyclic tasks over the best smaller set, per seed": None,
+                           "all-pairs accuracy, best with $n < M_1$ cyclic tasks": allp_few,
+                           "all-pairs accuracy, the $M_1$ cyclic tasks": allp_full},
+                    how=f"train on the first $n$ cyclic tasks, $n$ in {list(tcfg.n_tasks)}; test on all $M_1(M_1-1)$ ordered pairs, "
                         f"per seed the gain over the best smaller set (same seeds); median over {tcfg.seeds} seeds, "
                         "order-statistic 95% interval"),
         Measurement("S9", {"unbalanced: all-pairs accuracy, per seed": tres.all_pairs_acc[unb],
@@ -680,8 +680,8 @@ def task_count(tres, tcfg) -> list[Measurement]:
 
 
 #: the two readings of the log in eq. (39), B >= M1 log M1 (claims.toml, S13's choice): option -> log M1
-LOG_BASES = {"natural log: B = M1 ln M1": math.log, "base 2: B = M1 log2 M1 = 1.44 M1 ln M1": math.log2}
-S13_P = "P(every pattern among the B queries) at the statement's B, largest M1"
+LOG_BASES = {r"natural log: $B = M_1\ln M_1$": math.log, r"base 2: $B = M_1\log_2 M_1 = 1.44\,M_1\ln M_1$": math.log2}
+S13_P = "probability that the $B$ queries hold every pattern, at the statement's $B$ and the largest $M_1$"
 
 
 def outcome(claim: str, quantity: str, value) -> str:
@@ -703,18 +703,18 @@ def batch(coverage, M1: int, B: int, c95: float, slots, fresh: bool, N_hit: floa
     P_c = {c: [coverage(n, math.ceil(c * n * math.log(n))) for n in M1s] for c in (1, 2)}  # at B = ceil(c M1 ln M1)
     P_b = {o: [coverage(n, math.ceil(n * log(n))) for n in M1s] for o, log in LOG_BASES.items()}  # B = ceil(M1 log M1)
     ln_, log2_ = LOG_BASES
-    series = {o: {"P at M1 = 8 to 1024": ", ".join(f"{v:.3f}" for v in P_b[o])} for o in LOG_BASES}
+    series = {o: {"$P$ at $M_1 = 8$ to $1024$": ", ".join(f"{v:.3f}" for v in P_b[o])} for o in LOG_BASES}
     return [
-        Measurement("S13", {"our B": B, "P at our B": coverage(M1, B),
-                            "P at c = 1, M1 = 8 to 1024": ", ".join(f"{v:.3f}" for v in P_c[1]),
-                            "P at c = 2, M1 = 8 to 1024": ", ".join(f"{v:.3f}" for v in P_c[2]),
-                            "P at B = M1 ln M1, largest M1": P_b[ln_][-1], "P at B = M1 log2 M1, largest M1": P_b[log2_][-1],
+        Measurement("S13", {"our $B$": B, "$P$ at our $B$": coverage(M1, B),
+                            "$P$ at $c = 1$, $M_1 = 8$ to $1024$": ", ".join(f"{v:.3f}" for v in P_c[1]),
+                            "$P$ at $c = 2$, $M_1 = 8$ to $1024$": ", ".join(f"{v:.3f}" for v in P_c[2]),
+                            r"$P$ at $B = M_1\ln M_1$, largest $M_1$": P_b[ln_][-1], r"$P$ at $B = M_1\log_2 M_1$, largest $M_1$": P_b[log2_][-1],
                             "the same outcome under both bases": len({outcome("S13", S13_P, P_b[o][-1]) for o in P_b}) == 1},
-                    shown={"our B": None, "P at our B": None, "B for 0.95, in units of M1 log M1": c95,
+                    shown={"our $B$": None, "$P$ at our $B$": None, r"$B$ for 0.95, in units of $M_1\log M_1$": c95,
                            "the same outcome under both bases": None,
-                           "P at c = 1, M1 = 8 to 1024": None, "P at c = 2, M1 = 8 to 1024": None},
-                    under={ln_: {"P(every pattern among the B queries) at the statement's B, largest M1": P_b[ln_][-1]},
-                           log2_: {"P(every pattern among the B queries) at the statement's B, largest M1": P_b[log2_][-1]}},
+                           "$P$ at $c = 1$, $M_1 = 8$ to $1024$": None, "$P$ at $c = 2$, $M_1 = 8$ to $1024$": None},
+                    under={ln_: {"probability that the $B$ queries hold every pattern, at the statement's $B$ and the largest $M_1$": P_b[ln_][-1]},
+                           log2_: {"probability that the $B$ queries hold every pattern, at the statement's $B$ and the largest $M_1$": P_b[log2_][-1]}},
                     shown_under=series,
                     # evaluated at B = ceil(M1 log M1) >= M1 ln M1 under either base, so (39) holds by construction
                     hypotheses={"batch (39): B >= M1 log M1": True,
@@ -722,5 +722,5 @@ def batch(coverage, M1: int, B: int, c95: float, slots, fresh: bool, N_hit: floa
                                     bool(slots.min() == slots.max())}),
         Measurement("S14", {"two successive batches share no prompt": fresh},
                     shown={"two successive batches share no prompt": None,
-                           "N = B T_hit at the median over the alpha sweep": round(N_hit)}),
+                           r"$N = BT_\mathrm{hit}$ at the median over the $\alpha$ sweep": round(N_hit)}),
     ]
