@@ -316,9 +316,11 @@ class Claim:
         self.criterion = [criteria.describe(t) for t in d.tests]
         self.robust, self.depends = list(v.robust), list(v.depends)
         deciding = [t for t in d.tests if t.get("fails", "not reproduced") == "not reproduced"] or list(d.tests)
-        outs = [criteria.evaluate(t, q, where) for t in deciding]
-        self.held = [criteria.describe(t, source=False) for t, o in zip(deciding, outs) if o == criteria.HOLDS]
-        self.failed = [criteria.describe(t, source=False) for t, o in zip(deciding, outs) if o == criteria.FAILS_]
+        outs = {id(t): criteria.evaluate(t, q, where) for t in d.tests}
+        # every test that holds is listed (a side remark's test too: its failure would be a caveat); a failure
+        # listed is one that decides (the others show as a caveat, or make the claim inconclusive)
+        self.held = [criteria.describe(t, source=False) for t in d.tests if outs[id(t)] == criteria.HOLDS]
+        self.failed = [criteria.describe(t, source=False) for t in deciding if outs[id(t)] == criteria.FAILS_]
         self.key = _key(deciding[0], q[deciding[0]["quantity"]]) + (f" (under {best})" if d.choice else "")
         self.elsewhere = _elsewhere(self)
         return self

@@ -232,6 +232,10 @@ ledger.judge(f3_checks[0]);
 # ```{glue:md} win-f3-table
 # :format: myst
 # ```
+#
+# Since the paper does not list its $L$ values, the ledger reads both grids: the ordering by $L$ must
+# hold on the grid around $L = 1$ and on the small-$L$ grid alike. Where it holds on one and not on the
+# other, our choice of grid, not the measurement, would decide, and the claim is inconclusive.
 
 # %% [markdown]
 # The paper also reads these curves, with those of the noise and context-length sweeps of the next

@@ -136,7 +136,7 @@ icl_lab.notebook.reduced(f9_cfg)
 glue("win-f9-steps", f9_cfg.steps)
 glue("win-f9-seeds", f9_cfg.seeds)
 
-# %% mystnb={"figure": {"caption": "Subspace error $\\rho(M,B)$ (top) and test ICL error (bottom) during pretraining of softmax and linear attention on three low-rank task classes (mean \u00b1 std), with one $\\tilde J$ per trial. Reproduces Fig. 9 of Collins et al.: {glue:text}`win-f9-steps` iterations, {glue:text}`win-f9-seeds` trials.", "name": "fig-win-fig9"}, "image": {"alt": "Softmax rho falls on the affine class; on the other two it falls and rises back; linear attention's rho grows."}}
+# %% mystnb={"figure": {"caption": "Subspace error $\\rho(M,B)$ (top) and test ICL error (bottom) during pretraining of softmax and linear attention on three low-rank task classes (mean \u00b1 std), with one $\\tilde J$ per trial (the ledger decides under a fresh $\\tilde J$ for each task, whose values follow the figure). Reproduces Fig. 9 of Collins et al.: {glue:text}`win-f9-steps` iterations, {glue:text}`win-f9-seeds` trials.", "name": "fig-win-fig9"}, "image": {"alt": "Softmax rho falls on the affine class; on the other two it falls and rises back; linear attention's rho grows."}}
 plotting.finish(WF.lowrank_training(f9))
 
 # %%
@@ -164,15 +164,16 @@ ledger.judge(checks.lowrank_training(f9, f9_task));
 # **What the figure shows.** On the affine class softmax attention shrinks the spurious block of $M$
 # on average, though the trials disagree (the ledger's interval is wide), and its test error is far below linear attention's, which stays at $\approx4=2^2$: the
 # intercept 2 is exactly what linear attention cannot produce (the exercise of [Part II](window_bounds.ipynb)). On the quadratic
-# and cosine classes, with one $\tilde J$ per trial, $\rho$ is *not* monotone: it first falls (to about 0.4–0.55 in the runs of the
-# ledgers, whose trials disagree widely: the t intervals span about a unit) and then rises back towards 1 (in the
-# 5000-iteration runs below), so whether these classes "recover" $\mathrm{col}(B)$ depends on when one
-# stops; the line below gives the minimum and the final value of this run. The paper gives no iteration
-# count, so the ledger asks whether $\rho$ falls at all: at some recorded iteration (every one of the run's
-# records, fixed before it) the trials' mean $\rho$ must lie below 0.5 with its whole t interval, and the
-# final value is reported beside it. A class whose interval never clears the cut is inconclusive, not
-# "not reproduced", since a longer or shorter run might end elsewhere. Softmax attention still beats
-# linear attention's test error on every class, and linear attention's $\rho$ wanders far above 1.
+# and cosine classes $\rho$ is *not* monotone: it first falls and then rises back towards 1 (the lines
+# below give the minimum and the final value of this run, under both draws of $\tilde J$), so whether
+# these classes "recover" $\mathrm{col}(B)$ depends on when one stops. The paper gives no iteration
+# count, so where training stops is an open choice, and the ledger runs it both ways: the trained state
+# at the end of training and at the best recorded iteration (where the trials' mean $\rho$ is smallest)
+# must each have a trials' mean $\rho$ below 0.5 with its whole t interval, a linear $\rho$ above it and a
+# lower test error than linear attention. Where the two horizons disagree (a dip that does not last),
+# our choice of horizon, not the measurement, would decide, and the claim is inconclusive. Softmax
+# attention still beats linear attention's test error on every class, and linear attention's $\rho$
+# wanders far above 1.
 #
 # **Is the sphere to blame?** On the sphere $\lVert B_\perp^\top x\rVert^2=1-\lVert B^\top x\rVert^2$: the
 # directions outside $\mathrm{col}(B)$ carry information about the task, which breaks the independence
@@ -188,9 +189,9 @@ glue("win-f9-task", "; ".join(f"{k[1]} tasks {float(v.mean(-1).min()):.2f} and {
                               for k, v in f9_task.rho.items() if k[0] == "softmax"))
 
 # %% [markdown]
-# Softmax $\rho$ of this run, minimum over training and final: {glue:text}`win-f9-min`. With a fresh
-# $\tilde J$ for each task, the reading the ledger decides under (each at its own selected learning
-# rate): {glue:text}`win-f9-task`.
+# Softmax $\rho$ of this run (one $\tilde J$ per trial), minimum over training and final:
+# {glue:text}`win-f9-min`. With a fresh $\tilde J$ for each task, the reading the ledger decides under
+# (each at its own selected learning rate): {glue:text}`win-f9-task`.
 
 # %% [markdown]
 # **Does the test error follow the subspace?** The paper reads Figure 9 as the test error improving
@@ -200,19 +201,27 @@ glue("win-f9-task", "; ".join(f"{k[1]} tasks {float(v.mean(-1).min()):.2f} and {
 # falls while $\rho$ rises), then the median over trials with its interval.
 
 # %%
-assoc = {kind: [checks.rank_correlation(f9_task.rho[("softmax", kind)][:, t], f9_task.error[("softmax", kind)][:, t])
-                for t in range(f9_cfg.seeds)] for kind in f9_cfg.kinds}  # fresh J~ per task: per class, per trial
+assoc, assoc_best = {}, {}  # fresh J~ per task: per class, per trial, over the whole run and up to the best iteration
+for kind in f9_cfg.kinds:
+    rho_k, err_k = f9_task.rho[("softmax", kind)], f9_task.error[("softmax", kind)]  # (records, trials)
+    best = max(int(rho_k.mean(-1).argmin()), checks.MIN_RECORDS - 1)  # the best recorded iteration (at least 3 records)
+    assoc[kind] = [checks.rank_correlation(rho_k[:, t], err_k[:, t]) for t in range(f9_cfg.seeds)]
+    assoc_best[kind] = [checks.rank_correlation(rho_k[:best + 1, t], err_k[:best + 1, t]) for t in range(f9_cfg.seeds)]
 
 # %% tags=["remove-cell"]
 glue("win-f9-assoc", "; ".join(f"{kind} tasks {statistics.median(v):.2f}" for kind, v in assoc.items()))
+glue("win-f9-assoc-best", "; ".join(f"{kind} tasks {statistics.median(v):.2f}" for kind, v in assoc_best.items()))
 
 # %% tags=["remove-input"]
 ledger.judge(checks.lowrank_association(f9, f9_task));
 
 # %% [markdown]
-# Median rank correlation over the trials, with a fresh $\tilde J$ for each task: {glue:text}`win-f9-assoc`.
-# Where $\rho$ rises back late in training while the error keeps falling, the correlation turns
-# negative: the error does not follow the subspace there.
+# Median rank correlation over the trials, with a fresh $\tilde J$ for each task, over the whole run:
+# {glue:text}`win-f9-assoc`; up to the best recorded iteration: {glue:text}`win-f9-assoc-best`.
+# Where $\rho$ rises back late in training while the error keeps falling, the correlation over the whole
+# run turns negative, while a run stopped at the dip sees the error fall with $\rho$. The paper gives
+# no iteration count, so the ledger reads both horizons, as for the recovery claims above, and where
+# they disagree the claim is inconclusive.
 
 # %%
 cfg_ = lowrank.LowRankTrainingConfig.for_scale(SCALE, kinds=("quadratic", "cosine"), lrs=(1e-2,), steps=5000, records=26)

@@ -386,6 +386,29 @@ def window_scales(res) -> dict:
             "trained c / optimal c (nu > 0)": [float(c.mean()) / float(res.c_opt[nu][-1]) for nu, c in zip(nus, c_tr) if nu > 0]}
 
 
+def best_linear_ratios(res, nus) -> str:
+    """E-F1a's comparison against the best linear attention (the least-squares M) instead of the trained one:
+    per nu of ``nus``, at the largest n, the trials' mean ratio of the trained softmax error to the optimal linear
+    error, and the ratio of the two optima (the softmax population optimum over the least-squares linear M), each
+    with where it lies against the claim's cut on the softmax / linear ratio and its declared alternatives, in
+    words."""
+    from ...claims import declared
+
+    (test,) = [t for t in declared("window")["E-F1a"].tests if t["quantity"] == "softmax / linear error at the largest n"]
+    cuts = [test["than"], *test.get("alternatives", ())]
+
+    def said(v: float) -> str:
+        return f"{v:.2f} (" + ", ".join(f"{'under' if v < c else 'over'} {c:g}" for c in cuts) + ")"
+
+    trained, optima = [], []
+    for nu in nus:
+        lin = res.optimum[("linear", nu)][-1]
+        trained.append(f"{said(float((res.trained[('softmax', nu)][-1] / lin).mean()))} at nu = {nu:g}")
+        optima.append(f"{said(float(res.optimum[('softmax', nu)][-1] / lin))} at nu = {nu:g}")
+    return ("the trained softmax / best linear error ratio at the largest n is " + "; ".join(trained)
+            + ", and the softmax optimum / best linear error " + "; ".join(optima))
+
+
 def _summary(r: dict) -> str:
     return "; ".join(f"{k} = " + ", ".join(f"{getattr(v, 'value', v):.3g}" for v in vs) for k, vs in r.items())
 
@@ -398,15 +421,16 @@ def hills(printed, hill) -> list[Measurement]:
     pos_nu = [nu for nu in nus if nu > 0]  # printed formula at nu = 0: f = 0, linear attention's errors are 0 (ratios 0/0)
     r_print, r_hill = error_ratios(printed, pos_nu), error_ratios(hill, nus)
     w_print, w_hill = window_scales(printed), window_scales(hill)
+    best_lin = best_linear_ratios(printed, pos_nu)
     return [
         Measurement(
             "E-F1a", {"softmax error at the largest n / at the smallest n": r_print["softmax error at the largest n / at the smallest n"],
                       "softmax / linear error at the largest n": r_print["softmax / linear error at the largest n"],
-                      "one hill": _summary(r_hill)},
+                      "one hill": _summary(r_hill), "against the best linear attention": best_lin},
             how=f"trained units ({cfg.steps} Adam steps, {printed.config.seeds} trials: the ratios per trial, their mean with its t "
                 f"interval), test error on {cfg.test_tasks} tasks, n in {list(ns)}, nu in {list(nus)}; optimal linear = least-squares M "
                 f"on {cfg.linear_prompts} prompts",
-            shown={**r_print, "one hill": None}),
+            shown={**r_print, "one hill": None, "against the best linear attention": None}),
         Measurement(
             "E-F1a-lit", {"linear error at the largest n / at the smallest n (nu > 0)": r_print["linear error at the largest n / at the smallest n"]},
             how=f"formula as printed, nu cos(theta - b), {cfg.steps} Adam steps, {printed.config.seeds} trials, nu in {pos_nu}, n in {list(ns)}"),
@@ -423,38 +447,40 @@ def hills(printed, hill) -> list[Measurement]:
 
 
 def norm_vs_L(f3) -> list[Measurement]:
-    """E-F3 and E-34-trained on the Figure 3 run (``trained.run_norm_vs_L``)."""
+    """E-F3 and E-34-trained on the Figure 3 run (``trained.run_norm_vs_L``): E-F3 under both readings of
+    its L grid (``GRIDS``, as for E-F3-classes), with whether both give the same status."""
+    from ...claims import declared
+
     cfg = f3.config
-    mono_visible, spread_paper, steps3, norms_paper = {}, {}, {}, {}
-    for cls, inp in cfg.panel_pairs():
-        kv = [k for k in f3.keys if k[0] == "visible" and k[1] == cls and k[2] == inp]
-        kp = [k for k in f3.keys if k[0] == "paper" and k[1] == cls and k[2] == inp]
-        mono_visible[(cls, inp)] = wtraining.final_norms(f3, kv)
-        fp = wtraining.final_norms(f3, kp)
-        norms_paper[(cls, inp)] = fp
-        spread_paper[(cls, inp)] = (max(fp) - min(fp)) / np.mean(fp)
-    inc = {k: bool(np.all(np.diff(v) > 0)) for k, v in mono_visible.items()}
-    for cls, inp in cfg.panel_pairs():  # (panel, L, next L) -> final ||M|| at the next L minus at L, per trial
-        kv = [k for k in f3.keys if k[0] == "visible" and k[1] == cls and k[2] == inp]
-        steps3.update({(f"{cls}-{inp}", a[3], b[3]): criteria.mean_of((f3.norm[b][-1] - f3.norm[a][-1]).tolist())
-                       for a, b in zip(kv, kv[1:])})
+    steps3 = {grid: {} for grid in GRIDS}  # grid -> (panel, L, next L) -> final ||M|| at the next L minus at L, per trial
+    means = {grid: {} for grid in GRIDS}  # grid -> panel -> the trials' mean final ||M|| over L
+    for grid in GRIDS:
+        for cls, inp in cfg.panel_pairs():
+            kv = [k for k in f3.keys if k[0] == grid and k[1] == cls and k[2] == inp]
+            means[grid][(cls, inp)] = wtraining.final_norms(f3, kv)
+            steps3[grid].update({(f"{cls}-{inp}", a[3], b[3]): criteria.mean_of((f3.norm[b][-1] - f3.norm[a][-1]).tolist())
+                                 for a, b in zip(kv, kv[1:])})
     rows = [k for k in f3.keys if k[2] == "iso" and k[1] == "relu" and k[0] == "visible"]
     # per L, the trials' mean ratio tr(M)/d / c* with its t interval (rule 4)
     kept = [k for k in rows if f3.c_star[k] > 0.3]
+    shown_under = {GRIDS[g]: {"pairs": [f"{p} L = {a:g} -> {b:g}" for p, a, b in steps3[g]],
+                              "final ||M|| over L (means), per panel": [f"{c}-{i} " + ", ".join(f"{v:.2f}" for v in fp)
+                                                                        for (c, i), fp in means[g].items()]} for g in GRIDS}
+    m = Measurement(
+        "E-F3", {"non-isotropic panels measured": all(f"{c}-aniso" in cfg.panels for c in ("relu", "cos")),
+                 "the same outcome under both L grids": True, "grid_outcomes": ""},
+        under={GRIDS["paper"]: {"final ||M||: next L minus this L, trials paired, every panel and adjacent pair": list(steps3["paper"].values())},
+               GRIDS["visible"]: {"final ||M||: next L minus this L, trials paired, every panel and adjacent pair": list(steps3["visible"].values())}},
+        shown_under=shown_under,
+        how=f"final ||M||_2 per trial, {cfg.seeds} trials, {cfg.steps} Adam steps (LR 0.1, decay 0.999), d = 5, n = 20, sigma = 0.01; "
+            "paired differences between adjacent L with their t interval, under both readings of the L grid")
+    # the status under each grid by the claim's other tests: whether the two readings agree is itself tested
+    tests = tuple(t for t in declared("window")["E-F3"].tests if t["quantity"] != "the same outcome under both L grids")
+    outcome = {o: criteria.status_of(criteria.decide(tests, {**m.quantities, **q}, "claim E-F3")) for o, q in m.under.items()}
+    m.quantities["the same outcome under both L grids"] = len(set(outcome.values())) == 1
+    m.quantities["grid_outcomes"] = "; ".join(f"{o}: {s_}" for o, s_ in outcome.items())
     return [
-        Measurement(
-            "E-F3", {"final ||M||: next L minus this L, trials paired, every panel and adjacent pair": list(steps3.values()),
-                     "non-isotropic panels measured": all(f"{c}-aniso" in cfg.panels for c in ("relu", "cos")),
-                     "final ||M|| strictly increasing over L in {0.5, 1, 2, 4} (means), every panel":
-                         bool(all(np.all(np.diff(v) > 0) for v in norms_paper.values()))},
-            how=f"mean final ||M||_2 over {cfg.seeds} trials, {cfg.steps} Adam steps (LR 0.1, decay 0.999), d = 5, n = 20, sigma = 0.01",
-            shown={"final ||M||: next L minus this L, trials paired, every panel and adjacent pair": None,
-                   "pairs": [f"{p} L = {a:g} -> {b:g}" for p, a, b in steps3],
-                   "strictly increasing over the small-L grid (means), every panel": list(inc.values()),
-                   "non-isotropic panels measured": None, "relative spread over L in {0.5, 1, 2, 4}": list(spread_paper.values()),
-                   "final ||M|| strictly increasing over L in {0.5, 1, 2, 4} (means), every panel": None,
-                   "final ||M|| over L in {0.5, 1, 2, 4} (means), per panel": [
-                       f"{c}-{i} " + ", ".join(f"{v:.2f}" for v in fp) for (c, i), fp in norms_paper.items()]}),
+        m,
         Measurement(
             "E-34-trained", {"tr(M)/d / c*": [criteria.mean_of((f3.mean_eig[k][-1] / f3.c_star[k]).tolist()) for k in kept]},
             how=f"final mean eigenvalue of M over c*, per trial, mean over {cfg.seeds} trials with its 95% t interval "
@@ -625,19 +651,49 @@ def transfer_training(f5) -> list[Measurement]:
 F9_TASK, F9_TRIAL = "J~ drawn for each task", "J~ drawn once per trial"
 
 
-def _lowrank_quantities(f9, kind: str) -> tuple[dict, dict]:
-    """The tested quantities of an E-F9 claim on one run and the context its card lists first."""
+#: the two readings of where Figure 9 stops (the paper gives no iteration count), for the E-F9 claims and the
+#: E-F9-assoc claims alike: the state at the end of training, or at the best recorded iteration (the smallest
+#: trials' mean softmax rho)
+HORIZON_END, HORIZON_BEST = "the end of training", "the best recorded iteration"
+
+
+def _best_record(f9, kind: str) -> int:
+    """The recorded iteration (its index) with the smallest trials' mean softmax rho."""
+    return int(f9.rho[("softmax", kind)].mean(-1).argmin())
+
+
+def _state_at(f9, kind: str, i: int) -> dict:
+    """The tested quantities of an E-F9 claim on the trained state at recorded iteration ``i``."""
     rho_s = f9.rho[("softmax", kind)]  # (records, trials)
-    i_min = int(rho_s.mean(-1).argmin())
-    q = {"softmax rho at each recorded iteration": [criteria.mean_of(r.tolist()) for r in rho_s],
-         "final softmax rho, trials mean": float(rho_s[-1].mean()),
-         "final linear rho": float(f9.rho[("linear", kind)][-1].mean()),
-         "final softmax test error": criteria.mean_of(f9.error[("softmax", kind)][-1].tolist()),
-         "final linear test error": float(f9.error[("linear", kind)][-1].mean())}
-    shown = {"softmax rho at each recorded iteration": None, "final softmax rho": criteria.mean_of(rho_s[-1].tolist()),
-             "final softmax rho, trials mean": None,
-             "smallest softmax rho (trials' mean) and its iteration": f"{criteria.mean_of(rho_s[i_min].tolist())} at {int(f9.steps[i_min])}",
+    return {"final softmax rho": criteria.mean_of(rho_s[i].tolist()),
+            "final softmax rho, trials mean": float(rho_s[i].mean()),
+            "final linear rho": float(f9.rho[("linear", kind)][i].mean()),
+            "final softmax test error": criteria.mean_of(f9.error[("softmax", kind)][i].tolist()),
+            "final linear test error": float(f9.error[("linear", kind)][i].mean())}
+
+
+def _horizons(claim: str, end: dict, best: dict, labels: tuple) -> tuple[bool, str]:
+    """Whether the claim's tests (all but the horizon test) give the same status on the state at the end of
+    training (``end``) and at the best recorded iteration (``best``), and the two statuses in words."""
+    from ...claims import declared
+
+    tests = tuple(t for t in declared("window")[claim].tests if t["quantity"] != "the same outcome at both horizons")
+    outcome = {h: criteria.status_of(criteria.decide(tests, q, f"claim {claim}")) for h, q in zip(labels, (end, best))}
+    return len(set(outcome.values())) == 1, "; ".join(f"at {h}: {s_}" for h, s_ in outcome.items())
+
+
+def _lowrank_quantities(f9, kind: str, claim: str) -> tuple[dict, dict]:
+    """The tested quantities of an E-F9 claim on one run (the trained state at the end of training, and
+    whether the best recorded iteration gives the same outcome) and the context its card lists first."""
+    i_best = _best_record(f9, kind)
+    labels = (f"{HORIZON_END} ({int(f9.steps[-1])} iterations)", f"{HORIZON_BEST} ({int(f9.steps[i_best])})")
+    q, best = _state_at(f9, kind, -1), _state_at(f9, kind, i_best)
+    same, outcomes = _horizons(claim, q, best, labels)
+    q = {**q, "the same outcome at both horizons": same, "horizon_outcomes": outcomes}
+    shown = {"final softmax rho": None, "final softmax rho, trials mean": None,
+             "smallest softmax rho (trials' mean) and its iteration": f"{best['final softmax rho']} at {int(f9.steps[i_best])}",
              "final linear rho": None, "final softmax test error": None, "final linear test error": None,
+             "the same outcome at both horizons": None, "horizon_outcomes": None,
              "learning rates (softmax, linear)": [f9.lr[("softmax", kind)], f9.lr[("linear", kind)]]}
     return q, shown
 
@@ -646,7 +702,9 @@ def lowrank_training(f9, f9_task) -> list[Measurement]:
     """E-F9-affine, E-F9-quadratic and E-F9-cosine on ``lowrank.run_lowrank_training`` (one per task
     class of the run, each at its selected learning rates), under both readings of when J~ is drawn:
     ``f9`` once per trial (covariates 'J'), ``f9_task`` for each task ('J-per-task'), the same config
-    otherwise."""
+    otherwise. Under each, the trained state is tested at the end of training and, by the same tests, at
+    the best recorded iteration (the paper gives no iteration count): whether both give the same status
+    is handed over too."""
     cfg = f9.config
     same = {k: v for k, v in vars(cfg).items() if k != "covariates"} == {
         k: v for k, v in vars(f9_task.config).items() if k != "covariates"}
@@ -657,46 +715,64 @@ def lowrank_training(f9, f9_task) -> list[Measurement]:
     for kind in cfg.kinds:
         if kind not in ("affine", "quadratic", "cosine"):
             raise chk.ConfigError(f"the run's kinds must be among affine, quadratic and cosine (got {kind!r})")
-        (qt, st), (qp, sp) = _lowrank_quantities(f9_task, kind), _lowrank_quantities(f9, kind)
+        claim = {"affine": "E-F9-affine", "quadratic": "E-F9-quadratic", "cosine": "E-F9-cosine"}[kind]
+        (qt, st), (qp, sp) = _lowrank_quantities(f9_task, kind, claim), _lowrank_quantities(f9, kind, claim)
         tested = dict(how=(f"{cfg.steps} Adam steps, {cfg.seeds} trials, best LR of {cfg.lrs} by final test error; rho = 1 at the "
-                           f"start; rho judged at each of the {len(f9.steps)} recorded iterations (t interval of the trials' mean)"),
+                           f"start; the trained state tested at the end of training and at the best of the {len(f9.steps)} recorded "
+                           "iterations (t interval of the trials' mean)"),
                       shown_under={F9_TASK: st, F9_TRIAL: sp})
+        common = {"trials": cfg.seeds, "softmax learning rate": f9_task.lr[("softmax", kind)]}
         if kind == "affine":
-            m = Measurement("E-F9-affine", {}, **tested, under={
-                F9_TASK: {"softmax rho at each recorded iteration": qt["softmax rho at each recorded iteration"],
+            m = Measurement("E-F9-affine", {"trials": common["trials"], "softmax learning rate": common["softmax learning rate"]},
+                            **tested, under={
+                F9_TASK: {"final softmax rho": qt["final softmax rho"],
                           "final softmax rho, trials mean": qt["final softmax rho, trials mean"],
                           "final linear rho": qt["final linear rho"],
                           "final softmax test error": qt["final softmax test error"],
-                          "final linear test error": qt["final linear test error"]},
-                F9_TRIAL: {"softmax rho at each recorded iteration": qp["softmax rho at each recorded iteration"],
+                          "final linear test error": qt["final linear test error"],
+                          "the same outcome at both horizons": qt["the same outcome at both horizons"],
+                          "horizon_outcomes": qt["horizon_outcomes"]},
+                F9_TRIAL: {"final softmax rho": qp["final softmax rho"],
                            "final softmax rho, trials mean": qp["final softmax rho, trials mean"],
                            "final linear rho": qp["final linear rho"],
                            "final softmax test error": qp["final softmax test error"],
-                           "final linear test error": qp["final linear test error"]}})
+                           "final linear test error": qp["final linear test error"],
+                           "the same outcome at both horizons": qp["the same outcome at both horizons"],
+                           "horizon_outcomes": qp["horizon_outcomes"]}})
         elif kind == "quadratic":
-            m = Measurement("E-F9-quadratic", {}, **tested, under={
-                F9_TASK: {"softmax rho at each recorded iteration": qt["softmax rho at each recorded iteration"],
+            m = Measurement("E-F9-quadratic", {"trials": common["trials"], "softmax learning rate": common["softmax learning rate"]},
+                            **tested, under={
+                F9_TASK: {"final softmax rho": qt["final softmax rho"],
                           "final softmax rho, trials mean": qt["final softmax rho, trials mean"],
                           "final linear rho": qt["final linear rho"],
                           "final softmax test error": qt["final softmax test error"],
-                          "final linear test error": qt["final linear test error"]},
-                F9_TRIAL: {"softmax rho at each recorded iteration": qp["softmax rho at each recorded iteration"],
+                          "final linear test error": qt["final linear test error"],
+                          "the same outcome at both horizons": qt["the same outcome at both horizons"],
+                          "horizon_outcomes": qt["horizon_outcomes"]},
+                F9_TRIAL: {"final softmax rho": qp["final softmax rho"],
                            "final softmax rho, trials mean": qp["final softmax rho, trials mean"],
                            "final linear rho": qp["final linear rho"],
                            "final softmax test error": qp["final softmax test error"],
-                           "final linear test error": qp["final linear test error"]}})
+                           "final linear test error": qp["final linear test error"],
+                           "the same outcome at both horizons": qp["the same outcome at both horizons"],
+                           "horizon_outcomes": qp["horizon_outcomes"]}})
         else:  # cosine (the kinds are checked above)
-            m = Measurement("E-F9-cosine", {}, **tested, under={
-                F9_TASK: {"softmax rho at each recorded iteration": qt["softmax rho at each recorded iteration"],
+            m = Measurement("E-F9-cosine", {"trials": common["trials"], "softmax learning rate": common["softmax learning rate"]},
+                            **tested, under={
+                F9_TASK: {"final softmax rho": qt["final softmax rho"],
                           "final softmax rho, trials mean": qt["final softmax rho, trials mean"],
                           "final linear rho": qt["final linear rho"],
                           "final softmax test error": qt["final softmax test error"],
-                          "final linear test error": qt["final linear test error"]},
-                F9_TRIAL: {"softmax rho at each recorded iteration": qp["softmax rho at each recorded iteration"],
+                          "final linear test error": qt["final linear test error"],
+                          "the same outcome at both horizons": qt["the same outcome at both horizons"],
+                          "horizon_outcomes": qt["horizon_outcomes"]},
+                F9_TRIAL: {"final softmax rho": qp["final softmax rho"],
                            "final softmax rho, trials mean": qp["final softmax rho, trials mean"],
                            "final linear rho": qp["final linear rho"],
                            "final softmax test error": qp["final softmax test error"],
-                           "final linear test error": qp["final linear test error"]}})
+                           "final linear test error": qp["final linear test error"],
+                           "the same outcome at both horizons": qp["the same outcome at both horizons"],
+                           "horizon_outcomes": qp["horizon_outcomes"]}})
         out.append(m)
     return out
 
@@ -760,11 +836,32 @@ def rank_correlation(a, b) -> float:
     return float(ra @ rb) / den if den > 0 else float("nan")
 
 
-def _association(f9, kind: str) -> tuple:
-    """Per trial, the rank correlation of softmax rho and test error over the recorded iterations (the
-    claim's test takes their median with its order-statistic interval, rule 4)."""
+def _association(f9, kind: str, last: int | None = None) -> list:
+    """Per trial, the rank correlation of softmax rho and test error over the recorded iterations up to
+    index ``last`` (None: all of them); the claim's test takes their median with its order-statistic
+    interval, rule 4."""
     rho, err = f9.rho[("softmax", kind)], f9.error[("softmax", kind)]  # (records, trials)
-    return [rank_correlation(rho[:, t], err[:, t]) for t in range(rho.shape[1])]
+    upto = rho.shape[0] if last is None else last + 1
+    return [rank_correlation(rho[:upto, t], err[:upto, t]) for t in range(rho.shape[1])]
+
+
+#: the fewest recorded iterations a rank correlation is taken over (up to the best one: at least the first three)
+MIN_RECORDS = 3
+
+
+def _association_quantities(f9, kind: str, claim: str) -> tuple[dict, dict]:
+    """The tested quantities of an E-F9-assoc claim on one run (the rank correlations over the whole run, and
+    whether the run up to the best recorded iteration, the horizon of the E-F9 claims, gives the same outcome)
+    and the context its card lists first."""
+    i_best = max(_best_record(f9, kind), MIN_RECORDS - 1)
+    whole, upto = _association(f9, kind), _association(f9, kind, i_best)
+    name = "rank correlation of rho and test error over training, per trial"
+    labels = (f"{HORIZON_END} ({int(f9.steps[-1])} iterations)", f"{HORIZON_BEST} ({int(f9.steps[i_best])})")
+    same, outcomes = _horizons(claim, {name: whole}, {name: upto}, labels)
+    q = {name: whole, "the same outcome at both horizons": same, "horizon_outcomes": outcomes}
+    shown = {"rank correlation in each trial": [round(r, 2) for r in whole],
+             f"rank correlation in each trial, up to iteration {int(f9.steps[i_best])}": [round(r, 2) for r in upto]}
+    return q, shown
 
 
 def lowrank_association(f9, f9_task) -> list[Measurement]:
@@ -772,7 +869,9 @@ def lowrank_association(f9, f9_task) -> list[Measurement]:
     learned subspace') on the two Figure 9 runs of :func:`lowrank_training` (J~ drawn once per trial and
     for each task): per trial, Spearman's rank correlation between rho(M, B) and the test error of softmax
     attention over every recorded iteration (the start included), positive when the error falls as rho
-    falls; the median over trials with its order-statistic 95% interval."""
+    falls; the median over trials with its order-statistic 95% interval. Whether the same test on the
+    iterations up to the best recorded one (the other horizon of the E-F9 claims; at least the first
+    three) gives the same status is handed over too."""
     for r, cov in ((f9, "J"), (f9_task, "J-per-task")):
         if r.config.covariates != cov:
             raise chk.ConfigError(f"f9 and f9_task must have covariates 'J' and 'J-per-task' (got {r.config.covariates!r} for {cov!r})")
@@ -780,24 +879,30 @@ def lowrank_association(f9, f9_task) -> list[Measurement]:
     for kind in f9.config.kinds:
         if kind not in ("affine", "quadratic", "cosine"):
             raise chk.ConfigError(f"the run's kinds must be among affine, quadratic and cosine (got {kind!r})")
-        at, ap = _association(f9_task, kind), _association(f9, kind)
+        claim = {"affine": "E-F9-assoc-affine", "quadratic": "E-F9-assoc-quadratic", "cosine": "E-F9-assoc-cosine"}[kind]
+        (at, st), (ap, sp) = _association_quantities(f9_task, kind, claim), _association_quantities(f9, kind, claim)
         tested = dict(how=(f"softmax attention, {f9.config.steps} Adam steps at the selected learning rate, {len(f9.steps)} recorded "
-                           f"iterations, {f9.config.seeds} trials; Spearman correlation of rho and test error per trial, "
-                           "median over trials with its order-statistic 95% interval"),
-                      shown_under={F9_TASK: {"rank correlation in each trial": [round(r, 2) for r in at]},
-                                   F9_TRIAL: {"rank correlation in each trial": [round(r, 2) for r in ap]}})
+                           f"iterations, {f9.config.seeds} trials; Spearman correlation of rho and test error per trial over the "
+                           "whole run and up to the best recorded iteration, median over trials with its order-statistic 95% interval"),
+                      shown_under={F9_TASK: st, F9_TRIAL: sp})
         if kind == "affine":
             m = Measurement("E-F9-assoc-affine", {}, **tested, under={
-                F9_TASK: {"rank correlation of rho and test error over training, per trial": at},
-                F9_TRIAL: {"rank correlation of rho and test error over training, per trial": ap}})
+                F9_TASK: {"rank correlation of rho and test error over training, per trial": at["rank correlation of rho and test error over training, per trial"],
+                          "the same outcome at both horizons": at["the same outcome at both horizons"], "horizon_outcomes": at["horizon_outcomes"]},
+                F9_TRIAL: {"rank correlation of rho and test error over training, per trial": ap["rank correlation of rho and test error over training, per trial"],
+                           "the same outcome at both horizons": ap["the same outcome at both horizons"], "horizon_outcomes": ap["horizon_outcomes"]}})
         elif kind == "quadratic":
             m = Measurement("E-F9-assoc-quadratic", {}, **tested, under={
-                F9_TASK: {"rank correlation of rho and test error over training, per trial": at},
-                F9_TRIAL: {"rank correlation of rho and test error over training, per trial": ap}})
+                F9_TASK: {"rank correlation of rho and test error over training, per trial": at["rank correlation of rho and test error over training, per trial"],
+                          "the same outcome at both horizons": at["the same outcome at both horizons"], "horizon_outcomes": at["horizon_outcomes"]},
+                F9_TRIAL: {"rank correlation of rho and test error over training, per trial": ap["rank correlation of rho and test error over training, per trial"],
+                           "the same outcome at both horizons": ap["the same outcome at both horizons"], "horizon_outcomes": ap["horizon_outcomes"]}})
         else:  # cosine (the kinds are checked above)
             m = Measurement("E-F9-assoc-cosine", {}, **tested, under={
-                F9_TASK: {"rank correlation of rho and test error over training, per trial": at},
-                F9_TRIAL: {"rank correlation of rho and test error over training, per trial": ap}})
+                F9_TASK: {"rank correlation of rho and test error over training, per trial": at["rank correlation of rho and test error over training, per trial"],
+                          "the same outcome at both horizons": at["the same outcome at both horizons"], "horizon_outcomes": at["horizon_outcomes"]},
+                F9_TRIAL: {"rank correlation of rho and test error over training, per trial": ap["rank correlation of rho and test error over training, per trial"],
+                           "the same outcome at both horizons": ap["the same outcome at both horizons"], "horizon_outcomes": ap["horizon_outcomes"]}})
         out.append(m)
     return out
 
