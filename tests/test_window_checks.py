@@ -26,11 +26,11 @@ def _statuses(part: str, ms) -> dict:
 
 def test_judge_lists_shown_context_beside_the_tested_quantities_in_order():
     ledger = Ledger("window", part="smoother")
-    (c,) = ledger.judge(Measurement("T-N0", {"|N_n(0) - 1/n|": 0.0}, shown={"N_n(0)": 0.25, "1/n": 0.25,
-                                                                           "|N_n(0) - 1/n|": None}), show=False)
-    assert c.status == "reproduced" and c.measured == "N_n(0) = 0.25; 1/n = 0.25; |N_n(0) - 1/n| = 0"
-    (c,) = ledger.judge(Measurement("T-N0", {"|N_n(0) - 1/n|": 0.0}, shown={"1/n": 0.25}), show=False)
-    assert c.measured == "1/n = 0.25; |N_n(0) - 1/n| = 0"  # a tested quantity shown does not name follows it
+    (c,) = ledger.judge(Measurement("T-N0", {r"$\lvert N_n(0) - 1/n\rvert$": 0.0}, shown={"$N_n(0)$": 0.25, "$1/n$": 0.25,
+                                                                           r"$\lvert N_n(0) - 1/n\rvert$": None}), show=False)
+    assert c.status == "reproduced" and c.measured == r"$N_n(0)$ = 0.25; $1/n$ = 0.25; $\lvert N_n(0) - 1/n\rvert$ = 0"
+    (c,) = ledger.judge(Measurement("T-N0", {r"$\lvert N_n(0) - 1/n\rvert$": 0.0}, shown={"$1/n$": 0.25}), show=False)
+    assert c.measured == r"$1/n$ = 0.25; $\lvert N_n(0) - 1/n\rvert$ = 0"  # a tested quantity shown does not name follows it
 
 
 def test_head_and_leak_decide_eq4_and_lemma_b1():
@@ -71,7 +71,7 @@ def test_bias_variance_reads_the_first_scales():
 def test_isotropy_measures_the_rise_on_both_sides():
     eps = [-0.4, -0.2, 0.0, 0.2, 0.4]
     m = checks.isotropy([0.5, 0.45, 0.4, 0.46, 0.52], eps, 5, 20, 0.1)
-    assert m.quantities["loss increase at eps = -0.4, -0.2, 0.2, 0.4"] == pytest.approx([0.1, 0.05, 0.06, 0.12])
+    assert m.quantities[r"loss increase at $\epsilon = -0.4, -0.2, 0.2, 0.4$"] == pytest.approx([0.1, 0.05, 0.06, 0.12])
     assert _statuses("bounds", m) == {"T-B5": "reproduced"}
     assert _statuses("bounds", checks.isotropy([0.5, 0.35, 0.4, 0.46, 0.52], eps, 5, 20, 0.1)) == {"T-B5": "not reproduced"}
     with pytest.raises(ConfigError, match="eps_grid"):
@@ -201,10 +201,10 @@ def _hills(softmax_last, linear_last, c_last, trials=6):
 def test_hills_hand_over_the_ratios_of_both_readings():
     ms = {m.claim: m for m in checks.hills(_hills(0.1, 0.5, 2.0), _hills(0.2, 0.9, 2.0))}
     assert list(ms) == ["E-F1a", "E-F1a-lit", "E-F1b"]
-    assert ms["E-F1a"].quantities["softmax error at the largest n / at the smallest n"][0].value == pytest.approx(0.1)
-    assert ms["E-F1b"].quantities["optimal c over nu"] == [2.0, 4.0, 6.0]
-    assert ms["E-F1b"].quantities["trained c / optimal c (nu > 0)"] == pytest.approx([(4.0 + 0.025) / 4, (6.0 + 0.025) / 6])
-    assert "optimal linear error at the largest n / at the smallest n" in ms["E-F1a"].shown
+    assert ms["E-F1a"].quantities["softmax error, largest $n$ over smallest $n$"][0].value == pytest.approx(0.1)
+    assert ms["E-F1b"].quantities[r"optimal $c$ over $\nu$"] == [2.0, 4.0, 6.0]
+    assert ms["E-F1b"].quantities[r"trained over optimal $c$ ($\nu > 0$)"] == pytest.approx([(4.0 + 0.025) / 4, (6.0 + 0.025) / 6])
+    assert "optimal linear error, largest $n$ over smallest $n$" in ms["E-F1a"].shown
     # against the best linear attention: trained softmax 0.1 / 0.4 and the optima 0.125 / 0.4, against the cut 0.3
     # and its alternatives 0.2 and 0.5
     assert ms["E-F1a"].quantities["against the best linear attention"] == (
@@ -213,9 +213,9 @@ def test_hills_hand_over_the_ratios_of_both_readings():
         "under 0.5) at nu = 1.5; 0.31 (over 0.3, over 0.2, under 0.5) at nu = 6")
     statuses = _statuses("lipschitz", list(ms.values()))
     assert statuses["E-F1b"] == "reproduced"
-    assert ms["E-F1b"].quantities["optimal / trained c at the largest nu"] == pytest.approx(6 / (6.0 + 0.025))
+    assert ms["E-F1b"].quantities[r"optimal over trained $c$ at the largest $\nu$"] == pytest.approx(6 / (6.0 + 0.025))
     (c,) = Ledger("window", part="lipschitz").judge(checks.hills(_hills(0.1, 0.5, 0.1), _hills(0.2, 0.9, 0.1))[2], show=False)
-    assert c.status == "reproduced with caveat" and "not converged: at the largest nu the trained window is 18 times wider" in c.caveat  # 6 / 0.325
+    assert c.status == "reproduced with caveat" and r"not converged: at the largest $\nu$ the trained window is 18 times wider" in c.caveat  # 6 / 0.325
 
 
 def _norm_result(step):
@@ -235,14 +235,14 @@ def _norm_result(step):
 
 def test_norm_vs_L_pairs_the_trials_of_adjacent_L_under_both_l_grids():
     e_f3, e_34 = checks.norm_vs_L(_norm_result(1.0))
-    q = "final ||M||: next L minus this L, trials paired, every panel and adjacent pair"
+    q = r"final $\lVert M\rVert$ at the next $L$ minus at this $L$, trials paired, every panel and adjacent pair"
     near, small = checks.GRIDS["paper"], checks.GRIDS["visible"]
     assert e_f3.quantities["non-isotropic panels measured"] is False
     assert [v.value for v in e_f3.under[small][q]] == pytest.approx([1.0, 1.0])
     assert [v.value for v in e_f3.under[near][q]] == pytest.approx([1.0, 1.0])
     assert e_f3.shown_under[small]["pairs"] == ["relu-iso L = 0.1 -> 1", "cos-iso L = 0.1 -> 1"]
     assert e_f3.quantities["the same outcome under both L grids"] is True
-    assert e_34.shown["L"] == [0.1, 1.0] and e_34.quantities["tr(M)/d / c*"][1].value == pytest.approx(2.025 / 2 / 2)
+    assert e_34.shown["L"] == [0.1, 1.0] and e_34.quantities[r"$\mathrm{tr}(M)/d$ over $c^\star$"][1].value == pytest.approx(2.025 / 2 / 2)
     (c,) = Ledger("window", part="lipschitz").judge(e_f3, show=False)
     assert c.status == "reproduced with caveat"  # the ordering holds on both grids; the missing non-isotropic panels are said
     (c,) = Ledger("window", part="lipschitz").judge(checks.norm_vs_L(_norm_result(-1.0))[0], show=False)
@@ -276,10 +276,10 @@ def _class_runs(cos_small_L, cos_f4, trials=6):
 def test_norm_across_classes_pairs_the_trials_of_both_classes_under_both_l_grids():
     f3, f4 = _class_runs(1.1, 0.9)
     m = checks.norm_across_classes(f3, f4)
-    near, small = (m.under[o]["final ||M||: cosine / ReLU, trials paired, every input law and L of the grid"] for o in checks.GRIDS.values())
+    near, small = (m.under[o][r"final $\lVert M\rVert$, cosine over ReLU, trials paired, every input law and $L$ of the grid"] for o in checks.GRIDS.values())
     assert [e.value for e in near] == pytest.approx([1.0, 1.0]) and len(small) == 2  # L = 1, 2 around 1; L = 0.1, 1 small
     assert m.shown_under[checks.GRIDS["visible"]]["settings"] == ["iso L = 0.1", "iso L = 1"]
-    assert [e.value for e in m.quantities["final ||M||: cosine / ReLU, trials paired, Fig. 4 runs at every sigma and n"]] == \
+    assert [e.value for e in m.quantities[r"final $\lVert M\rVert$, cosine over ReLU, trials paired, Fig. 4 runs at every $\sigma$ and $n$"]] == \
         pytest.approx([0.9] * 4, rel=1e-2)
     assert m.quantities["the same outcome under both L grids"] is True
     assert _statuses("lipschitz", [m]) == {"E-F3-classes": "reproduced"}
@@ -318,7 +318,7 @@ def test_norm_growth_pairs_the_early_mean_norms_of_adjacent_values():
     norm = {k: torch.stack([torch.tensor([0.0, r * 2, 10.0, 10.0, 10.0], dtype=F64) + 0.01 * t for t in range(6)], -1)
             for k, r in rate.items()}
     s, n = checks.norm_growth(NS(config=cfg, keys=keys, c_star=c_star, norm=norm, steps=[0, 2, 4, 6, 8]))
-    q = "early mean ||M||: next sigma minus this sigma, trials paired, every class and adjacent pair"
+    q = r"early mean $\lVert M\rVert$ at the next $\sigma$ minus at this $\sigma$, trials paired, every class and adjacent pair"
     assert [e.value for e in s.quantities[q]] == pytest.approx([-1.0])  # (0 + 2) / 2 - (0 + 4) / 2; later records not read
     assert n.shown["pairs"] == ["relu n = 5 -> 20"] and n.shown["pairs not counted (the population optimum does not move)"] == "relu n = 20 -> 50"
     assert _statuses("noise_transfer", [s, n]) == {"E-F4-sigma-growth": "reproduced", "E-F4-n-growth": "reproduced"}
@@ -349,7 +349,7 @@ def test_lowrank_training_judges_each_class_under_both_draws_of_j_and_refuses_an
     assert [m.claim for m in ms] == ["E-F9-affine", "E-F9-quadratic"]
     assert set(ms[0].under) == {"J~ drawn for each task", "J~ drawn once per trial"}
     # rho is at its final value from iteration 5 on: the first of the equal minima is the best recorded iteration
-    assert ms[0].shown_under["J~ drawn for each task"]["smallest softmax rho (trials' mean) and its iteration"].endswith(" at 5")
+    assert ms[0].shown_under["J~ drawn for each task"][r"smallest softmax $\rho$ (trials' mean) and its iteration"].endswith(" at 5")
     assert ms[0].quantities["trials"] == 6
     ledger = Ledger("window", part="lowrank")
     got = {c.id: c for c in ledger.judge(ms, show=False)}
@@ -412,7 +412,7 @@ def test_lowrank_association_decides_on_the_rank_correlation_of_rho_and_error():
     falls = _f9_curves("J", lambda r, s: 1.0 / (1 + s))  # the error keeps falling while rho rises back
     ms = checks.lowrank_association(falls, follows)
     assert [m.claim for m in ms] == ["E-F9-assoc-affine", "E-F9-assoc-quadratic"]
-    q = "rank correlation of rho and test error over training, per trial"
+    q = r"rank correlation of $\rho$ and test error over training, per trial"
     assert ms[0].under["J~ drawn for each task"][q] == pytest.approx([1.0] * 6)
     assert ms[0].under["J~ drawn once per trial"][q][0] == pytest.approx(checks.rank_correlation([1.0, 0.5, 0.2, 0.3, 0.6, 0.8], [6, 5, 4, 3, 2, 1]))
     got = _statuses("lowrank", ms)
@@ -433,7 +433,7 @@ def test_lowrank_association_is_inconclusive_when_the_horizons_disagree():
     falls = _f9_curves("J-per-task", lambda r, s: 1.0 / (1 + s), rho_curve=late)
     ms = checks.lowrank_association(_f9_curves("J", lambda r, s: 1.0 / (1 + s), rho_curve=late), falls)
     task = ms[1].under["J~ drawn for each task"]
-    assert task["rank correlation of rho and test error over training, per trial"][0] < 0
+    assert task[r"rank correlation of $\rho$ and test error over training, per trial"][0] < 0
     assert ms[1].shown_under["J~ drawn for each task"]["rank correlation in each trial, up to iteration 2"] == [0.5] * 6  # ranks 2, 0, 1 against 2, 1, 0
     assert task["the same outcome at both horizons"] is False
     assert task["horizon_outcomes"] == ("at the end of training (5 iterations): not reproduced; "
@@ -444,8 +444,8 @@ def test_lowrank_association_is_inconclusive_when_the_horizons_disagree():
 def test_covariate_laws_reads_the_isotropic_sphere():
     rho = {(law, k): _runs([1.0] * 4, [0.01, 0.02, 0.015, 0.02]) for law in ("J", "sphere") for k in ("quadratic", "cosine")}
     m = checks.covariate_laws(NS(config=NS(seeds=4), rho=rho))
-    assert m.quantities["final rho on the isotropic sphere, cosine"].value == pytest.approx(0.01625)
-    assert m.shown["smallest and final mean rho"][0] == "J quadratic: 0.02, 0.02"
+    assert m.quantities[r"final $\rho$ on the isotropic sphere, cosine"].value == pytest.approx(0.01625)
+    assert m.shown[r"smallest and final mean $\rho$"][0] == "J quadratic: 0.02, 0.02"
     assert set(_statuses("lowrank", m)) == {"E-F9-sphere"}
 
 
@@ -455,7 +455,7 @@ def test_transfer_reads_the_slopes_and_the_floor():
     tr = NS(config=cfg, test_L=Lp, pretrained_loss=0.1 + Lp**2, matched_loss=1e-4 + Lp**1.5,
             other_classes={"affine": (0.2, 0.1, 3.0)})
     up, low = checks.transfer(tr, slope_direct=2.0)
-    assert up.quantities["loss at the ReLU-optimal c / own optimum"] == [2.0] and up.shown["classes"] == ["affine"]
+    assert up.quantities["loss at the ReLU-optimal $c$ over its own optimum"] == [2.0] and up.shown["classes"] == ["affine"]
     assert low.quantities["floor ratio"] == pytest.approx((0.1 + 0.0025) / (1e-4 + 0.05**1.5))
     assert low.hypotheses["L' >= 10 L on the slope fit (L' >> L)"] and low.hypotheses["L' <= L/10 at the floor (L' << L)"]
     assert _statuses("rates", [up, low])["T-35-low"] == "reproduced"
@@ -478,8 +478,8 @@ def test_noise_exponent_and_scaling_hand_over_the_declared_names():
             slopes={k: 0.3 for k in curves}, slopes_strict={k: float("nan") for k in curves}, sat_slopes={k: 0.01 for k in curves})
     ms = checks.scaling(sc)
     assert [m.claim for m in ms] == ["T-34-affine", "T-34-relu", "T-34-mono", "T-34-sat"]
-    assert ms[2].quantities["c* strictly decreasing in sigma in the regime, every curve"] is True
-    assert ms[3].quantities["local slope / admissible slope"] == pytest.approx([1 / 30] * 4)
+    assert ms[2].quantities[r"$c^\star$ strictly decreasing in $\sigma$ in the regime, every curve"] is True
+    assert ms[3].quantities["local slope over the admissible slope"] == pytest.approx([1 / 30] * 4)
     assert set(_statuses("rates", ms)) == {"T-34-affine", "T-34-relu", "T-34-mono", "T-34-sat"}
     smallest, local = checks.local_slopes(sc, (2, 100, "relu"))
     assert smallest == 0.2 and local == pytest.approx([0.3, 0.3])
@@ -489,9 +489,9 @@ def test_held_lists_a_side_remark_test_that_holds():
     """A claim's card lists every test that holds, the side remarks (a failure would be a caveat) included."""
     ledger = Ledger("window", part="bounds")
     hyp = {"w >= (d + sqrt d)/2 on the fit range, i.e. c >= d + sqrt(d) (the bounds of Lemmas C.4 and C.8)": True}
-    (c,) = ledger.judge(Measurement("T-C8", {"above half the affine signal at every c": True, "slope": -1.14},
+    (c,) = ledger.judge(Measurement("T-C8", {"above half the affine signal at every $c$": True, "slope": -1.14},
                                     how="a fit", hypotheses=hyp), show=False)
     assert c.status == "reproduced" and "slope below -1" in c.held and not c.failed
-    (c,) = ledger.judge(Measurement("T-C8", {"above half the affine signal at every c": True, "slope": -0.99},
+    (c,) = ledger.judge(Measurement("T-C8", {"above half the affine signal at every $c$": True, "slope": -0.99},
                                     how="a fit", hypotheses=hyp), show=False)
     assert c.status == "reproduced with caveat" and "slope below -1" not in c.held and not c.failed

@@ -201,8 +201,8 @@ glue("win-pl-r1", float(pl.noise_fit_range[1]))
 # %% tags=["remove-cell"]
 pl_checks = checks.power_laws(pl)
 q = {m.claim: m.quantities for m in pl_checks}
-assert q["T-D2"]["monotone"] and q["T-C8"]["above half the affine signal at every c"]
-assert all(v <= 4 for v in q["T-C2"]["max signal at L = 1 (affine, 2-ReLU)"]) and abs(q["T-C4"]["radial slope"] + 2) < 0.4
+assert q["T-D2"]["monotone"] and q["T-C8"]["above half the affine signal at every $c$"]
+assert all(v <= 4 for v in q["T-C2"]["largest signal at $L = 1$ (affine, 2-ReLU)"]) and abs(q["T-C4"]["radial slope"] + 2) < 0.4
 assert abs(pl.slope_noise - (pl_cfg.d - 1) / 2) < 0.2  # the measured exponent is the intrinsic one
 
 # %% tags=["remove-input"]
@@ -298,8 +298,8 @@ plotting.finish(WF.linear_attention(la))
 
 # %% tags=["remove-cell"]
 t36 = checks.linear_attention(la)
-assert t36.quantities["held-out minus L^2/3 in SE (smallest)"] > -3
-assert t36.quantities["softmax / linear optimum at the largest n"] < 0.2
+assert t36.quantities["held-out loss minus $L^2/3$ in standard errors (smallest)"] > -3
+assert t36.quantities["softmax over linear optimum at the largest $n$"] < 0.2
 
 # %% tags=["remove-input"]
 ledger.judge(t36);

@@ -152,7 +152,7 @@ glue("win-f1-drops", Markdown(md_table(
     ["task", "attention", *[f"$\\nu = {nu:g}$" for nu in nus]],
     [[name, act, *[f"{v:.4g}" for v in r.values()]] for name, pair in drops.items() for act, r in zip(("softmax", "linear"), pair)])))
 assert all(v < 0.7 for v in drops["one hill"][0].values()) and all(v > 0.35 for v in drops["one hill"][1].values())
-assert all(np.diff(checks.window_scales(hill)["optimal c over nu"]) > 0)
+assert all(np.diff(checks.window_scales(hill)[r"optimal $c$ over $\nu$"]) > 0)
 
 # %% tags=["remove-input"]
 ledger.judge(checks.hills(printed, hill));

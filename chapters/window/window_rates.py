@@ -157,7 +157,7 @@ glue("win-sc-rows", len(sc.rows))
 
 # %% tags=["remove-cell"]
 sc_checks = checks.scaling(sc)
-assert sc_checks[2].quantities["c* strictly decreasing in sigma in the regime, every curve"]
+assert sc_checks[2].quantities[r"$c^\star$ strictly decreasing in $\sigma$ in the regime, every curve"]
 assert all(0 < s < 1 for s in sc.slopes.values())
 
 # %% tags=["remove-input"]
@@ -228,7 +228,7 @@ slope_direct = loglog_slope(Lp[top], [checks.direct_transfer_loss(tr, float(L_),
 # %% tags=["remove-cell"]
 t35 = checks.transfer(tr, slope_direct)
 floor_ratio = t35[1].quantities["floor ratio"]
-slope_pre = t35[1].shown["pretrained slope (L'^2 S + sigma^2 N)"]
+slope_pre = t35[1].shown[r"pretrained slope ($L'^2 S + \sigma^2 N$)"]
 glue("win-tr-pre", float(slope_pre))
 glue("win-tr-direct", float(slope_direct))
 glue("win-tr-match", float(t35[1].shown["matched slope"]))

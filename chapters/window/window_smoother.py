@@ -231,7 +231,7 @@ direct = torch.stack([((torch.softmax(c * noisy.x_query @ noisy.x.transpose(-1, 
 # %% tags=["remove-cell"]
 dec = checks.decomposition(cur1, cur2, direct, sig, n)
 z_split = checks.split_deviation(cur1, direct, sig, 20_000)
-homog_gap = dec[1].quantities["max |S(L=2) - 4 S(L=1)| / S(L=2)"]
+homog_gap = dec[1].quantities[r"largest $\lvert S(L=2) - 4 S(L=1)\rvert / S(L=2)$"]
 glue("win-dec-table", Markdown(md_table(["$c$", "direct simulation with noise", "$S_n(c) + \\sigma^2 N_n(c)$"],
                                         [[f"{c:g}", f"{a:.4f}", f"{b:.4f}"] for c, a, b in zip(c_chk.tolist(), direct.tolist(), split.tolist())])))
 glue("win-dec-z", float(z_split.max()))

@@ -40,7 +40,7 @@ def head_and_leak(head: torch.Tensor, lib: torch.Tensor, leak: dict) -> list[Mea
         raise chk.ConfigError(f"head {tuple(head.shape)} and lib {tuple(lib.shape)} must have the same shape")
     return [Measurement("T-EQ4", {"max difference": float((head - lib).abs().max())}),
             # l1, l2, b ~ Unif[-L, L]: the class is symmetric by construction
-            Measurement("T-B1", {"loss at |v| = 0, 0.3, 0.6": [leak[0.0], leak[0.3], leak[0.6]]},
+            Measurement("T-B1", {r"loss at $\lvert v\rvert = 0, 0.3, 0.6$": [leak[0.0], leak[0.3], leak[0.6]]},
                         hypotheses={"f and -f equally likely": True})]
 
 
@@ -61,11 +61,11 @@ def decomposition(cur1, cur2, direct: torch.Tensor, sigma: float, n: int, contex
     n0 = float(cur1.noise[0])
     return [
         Measurement("T-DEC", {"largest deviation in standard errors": float(z_split.max())},
-                    how=f"direct simulation with noise (20k contexts) vs the two curves (3000 tasks) at c in "
-                        f"{cur1.c.tolist()}, 2-ReLU, d = 3, n = 12"),
-        Measurement("T-DEC-hom", {"max |S(L=2) - 4 S(L=1)| / S(L=2)": homog_gap}),
-        Measurement("T-N0", {"|N_n(0) - 1/n|": abs(n0 - 1 / n)},
-                    shown={"N_n(0)": n0, "1/n": 1 / n, "|N_n(0) - 1/n|": None}),
+                    how=f"direct simulation with noise (20k contexts) against the two curves (3000 tasks) at $c$ in "
+                        f"{cur1.c.tolist()}, 2-ReLU, $d = 3$, $n = 12$"),
+        Measurement("T-DEC-hom", {r"largest $\lvert S(L=2) - 4 S(L=1)\rvert / S(L=2)$": homog_gap}),
+        Measurement("T-N0", {r"$\lvert N_n(0) - 1/n\rvert$": abs(n0 - 1 / n)},
+                    shown={"$N_n(0)$": n0, "$1/n$": 1 / n, r"$\lvert N_n(0) - 1/n\rvert$": None}),
     ]
 
 
@@ -75,9 +75,9 @@ def bias_variance(bv) -> Measurement:
     k3 = len(cfg.c_values)
     b2, vv = bv.bias2[:k3], bv.var[:k3]
     return Measurement(
-        "T-F2", {"squared bias over c": b2.tolist(), "variance over c": vv.tolist()},
-        how=f"{cfg.contexts} noisy contexts (n = {cfg.n}, sigma = {cfg.sigma}) for one fixed task "
-            f"cos({cfg.nu:g} wrap(theta - b)) and query, c = {cfg.c_values}")
+        "T-F2", {"squared bias over $c$": b2.tolist(), "variance over $c$": vv.tolist()},
+        how=f"{cfg.contexts} noisy contexts ($n = {cfg.n}$, $\\sigma = {cfg.sigma}$) for one fixed task "
+            f"$\\cos({cfg.nu:g}\\,\\mathrm{{wrap}}(\\theta - b))$ and query, $c$ in {cfg.c_values}")
 
 
 def isotropy(losses: list, eps_grid: list, d: int, n: int, sigma: float) -> Measurement:
@@ -87,12 +87,12 @@ def isotropy(losses: list, eps_grid: list, d: int, n: int, sigma: float) -> Meas
         raise chk.ConfigError(f"eps_grid must contain 0 and match losses (got {eps_grid}, {len(losses)} losses)")
     i0 = eps_grid.index(0.0)
     return Measurement(
-        "T-B5", {"loss increase at eps = -0.4, -0.2, 0.2, 0.4": [losses[i] - losses[i0] for i in range(len(eps_grid)) if i != i0]},
-        how=f"M = c*(I + eps D), D random traceless symmetric with ||D|| = 1; 2-ReLU, d = {d}, n = {n}, sigma = {sigma}, "
+        "T-B5", {r"loss increase at $\epsilon = -0.4, -0.2, 0.2, 0.4$": [losses[i] - losses[i0] for i in range(len(eps_grid)) if i != i0]},
+        how=f"$M = c(I + \\epsilon D)$, $D$ random traceless symmetric with $\\lVert D\\rVert = 1$; 2-ReLU, $d = {d}$, $n = {n}$, $\\sigma = {sigma}$, "
             "3000 tasks (common random numbers)",
         # by construction: the inputs are wdata.sphere_inputs and the tasks 2-ReLU (Lemma C.7)
         hypotheses={"x ~ U^d (isotropic inputs)": True, "tasks satisfy Assumption B.4 (2-ReLU: Lemma C.7)": True},
-        shown={"loss at eps = 0": losses[i0], "loss increase at eps = -0.4, -0.2, 0.2, 0.4": None})
+        shown={r"loss at $\epsilon = 0$": losses[i0], r"loss increase at $\epsilon = -0.4, -0.2, 0.2, 0.4$": None})
 
 
 def radial_slope(pl) -> float:
@@ -117,21 +117,21 @@ def power_laws(pl) -> list[Measurement]:
                    lo >= d_ + math.sqrt(d_)}
     return [
         Measurement(
-            "T-C2", {"max signal at L = 1 (affine, 2-ReLU)": [float(aff.signal.max()), float(relu.signal.max())]},
-            how=f"Monte-Carlo curves on c in [0, {cfg.c_max:g}], d = {d_}, n = {cfg.n} (kind consistency: the bound holds "
-                "draw by draw, a convex combination of terms at most 2L, so the check tests the code, not the lemma)"),
+            "T-C2", {"largest signal at $L = 1$ (affine, 2-ReLU)": [float(aff.signal.max()), float(relu.signal.max())]},
+            how=f"Monte-Carlo curves on $c \\in [0, {cfg.c_max:g}]$, $d = {d_}$, $n = {cfg.n}$ (kind consistency: the bound holds "
+                "draw by draw, a convex combination of terms at most $2L$, so the check tests the code, not the lemma)"),
         Measurement(
             "T-C4", {"largest deviation from the reduction in standard errors": reduction_z, "radial slope": radial_slope(pl)},
-            how=f"log-log fit on c in [{lo:g}, {hi:g}], d = {d_}, n = {cfg.n}, {cfg.tasks} tasks", hypotheses=above_floor,
+            how=f"log-log fit on $c \\in [{lo:g}, {hi:g}]$, $d = {d_}$, $n = {cfg.n}$, {cfg.tasks} tasks", hypotheses=above_floor,
             shown={"largest deviation from the reduction in standard errors": None, "radial slope": None,
                    "slope of the whole signal": pl.slope_affine}),
         Measurement(
-            "T-C8", {"above half the affine signal at every c": relu_ge, "slope": pl.slope_relu},
-            how=f"2-ReLU signal within 3 SE of affine/2 or above; log-log fit on c in [{lo:g}, {hi:g}], d = {d_}, n = {cfg.n} "
-                "(the hinge heuristic gives -3/2, ours)", hypotheses=above_floor),
+            "T-C8", {"above half the affine signal at every $c$": relu_ge, "slope": pl.slope_relu},
+            how=f"2-ReLU signal within 3 standard errors of half the affine signal or above; log-log fit on $c \\in [{lo:g}, {hi:g}]$, $d = {d_}$, $n = {cfg.n}$ "
+                "(the hinge heuristic gives $-3/2$, ours)", hypotheses=above_floor),
         Measurement(
-            "T-D2", {"monotone": mono, "|n N(0) - 1|": abs(float(aff.noise[0]) * cfg.n - 1)},
-            shown={"monotone": None, "|n N(0) - 1|": None, "N(c_max)": float(aff.noise[-1])}),
+            "T-D2", {"monotone": mono, r"$\lvert n N(0) - 1\rvert$": abs(float(aff.noise[0]) * cfg.n - 1)},
+            shown={"monotone": None, r"$\lvert n N(0) - 1\rvert$": None, r"$N(c_{\max})$": float(aff.noise[-1])}),
     ]
 
 
@@ -160,15 +160,15 @@ def noise_exponent(slope_big: float, d: int, c_lo: float, c_hi: float, scan: dic
     """T-D1: the noise term's exponent fitted inside Lemma D.1's regime at n = 10^6 (``slope_big``), with
     the constants' scan (:func:`regime_scan`) and the fit at the power-law run's n beside it."""
     return Measurement(
-        "T-D1", {"exponent in the regime": slope_big, "paper exponent d/2": d / 2, "intrinsic exponent (d-1)/2": (d - 1) / 2},
-        how=f"N_n(c) = E sum a_i^2 at n = 10^6, d = {d}, 64 queries, 10 log-spaced c in Lemma D.1's regime "
-            f"[2(d + sqrt d), 2 (n / (45 sqrt(d) log n))^(2/d)] = [{c_lo:.1f}, {c_hi:.0f}]; log-log fit; with the constants: n N / w^e "
-            "at both ends of the regime for n = 1e4, 1e5, 1e6 (the first n of the same points)",
+        "T-D1", {"exponent in the regime": slope_big, "paper exponent $d/2$": d / 2, "intrinsic exponent $(d-1)/2$": (d - 1) / 2},
+        how=f"$N_n(c) = \\mathbb E\\sum_i a_i^2$ at $n = 10^6$, $d = {d}$, 64 queries, 10 log-spaced $c$ in Lemma D.1's regime "
+            f"$[2(d + \\sqrt d),\\ 2 (n / (45 \\sqrt d \\log n))^{{2/d}}] = [{c_lo:.1f}, {c_hi:.0f}]$; log-log fit; with the constants: $nN/w^e$ "
+            "at both ends of the regime for $n = 10^4, 10^5, 10^6$ (the first $n$ of the same points)",
         hypotheses={"d + sqrt(d) <= w <= (n / (45 sqrt(d) log n))^(2/d), with w = c/2 (the middle regime, constants kept)": c_lo < c_hi},
-        shown={"exponent in the regime": None, "paper exponent d/2": None, "intrinsic exponent (d-1)/2": None,
-               f"exponent at n = {pl.config.n} (fit where 20/n <= N <= 0.05, outside the regime)": pl.slope_noise,
-               "n N / w^((d-1)/2) at both ends of the regime, n = 1e4, 1e5, 1e6": [r[0] for nn in scan for r in scan[nn]],
-               "n N / w^(d/2) at the regime's upper end, n = 1e4, 1e5, 1e6": [scan[nn][1][1] for nn in scan]})
+        shown={"exponent in the regime": None, "paper exponent $d/2$": None, "intrinsic exponent $(d-1)/2$": None,
+               f"exponent at $n = {pl.config.n}$ (fit where $20/n \\le N \\le 0.05$, outside the regime)": pl.slope_noise,
+               "$nN/w^{(d-1)/2}$ at both ends of the regime, $n = 10^4, 10^5, 10^6$": [r[0] for nn in scan for r in scan[nn]],
+               "$nN/w^{d/2}$ at the regime's upper end, $n = 10^4, 10^5, 10^6$": [scan[nn][1][1] for nn in scan]})
 
 
 def in_regime(rows) -> bool:
@@ -232,12 +232,12 @@ def scaling(sc) -> list[Measurement]:
                                      what=f"least-squares 95% t interval, envelope over {len(keys)} curve(s)")
         hyp = {"x ~ U^d (Assumption 3.3)": True,  # run_scaling draws sphere_inputs
                "n^(-2/d) <= sigma^2/L^2 <= n": in_regime([r for r in sc.rows if r["cls"] == cls and r["admissible"]])}
-        how = (f"least-squares fit of log c* vs log Lambda over admissible sigmas (L = 1), {cfg.tasks} tasks per curve; "
+        how = (f"least-squares fit of $\\log c^\\star$ against $\\log\\Lambda$ over the admissible $\\sigma$ ($L = 1$), {cfg.tasks} tasks per curve; "
                "position of the exponent in the bracket (0 = lower end, 1 = upper end) with its 95% t interval")
         shown = {"position in the bracket": None,
                  "fitted exponents [95% interval]": [f"d={k[0]} n={k[1]}: {b_:.3f} [{l_:.3f}, {h_:.3f}]"
                                                      for k, (b_, l_, h_) in ivs.items()],
-                 "inside the d-1 bracket": [within_m1[k] for k in keys],
+                 "inside the $d-1$ bracket": [within_m1[k] for k in keys],
                  "slope with Lemma D.1's floor": [sc.slopes_strict[k] for k in keys]}
         if cls == "affine":
             out.append(Measurement("T-34-affine", {"position in the bracket": envelope}, how=how, hypotheses=hyp, shown=shown))
@@ -248,22 +248,22 @@ def scaling(sc) -> list[Measurement]:
     grows_n = all(c01[(d_s, n2, cls)] > c01[(d_s, n1, cls)] for (d_s, n1, cls) in c01 for (d2, n2, cls2) in c01
                   if d2 == d_s and cls2 == cls and n2 > n1)
     out.append(Measurement(
-        "T-34-mono", {"c* strictly decreasing in sigma in the regime, every curve": mono_sigma,
-                      "c* at sigma = 0.1 increasing in n (every d and class)": grows_n,
-                      "n values per d": min(n_per_d.values())},
+        "T-34-mono", {r"$c^\star$ strictly decreasing in $\sigma$ in the regime, every curve": mono_sigma,
+                      r"$c^\star$ at $\sigma = 0.1$ increasing in $n$ (every $d$ and class)": grows_n,
+                      "$n$ values per $d$": min(n_per_d.values())},
         hypotheses={"x ~ U^d (Assumption 3.3)": True,  # run_scaling draws sphere_inputs
                     "n^(-2/d) <= sigma^2/L^2 <= n": in_regime(reg_rows) and all(k[1] ** (-2 / k[0]) <= 0.1**2 <= k[1] for k in c01)},
-        shown={"c* strictly decreasing in sigma in the regime, every curve": None, "on the whole sweep": mono_all,
-               "grid-edge optima excluded": n_edge, "c* at sigma = 0.1 increasing in n (every d and class)": None,
-               "n values per d": None, "c* at sigma = 0.1": [f"{k[2]} d={k[0]} n={k[1]}: {v:.1f}" for k, v in c01.items()]}))
+        shown={r"$c^\star$ strictly decreasing in $\sigma$ in the regime, every curve": None, "on the whole sweep": mono_all,
+               "grid-edge optima excluded": n_edge, r"$c^\star$ at $\sigma = 0.1$ increasing in $n$ (every $d$ and class)": None,
+               "$n$ values per $d$": None, r"$c^\star$ at $\sigma = 0.1$": [f"{k[2]} d={k[0]} n={k[1]}: {v:.1f}" for k, v in c01.items()]}))
     sat = sc.sat_slopes
     out.append(Measurement(
-        "T-34-sat", {"local slope / admissible slope": [sat[k] / sc.slopes[k] for k in sc.slopes]},
-        how=f"population optimum on the extended sigma grid; local slope between the two smallest sigma {sorted(cfg.sat_sigmas)[:2]} "
+        "T-34-sat", {"local slope over the admissible slope": [sat[k] / sc.slopes[k] for k in sc.slopes]},
+        how=f"population optimum on the extended $\\sigma$ grid; local slope between the two smallest $\\sigma$ {sorted(cfg.sat_sigmas)[:2]} "
             "over the admissible slope, every curve",
         hypotheses={"sigma^2/L^2 < n^(-2/d) at the two smallest sigma (below the regime of Thm 3.4)":
                     all(s**2 < k[1] ** (-2 / k[0]) for k in sc.slopes for s in sorted(cfg.sat_sigmas)[:2])},
-        shown={"local slope / admissible slope": None, "curves": [f"{k[2]} d={k[0]} n={k[1]}" for k in sc.slopes]}))
+        shown={"local slope over the admissible slope": None, "curves": [f"{k[2]} d={k[0]} n={k[1]}" for k in sc.slopes]}))
     return out
 
 
@@ -294,20 +294,20 @@ def transfer(tr, slope_direct: float) -> list[Measurement]:
     pre_regime = cfg.n ** (-2 / cfg.d) <= cfg.sigma**2 / cfg.L**2 <= cfg.n
     return [
         Measurement(
-            "T-35-up", {"loss at the ReLU-optimal c / own optimum": list(ratios.values())},
-            how=f"population loss at the ReLU-optimal c vs min over c, d = {cfg.d}, n = {cfg.n}, sigma = {cfg.sigma}",
+            "T-35-up", {"loss at the ReLU-optimal $c$ over its own optimum": list(ratios.values())},
+            how=f"population loss at the ReLU-optimal $c$ against its minimum over $c$, $d = {cfg.d}$, $n = {cfg.n}$, $\\sigma = {cfg.sigma}$",
             hypotheses={"pretraining in the regime of Thm 3.4: n^(-2/d) <= sigma^2/L^2 <= n": pre_regime,
                         "test tasks L-Lipschitz with the pretraining L": True},  # run_transfer builds the other classes at cfg.L
-            shown={"loss at the ReLU-optimal c / own optimum": None, "classes": list(ratios)}),
+            shown={"loss at the ReLU-optimal $c$ over its own optimum": None, "classes": list(ratios)}),
         Measurement(
             "T-35-low", {"pretrained slope (direct simulation)": slope_direct, "floor ratio": floor_ratio},
-            how=f"log-log slope over the four largest L' (direct simulation: 2000 fresh tasks x 4 queries at each; the matched slope "
-                f"is shown, not tested: at L' >= 10 L it lies outside the admissible regime, L' <= sigma n^(1/d) = "
-                f"{cfg.sigma * cfg.n ** (1 / cfg.d):.2g}); pretrained/matched loss (floor ratio) at the smallest L' = {float(Lp[0]):g}",
+            how=f"log-log slope over the four largest $L'$ (direct simulation: 2000 fresh tasks with 4 queries each at each; the matched slope "
+                f"is shown, not tested: at $L' \\ge 10 L$ it lies outside the admissible regime, $L' \\le \\sigma n^{{1/d}} = "
+                f"{cfg.sigma * cfg.n ** (1 / cfg.d):.2g}$); pretrained over matched loss (floor ratio) at the smallest $L' = {float(Lp[0]):g}$",
             hypotheses={"pretraining in the regime of Thm 3.4: n^(-2/d) <= sigma^2/L^2 <= n": pre_regime,
                         "L' >= 10 L on the slope fit (L' >> L)": float(Lp[top].min()) >= 10 * cfg.L,
                         "L' <= L/10 at the floor (L' << L)": float(Lp[0]) <= cfg.L / 10},
-            shown={"pretrained slope (direct simulation)": None, "pretrained slope (L'^2 S + sigma^2 N)": slope_pre,
+            shown={"pretrained slope (direct simulation)": None, r"pretrained slope ($L'^2 S + \sigma^2 N$)": slope_pre,
                    "matched slope": slope_match, "floor ratio": None}),
     ]
 
@@ -321,13 +321,13 @@ def linear_attention(la) -> Measurement:
     z_held = min((v[1] - bound) / v[2] for cls in la.linear for v in la.linear[cls])
     soft_ratio = max(la.softmax[c][-1] / la.linear[c][-1][0] for c in la.linear)
     return Measurement(
-        "T-36", {"held-out minus L^2/3 in SE (smallest)": z_held, "softmax / linear optimum at the largest n": soft_ratio},
-        how=f"exact least squares over the d^2 entries of M ({cfg.prompts} prompts x {cfg.queries} queries), evaluated on as many "
-            f"fresh prompts; n in {la.n}",
+        "T-36", {"held-out loss minus $L^2/3$ in standard errors (smallest)": z_held, "softmax over linear optimum at the largest $n$": soft_ratio},
+        how=f"exact least squares over the $d^2$ entries of $M$ ({cfg.prompts} prompts with {cfg.queries} queries each), evaluated on as many "
+            f"fresh prompts; $n$ in {la.n}",
         hypotheses={"x ~ U^d (covariates uniform on the sphere)": True,  # run_linear_attention draws sphere_inputs
                     "tasks from D(F_L^aff) or D(F_L^+)": set(la.linear) <= {"affine", "relu"}},
-        shown={"held-out minus L^2/3 in SE (smallest)": None, "smallest in-sample minimum": lin_min, "L^2/3": bound,
-               "softmax / linear optimum at the largest n": None})
+        shown={"held-out loss minus $L^2/3$ in standard errors (smallest)": None, "smallest in-sample minimum": lin_min, "$L^2/3$": bound,
+               "softmax over linear optimum at the largest $n$": None})
 
 
 def lowrank(lrl) -> list[Measurement]:
@@ -336,22 +336,22 @@ def lowrank(lrl) -> list[Measurement]:
     step = float(lrl.c2[1] - lrl.c2[0])
     return [
         Measurement(
-            "T-44", {"|c2| at the minimum / c2 step": [abs(am[1]) / step for am in lrl.argmin[:2]],
-                     "c1 at the minimum": [am[0] for am in lrl.argmin[:2]]},
-            how=f"Monte-Carlo landscape on a {cfg.grid} x {2 * (cfg.grid // 2) + 1} grid (c2 step {step:.2f}), d = {cfg.d}, "
-                f"k = {cfg.k}, {cfg.tasks} tasks; Case 1, Case 2",
+            "T-44", {r"$\lvert c_2\rvert$ at the minimum over the $c_2$ step": [abs(am[1]) / step for am in lrl.argmin[:2]],
+                     "$c_1$ at the minimum": [am[0] for am in lrl.argmin[:2]]},
+            how=f"Monte-Carlo landscape on a ${cfg.grid} \\times {2 * (cfg.grid // 2) + 1}$ grid ($c_2$ step {step:.2f}), $d = {cfg.d}$, "
+                f"$k = {cfg.k}$, {cfg.tasks} tasks; Case 1, Case 2",
             hypotheses={"x = c_u B u + c_v B_perp v (Assumption 4.3)": True,  # lowrank_landscape draws these covariates (c_u = 1)
                         "sigma = 0 (Case 1) or n = 2 (Case 2)": all(s == 0 or n_ == 2 for n_, s in zip(cfg.case_n[:2], cfg.case_sigma[:2])),
                         "c1 <= C_n / c_u^2 (the norm constraint on B^T M B)": all(
                             c1m <= (2.0 if s == 0 else 1.0) for c1m, s in zip(cfg.case_c1_max[:2], cfg.case_sigma[:2]))}),
         Measurement(
-            "T-44-gen", {"|c2| at the minimum / c2 step": abs(lrl.argmin[2][1]) / step, "c1 at the minimum": lrl.argmin[2][0],
+            "T-44-gen", {r"$\lvert c_2\rvert$ at the minimum over the $c_2$ step": abs(lrl.argmin[2][1]) / step, "$c_1$ at the minimum": lrl.argmin[2][0],
                          "strictly inside both ranges": all(lrl.interior[2])},
-            how=f"same landscape, n = {cfg.case_n[2]}, sigma = {cfg.case_sigma[2]}, no norm constraint on c1: c1 in "
-                f"[0, {cfg.case_c1_max[2]:g}] (step {cfg.case_c1_max[2] / (cfg.grid - 1):.2f}), c2 in [-{cfg.c2_range:g}, {cfg.c2_range:g}]",
+            how=f"same landscape, $n = {cfg.case_n[2]}$, $\\sigma = {cfg.case_sigma[2]}$, no norm constraint on $c_1$: $c_1 \\in "
+                f"[0, {cfg.case_c1_max[2]:g}]$ (step {cfg.case_c1_max[2] / (cfg.grid - 1):.2f}), $c_2 \\in [-{cfg.c2_range:g}, {cfg.c2_range:g}]$",
             hypotheses={"x = c_u B u + c_v B_perp v (Assumption 4.3)": True,  # as above
                         "outside both cases of Thm 4.4: sigma > 0 and n > 2": cfg.case_sigma[2] > 0 and cfg.case_n[2] > 2}),
-        Measurement("T-H1", {"dJ/dc1 at c1 = 0": list(lrl.slope_at_zero)},
+        Measurement("T-H1", {r"$\partial J/\partial c_1$ at $c_1 = 0$": list(lrl.slope_at_zero)},
                     hypotheses={"min_i alpha_i > 0": True,  # alpha_i = exp(c_v v_i^T G x) > 0 always
                                 "c_u != 0 and c_v != 0 (Assumption 4.3)": cfg.c_v != 0}),  # c_u = 1 in lowrank_landscape
     ]
@@ -370,10 +370,10 @@ def error_ratios(res, lin_nus) -> dict:
     """Per trial (trial t: seed t in every setting) of a Figure 1 run: the trials' mean and interval, per nu."""
     nus = res.config.nus
     t, o = res.trained, res.optimum
-    return {"softmax error at the largest n / at the smallest n": [criteria.mean_of(_ratio(t[("softmax", nu)]).tolist()) for nu in nus],
-            "linear error at the largest n / at the smallest n": [criteria.mean_of(_ratio(t[("linear", nu)]).tolist()) for nu in lin_nus],
-            "optimal linear error at the largest n / at the smallest n": [float(_ratio(o[("linear", nu)])) for nu in lin_nus],
-            "softmax / linear error at the largest n": [criteria.mean_of(_ratio(t[("softmax", nu)], t[("linear", nu)]).tolist())
+    return {"softmax error, largest $n$ over smallest $n$": [criteria.mean_of(_ratio(t[("softmax", nu)]).tolist()) for nu in nus],
+            "linear error, largest $n$ over smallest $n$": [criteria.mean_of(_ratio(t[("linear", nu)]).tolist()) for nu in lin_nus],
+            "optimal linear error, largest $n$ over smallest $n$": [float(_ratio(o[("linear", nu)])) for nu in lin_nus],
+            "softmax over linear error at the largest $n$": [criteria.mean_of(_ratio(t[("softmax", nu)], t[("linear", nu)]).tolist())
                                                         for nu in lin_nus]}
 
 
@@ -381,9 +381,9 @@ def window_scales(res) -> dict:
     """At the largest n of a Figure 1 run: the grid optimum, and the trained ||M|| per trial."""
     nus = res.config.nus
     c_tr = [res.c_trained[nu][-1] for nu in nus]
-    return {"optimal c over nu": [float(res.c_opt[nu][-1]) for nu in nus],
-            "trained c: next nu minus this nu, trials paired": [criteria.mean_of((b - a).tolist()) for a, b in zip(c_tr, c_tr[1:])],
-            "trained c / optimal c (nu > 0)": [float(c.mean()) / float(res.c_opt[nu][-1]) for nu, c in zip(nus, c_tr) if nu > 0]}
+    return {r"optimal $c$ over $\nu$": [float(res.c_opt[nu][-1]) for nu in nus],
+            r"trained $c$ at the next $\nu$ minus at this $\nu$, trials paired": [criteria.mean_of((b - a).tolist()) for a, b in zip(c_tr, c_tr[1:])],
+            r"trained over optimal $c$ ($\nu > 0$)": [float(c.mean()) / float(res.c_opt[nu][-1]) for nu, c in zip(nus, c_tr) if nu > 0]}
 
 
 def best_linear_ratios(res, nus) -> str:
@@ -394,7 +394,7 @@ def best_linear_ratios(res, nus) -> str:
     words."""
     from ...claims import declared
 
-    (test,) = [t for t in declared("window")["E-F1a"].tests if t["quantity"] == "softmax / linear error at the largest n"]
+    (test,) = [t for t in declared("window")["E-F1a"].tests if t["quantity"] == "softmax over linear error at the largest $n$"]
     cuts = [test["than"], *test.get("alternatives", ())]
 
     def said(v: float) -> str:
@@ -424,25 +424,25 @@ def hills(printed, hill) -> list[Measurement]:
     best_lin = best_linear_ratios(printed, pos_nu)
     return [
         Measurement(
-            "E-F1a", {"softmax error at the largest n / at the smallest n": r_print["softmax error at the largest n / at the smallest n"],
-                      "softmax / linear error at the largest n": r_print["softmax / linear error at the largest n"],
+            "E-F1a", {"softmax error, largest $n$ over smallest $n$": r_print["softmax error, largest $n$ over smallest $n$"],
+                      "softmax over linear error at the largest $n$": r_print["softmax over linear error at the largest $n$"],
                       "one hill": _summary(r_hill), "against the best linear attention": best_lin},
             how=f"trained units ({cfg.steps} Adam steps, {printed.config.seeds} trials: the ratios per trial, their mean with its t "
-                f"interval), test error on {cfg.test_tasks} tasks, n in {list(ns)}, nu in {list(nus)}; optimal linear = least-squares M "
+                f"interval), test error on {cfg.test_tasks} tasks, $n$ in {list(ns)}, $\\nu$ in {list(nus)}; optimal linear: the least-squares $M$ "
                 f"on {cfg.linear_prompts} prompts",
             shown={**r_print, "one hill": None, "against the best linear attention": None}),
         Measurement(
-            "E-F1a-lit", {"linear error at the largest n / at the smallest n (nu > 0)": r_print["linear error at the largest n / at the smallest n"]},
-            how=f"formula as printed, nu cos(theta - b), {cfg.steps} Adam steps, {printed.config.seeds} trials, nu in {pos_nu}, n in {list(ns)}"),
+            "E-F1a-lit", {r"linear error, largest $n$ over smallest $n$ ($\nu > 0$)": r_print["linear error, largest $n$ over smallest $n$"]},
+            how=f"formula as printed, $\\nu\\cos(\\theta - b)$, {cfg.steps} Adam steps, {printed.config.seeds} trials, $\\nu$ in {pos_nu}, $n$ in {list(ns)}"),
         Measurement(
-            "E-F1b", {"optimal c over nu": w_print["optimal c over nu"],
-                      "trained c: next nu minus this nu, trials paired": w_print["trained c: next nu minus this nu, trials paired"],
-                      "trained c / optimal c (nu > 0)": w_print["trained c / optimal c (nu > 0)"],
-                      "optimal / trained c at the largest nu": 1.0 / w_print["trained c / optimal c (nu > 0)"][-1],
+            "E-F1b", {r"optimal $c$ over $\nu$": w_print[r"optimal $c$ over $\nu$"],
+                      r"trained $c$ at the next $\nu$ minus at this $\nu$, trials paired": w_print[r"trained $c$ at the next $\nu$ minus at this $\nu$, trials paired"],
+                      r"trained over optimal $c$ ($\nu > 0$)": w_print[r"trained over optimal $c$ ($\nu > 0$)"],
+                      r"optimal over trained $c$ at the largest $\nu$": 1.0 / w_print[r"trained over optimal $c$ ($\nu > 0$)"][-1],
                       "one hill": _summary(w_hill)},
-            how=f"population grid optimum and ||M|| of the trained units ({printed.config.seeds} trials under the printed formula, "
+            how=f"population grid optimum and $\\lVert M\\rVert$ of the trained units ({printed.config.seeds} trials under the printed formula, "
                 f"{hill.config.seeds} under the one hill; paired differences with their t interval) "
-                f"at n = {ns[-1]}, nu = {list(nus)}; shrinks = c strictly increasing in nu"),
+                f"at $n = {ns[-1]}$, $\\nu$ in {list(nus)}; the window shrinks when $c$ strictly increases with $\\nu$"),
     ]
 
 
@@ -469,8 +469,8 @@ def norm_vs_L(f3) -> list[Measurement]:
     m = Measurement(
         "E-F3", {"non-isotropic panels measured": all(f"{c}-aniso" in cfg.panels for c in ("relu", "cos")),
                  "the same outcome under both L grids": True, "grid_outcomes": ""},
-        under={GRIDS["paper"]: {"final ||M||: next L minus this L, trials paired, every panel and adjacent pair": list(steps3["paper"].values())},
-               GRIDS["visible"]: {"final ||M||: next L minus this L, trials paired, every panel and adjacent pair": list(steps3["visible"].values())}},
+        under={GRIDS["paper"]: {r"final $\lVert M\rVert$ at the next $L$ minus at this $L$, trials paired, every panel and adjacent pair": list(steps3["paper"].values())},
+               GRIDS["visible"]: {r"final $\lVert M\rVert$ at the next $L$ minus at this $L$, trials paired, every panel and adjacent pair": list(steps3["visible"].values())}},
         shown_under=shown_under,
         how=f"final ||M||_2 per trial, {cfg.seeds} trials, {cfg.steps} Adam steps (LR 0.1, decay 0.999), d = 5, n = 20, sigma = 0.01; "
             "paired differences between adjacent L with their t interval, under both readings of the L grid")
@@ -482,12 +482,12 @@ def norm_vs_L(f3) -> list[Measurement]:
     return [
         m,
         Measurement(
-            "E-34-trained", {"tr(M)/d / c*": [criteria.mean_of((f3.mean_eig[k][-1] / f3.c_star[k]).tolist()) for k in kept]},
+            "E-34-trained", {r"$\mathrm{tr}(M)/d$ over $c^\star$": [criteria.mean_of((f3.mean_eig[k][-1] / f3.c_star[k]).tolist()) for k in kept]},
             how=f"final mean eigenvalue of M over c*, per trial, mean over {cfg.seeds} trials with its 95% t interval "
                 f"({cfg.steps} Adam steps), against the grid optimum c* of the Monte-Carlo loss, 2-ReLU, isotropic inputs, "
                 "every L with c* > 0.3",
             hypotheses={"x ~ U^d (isotropic inputs: the optimum is c* I)": "relu-iso" in cfg.panels},  # the rows are its runs
-            shown={"tr(M)/d / c*": None, "L": [k[3] for k in kept]}),
+            shown={r"$\mathrm{tr}(M)/d$ over $c^\star$": None, "L": [k[3] for k in kept]}),
     ]
 
 
@@ -533,18 +533,18 @@ def norm_across_classes(f3, f4) -> Measurement:
             mean4.append(e_mean)
             labels4.append(f"{kind} = {v:g}")
     m = Measurement(
-        "E-F3-classes", {"final ||M||: cosine / ReLU, trials paired, Fig. 4 runs at every sigma and n": final4,
-                         "mean ||M|| over training: cosine / ReLU, trials paired, Fig. 4 runs at every sigma and n": mean4,
+        "E-F3-classes", {r"final $\lVert M\rVert$, cosine over ReLU, trials paired, Fig. 4 runs at every $\sigma$ and $n$": final4,
+                         r"mean $\lVert M\rVert$ over training, cosine over ReLU, trials paired, Fig. 4 runs at every $\sigma$ and $n$": mean4,
                          "the same outcome under both L grids": True, "grid_outcomes": ""},
-        under={GRIDS["paper"]: {"final ||M||: cosine / ReLU, trials paired, every input law and L of the grid": per_grid["paper"][0],
-                                "mean ||M|| over training: cosine / ReLU, trials paired, every input law and L of the grid": per_grid["paper"][1]},
-               GRIDS["visible"]: {"final ||M||: cosine / ReLU, trials paired, every input law and L of the grid": per_grid["visible"][0],
-                                  "mean ||M|| over training: cosine / ReLU, trials paired, every input law and L of the grid": per_grid["visible"][1]}},
+        under={GRIDS["paper"]: {r"final $\lVert M\rVert$, cosine over ReLU, trials paired, every input law and $L$ of the grid": per_grid["paper"][0],
+                                r"mean $\lVert M\rVert$ over training, cosine over ReLU, trials paired, every input law and $L$ of the grid": per_grid["paper"][1]},
+               GRIDS["visible"]: {r"final $\lVert M\rVert$, cosine over ReLU, trials paired, every input law and $L$ of the grid": per_grid["visible"][0],
+                                  r"mean $\lVert M\rVert$ over training, cosine over ReLU, trials paired, every input law and $L$ of the grid": per_grid["visible"][1]}},
         shown_under=shown_under, shown={"Fig. 4 settings": labels4},
-        how=(f"per trial the cosine / ReLU ratio of ||M||_2 at the end and of its mean over the recorded iterations, the median "
+        how=(f"per trial the cosine over ReLU ratio of $\\lVert M\\rVert_2$ at the end and of its mean over the recorded iterations, the median "
              f"over trials with its order-statistic 95% interval (trial t: seed t in every setting); Fig. 3 runs: {cfg3.seeds} trials, "
-             f"{cfg3.steps} Adam steps (LR {cfg3.lr:g}), d = {cfg3.d}, n = {cfg3.n}, sigma = {cfg3.sigma:g}; Fig. 4 runs: {cfg4.seeds} trials, "
-             f"{cfg4.steps} steps (LR {cfg4.lr:g}), L = {cfg4.L:g}"))
+             f"{cfg3.steps} Adam steps (learning rate {cfg3.lr:g}), $d = {cfg3.d}$, $n = {cfg3.n}$, $\\sigma = {cfg3.sigma:g}$; Fig. 4 runs: {cfg4.seeds} trials, "
+             f"{cfg4.steps} steps (learning rate {cfg4.lr:g}), $L = {cfg4.L:g}$"))
     # the status under each grid by the claim's other tests: whether the two readings agree is itself tested
     tests = tuple(t for t in declared("window")["E-F3-classes"].tests if t["quantity"] != "the same outcome under both L grids")
     outcome = {o: criteria.status_of(criteria.decide(tests, {**m.quantities, **q}, "claim E-F3-classes")) for o, q in m.under.items()}
@@ -567,25 +567,25 @@ def norm_vs_sigma_n(f4) -> list[Measurement]:
                     flat4[kind].append(f"{c_} {kind} = {a:g} -> {b:g} (c* = {float(f4.c_star[ka]):.3g} at both)")
                 else:
                     steps4[kind][(c_, a, b)] = criteria.mean_of((f4.norm[kb][-1] - f4.norm[ka][-1]).tolist())
-    how = {kind: f"final ||M||_2 per trial after {cfg.steps} steps, {cfg.seeds} trials (trial t: seed t in every setting); "
+    how = {kind: f"final $\\lVert M\\rVert_2$ per trial after {cfg.steps} steps, {cfg.seeds} trials (trial t: seed t in every setting); "
                  f"{'sigma in ' + str(list(cfg.sigmas)) if kind == 'sigma' else 'n in ' + str(list(cfg.n_values)) + ', N = 1 query'}"
            for kind in ("sigma", "n")}
     pairs = {kind: [f"{c_} {kind} = {a:g} -> {b:g}" for c_, a, b in steps4[kind]] for kind in ("sigma", "n")}
     return [
         Measurement(
-            "E-F4-sigma", {"final ||M||: next sigma minus this sigma, trials paired, every class and adjacent pair": list(steps4["sigma"].values()),
+            "E-F4-sigma", {r"final $\lVert M\rVert$ at the next $\sigma$ minus at this $\sigma$, trials paired, every class and adjacent pair": list(steps4["sigma"].values()),
                            "pairs not counted (the population optimum does not move)": "; ".join(flat4["sigma"]) or "none",
                            "every adjacent pair counted": not flat4["sigma"]},
             how=how["sigma"],
-            shown={"final ||M||: next sigma minus this sigma, trials paired, every class and adjacent pair": None,
+            shown={r"final $\lVert M\rVert$ at the next $\sigma$ minus at this $\sigma$, trials paired, every class and adjacent pair": None,
                    "pairs": pairs["sigma"], "pairs not counted (the population optimum does not move)": None,
                    "every adjacent pair counted": None}),
         Measurement(
-            "E-F4-n", {"final ||M||: next n minus this n, trials paired, every class and adjacent pair": list(steps4["n"].values()),
+            "E-F4-n", {r"final $\lVert M\rVert$ at the next $n$ minus at this $n$, trials paired, every class and adjacent pair": list(steps4["n"].values()),
                        "pairs not counted (the population optimum does not move)": "; ".join(flat4["n"]) or "none",
                        "every adjacent pair counted": not flat4["n"]},
             how=how["n"],
-            shown={"final ||M||: next n minus this n, trials paired, every class and adjacent pair": None,
+            shown={r"final $\lVert M\rVert$ at the next $n$ minus at this $n$, trials paired, every class and adjacent pair": None,
                    "pairs": pairs["n"], "pairs not counted (the population optimum does not move)": None,
                    "every adjacent pair counted": None}),
     ]
@@ -609,7 +609,7 @@ def isotropy_training(iso) -> Measurement:
                  "untied: final / initial anisotropy, isotropic inputs": drop("untied"),
                  "tied: final anisotropy, isotropic / non-isotropic inputs": vs("tied"),
                  "untied: final anisotropy, isotropic / non-isotropic inputs": vs("untied")},
-        how=f"anisotropy of the symmetric part of M, {cfg.seeds} trials, {cfg.steps} Adam steps from random W; ratios per trial",
+        how=f"anisotropy of the symmetric part of $M$, {cfg.seeds} trials, {cfg.steps} Adam steps from random $W$; ratios per trial",
         # by construction of run_isotropy: the "iso" runs draw sphere inputs, every run 2-ReLU tasks
         hypotheses={"x ~ U^d in the runs the lemma covers (the non-isotropic runs are the contrast)": True,
                     "tasks satisfy Assumption B.4 (2-ReLU: Lemma C.7)": True},
@@ -631,19 +631,19 @@ def transfer_training(f5) -> list[Measurement]:
     err5 = {k: v[-1] for k, v in f5.error.items()}  # final error per trial (trial t: seed t in every unit)
     return [
         Measurement(
-            "E-F5-same", {"largest / smallest final error across pretraining classes": [criteria.mean_of(
+            "E-F5-same", {"largest over smallest final error across pretraining classes": [criteria.mean_of(
                 (torch.stack([err5[(c, L, t)] for c, L in same_L]).amax(0) / torch.stack([err5[(c, L, t)] for c, L in same_L]).amin(0)).tolist())
                 for t in cfg.test_classes]},
-            how=f"mean over {cfg.seeds} trials after {cfg.steps} steps, {cfg.test_tasks} test tasks x {wdata.queries_for(cfg.n)} queries",
-            shown={"largest / smallest final error across pretraining classes": None, "test classes": list(spread)}),
+            how=f"mean over {cfg.seeds} trials after {cfg.steps} steps, {cfg.test_tasks} test tasks with {wdata.queries_for(cfg.n)} queries each",
+            shown={"largest over smallest final error across pretraining classes": None, "test classes": list(spread)}),
         Measurement(
             "E-F5-mismatch", {
-                "affine-pretrained / matched error on cosine tasks": criteria.mean_of((err5[("affine", 1.0, "cos")] / err5[("cos", 1.0, "cos")]).tolist()),
-                "mismatched / matched error on cosine tasks": [criteria.mean_of((err5[("cos", L, "cos")] / err5[("cos", 1.0, "cos")]).tolist())
+                "affine-pretrained over matched error on cosine tasks": criteria.mean_of((err5[("affine", 1.0, "cos")] / err5[("cos", 1.0, "cos")]).tolist()),
+                "mismatched over matched error on cosine tasks": [criteria.mean_of((err5[("cos", L, "cos")] / err5[("cos", 1.0, "cos")]).tolist())
                                                                for L in mism]},
-            how=f"final test error per trial relative to the cos-pretrained unit of the same trial, mean over {cfg.seeds} trials with its interval",
-            shown={"affine-pretrained / matched error on cosine tasks": None, "mismatched / matched error on cosine tasks": None,
-                   "mismatched L": list(mism)}),
+            how=f"final test error per trial relative to the cosine-pretrained unit of the same trial, mean over {cfg.seeds} trials with its interval",
+            shown={"affine-pretrained over matched error on cosine tasks": None, "mismatched over matched error on cosine tasks": None,
+                   "mismatched $L$": list(mism)}),
     ]
 
 
@@ -665,9 +665,9 @@ def _best_record(f9, kind: str) -> int:
 def _state_at(f9, kind: str, i: int) -> dict:
     """The tested quantities of an E-F9 claim on the trained state at recorded iteration ``i``."""
     rho_s = f9.rho[("softmax", kind)]  # (records, trials)
-    return {"final softmax rho": criteria.mean_of(rho_s[i].tolist()),
-            "final softmax rho, trials mean": float(rho_s[i].mean()),
-            "final linear rho": float(f9.rho[("linear", kind)][i].mean()),
+    return {r"final softmax $\rho$": criteria.mean_of(rho_s[i].tolist()),
+            r"final softmax $\rho$, trials' mean": float(rho_s[i].mean()),
+            r"final linear $\rho$": float(f9.rho[("linear", kind)][i].mean()),
             "final softmax test error": criteria.mean_of(f9.error[("softmax", kind)][i].tolist()),
             "final linear test error": float(f9.error[("linear", kind)][i].mean())}
 
@@ -690,9 +690,9 @@ def _lowrank_quantities(f9, kind: str, claim: str) -> tuple[dict, dict]:
     q, best = _state_at(f9, kind, -1), _state_at(f9, kind, i_best)
     same, outcomes = _horizons(claim, q, best, labels)
     q = {**q, "the same outcome at both horizons": same, "horizon_outcomes": outcomes}
-    shown = {"final softmax rho": None, "final softmax rho, trials mean": None,
-             "smallest softmax rho (trials' mean) and its iteration": f"{best['final softmax rho']} at {int(f9.steps[i_best])}",
-             "final linear rho": None, "final softmax test error": None, "final linear test error": None,
+    shown = {r"final softmax $\rho$": None, r"final softmax $\rho$, trials' mean": None,
+             r"smallest softmax $\rho$ (trials' mean) and its iteration": format(best[r"final softmax $\rho$"], "") + f" at {int(f9.steps[i_best])}",
+             r"final linear $\rho$": None, "final softmax test error": None, "final linear test error": None,
              "the same outcome at both horizons": None, "horizon_outcomes": None,
              "learning rates (softmax, linear)": [f9.lr[("softmax", kind)], f9.lr[("linear", kind)]]}
     return q, shown
@@ -717,7 +717,7 @@ def lowrank_training(f9, f9_task) -> list[Measurement]:
             raise chk.ConfigError(f"the run's kinds must be among affine, quadratic and cosine (got {kind!r})")
         claim = {"affine": "E-F9-affine", "quadratic": "E-F9-quadratic", "cosine": "E-F9-cosine"}[kind]
         (qt, st), (qp, sp) = _lowrank_quantities(f9_task, kind, claim), _lowrank_quantities(f9, kind, claim)
-        tested = dict(how=(f"{cfg.steps} Adam steps, {cfg.seeds} trials, best LR of {cfg.lrs} by final test error; rho = 1 at the "
+        tested = dict(how=(f"{cfg.steps} Adam steps, {cfg.seeds} trials, best learning rate of {cfg.lrs} by final test error; $\\rho = 1$ at the "
                            f"start; the trained state tested at the end of training and at the best of the {len(f9.steps)} recorded "
                            "iterations (t interval of the trials' mean)"),
                       shown_under={F9_TASK: st, F9_TRIAL: sp})
@@ -725,16 +725,16 @@ def lowrank_training(f9, f9_task) -> list[Measurement]:
         if kind == "affine":
             m = Measurement("E-F9-affine", {"trials": common["trials"], "softmax learning rate": common["softmax learning rate"]},
                             **tested, under={
-                F9_TASK: {"final softmax rho": qt["final softmax rho"],
-                          "final softmax rho, trials mean": qt["final softmax rho, trials mean"],
-                          "final linear rho": qt["final linear rho"],
+                F9_TASK: {r"final softmax $\rho$": qt[r"final softmax $\rho$"],
+                          r"final softmax $\rho$, trials' mean": qt[r"final softmax $\rho$, trials' mean"],
+                          r"final linear $\rho$": qt[r"final linear $\rho$"],
                           "final softmax test error": qt["final softmax test error"],
                           "final linear test error": qt["final linear test error"],
                           "the same outcome at both horizons": qt["the same outcome at both horizons"],
                           "horizon_outcomes": qt["horizon_outcomes"]},
-                F9_TRIAL: {"final softmax rho": qp["final softmax rho"],
-                           "final softmax rho, trials mean": qp["final softmax rho, trials mean"],
-                           "final linear rho": qp["final linear rho"],
+                F9_TRIAL: {r"final softmax $\rho$": qp[r"final softmax $\rho$"],
+                           r"final softmax $\rho$, trials' mean": qp[r"final softmax $\rho$, trials' mean"],
+                           r"final linear $\rho$": qp[r"final linear $\rho$"],
                            "final softmax test error": qp["final softmax test error"],
                            "final linear test error": qp["final linear test error"],
                            "the same outcome at both horizons": qp["the same outcome at both horizons"],
@@ -742,16 +742,16 @@ def lowrank_training(f9, f9_task) -> list[Measurement]:
         elif kind == "quadratic":
             m = Measurement("E-F9-quadratic", {"trials": common["trials"], "softmax learning rate": common["softmax learning rate"]},
                             **tested, under={
-                F9_TASK: {"final softmax rho": qt["final softmax rho"],
-                          "final softmax rho, trials mean": qt["final softmax rho, trials mean"],
-                          "final linear rho": qt["final linear rho"],
+                F9_TASK: {r"final softmax $\rho$": qt[r"final softmax $\rho$"],
+                          r"final softmax $\rho$, trials' mean": qt[r"final softmax $\rho$, trials' mean"],
+                          r"final linear $\rho$": qt[r"final linear $\rho$"],
                           "final softmax test error": qt["final softmax test error"],
                           "final linear test error": qt["final linear test error"],
                           "the same outcome at both horizons": qt["the same outcome at both horizons"],
                           "horizon_outcomes": qt["horizon_outcomes"]},
-                F9_TRIAL: {"final softmax rho": qp["final softmax rho"],
-                           "final softmax rho, trials mean": qp["final softmax rho, trials mean"],
-                           "final linear rho": qp["final linear rho"],
+                F9_TRIAL: {r"final softmax $\rho$": qp[r"final softmax $\rho$"],
+                           r"final softmax $\rho$, trials' mean": qp[r"final softmax $\rho$, trials' mean"],
+                           r"final linear $\rho$": qp[r"final linear $\rho$"],
                            "final softmax test error": qp["final softmax test error"],
                            "final linear test error": qp["final linear test error"],
                            "the same outcome at both horizons": qp["the same outcome at both horizons"],
@@ -759,16 +759,16 @@ def lowrank_training(f9, f9_task) -> list[Measurement]:
         else:  # cosine (the kinds are checked above)
             m = Measurement("E-F9-cosine", {"trials": common["trials"], "softmax learning rate": common["softmax learning rate"]},
                             **tested, under={
-                F9_TASK: {"final softmax rho": qt["final softmax rho"],
-                          "final softmax rho, trials mean": qt["final softmax rho, trials mean"],
-                          "final linear rho": qt["final linear rho"],
+                F9_TASK: {r"final softmax $\rho$": qt[r"final softmax $\rho$"],
+                          r"final softmax $\rho$, trials' mean": qt[r"final softmax $\rho$, trials' mean"],
+                          r"final linear $\rho$": qt[r"final linear $\rho$"],
                           "final softmax test error": qt["final softmax test error"],
                           "final linear test error": qt["final linear test error"],
                           "the same outcome at both horizons": qt["the same outcome at both horizons"],
                           "horizon_outcomes": qt["horizon_outcomes"]},
-                F9_TRIAL: {"final softmax rho": qp["final softmax rho"],
-                           "final softmax rho, trials mean": qp["final softmax rho, trials mean"],
-                           "final linear rho": qp["final linear rho"],
+                F9_TRIAL: {r"final softmax $\rho$": qp[r"final softmax $\rho$"],
+                           r"final softmax $\rho$, trials' mean": qp[r"final softmax $\rho$, trials' mean"],
+                           r"final linear $\rho$": qp[r"final linear $\rho$"],
                            "final softmax test error": qp["final softmax test error"],
                            "final linear test error": qp["final linear test error"],
                            "the same outcome at both horizons": qp["the same outcome at both horizons"],
@@ -782,11 +782,11 @@ def covariate_laws(cov) -> Measurement:
     isotropic sphere for both classes, the smallest and final mean rho under every law beside it."""
     summary = {k: (float(v.mean(-1).min()), float(v[-1].mean())) for k, v in cov.rho.items()}
     return Measurement(
-        "E-F9-sphere", {"final rho on the isotropic sphere, quadratic": criteria.mean_of(cov.rho[("sphere", "quadratic")][-1].tolist()),
-                        "final rho on the isotropic sphere, cosine": criteria.mean_of(cov.rho[("sphere", "cosine")][-1].tolist())},
-        how=f"softmax, 5000 Adam steps at LR 1e-2, {cov.config.seeds} trials",
-        shown={"final rho on the isotropic sphere, quadratic": None, "final rho on the isotropic sphere, cosine": None,
-               "smallest and final mean rho": [f"{law} {kind}: {mn:.2f}, {fin:.2f}" for (law, kind), (mn, fin) in summary.items()]})
+        "E-F9-sphere", {r"final $\rho$ on the isotropic sphere, quadratic": criteria.mean_of(cov.rho[("sphere", "quadratic")][-1].tolist()),
+                        r"final $\rho$ on the isotropic sphere, cosine": criteria.mean_of(cov.rho[("sphere", "cosine")][-1].tolist())},
+        how=f"softmax, 5000 Adam steps at learning rate $10^{{-2}}$, {cov.config.seeds} trials",
+        shown={r"final $\rho$ on the isotropic sphere, quadratic": None, r"final $\rho$ on the isotropic sphere, cosine": None,
+               r"smallest and final mean $\rho$": [f"{law} {kind}: {mn:.2f}, {fin:.2f}" for (law, kind), (mn, fin) in summary.items()]})
 
 
 def inner_block(t44) -> torch.Tensor:
@@ -803,17 +803,17 @@ def theorem_44(t44) -> Measurement:
     ev = torch.linalg.eigvalsh(0.5 * (inner + inner.transpose(-1, -2)))
     Cn = 2.0 if cfg.sigma == 0 else 1.0  # Thm 4.4: C_n = 2 in Case 1, 1 in Case 2 (c_u = 1 in lowrank_training)
     return Measurement(
-        "E-T44", {"rho": criteria.mean_of(t44.rho[("softmax", "linear")][-1].tolist()),
-                  "||B^T M B_perp|| / ||M||": criteria.mean_of(t44.cross[("softmax", "linear")][-1].tolist()),
-                  "cond(B^T M B)": criteria.mean_of((ev[:, -1] / ev[:, 0]).tolist())},
-        how=f"tied W from 0.001 I, {cfg.steps} Adam steps (LR {cfg.lrs[0]:g}), {cfg.seeds} trials, d = {cfg.d}, "
-            f"k = {cfg.k}, n = {cfg.n}",
+        "E-T44", {r"$\rho$": criteria.mean_of(t44.rho[("softmax", "linear")][-1].tolist()),
+                  r"$\lVert B^\top M B_\perp\rVert / \lVert M\rVert$": criteria.mean_of(t44.cross[("softmax", "linear")][-1].tolist()),
+                  r"condition number of $B^\top M B$": criteria.mean_of((ev[:, -1] / ev[:, 0]).tolist())},
+        how=f"tied $W$ from $0.001 I$, {cfg.steps} Adam steps (learning rate {cfg.lrs[0]:g}), {cfg.seeds} trials, $d = {cfg.d}$, "
+            f"$k = {cfg.k}$, $n = {cfg.n}$",
         hypotheses={"x = c_u B u + c_v B_perp v (Assumption 4.3)": cfg.covariates == "assumption43",
                     "sigma = 0 (Case 1) or n = 2 (Case 2)": cfg.sigma == 0 or cfg.n == 2,
                     "f = a^T B^T x (the low-rank linear class)": tuple(cfg.kinds) == ("linear",),
                     "||B^T M B|| <= C_n / c_u^2 (the norm constraint), every trial": float(torch.linalg.matrix_norm(inner, ord=2).max()) <= Cn},
-        shown={"max ||B^T M B|| over trials": float(torch.linalg.matrix_norm(inner, ord=2).max()), "C_n": Cn,
-               "rho": None, "||B^T M B_perp|| / ||M||": None, "cond(B^T M B)": None})
+        shown={r"largest $\lVert B^\top M B\rVert$ over trials": float(torch.linalg.matrix_norm(inner, ord=2).max()), "$C_n$": Cn,
+               r"$\rho$": None, r"$\lVert B^\top M B_\perp\rVert / \lVert M\rVert$": None, r"condition number of $B^\top M B$": None})
 
 
 def rank_correlation(a, b) -> float:
@@ -855,7 +855,7 @@ def _association_quantities(f9, kind: str, claim: str) -> tuple[dict, dict]:
     and the context its card lists first."""
     i_best = max(_best_record(f9, kind), MIN_RECORDS - 1)
     whole, upto = _association(f9, kind), _association(f9, kind, i_best)
-    name = "rank correlation of rho and test error over training, per trial"
+    name = r"rank correlation of $\rho$ and test error over training, per trial"
     labels = (f"{HORIZON_END} ({int(f9.steps[-1])} iterations)", f"{HORIZON_BEST} ({int(f9.steps[i_best])})")
     same, outcomes = _horizons(claim, {name: whole}, {name: upto}, labels)
     q = {name: whole, "the same outcome at both horizons": same, "horizon_outcomes": outcomes}
@@ -882,26 +882,26 @@ def lowrank_association(f9, f9_task) -> list[Measurement]:
         claim = {"affine": "E-F9-assoc-affine", "quadratic": "E-F9-assoc-quadratic", "cosine": "E-F9-assoc-cosine"}[kind]
         (at, st), (ap, sp) = _association_quantities(f9_task, kind, claim), _association_quantities(f9, kind, claim)
         tested = dict(how=(f"softmax attention, {f9.config.steps} Adam steps at the selected learning rate, {len(f9.steps)} recorded "
-                           f"iterations, {f9.config.seeds} trials; Spearman correlation of rho and test error per trial over the "
+                           f"iterations, {f9.config.seeds} trials; Spearman correlation of $\\rho$ and test error per trial over the "
                            "whole run and up to the best recorded iteration, median over trials with its order-statistic 95% interval"),
                       shown_under={F9_TASK: st, F9_TRIAL: sp})
         if kind == "affine":
             m = Measurement("E-F9-assoc-affine", {}, **tested, under={
-                F9_TASK: {"rank correlation of rho and test error over training, per trial": at["rank correlation of rho and test error over training, per trial"],
+                F9_TASK: {r"rank correlation of $\rho$ and test error over training, per trial": at[r"rank correlation of $\rho$ and test error over training, per trial"],
                           "the same outcome at both horizons": at["the same outcome at both horizons"], "horizon_outcomes": at["horizon_outcomes"]},
-                F9_TRIAL: {"rank correlation of rho and test error over training, per trial": ap["rank correlation of rho and test error over training, per trial"],
+                F9_TRIAL: {r"rank correlation of $\rho$ and test error over training, per trial": ap[r"rank correlation of $\rho$ and test error over training, per trial"],
                            "the same outcome at both horizons": ap["the same outcome at both horizons"], "horizon_outcomes": ap["horizon_outcomes"]}})
         elif kind == "quadratic":
             m = Measurement("E-F9-assoc-quadratic", {}, **tested, under={
-                F9_TASK: {"rank correlation of rho and test error over training, per trial": at["rank correlation of rho and test error over training, per trial"],
+                F9_TASK: {r"rank correlation of $\rho$ and test error over training, per trial": at[r"rank correlation of $\rho$ and test error over training, per trial"],
                           "the same outcome at both horizons": at["the same outcome at both horizons"], "horizon_outcomes": at["horizon_outcomes"]},
-                F9_TRIAL: {"rank correlation of rho and test error over training, per trial": ap["rank correlation of rho and test error over training, per trial"],
+                F9_TRIAL: {r"rank correlation of $\rho$ and test error over training, per trial": ap[r"rank correlation of $\rho$ and test error over training, per trial"],
                            "the same outcome at both horizons": ap["the same outcome at both horizons"], "horizon_outcomes": ap["horizon_outcomes"]}})
         else:  # cosine (the kinds are checked above)
             m = Measurement("E-F9-assoc-cosine", {}, **tested, under={
-                F9_TASK: {"rank correlation of rho and test error over training, per trial": at["rank correlation of rho and test error over training, per trial"],
+                F9_TASK: {r"rank correlation of $\rho$ and test error over training, per trial": at[r"rank correlation of $\rho$ and test error over training, per trial"],
                           "the same outcome at both horizons": at["the same outcome at both horizons"], "horizon_outcomes": at["horizon_outcomes"]},
-                F9_TRIAL: {"rank correlation of rho and test error over training, per trial": ap["rank correlation of rho and test error over training, per trial"],
+                F9_TRIAL: {r"rank correlation of $\rho$ and test error over training, per trial": ap[r"rank correlation of $\rho$ and test error over training, per trial"],
                            "the same outcome at both horizons": ap["the same outcome at both horizons"], "horizon_outcomes": ap["horizon_outcomes"]}})
         out.append(m)
     return out
@@ -928,14 +928,14 @@ def norm_growth(f4) -> list[Measurement]:
                     flat4[kind].append(f"{c_} {kind} = {a:g} -> {b:g}")
                 else:
                     steps4[kind][(c_, a, b)] = criteria.median_of((f4.norm[kb][early].mean(0) - f4.norm[ka][early].mean(0)).tolist())
-    how = (f"mean ||M||_2 over the recorded iterations up to {EARLY * cfg.steps:g} of {cfg.steps} steps, per trial, {cfg.seeds} "
+    how = (f"mean $\\lVert M\\rVert_2$ over the recorded iterations up to {EARLY * cfg.steps:g} of {cfg.steps} steps, per trial, {cfg.seeds} "
            "trials (trial t: seed t in every setting); paired differences, median with its order-statistic 95% interval")
     pairs = {kind: [f"{c_} {kind} = {a:g} -> {b:g}" for c_, a, b in steps4[kind]] for kind in ("sigma", "n")}
     return [
         Measurement(
-            "E-F4-sigma-growth", {"early mean ||M||: next sigma minus this sigma, trials paired, every class and adjacent pair": list(steps4["sigma"].values())},
+            "E-F4-sigma-growth", {r"early mean $\lVert M\rVert$ at the next $\sigma$ minus at this $\sigma$, trials paired, every class and adjacent pair": list(steps4["sigma"].values())},
             how=how, shown={"pairs": pairs["sigma"], "pairs not counted (the population optimum does not move)": "; ".join(flat4["sigma"]) or "none"}),
         Measurement(
-            "E-F4-n-growth", {"early mean ||M||: next n minus this n, trials paired, every class and adjacent pair": list(steps4["n"].values())},
+            "E-F4-n-growth", {r"early mean $\lVert M\rVert$ at the next $n$ minus at this $n$, trials paired, every class and adjacent pair": list(steps4["n"].values())},
             how=how, shown={"pairs": pairs["n"], "pairs not counted (the population optimum does not move)": "; ".join(flat4["n"]) or "none"}),
     ]
