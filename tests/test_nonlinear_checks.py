@@ -163,8 +163,15 @@ def test_phase1_checks_decide_c6_c7a_c13_c10_on_a_small_sweep():
     s = checks.sweep_slopes(sweep, cfg)
     assert s["L"] == [pytest.approx(-2.0), pytest.approx(-2.0)] and s["eta"] == pytest.approx(-1.0)
     assert s["D"] == pytest.approx(-2.0)
-    c6, c7a = _ledger().judge(checks.phase1_rates([sweep, sweep, sweep], cfg), show=False)
-    assert c7a.status.startswith("reproduced") and "3 seeds" in c6.how
+    K_pop = [8, 16, 32, 64]
+    exact = [tp.population_first_step_rate(k, cfg.delta) for k in K_pop]  # ||v||^4 (K - 1) / K^3: slope -> -2
+    c6, c7a = _ledger().judge(checks.phase1_rates([sweep, sweep, sweep], cfg, K_pop, exact), show=False)
+    assert c7a.status.startswith("reproduced") and "3 seeds" in c6.how and "population limit" in c6.how
+    assert c6.status == "not reproduced" and "32->64: -1.977" in c6.caveat  # decided on one exact number, no seeds
+    (c6, _) = _ledger().judge(checks.phase1_rates([sweep], cfg, K_pop, [1 / k for k in K_pop]), show=False)
+    assert c6.status.startswith("reproduced")  # the paper's 1/K passes: the criterion can go either way
+    with pytest.raises(ConfigError, match="g0_pop"):
+        checks.phase1_rates([sweep], cfg, K_pop, exact[:2])
     (c13,) = _ledger().judge(checks.phase1_delta(sweep, cfg), show=False)
     assert c13.id == "C13"
     spread, n = checks.collapse_spread(sweep, cfg)
@@ -172,8 +179,16 @@ def test_phase1_checks_decide_c6_c7a_c13_c10_on_a_small_sweep():
     (c10,) = _ledger().judge(checks.collapse(sweep, cfg, 0.0), show=False)
     assert c10.status.startswith("reproduced")
     flat, _ = _sweep([[100.0, 100.0, 100.0], [50.0, 50.0, 50.0]])  # T^1 does not depend on L
-    _, c7a = _ledger().judge(checks.phase1_rates([flat], cfg), show=False)
+    _, c7a = _ledger().judge(checks.phase1_rates([flat], cfg, [8, 16], [1 / 8, 1 / 16]), show=False)
     assert c7a.status == "not reproduced"
+
+
+def test_population_first_step_rate_is_the_closed_form_at_q0():
+    for K in (2, 5, 16):
+        s4 = (3.0**2 / 2) ** 2
+        assert tp.population_first_step_rate(K, 3.0) == pytest.approx(s4 * (K - 1) / K**3, rel=1e-12)
+    with pytest.raises(ConfigError, match="K must"):
+        tp.population_first_step_rate(1, 3.0)
 
 
 @pytest.mark.declarations
@@ -379,6 +394,19 @@ def test_attention_decay_decides_c5c_per_seed_and_can_fail():
         slow.maps[:, :, :, k, b] = slow.maps[:, :, :, k, c] = (1 - own - held) / 2
     (c,) = _ledger("block").judge(checks.attention_decay(theory, slow, slow), show=False)
     assert c.status == "reproduced with caveat"  # the caveat: the theory model's ratio is shown, not tested
+    # the other optimizer: three seeds with the ratio exactly 1 (the other attention halves with the deficit), so
+    # its median is above 1 but its interval touches 1: the optimizers' outcomes differ, and the claim is inconclusive
+    mixed = _block(own, own, own, e)
+    level = torch.tensor([0.3, 0.2, 0.14, 0.06], dtype=F64)[:, None]  # halves at step 2, as 1 - Attn_k does
+    for k in range(4):
+        a, b, c = [(k + j) % 4 for j in (1, 2, 3)]
+        mixed.maps[:, :, :, k, a] = torch.cat([held.expand(n_rec, nL, 3), level[:, :, None].expand(n_rec, nL, 3)], -1)
+        mixed.maps[:, :, :, k, b] = mixed.maps[:, :, :, k, c] = (1 - own - mixed.maps[:, :, :, k, a]) / 2
+    m = checks.attention_decay(theory, slow, mixed)
+    assert m.under["Adam 1e-3"][checks.DECAY_Q] == [1.5, 1.5, 1.5, 1.0, 1.0, 1.0]
+    assert m.quantities["the same outcome under both optimizers"] is False
+    (c,) = _ledger("block").judge(m, show=False)
+    assert c.status == "inconclusive" and "Adam 1e-3 cannot be decided" in c.caveat
 
 
 def _phase_runs(flat_t01: float, sharp_t01: float, S: int = 6):

@@ -128,6 +128,7 @@ T1_pop = torch.tensor([full(tp.population_phase1, k, scfg.delta) for k in K_pop[
                       + [tp.population_phase1_reduced(K_pop[-1], scfg.delta)], dtype=F64)  # K = 512: by symmetry
 reduced_gap = float((torch.tensor(tp.population_phase1_reduced(256, scfg.delta), dtype=F64)
                      - T1_pop[K_pop.index(256)]).abs().max())  # the reduction against the library's GD
+g0_pop = [tp.population_first_step_rate(k, scfg.delta) for k in K_pop]  # Prop. 2's rate at t = 0, same limit
 
 # %% tags=["remove-cell"]
 top_T1_seeds, _ = checks.top_octave_slopes(sweeps_K, scfg)
@@ -149,7 +150,7 @@ assert reduced_gap < 1e-9
 assert all(abs(s + 2) < 0.25 for s in slopes["L"]) and bool((sweep.T1_delta[1:] <= sweep.T1_delta[:-1]).all())
 
 # %% tags=["remove-input"]
-ledger.judge([*checks.phase1_rates(sweeps_K, scfg), checks.phase1_K(sweeps_K, scfg, T1_big, M_big, K_pop, T1_pop),
+ledger.judge([*checks.phase1_rates(sweeps_K, scfg, K_pop, g0_pop), checks.phase1_K(sweeps_K, scfg, T1_big, M_big, K_pop, T1_pop),
               checks.phase1_delta(sweep, scfg)]);
 
 # %% [markdown]

@@ -64,7 +64,7 @@ class BlockConfig(Sec6Runs):
                     M="200 prompts (batch 25, 8 steps an epoch) instead of 300 (batch 30, 10 steps)",
                     epochs="100 of the paper's 400 epochs: the book trains two optimizers within its 70 s CPU budget; "
                            "claims about epochs 200-300 are inconclusive at this scale",
-                    seeds="1 seed per L instead of the reference 5 (the paper gives none)",
+                    seeds="1 seed per L instead of the reference 6 (the paper gives none)",
                     test_prompts="200 held-out prompts suffice for the mean attention maps",
                     batch="25 so that it divides M = 200")
     PARAMS = dict(SETTING_PARAMS, **BLOCK_PARAMS)

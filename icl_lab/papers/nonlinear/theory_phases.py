@@ -1,6 +1,6 @@
 """Theory helpers of the nonlinear chapter that no stored experiment uses: correlated features and
-Lemma 2's g_k along GD on them, Prop. 2's Phase-I duration in the population limit (the expected loss
-of Eq. 7 with balanced counts), by the library's GD and by its two-weight symmetric reduction, and the
+Lemma 2's g_k along GD on them, Prop. 2's Phase-I duration and first-step rate in the population limit (the
+expected loss of Eq. 7 with balanced counts), by the library's GD and by its two-weight symmetric reduction, and the
 phase ends Props. 2-3 state (:func:`stated_ends`). They build on :mod:`~icl_lab.papers.nonlinear.theory` (the exact feature-space dynamics)
 and live beside it rather than in it so that the stored results of the paper's experiments, whose
 fingerprints cover ``theory.py``, stay current.
@@ -15,7 +15,7 @@ from ... import metrics
 from ... import params as chk
 from ...config import make_generator
 from .tasks import FeaturePrompts, cosine_feature_prompts, cosine_sampler, make_features
-from .theory import feature_gd
+from .theory import feature_gd, pair_gradients
 
 F64 = torch.float64
 
@@ -69,18 +69,34 @@ def _population_lr(K: int) -> float:
     return 2e-4 * K**2  # ~ T^1 / 300 (T^1 grows like K^2 here)
 
 
-def population_phase1(K: int, delta: float, steps: int = 1500) -> list[float]:
-    """Phase-I duration T^1 (in units of eta x steps) of the expected loss (Eq. 7) with balanced counts
-    (N -> infinity), at each level of :data:`POPULATION_LEVELS`: only second moments of the task values
-    enter the gradient, so K prompts with query v_1 and values sqrt(K) e_j represent it exactly (the
-    other query features follow by symmetry; the step / K restores p_k = 1/K)."""
+def _population_prompts(K: int, delta: float) -> tuple[FeaturePrompts, torch.Tensor]:
+    """The expected loss (Eq. 7) with balanced counts at K orthogonal features of distance ``delta``: K prompts
+    with query v_1 and values sqrt(K) e_j (only second moments of the task values enter the gradient), and the
+    Gram matrix. A step on them divided by K is a step of the population loss (p_k = 1/K)."""
     if K < 2:
         raise chk.ConfigError(f"K must be at least 2 (got {K})")
     V, eye = make_features("orth", K, K, delta), torch.eye(K, dtype=F64)
     fp = FeaturePrompts(torch.ones(K, K, dtype=F64), math.sqrt(K) * eye, torch.zeros(K, dtype=torch.long),
                         math.sqrt(K) * eye[:, 0])
+    return fp, V @ V.T
+
+
+def population_first_step_rate(K: int, delta: float) -> float:
+    """Prop. 2's Phase-I rate at its first step in the population limit: g_k(0) of the expected loss (Eq. 7) with
+    balanced counts, per unit of eta (L = 1), from the library's gradient at Q = 0 on :func:`_population_prompts`.
+    At Q = 0 every attention is 1/K, and it equals ||v||^4 (K - 1) / K^3."""
+    fp, G = _population_prompts(K, delta)
+    return float(pair_gradients(torch.zeros(1, K, K, dtype=F64), fp, G)[0, 0, 0]) / K
+
+
+def population_phase1(K: int, delta: float, steps: int = 1500) -> list[float]:
+    """Phase-I duration T^1 (in units of eta x steps) of the expected loss (Eq. 7) with balanced counts
+    (N -> infinity), at each level of :data:`POPULATION_LEVELS`: only second moments of the task values
+    enter the gradient, so K prompts with query v_1 and values sqrt(K) e_j represent it exactly (the
+    other query features follow by symmetry; the step / K restores p_k = 1/K)."""
+    fp, G = _population_prompts(K, delta)
     lr = _population_lr(K)
-    own = feature_gd(fp, V @ V.T, steps=steps, lr=lr / K, record_every=steps, with_maps=False).own
+    own = feature_gd(fp, G, steps=steps, lr=lr / K, record_every=steps, with_maps=False).own
     return [float(metrics.first_crossing(own, lv(K))[0]) * lr for lv in POPULATION_LEVELS.values()]
 
 
