@@ -50,7 +50,7 @@ def test_conditions_are_written_as_math_and_prose():
 def test_hypotheses_are_stated_once_and_cards_name_them():
     from icl_lab.papers.selectors import conditions  # Theorem 1's conditions
 
-    led = Ledger("selectors", part="mechanism")
+    led = Ledger("selectors", part="selection")
     held = {h: i % 2 == 0 for i, h in enumerate(conditions.THM1)}
     claim = next(c for c in led if c.status == "pending" and c.hypotheses_declared == conditions.THM1)
     claim._decide(measured=1, how="h", passed=True, hypotheses=held)  # the display, not the criterion, is tested

@@ -264,11 +264,15 @@ def test_ood_conditions_geometry():
 
 @pytest.mark.declarations
 def test_ledger_parts_split_the_chapter():
-    """Each notebook checks exactly its own part: mechanism (M, O) and sample complexity (S)."""
-    mech, sc = Ledger("selectors", part="mechanism"), Ledger("selectors", part="sample_complexity")
-    assert set(mech.claims) and set(sc.claims) and not set(mech.claims) & set(sc.claims)
-    assert all(i[0] in "MO" for i in mech.claims) and all(i[0] == "S" for i in sc.claims)
-    assert set(mech.claims) | set(sc.claims) == set(Ledger("selectors").claims)
+    """Each notebook checks exactly its own part: the mechanism and its training (M), unseen tasks (O), the
+    sample complexity and the training data (S)."""
+    parts = {p: set(Ledger("selectors", part=p).claims) for p in (
+        "mechanism", "selection", "training", "out_of_domain", "sample_complexity", "prompt_length")}
+    assert all(parts.values()) and sum(map(len, parts.values())) == len(set().union(*parts.values()))
+    assert all(i[0] == "M" for p in ("mechanism", "selection", "training") for i in parts[p])
+    assert all(i[0] == "O" for i in parts["out_of_domain"])
+    assert all(i[0] == "S" for p in ("sample_complexity", "prompt_length") for i in parts[p])
+    assert set().union(*parts.values()) == set(Ledger("selectors").claims)
 
 
 def test_registered_experiments_are_seed_splittable():

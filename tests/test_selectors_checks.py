@@ -22,10 +22,10 @@ H1 = {n: True for n in conditions.THM1}
 CFG = NS(delta=0.1, beta=5.0, M=64, M1=8, seeds=4, steps=500, xi=0.01, eval_every=25, hit_acc=0.95, l=14)
 
 
-def _judge(part: str, ms) -> dict:
+def _judge(ms) -> dict:
     """Per claim: "reproduced" (with or without a caveat) or its status otherwise, after judging ``ms`` on a fresh
-    ledger of ``part``."""
-    return {c.id: "reproduced" if c.ok else c.status for c in Ledger("selectors", part=part).judge(ms, show=False)}
+    ledger of the paper."""
+    return {c.id: "reproduced" if c.ok else c.status for c in Ledger("selectors").judge(ms, show=False)}
 
 
 def test_gradients_and_initial_attention_decide_m1_m2_m3():
@@ -33,13 +33,13 @@ def test_gradients_and_initial_attention_decide_m1_m2_m3():
     g["W_Q"] = g.pop("Q")
     g["W_Q"][..., 3:] = 0.0  # the label columns (d_x = 3) get no gradient
     closed = {k: v[0].clone() for k, v in g.items()}
-    assert _judge("mechanism", checks.gradients(g, closed, 3)) == {"M1": "reproduced", "M2": "reproduced"}
+    assert _judge(checks.gradients(g, closed, 3)) == {"M1": "reproduced", "M2": "reproduced"}
     closed["W_Q"] = closed["W_Q"] * 1.01
     g["W_Q"][..., 3:] = 1.0
-    assert _judge("mechanism", checks.gradients(g, closed, 3)) == {"M1": "not reproduced", "M2": "not reproduced"}
+    assert _judge(checks.gradients(g, closed, 3)) == {"M1": "not reproduced", "M2": "not reproduced"}
     a = torch.softmax(torch.randn(5, 7, dtype=F64), -1)
-    assert _judge("mechanism", checks.initial_attention(a, a.clone())) == {"M3": "reproduced"}
-    assert _judge("mechanism", checks.initial_attention(a, a.flip(-1))) == {"M3": "not reproduced"}
+    assert _judge(checks.initial_attention(a, a.clone())) == {"M3": "reproduced"}
+    assert _judge(checks.initial_attention(a, a.flip(-1))) == {"M3": "not reproduced"}
 
 
 def test_pattern_norms_read_each_run_and_pattern():
@@ -56,53 +56,53 @@ def _prop1(mu_min: float, nu_max: float, mu_mean: float, nu_mean: float, seeds: 
 
 def test_prop1_measures_every_pattern_and_shows_the_means_beside():
     db = CFG.delta * CFG.beta
-    led = Ledger("selectors", part="mechanism")
+    led = Ledger("selectors")
     m4, m5 = led.judge(_prop1(5.0, 0.6, 6.0, 0.55), show=False)
     assert m4.measured.endswith("mean over the patterns (shown) = 6") and r"$\sqrt{\ln M}$ = 2.04;" in m4.measured
     assert m4.ok and "order-statistic 95%, 6 seeds" in m4.measured
-    assert _judge("mechanism", _prop1(db, 3 * db, db, db))["M4"] == "not reproduced"
-    assert _judge("mechanism", _prop1(5.0, 0.6, 6.0, 0.55, seeds=4))["M4"] == "inconclusive"  # 4 seeds cannot decide
+    assert _judge(_prop1(db, 3 * db, db, db))["M4"] == "not reproduced"
+    assert _judge(_prop1(5.0, 0.6, 6.0, 0.55, seeds=4))["M4"] == "inconclusive"  # 4 seeds cannot decide
 
 
 def test_attention_mass_rate_and_collapse_are_decided_on_gamma():
     steps = np.arange(0, 501, 25)
     gam = np.tile(np.where(steps < 200, 0.7, 1e-6), (6, 1))
     fin = {"mass_present": torch.full((6,), 1 - 1e-6, dtype=F64)}
-    st = _judge("mechanism", checks.attention_mass(fin, gam, steps, CFG, H1))
+    st = _judge(checks.attention_mass(fin, gam, steps, CFG, H1))
     assert st["M8"] == "reproduced" and set(st) == {"M8", "M9"}
     fin_bad = {"mass_present": torch.full((6,), 0.5, dtype=F64)}
-    assert _judge("mechanism", checks.attention_mass(fin_bad, gam, steps, CFG, H1))["M8"] == "not reproduced"
+    assert _judge(checks.attention_mass(fin_bad, gam, steps, CFG, H1))["M8"] == "not reproduced"
     few = {"mass_present": torch.full((4,), 1 - 1e-6, dtype=F64)}  # 4 seeds cannot decide
-    assert _judge("mechanism", checks.attention_mass(few, gam[:4], steps, CFG, H1))["M8"] == "inconclusive"
+    assert _judge(checks.attention_mass(few, gam[:4], steps, CFG, H1))["M8"] == "inconclusive"
     times = np.tile([175.0, 190.0, 200.0], (6, 1))
-    (m10,) = Ledger("selectors", part="mechanism").judge(
+    (m10,) = Ledger("selectors").judge(
         [checks.collapse(times, gam, (times[:, 2] - times[:, 0]) / times[:, 1], 0.5, 0.5, CFG, H1)], show=False)
     assert r"plateau to $t_{90}$ (median, steps) = 175" in m10.measured
 
 
 def test_selector_cross_terms_take_each_column_against_its_diagonal():
     b = torch.eye(8, dtype=F64) * 10 - (10 / 7) * (1 - torch.eye(8, dtype=F64))  # cross = -diag/(M1-1): 8/7 of 1/M1
-    (m,) = Ledger("selectors", part="mechanism").judge([checks.selector_cross_terms([b] * 6, 0.3, H1)], show=False)
+    (m,) = Ledger("selectors").judge([checks.selector_cross_terms([b] * 6, 0.3, H1)], show=False)
     assert m.ok and "diagonal, per seed = 1.14 [1.14, 1.14]" in m.measured
     b2 = b.clone()
     b2[0, 1] = 9.0  # one cross term as large as the diagonal
-    assert _judge("mechanism", checks.selector_cross_terms([b2] * 6, 0.3, H1))["M14"] == "not reproduced"
-    assert _judge("mechanism", checks.selector_cross_terms([b] * 3, 0.3, H1))["M14"] == "inconclusive"  # 3 seeds
+    assert _judge(checks.selector_cross_terms([b2] * 6, 0.3, H1))["M14"] == "not reproduced"
+    assert _judge(checks.selector_cross_terms([b] * 3, 0.3, H1))["M14"] == "inconclusive"  # 3 seeds
 
 
 def test_label_columns_value_update_and_output_rows_use_the_solved_runs():
     solved = np.array([True, True, True, True, True, True, False])  # 6 solved runs, one not (ignored)
     small = np.array([1e-3, 2e-3, 1e-3, 2e-3, 1e-3, 2e-3, 0.5])
     big = np.array([0.4, 0.5, 0.6, 0.4, 0.5, 0.6, 0.5])
-    assert _judge("mechanism", checks.label_columns(small, small, solved, np.ones(7), 0.1, H1)) == {"M15": "reproduced"}
-    assert _judge("mechanism", checks.label_columns(big, big, solved, np.ones(7), 0.1, H1)) == {"M15": "not reproduced"}
+    assert _judge(checks.label_columns(small, small, solved, np.ones(7), 0.1, H1)) == {"M15": "reproduced"}
+    assert _judge(checks.label_columns(big, big, solved, np.ones(7), 0.1, H1)) == {"M15": "not reproduced"}
     three = np.array([True, True, True, False, False, False, False])  # 3 solved runs cannot decide
-    assert _judge("mechanism", checks.label_columns(small, small, three, np.ones(7), 0.1, H1)) == {"M15": "inconclusive"}
+    assert _judge(checks.label_columns(small, small, three, np.ones(7), 0.1, H1)) == {"M15": "inconclusive"}
     solved = np.array([True, True, True, False])
-    (m16,) = Ledger("selectors", part="mechanism").judge([checks.value_update(np.array([0.99, 0.98, 0.99, -0.2]), solved,
+    (m16,) = Ledger("selectors").judge([checks.value_update(np.array([0.99, 0.98, 0.99, -0.2]), solved,
                                                                                0.07, H1)], show=False)
     assert "lowest cosine = 0.98" in m16.measured and "runs = 3 of 4" in m16.measured
-    (m17,) = Ledger("selectors", part="mechanism").judge([checks.output_rows(np.array([3.0, 4.0, 5.0]), solved, H1)],
+    (m17,) = Ledger("selectors").judge([checks.output_rows(np.array([3.0, 4.0, 5.0]), solved, H1)],
                                                           show=False)
     assert "runs used = 3 of 4" in m17.measured
 
@@ -114,27 +114,27 @@ def test_success_rates_and_reference_run_say_whether_the_seeds_can_decide():
         checks.rate_decidable(5, 4)
     acc = torch.tensor([0.97, 0.98, 0.99, 0.96])
     ok = torch.tensor([True, True, True, True])
-    st = _judge("mechanism", checks.success_rates(acc, ok, ok, CFG, 0.995, H1))
+    st = _judge(checks.success_rates(acc, ok, ok, CFG, 0.995, H1))
     assert set(st) == {"M11", "M12"}
     ref = checks.reference_run(np.ones(80, dtype=bool), np.full(80, 0.99), 0.999, H1)
     few = checks.reference_run(np.arange(80) < 40, np.full(80, 0.99), 0.999, H1)
-    assert _judge("mechanism", ref)["M18"] == "reproduced" and _judge("mechanism", few)["M18"] == "not reproduced"
+    assert _judge(ref)["M18"] == "reproduced" and _judge(few)["M18"] == "not reproduced"
 
 
 def test_lucky_at_init_and_proposition2_hand_over_their_names():
-    assert set(_judge("mechanism", checks.lucky_at_init(torch.full((4,), 0.25), torch.full((4,), 0.24), 1e5, 200, 0.49))) == {"M13"}
+    assert set(_judge(checks.lucky_at_init(torch.full((4,), 0.25), torch.full((4,), 0.24), 1e5, 200, 0.49))) == {"M13"}
     def prop2(seeds: int):
         fin = {k: torch.full((seeds,), v, dtype=F64) for k, v in (("lab_lit", 4.0), ("feat_lit", 1.0), ("lab_in", 9.0),
                                                                ("feat_in", 1.0), ("label_dominant", 0.9), ("h_abs_other", 0.01))}
         fin["h_abs_other"] = fin["h_abs_other"] * torch.linspace(0.5, 1.5, seeds, dtype=F64)
         return checks.proposition2(fin, torch.full((seeds,), 0.8, dtype=F64), torch.full((seeds,), 0.01, dtype=F64), CFG, H1)
 
-    m6, m7 = Ledger("selectors", part="mechanism").judge(prop2(6), show=False)
+    m6, m7 = Ledger("selectors").judge(prop2(6), show=False)
     assert "seeds with such neurons = 6 of 6" in m7.measured and m6.ok
     # both readings take the median's order-statistic interval: with 6 seeds, the range of the seeds
     token = m7.measured.split("token-part split of Fig. 1(b)'s caption: ")[1]
     assert token.startswith(r"mean $\lvert h_i\rvert$ of the other neurons over $\xi$ = 1 [0.5, 1.5] (median, order-statistic 95%, 6 seeds)")
-    assert _judge("mechanism", prop2(4))["M6"] == "inconclusive"  # 4 seeds cannot decide
+    assert _judge(prop2(4))["M6"] == "inconclusive"  # 4 seeds cannot decide
 
 
 def test_theorem2_conditions_are_read_from_the_patterns():
@@ -153,7 +153,7 @@ def test_theorem2_conditions_are_read_from_the_patterns():
 def test_chernoff_decides_under_both_readings_of_c():
     worst, where = {"printed (37)": 1.4, "from (14)": 0.9}, {"alpha": 0.2, "l": 40, "c": 0.5}
     some_c = {0.2: (0.95, 0.3), 1.0: (0.9, 0.2)}
-    (c,) = Ledger("selectors", part="sample_complexity").judge([checks.chernoff(worst, where, (0.2, 30, 0.5), some_c, {0.2: 2.0})],
+    (c,) = Ledger("selectors").judge([checks.chernoff(worst, where, (0.2, 30, 0.5), some_c, {0.2: 2.0})],
                                                                 show=False)
     assert c.measured.startswith(r"every $c$: largest exact tail / printed bound (37) = 1.4 (at $\alpha$ = 0.2")
     with pytest.raises(ConfigError, match="first_fail"):
@@ -173,23 +173,23 @@ def test_shortest_length_and_task_count():
               all_pairs_acc=torch.tensor([[0.6, 0.6, 0.6], [0.95, 0.96, 0.97], [0.55, 0.5, 0.6]], dtype=F64),
               train_acc=torch.tensor([[0.9] * 3, [0.97] * 3, [0.95] * 3], dtype=F64),
               shortcut_acc=torch.tensor([0.75, 0.5, 0.94], dtype=F64))
-    st = _judge("sample_complexity", checks.task_count(tres, NS(M1=8, n_tasks=(2, 8), seeds=3)))
+    st = _judge(checks.task_count(tres, NS(M1=8, n_tasks=(2, 8), seeds=3)))
     assert st["S8"] == "reproduced"
     tres.balanced = [True, True, False]  # a smaller set that is balanced contradicts Lemma 1
-    assert _judge("sample_complexity", checks.task_count(tres, NS(M1=8, n_tasks=(2, 8), seeds=3)))["S8"] == "not reproduced"
+    assert _judge(checks.task_count(tres, NS(M1=8, n_tasks=(2, 8), seeds=3)))["S8"] == "not reproduced"
 
 
 def test_batch_decides_s13_and_s14():
-    st = _judge("sample_complexity", checks.batch(theory.query_coverage, 8, 64, 2.3, np.array([2] * 8), True, 6400.0))
+    st = _judge(checks.batch(theory.query_coverage, 8, 64, 2.3, np.array([2] * 8), True, 6400.0))
     assert st["S14"] == "reproduced" and set(st) == {"S13", "S14"}
-    assert _judge("sample_complexity", checks.batch(theory.query_coverage, 8, 64, 2.3, np.array([2] * 8), False,
+    assert _judge(checks.batch(theory.query_coverage, 8, 64, 2.3, np.array([2] * 8), False,
                                                     6400.0))["S14"] == "not reproduced"
     with pytest.raises(ConfigError, match="M1 must be 8"):
         checks.batch(theory.query_coverage, 16, 64, 2.3, np.array([2] * 16), True, 6400.0)
 
 
 def _s13(coverage):
-    (s13,) = [c for c in Ledger("selectors", part="sample_complexity").judge(
+    (s13,) = [c for c in Ledger("selectors").judge(
         checks.batch(coverage, 8, 64, 2.3, np.array([2] * 8), True, 6400.0), show=False) if c.id == "S13"]
     return s13
 
@@ -239,20 +239,20 @@ def test_ood_and_test_length_use_the_solved_seeds_and_theorem2s_conditions():
     solved = np.array([True] * 6 + [False])
     assert checks.per_seed(ood, checks.seeds_used(ood, solved), checks.CONE).tolist() == [0.97] * 6
     assert checks.theorem2(ood, ocfg, checks.CONE)[theory.TEST_MU] and not checks.theorem2(ood, ocfg, checks.FRESH)[theory.TEST_MU]
-    led = Ledger("selectors", part="mechanism")
+    led = Ledger("selectors")
     claims = {c.id: c for c in led.judge(checks.ood(ood, ocfg, solved, 3, H1), show=False)}
     assert set(claims) == {"O1", "O2", "O3", "O4", "O5", "O6"}
     assert "the 6 of 7 cyclic-trained seeds" in claims["O1"].how and claims["O5"].ok
     assert r"prompts with an empty $\mathcal N_*$ in the test set = 3 of 100" in claims["O2"].measured
     bad, _ = _ood(0.97, 0.97)  # a fresh pattern outside span{mu} generalising: the control fails
-    assert not Ledger("selectors", part="mechanism").judge(checks.ood(bad, ocfg, solved, 3, H1), show=False)[2].ok
+    assert not Ledger("selectors").judge(checks.ood(bad, ocfg, solved, 3, H1), show=False)[2].ok
     few, _ = _ood(0.97, 0.5, seeds=4)  # 3 solved seeds cannot decide
-    assert {c.status for c in Ledger("selectors", part="mechanism").judge(
+    assert {c.status for c in Ledger("selectors").judge(
         checks.ood(few, ocfg, np.array([True] * 3 + [False]), 3, H1), show=False)} == {"inconclusive"}
     with pytest.raises(ConfigError, match="test conditions"):
         checks.per_seed(ood, checks.seeds_used(ood, solved), "no such condition")
     assert [(a, l_) for a, l_, _, _ in checks.at_length_bound(ood, ocfg)] == [(0.2, 16), (0.6, 4)]
-    (o7,) = Ledger("selectors", part="mechanism").judge([checks.test_length(ood, ocfg, solved, H1)], show=False)
+    (o7,) = Ledger("selectors").judge([checks.test_length(ood, ocfg, solved, H1)], show=False)
     assert r"$l_\mathrm{ts}$ and oracle ($\alpha' = 0.6$) = 4, 0.900" in o7.measured
     with pytest.raises(ConfigError, match="alpha_primes"):
         checks.test_length(ood, NS(**{**vars(ocfg), "alpha_primes": (0.3, 0.6)}), solved, H1)
@@ -293,11 +293,11 @@ def test_s3_slope_is_the_median_of_per_seed_slopes_with_an_order_statistic_inter
     lcfg = NS(batch=128, lambdas=tuple(lam), seeds=6, m=3700, delta=0.09, steps=6000)
     ecfg, mcfg = NS(etas=(0.5, 1.0), hit_acc=0.95, seeds=3), NS(M2s=(56, 120), seeds=3, eval_every=25)
     e2 = NS(final=lambda name: torch.tensor([0.99, 0.98, 0.97]))
-    assert _judge("sample_complexity", checks.rates(sw, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))["S3"] == "reproduced"
+    assert _judge(checks.rates(sw, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))["S3"] == "reproduced"
     steep = _sweep(lam, [[1000 * (1 / v) ** (k + 1) for k in ks] for v in lam])  # slope 2: above 1.4, fails
-    assert _judge("sample_complexity", checks.rates(steep, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))["S3"] == "not reproduced"
+    assert _judge(checks.rates(steep, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))["S3"] == "not reproduced"
     three = _sweep(lam, [row[:3] for row in hits])  # three seeds cannot decide
-    assert _judge("sample_complexity", checks.rates(three, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))["S3"] == "inconclusive"
+    assert _judge(checks.rates(three, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))["S3"] == "inconclusive"
 
 
 def _sweep(values, hits):
@@ -313,17 +313,17 @@ def test_alpha_noise_and_rate_sweeps_hand_over_their_names():
     a_sweep = _sweep([0.4, 0.6, 0.8], [[300, 320, 310, 330, 305, 315], [200, 210, 205, 215, 200, 210],
                                        [100, 110, 105, 115, 100, 110]])
     acfg = NS(hit_acc=0.95, seeds=6, l=14)
-    (s1,) = Ledger("selectors", part="sample_complexity").judge([checks.alpha_sweep(a_sweep, acfg, 3.0, 0.1, H1)], show=False)
+    (s1,) = Ledger("selectors").judge([checks.alpha_sweep(a_sweep, acfg, 3.0, 0.1, H1)], show=False)
     assert r"Kendall's $\tau$ between $-T_\mathrm{hit}$ and $\alpha$, per seed = 1" in s1.measured and s1.ok
     slower = _sweep([0.4, 0.6, 0.8], [[100, 110, 105, 115, 100, 110], [200, 210, 205, 215, 200, 210],
                                       [300, 320, 310, 330, 305, 315]])  # T_hit rising with alpha: S1 fails
-    assert _judge("sample_complexity", checks.alpha_sweep(slower, acfg, 3.0, 0.1, H1))["S1"] == "not reproduced"
+    assert _judge(checks.alpha_sweep(slower, acfg, 3.0, 0.1, H1))["S1"] == "not reproduced"
     two = _sweep([0.4, 0.6, 0.8], [[300, 320], [200, 210], [100, 110]])  # 2 seeds cannot decide
-    assert _judge("sample_complexity", checks.alpha_sweep(two, NS(hit_acc=0.95, seeds=2, l=14), 3.0, 0.1, H1))["S1"] \
+    assert _judge(checks.alpha_sweep(two, NS(hit_acc=0.95, seeds=2, l=14), 3.0, 0.1, H1))["S1"] \
         == "inconclusive"
     n_sweep = _sweep([0.0, 0.03, 0.06, 1.0], [[100, 100], [100, 100], [100, 110], [np.nan, np.nan]])
     ncfg = NS(taus=(0.0, 0.03, 0.06, 1.0), M1=8, beta=5.0)
-    (s2,) = Ledger("selectors", part="sample_complexity").judge(
+    (s2,) = Ledger("selectors").judge(
         [checks.noise(n_sweep, ncfg, np.array([1.0, 1.0, 0.99, 0.5]), 0.49, H1)], show=False)
     assert r"largest $\tau$ inside = 0.06" in s2.measured
     with pytest.raises(ConfigError, match="taus"):
@@ -333,7 +333,7 @@ def test_alpha_noise_and_rate_sweeps_hand_over_their_names():
     e2 = NS(final=lambda name: torch.tensor([0.99, 0.98, 0.97]))
     mcfg = NS(M2s=(56, 120), seeds=3, eval_every=25)
     sw = _sweep([0.4, 0.5, 0.9], [[300] * 3, [200] * 3, [100] * 3])
-    st = _judge("sample_complexity", checks.rates(sw, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))
+    st = _judge(checks.rates(sw, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))
     assert set(st) == {"S3", "S4", "S5"}
 
 
@@ -342,7 +342,7 @@ def test_output_layer_and_prompt_length():
     readings = {"coordinates": r"coordinates $1, \dots, d_x$ against $d_x+1, \dots, d_x+d_y$ (eqs. (15)-(16))",
                 "projections": r"the update applied to $(\mu_l, 0)$ and $(0, q)$ (the proof's eqs. (76)-(77))"}
     ratios = {r: np.array([0.76, 0.76, 0.76]) for r in readings}
-    (s10,) = Ledger("selectors", part="sample_complexity").judge(
+    (s10,) = Ledger("selectors").judge(
         [checks.output_layer(ratios, {r: 0.0 for r in readings}, readings, lcfg, H1)], show=False)
     assert "feature/label update ratio" in s10.measured
     with pytest.raises(ConfigError, match="readings"):
@@ -350,11 +350,11 @@ def test_output_layer_and_prompt_length():
     h = {k: v for k, v in H1.items() if k != theory.LENGTH}
     acc = torch.tensor([[[0.6] * 3, [0.8] * 3], [[0.8] * 3, [0.95] * 3], [[0.95] * 3, [0.97] * 3]], dtype=F64)  # (L, A, S)
     pcfg = NS(lengths=(4, 8, 16), alphas=(0.3, 0.6), M=64, steps=800, seeds=3)
-    s6, s7 = Ledger("selectors", part="sample_complexity").judge(
+    s6, s7 = Ledger("selectors").judge(
         checks.prompt_length(NS(acc=acc, oracle=np.full((3, 2), 0.96)), pcfg, h), show=False)
     assert s7.ok and r"shortest $l_\mathrm{tr}$ with median accuracy at least 0.9" in s6.measured
     assert s6.status == "inconclusive"  # three seeds cannot decide a median (rule 4)
-    _, s7 = Ledger("selectors", part="sample_complexity").judge(
+    _, s7 = Ledger("selectors").judge(
         checks.prompt_length(NS(acc=acc, oracle=np.full((3, 2), 0.5)), pcfg, h), show=False)
     assert not s7.ok  # the model beats the oracle: impossible, the check fails
 
@@ -362,7 +362,7 @@ def test_output_layer_and_prompt_length():
 def _s6(acc, lengths=(4, 8, 16, 32), alphas=(0.3, 0.8)):
     pcfg = NS(lengths=lengths, alphas=alphas, M=64, steps=800, seeds=acc.shape[-1])
     h = {k: v for k, v in H1.items() if k != theory.LENGTH}
-    s6, _ = Ledger("selectors", part="sample_complexity").judge(
+    s6, _ = Ledger("selectors").judge(
         checks.prompt_length(NS(acc=acc, oracle=np.full(acc.shape[:2], 0.999)), pcfg, h), show=False)
     return s6
 
@@ -394,50 +394,46 @@ def test_s6_reads_eq5_as_sufficient_on_the_cells_where_it_holds():
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_every_claim_of_a_part_is_checked_on_exactly_one_page():
+PARTS = ("mechanism", "selection", "training", "out_of_domain", "sample_complexity", "prompt_length")
+
+
+def test_every_claim_is_declared_in_the_part_of_one_page():
     from icl_lab.claims import declared
 
-    for part in {p for p, _ in checks.PAGES.values()}:
-        on_pages = [i for p, ids in checks.PAGES.values() if p == part for i in ids]
-        assert len(on_pages) == len(set(on_pages)), f"a claim of {part} on two pages"
-        assert set(on_pages) == {d.id for d in declared("selectors").values() if d.part == part}, part
+    assert {d.part for d in declared("selectors").values()} == set(PARTS)
+    assert sum(len(Ledger("selectors", part=p).claims) for p in PARTS) == len(Ledger("selectors").claims)
 
 
-def test_a_page_ledger_holds_its_claims_and_exports_under_the_page_name(tmp_path):
-    led = checks.page_ledger(Ledger("selectors", part="mechanism"), "out_of_domain")
-    assert list(led.claims) == [i for i in Ledger("selectors", part="mechanism").claims
-                                if i in checks.PAGES["out_of_domain"][1]]  # the declared order
-    assert led.part == "out_of_domain"
+def test_a_part_ledger_holds_its_claims_and_exports_under_the_part_name(tmp_path):
+    led = Ledger("selectors", part="out_of_domain")
+    assert list(led.claims) == [i for i in Ledger("selectors").claims if i.startswith("O")]  # the declared order
     for c in led:
         c.cannot_decide(how="a test", why="nothing measured")
     path = led.export(tmp_path)
     assert path.name == "selectors.out_of_domain.json"
     assert json.loads(path.read_text())["part"] == "out_of_domain"
     assert [c["id"] for c in json.loads(path.read_text())["claims"]] == list(led.claims)
-    with pytest.raises(ConfigError, match="page must be one of"):
-        checks.page_ledger(Ledger("selectors", part="mechanism"), "theory")
-    with pytest.raises(ConfigError, match="part 'sample_complexity'"):
-        checks.page_ledger(Ledger("selectors", part="mechanism"), "prompt_length")
+    with pytest.raises(ConfigError, match="part must be one of"):
+        Ledger("selectors", part="theory")
 
 
-def test_each_page_is_a_notebook_of_the_book_that_checks_its_claims():
+def test_each_part_is_a_notebook_of_the_book_that_checks_its_claims():
     """The synthesis links a claim to the page ``selectors_<part>`` named by its exported ledger
-    (:func:`icl_lab.claims_html.evidence_pages`): each page of PAGES is that notebook, in the table of contents,
-    and builds its ledger with ``page_ledger``."""
+    (:func:`icl_lab.claims_html.evidence_pages`): each part is that notebook, in the table of contents, and builds
+    its ledger from its part."""
     toc = (ROOT / "_toc.yml").read_text()
-    for page, (part, _) in checks.PAGES.items():
-        py = ROOT / "chapters" / "selectors" / f"selectors_{page}.py"
-        text = py.read_text()
-        assert f"chapters/selectors/selectors_{page}.ipynb" in toc, page
-        assert f'notebook.chapter("selectors", part="{part}")' in text and f'page_ledger(ledger, "{page}")' in text, page
+    for part in PARTS:
+        text = (ROOT / "chapters" / "selectors" / f"selectors_{part}.py").read_text()
+        assert f"chapters/selectors/selectors_{part}.ipynb" in toc, part
+        assert f'notebook.chapter("selectors", part="{part}")' in text, part
 
 
 def test_margin_decides_m19_on_the_mean_hinge_loss_per_seed():
     ok = np.array([0.002, 0.003, 0.0025, 0.004, 0.002, 0.0035, 0.003])
-    (m19,) = Ledger("selectors", part="mechanism").judge([checks.margin(ok, 14, 0.6, H1)], show=False)
+    (m19,) = Ledger("selectors").judge([checks.margin(ok, 14, 0.6, H1)], show=False)
     assert m19.ok and r"expected share of prompts with an empty $\mathcal N_*$" in m19.measured
-    assert _judge("mechanism", [checks.margin(ok * 20, 14, 0.6, H1)])["M19"] == "not reproduced"  # hinge ~0.06
-    assert _judge("mechanism", [checks.margin(ok[:4], 14, 0.6, H1)])["M19"] == "inconclusive"  # 4 seeds
+    assert _judge([checks.margin(ok * 20, 14, 0.6, H1)])["M19"] == "not reproduced"  # hinge ~0.06
+    assert _judge([checks.margin(ok[:4], 14, 0.6, H1)])["M19"] == "inconclusive"  # 4 seeds
 
 
 def test_fig1_trends_decide_m20_on_the_recorded_curves():
@@ -445,12 +441,12 @@ def test_fig1_trends_decide_m20_on_the_recorded_curves():
     curves = {"WQ_mu": 0.5 + 8 * t, "WK_mu": 0.5 + 9 * t, "WQ_nu": 0.5 + 0.3 * t, "WK_nu": 0.5 + 0.1 * t,
               "lab_in": 2 * t, "feat_in": 0.03 * t}
     assert np.allclose(checks.kendall_tau(curves["WQ_mu"]), 1.0) and np.allclose(checks.kendall_tau(-t), -1.0)
-    (m20,) = Ledger("selectors", part="mechanism").judge([checks.fig1_trends(curves, H1)], show=False)
+    (m20,) = Ledger("selectors").judge([checks.fig1_trends(curves, H1)], show=False)
     assert m20.ok and "records per seed = 20" in m20.measured
     flat_nu = {**curves, "WQ_nu": 0.5 + 4 * t}  # irrelevant norms growing half as much as the relevant ones
-    assert _judge("mechanism", [checks.fig1_trends(flat_nu, H1)])["M20"] == "not reproduced"
+    assert _judge([checks.fig1_trends(flat_nu, H1)])["M20"] == "not reproduced"
     feat = {**curves, "feat_in": 3 * t}  # the feature contribution growing faster
-    assert _judge("mechanism", [checks.fig1_trends(feat, H1)])["M20"] == "not reproduced"
+    assert _judge([checks.fig1_trends(feat, H1)])["M20"] == "not reproduced"
     with pytest.raises(ConfigError, match="missing"):
         checks.fig1_trends({k: v for k, v in curves.items() if k != "lab_in"}, H1)
     with pytest.raises(ConfigError, match="records"):

@@ -15,11 +15,11 @@
 # ---
 
 # %% [markdown]
-# # Feature selectors IV — prompt length and training tasks
+# # Feature selectors VI — prompt length, batch size and training tasks
 #
-# Theorem 1 of {cite:t}`li2023selectors` (stated in [part III](selectors_sample_complexity.ipynb)) asks for
-# training prompts of length $l_{tr}\ge\Omega(2\log M/\alpha)$, eq. (5), and its Lemma 1 for training tasks
-# that cover every relevant pattern evenly. **This page** checks the Chernoff bound behind eq. (5) against the
+# Theorem 1 of {cite:t}`li2023selectors` (stated in [part V](selectors_sample_complexity.ipynb)) asks for
+# training prompts of length $l_{tr}\ge\Omega(2\log M/\alpha)$, eq. (5), batches of $B>\Omega(M_1\log M_1)$
+# prompts, and its Lemma 1 for training tasks that cover every relevant pattern evenly. **This page** checks the Chernoff bound behind eq. (5) against the
 # exact binomial tail, trains at many prompt lengths for several $\alpha$ and compares the accuracy with the
 # best any same-pattern selector can reach, and trains on task sets of several sizes, balanced or not, to see
 # what the rule of Lemma 1 prevents: a shortcut that reads the query's pattern and ignores the context.
@@ -59,8 +59,7 @@ from icl_lab.papers.selectors import figures as SF
 from icl_lab.papers.selectors import figures_sample_complexity as SC
 from icl_lab.render import md_table
 
-SCALE, ledger = icl_lab.notebook.chapter("selectors", part="sample_complexity")
-ledger = checks.page_ledger(ledger, "prompt_length")
+SCALE, ledger = icl_lab.notebook.chapter("selectors", part="prompt_length")
 
 # %% [markdown]
 # ## How long must a training prompt be? (eqs. 37–38, 5)
@@ -137,7 +136,7 @@ assert worst["from (14)"] <= 1.0 and first_fail is not None  # (37) fails on thi
 # proves, so the ledger decides on that reading and reports the other. Theorem 1 is unaffected: (38) and (5) are
 # $\Theta$ statements, and the correct exponent only doubles the constant of $l \ge 2\log M_1/\alpha$. The *exact* statement the experiments need is simpler: the query's
 # pattern is absent from the prompt with probability $(1-\alpha/2)^l$, so the best possible accuracy is
-# $1-\frac12(1-\alpha/2)^l$ ({ref}`the oracle exercise <ex-sel-oracle>` of part II). At $l = 2\ln M/\alpha$ this is
+# $1-\frac12(1-\alpha/2)^l$ ({ref}`the oracle exercise <ex-sel-oracle>` of [part IV](selectors_out_of_domain.ipynb)). At $l = 2\ln M/\alpha$ this is
 # $1-\frac12 e^{(2\ln M/\alpha)\ln(1-\alpha/2)}\approx 1-\frac1{2M}$: eq. (5) is exactly the length at
 # which an ideal selector errs on a $1/(2M)$ fraction of prompts.
 #
@@ -251,8 +250,67 @@ assert float(tres.all_pairs_acc[idx[full_name]].max()) > allp_few + 0.1 and unb_
 # With fewer than $M_1$ tasks, or $M_1$ unbalanced ones, the model does well on its training tasks —
 # partly through the shortcut (black marks: the accuracy that the rule "pattern $\to$ label" alone
 # reaches on them) — and worse on all pairs (S8b's card gives how much): it has not fully learned to read the context.
-# The balanced cyclic set forces in-context learning, although (part II) some of its seeds stall in
+# The balanced cyclic set forces in-context learning, although ([part III](selectors_training.ipynb)) some of its seeds stall in
 # a partial solution; all ordered pairs are the most robust choice.
+
+# %% [markdown]
+# ## The batch and the sample count
+#
+# ### Batch size (eq. 39)
+#
+# "By the solution to the Coupon collector's problem", $B\ge M_1\log M_1$: a batch should contain
+# queries of every relevant pattern. With $M_1 = 8$, $M_1\ln M_1 \approx 17$; we use $B = 64$, where the
+# chance that some pattern is missing from a batch's queries is $\le M_1(1-1/M_1)^{B}$:
+
+# %%
+M1 = 8
+missing = {B: M1 * (1 - 1 / M1) ** B for B in (16, 17, 32, 64)}  # union bound: P(some query pattern missing)
+
+# %% tags=["remove-cell"]
+glue("sel-coupon-m1", M1)
+glue("sel-coupon", Markdown(md_table(["$B$", "$P(\\text{some query pattern missing}) \\le$"],
+                                     [[B, f"{v:.3f}"] for B, v in missing.items()])))
+
+# %% [markdown]
+# With $M_1 =$ {glue:text}`sel-coupon-m1` query patterns, the union bound on the probability that some
+# pattern is missing from $B$ queries:
+#
+# ```{glue:md} sel-coupon
+# :format: myst
+# ```
+
+# %% [markdown]
+# ### What the batch must cover
+#
+# The union bound is loose. With queries uniform over the $M_1$ patterns the probability that $B$ queries cover them all is exact,
+# $\sum_{k=0}^{M_1}(-1)^k\binom{M_1}{k}(1-k/M_1)^B$. At $B = M_1\ln M_1$, the constant that (39) prints,
+# it tends to $e^{-1}$ as $M_1$ grows: $M_1\ln M_1$ is the coupon collector's *mean* waiting time, not a
+# size that succeeds with high probability. Theorem 1's $B > \Omega(M_1\log M_1)$ leaves the constant
+# free (the proof itself ends with $B \gtrsim \Theta(M_1\log M_1)$), and any constant $c > 1$ does succeed
+# ($P \ge 1 - M_1^{1-c}$). At the printed constant the base of the logarithm, which the paper does not
+# state, decides: with the natural log $P\to e^{-1}$, with base 2 ($B = 1.44\,M_1\ln M_1$) $P$ rises
+# towards 1. The card runs both readings and stays undecided where they disagree; our training batch is
+# larger than both. And the theorem's sample
+# complexity $N = BT$ counts fresh prompts: our SGD draws a new batch at every step.
+
+# %% tags=["remove-output"]
+acfg = X.AlphaSweepConfig.for_scale(SCALE)
+a_sweep = sel.HitSweep.of(full(X.run_alpha_sweep, acfg))  # the alpha sweep of part V, for its batch and its T_hit
+coverage = sel.theory.query_coverage  # P(all M1 patterns among B uniform queries), eq. (39)
+M1c, Bc = acfg.M1, acfg.batch
+B_const1 = math.ceil(M1c * math.log(M1c))
+c95 = next(c for c in np.arange(1, 10, 0.05) if coverage(M1c, math.ceil(c * M1c * math.log(M1c))) >= 0.95)
+print(f"P(all {M1c} patterns among the queries): B = M1 log M1 = {B_const1}: {coverage(M1c, B_const1):.3f}; "
+      f"our B = {Bc}: {coverage(M1c, Bc):.4f}; 0.95 needs B >= {c95:.2f} M1 log M1")
+smp = acfg.sampler()
+gen = icl_lab.make_generator(123)
+b1, b2 = smp.sample(Bc, gen), smp.sample(Bc, gen)
+fresh = not bool((b1.x.reshape(Bc, -1)[:, None] == b2.x.reshape(Bc, -1)[None]).all(-1).any())
+N_hit = Bc * float(np.nanmedian(np.where(np.isfinite(a_sweep.median), a_sweep.median, np.nan)))
+
+# %% tags=["remove-input"]
+slots = np.bincount([p for t in smp.tasks for p in (t.a, t.b)], minlength=M1c)  # the query is mu_a or mu_b, 1/2 each
+ledger.judge(checks.batch(coverage, M1c, Bc, c95, slots, fresh, N_hit));
 
 # %% [markdown]
 # In a live notebook, the widget below retrains one model for the $\alpha$, noise $\tau$ (isotropic),
@@ -272,6 +330,8 @@ SF.live_mechanism()
 #   enough; small $\alpha$ needs longer prompts, about as $1/\alpha$.
 # * Fewer than $M_1$ training tasks, or $M_1$ unbalanced ones, let the model use a shortcut that reads the query's
 #   pattern: it does well on its training tasks and worse on all pairs. Lemma 1's even coverage removes it.
+# * A batch of $M_1\log M_1$ queries misses some pattern with probability near $1 - e^{-1}$; any larger constant
+#   covers them all with high probability.
 
 # %% [markdown]
 # ## Exercise
@@ -316,9 +376,11 @@ glue("sel-shortcut-table", Markdown(md_table(["training tasks", "balanced", "sho
 # ```
 
 # %% [markdown]
-# ## Claims ledger (part IV)
+# ## Claims ledger (part VI)
 #
-# The claims checked on this page. Parts [I](selectors_mechanism.ipynb), [II](selectors_out_of_domain.ipynb) and [III](selectors_sample_complexity.ipynb) have their own ledgers; the synthesis chapter joins them.
+# The claims checked on this page. Parts [I](selectors_mechanism.ipynb), [II](selectors_selection.ipynb),
+# [III](selectors_training.ipynb), [IV](selectors_out_of_domain.ipynb) and [V](selectors_sample_complexity.ipynb)
+# have their own ledgers; the synthesis chapter joins them.
 
 # %% tags=["remove-input"]
 ledger.show();

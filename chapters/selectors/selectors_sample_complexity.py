@@ -15,15 +15,16 @@
 # ---
 
 # %% [markdown]
-# # Feature selectors III — how many iterations
+# # Feature selectors V — how many iterations
 #
-# [Part I](selectors_mechanism.ipynb) and [part II](selectors_out_of_domain.ipynb) showed *how* the trained
+# Parts [II](selectors_selection.ipynb) to [IV](selectors_out_of_domain.ipynb) showed *how* the trained
 # model of {cite:t}`li2023selectors` classifies in context: attention selects the demonstrations that share
 # the query's relevant pattern, the MLP decodes their label embedding. **This page** checks *how much
 # training* that takes, as the paper's Theorem 1 predicts: how the iteration count depends on the fraction
 # $\alpha$ of informative demonstrations, the noise $\tau$, the smallest pattern coefficient $\lambda_*$, the
-# step size $\eta$ and the number of patterns $M$, what the output layer learns meanwhile (Lemma 3), and how
-# large the batches must be.
+# step size $\eta$ and the number of patterns $M$, and what the output layer learns meanwhile (Lemma 3).
+# [Part VI](selectors_prompt_length.ipynb) turns to the theorem's other conditions: the prompt length, the batch
+# size and the training tasks.
 #
 # ```{prf:theorem} In-domain generalisation (Theorem 1 of the paper)
 # :label: thm-sel-indomain
@@ -66,7 +67,6 @@ icl_lab.notebook.setup(scale=None, minutes={"ci": 1.33, "book": 3.63, "paper": 0
 
 # %% tags=["hide-input"]
 import functools
-import math
 
 import numpy as np
 
@@ -84,7 +84,6 @@ from icl_lab.papers.selectors import figures_sample_complexity as SC
 from icl_lab.render import md_table
 
 SCALE, ledger = icl_lab.notebook.chapter("selectors", part="sample_complexity")
-ledger = checks.page_ledger(ledger, "sample_complexity")
 
 # %% [markdown]
 # ## Derivations
@@ -322,66 +321,6 @@ glue("sel-s10-table", Markdown(md_table(["$\\lambda_*$", "feature / label: coord
 ledger.judge(checks.output_layer(ratios, slopes_ratio, READINGS, lcfg, H_lam));
 
 # %% [markdown]
-# %% [markdown]
-# ## The batch and the sample count
-#
-# ### Batch size (eq. 39)
-#
-# "By the solution to the Coupon collector's problem", $B\ge M_1\log M_1$: a batch should contain
-# queries of every relevant pattern. With $M_1 = 8$, $M_1\ln M_1 \approx 17$; we use $B = 64$, where the
-# chance that some pattern is missing from a batch's queries is $\le M_1(1-1/M_1)^{B}$:
-
-# %%
-M1 = 8
-missing = {B: M1 * (1 - 1 / M1) ** B for B in (16, 17, 32, 64)}  # union bound: P(some query pattern missing)
-
-# %% tags=["remove-cell"]
-glue("sel-coupon-m1", M1)
-glue("sel-coupon", Markdown(md_table(["$B$", "$P(\\text{some query pattern missing}) \\le$"],
-                                     [[B, f"{v:.3f}"] for B, v in missing.items()])))
-
-# %% [markdown]
-# With $M_1 =$ {glue:text}`sel-coupon-m1` query patterns, the union bound on the probability that some
-# pattern is missing from $B$ queries:
-#
-# ```{glue:md} sel-coupon
-# :format: myst
-# ```
-
-# %% [markdown]
-# ### What the batch must cover
-#
-# The proof of Theorem 1 asks for $B \ge M_1\log M_1$ "by the solution to the coupon collector's
-# problem" (eq. 39): a batch should show every relevant pattern as a query. With queries uniform over
-# the $M_1$ patterns the probability that $B$ queries cover them all is exact,
-# $\sum_{k=0}^{M_1}(-1)^k\binom{M_1}{k}(1-k/M_1)^B$. At $B = M_1\ln M_1$, the constant that (39) prints,
-# it tends to $e^{-1}$ as $M_1$ grows: $M_1\ln M_1$ is the coupon collector's *mean* waiting time, not a
-# size that succeeds with high probability. Theorem 1's $B > \Omega(M_1\log M_1)$ leaves the constant
-# free (the proof itself ends with $B \gtrsim \Theta(M_1\log M_1)$), and any constant $c > 1$ does succeed
-# ($P \ge 1 - M_1^{1-c}$). At the printed constant the base of the logarithm, which the paper does not
-# state, decides: with the natural log $P\to e^{-1}$, with base 2 ($B = 1.44\,M_1\ln M_1$) $P$ rises
-# towards 1. The card runs both readings and stays undecided where they disagree; our training batch is
-# larger than both. And the theorem's sample
-# complexity $N = BT$ counts fresh prompts: our SGD draws a new batch at every step.
-
-# %% tags=["remove-output"]
-coverage = sel.theory.query_coverage  # P(all M1 patterns among B uniform queries), eq. (39)
-M1c, Bc = acfg.M1, acfg.batch
-B_const1 = math.ceil(M1c * math.log(M1c))
-c95 = next(c for c in np.arange(1, 10, 0.05) if coverage(M1c, math.ceil(c * M1c * math.log(M1c))) >= 0.95)
-print(f"P(all {M1c} patterns among the queries): B = M1 log M1 = {B_const1}: {coverage(M1c, B_const1):.3f}; "
-      f"our B = {Bc}: {coverage(M1c, Bc):.4f}; 0.95 needs B >= {c95:.2f} M1 log M1")
-smp = acfg.sampler()
-gen = icl_lab.make_generator(123)
-b1, b2 = smp.sample(Bc, gen), smp.sample(Bc, gen)
-fresh = not bool((b1.x.reshape(Bc, -1)[:, None] == b2.x.reshape(Bc, -1)[None]).all(-1).any())
-N_hit = Bc * float(np.nanmedian(np.where(np.isfinite(a_sweep.median), a_sweep.median, np.nan)))
-
-# %% tags=["remove-input"]
-slots = np.bincount([p for t in smp.tasks for p in (t.a, t.b)], minlength=M1c)  # the query is mu_a or mu_b, 1/2 each
-ledger.judge(checks.batch(coverage, M1c, Bc, c95, slots, fresh, N_hit));
-
-# %% [markdown]
 # ## Explore
 #
 # The kernel-free slider moves through the values of $\alpha$ of the sweep above and shows the held-out accuracy and
@@ -400,11 +339,9 @@ widgets.static_slider(functools.partial(SC.draw_alpha_seeds, a_sweep, acfg), lis
 # * $T\eta$ is nearly constant, as the margin (52) predicts; the iterations grow faster than $1/\lambda_*$
 #   (closer to $\lambda_*^{-2}$), and do not grow with $M$: the $\sqrt M$ of (6) is set by a choice in the proof.
 # * The output layer's feature-to-label ratio does not track $\lambda_*$ as Lemma 3 states.
-# * A batch of $M_1\log M_1$ queries misses some pattern with probability near $1 - e^{-1}$; any larger constant
-#   covers them all with high probability.
 #
-# [Part IV](selectors_prompt_length.ipynb) turns to the training data: how long the prompts and how many the
-# training tasks must be.
+# [Part VI](selectors_prompt_length.ipynb) turns to the training data: how long the prompts, how large the batches
+# and how many the training tasks must be.
 
 # %% [markdown]
 # ## Exercise
@@ -450,9 +387,11 @@ glue("sel-K", Markdown(f"The median of $\\eta T_\\text{{hit}}$ over the step siz
 assert np.isfinite(K_est) and K_est > 0
 
 # %% [markdown]
-# ## Claims ledger (part III)
+# ## Claims ledger (part V)
 #
-# The claims checked on this page. Parts [I](selectors_mechanism.ipynb), [II](selectors_out_of_domain.ipynb) and [IV](selectors_prompt_length.ipynb) have their own ledgers; the synthesis chapter joins them.
+# The claims checked on this page. Parts [I](selectors_mechanism.ipynb), [II](selectors_selection.ipynb),
+# [III](selectors_training.ipynb), [IV](selectors_out_of_domain.ipynb) and [VI](selectors_prompt_length.ipynb)
+# have their own ledgers; the synthesis chapter joins them.
 
 # %% tags=["remove-input"]
 ledger.show();

@@ -1,6 +1,5 @@
-"""What decides the claims of the selectors chapter (``claims.toml``: M1-M18 and O1-O7, declared in the part
-'mechanism', and S1-S14, in the part 'sample_complexity'; :data:`PAGES` says which of the chapter's four pages
-checks each claim): one function per claim or claim group. Each takes what the page computed
+"""What decides the claims of the selectors chapter (``claims.toml``, whose ``part`` field names the chapter's
+page that checks each claim): one function per claim or claim group. Each takes what the page computed
 with the library (the sweeps' results and the few numbers read off them) and returns
 :class:`~icl_lab.claims.Measurement` objects, the quantities under the names the claim's tests read, with the
 hypotheses where the claim declares them. The page judges in one line, ``ledger.judge(checks.ood(...))``; the
@@ -26,34 +25,6 @@ from .conditions import both_hold, theorem2_holds
 from .data import task_set
 from .ood import OODResult, ood_conditions
 from .theory import TEST_MU, TEST_NU, THM2_TEST, oracle_accuracy
-
-
-#: the chapter's pages and the claims each checks: page -> (the part of ``claims.toml`` its claims are declared in,
-#: their ids). A declared part spans two pages; each page exports the ledger of its own claims.
-PAGES = {
-    "mechanism": ("mechanism", ("M1", "M2", "M3", "M4", "M5", "M6", "M7", "M20", "M8", "M9", "M14", "M15")),
-    "out_of_domain": ("mechanism", ("M10", "M11", "M12", "M18", "M19", "M13", "M16", "M17",
-                                    "O1", "O2", "O3", "O4", "O5", "O6", "O7")),
-    "sample_complexity": ("sample_complexity", ("S1", "S2", "S3", "S4", "S5", "S10", "S13", "S14")),
-    "prompt_length": ("sample_complexity", ("S11", "S6", "S7", "S8", "S8b", "S9")),
-}
-
-
-def page_ledger(ledger, page: str):
-    """``ledger``, the empty ledger of a declared part (:func:`icl_lab.notebook.chapter`), narrowed to the claims
-    that the page ``page`` checks; it exports as ``selectors.<page>.json``, which the synthesis links to the page
-    ``selectors_<page>``. Refuses a page not in :data:`PAGES` or a ledger of another part."""
-    chk.one_of("page", page, list(PAGES))
-    part, ids = PAGES[page]
-    if ledger.paper != "selectors" or ledger.part != part:
-        raise chk.ConfigError(f"page {page!r} checks claims of the selectors part {part!r} "
-                              f"(got a ledger of {ledger.paper!r}, part {ledger.part!r})")
-    missing = [i for i in ids if i not in ledger.claims]
-    if missing:
-        raise chk.ConfigError(f"page {page!r}: claims {missing} are not declared in the part {part!r}")
-    ledger.claims = {i: c for i, c in ledger.claims.items() if i in ids}  # in the declared order
-    ledger.part = page
-    return ledger
 
 
 def rate_decidable(k: int, n: int, p: float = 0.9) -> tuple[bool, int, object]:
