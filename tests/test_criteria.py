@@ -321,9 +321,8 @@ def test_every_papers_claims_declare_hypotheses_that_can_hold_together():
 
 def test_a_threshold_that_decides_names_each_alternatives_own_outcome():
     """The reason names what each flipping alternative gives: an interval astride it is not 'holds'."""
-    from icl_lab.criteria import Estimate
     t = {"quantity": "x", "is": "below", "than": 5, "source": "ours: a cut", "alternatives": [6, 7]}
-    q = {"x": Estimate(5.8, 5.2, 6.29, 8, "median, order-statistic 95%")}
+    q = {"x": cr.Estimate(5.8, 5.2, 6.29, 8, "median, order-statistic 95%")}
     v = cr.decide((t,), q, "here")
     assert v.inconclusive
     assert "x below 5 fails" in v.inconclusive

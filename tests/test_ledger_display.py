@@ -78,7 +78,7 @@ def test_browser_check_legibility_rules():
                                                                 "rows": 3}],
             "outputs": ["loss 0.1235 after 3.25 s"], "plain": ["scale = ci"], "legends": [], "unmeasurable": 2,
             "sliders": [{"caption": "Figure 1. a caption", "label": "K = 3"}]}
-    assert browser_check.legibility_checks("p.html", 20_000, fine) == []
+    assert browser_check.legibility_checks("p.html", 12_000, fine) == []
 
 
 def test_pre_execution_drops_only_the_kernels_tcp_warning(tmp_path):

@@ -387,7 +387,7 @@ def test_s6_reads_eq5_as_sufficient_on_the_cells_where_it_holds():
     acc[2, 1, :2] = 0.85  # (0.8, 16): the interval straddles 0.9
     s6 = _s6(acc)
     assert s6.status == "inconclusive" and r"accuracy at every $(\alpha, l_\mathrm{tr})$ of the grid with $l_\mathrm{tr} \ge 2\ln M/\alpha$, " \
-        "median over seeds above 0.9 straddles" in s6.caveat
+        "median over seeds above 0.9 cannot be decided (its interval straddles the threshold)" in s6.caveat
 
 
 # ------------------------------------------------------------------ the chapter's pages and their ledgers

@@ -20,7 +20,7 @@ import torch
 
 from ... import criteria
 from ... import params as chk
-from ...claims import Measurement
+from ...claims import Measurement, declared
 from ...config import make_generator
 from ...data import PromptSampler, TwoReLUTask
 from ...metrics import loglog_slope
@@ -392,7 +392,6 @@ def best_linear_ratios(res, nus) -> str:
     error, and the ratio of the two optima (the softmax population optimum over the least-squares linear M), each
     with where it lies against the claim's cut on the softmax / linear ratio and its declared alternatives, in
     words."""
-    from ...claims import declared
 
     (test,) = [t for t in declared("window")["E-F1a"].tests if t["quantity"] == "softmax over linear error at the largest $n$"]
     cuts = [test["than"], *test.get("alternatives", ())]
@@ -449,7 +448,6 @@ def hills(printed, hill) -> list[Measurement]:
 def norm_vs_L(f3) -> list[Measurement]:
     """E-F3 and E-34-trained on the Figure 3 run (``trained.run_norm_vs_L``): E-F3 under both readings of
     its L grid (``GRIDS``, as for E-F3-classes), with whether both give the same status."""
-    from ...claims import declared
 
     cfg = f3.config
     steps3 = {grid: {} for grid in GRIDS}  # grid -> (panel, L, next L) -> final ||M|| at the next L minus at L, per trial
@@ -508,7 +506,6 @@ def norm_across_classes(f3, f4) -> Measurement:
     ReLU against cosine tasks trained at the same L, inputs, sigma and n, per trial, under both readings of the
     L grid of Figure 3 (``GRIDS``: the L values both classes are trained at on that grid) and on every sigma and
     n of Figure 4; whether both grids give the same status is handed over too."""
-    from ...claims import declared
 
     cfg3, cfg4 = f3.config, f4.config
     if not {"relu", "cos"} <= {c for c, _ in cfg3.panel_pairs()} or not {"relu", "cos"} <= set(cfg4.classes):
@@ -675,7 +672,6 @@ def _state_at(f9, kind: str, i: int) -> dict:
 def _horizons(claim: str, end: dict, best: dict, labels: tuple) -> tuple[bool, str]:
     """Whether the claim's tests (all but the horizon test) give the same status on the state at the end of
     training (``end``) and at the best recorded iteration (``best``), and the two statuses in words."""
-    from ...claims import declared
 
     tests = tuple(t for t in declared("window")[claim].tests if t["quantity"] != "the same outcome at both horizons")
     outcome = {h: criteria.status_of(criteria.decide(tests, q, f"claim {claim}")) for h, q in zip(labels, (end, best))}
