@@ -14,8 +14,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # In-context convergence VI — finite contexts, the step size and unseen tasks
 #

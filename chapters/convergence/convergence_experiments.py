@@ -14,8 +14,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # In-context convergence IV — the paper's experiment: a trained transformer
 #
