@@ -121,7 +121,8 @@ ledger.judge(checks.lowrank(lrl));
 # under a fresh $\tilde J$ per task, the reading closer to the paper. The paper tunes
 # the learning rate in $\{10^{-3},10^{-2},10^{-1}\}$ separately for softmax and linear attention: we
 # train all three as runs of one training and report, per class and activation, the one with the
-# lowest final test error. The subspace metric is
+# lowest final test error. The paper does not say by what it tuned nor which rate it kept, so the ledger
+# judges softmax attention at two of them, $10^{-2}$ and $10^{-3}$. The subspace metric is
 # $\rho(M,B)=\lVert B_\perp^\top MB_\perp\rVert_2/\sigma_{\min}(B^\top MB)$ **[R]** (its numerator is
 # illegible): 0 when $M$ is a multiple of the projection onto $\mathrm{col}(B)$, and 1 at the
 # isotropic initialisation. Test error on 500 tasks.
@@ -166,14 +167,12 @@ ledger.judge(checks.lowrank_training(f9, f9_task));
 # intercept 2 is exactly what linear attention cannot produce (the exercise of [Part II](window_bounds.ipynb)). On the quadratic
 # and cosine classes $\rho$ is *not* monotone: it first falls and then rises back towards 1 (the lines
 # below give the minimum and the final value of this run, under both draws of $\tilde J$), so whether
-# these classes "recover" $\mathrm{col}(B)$ depends on when one stops. The paper gives no iteration
-# count, so where training stops is an open choice, and the ledger runs it both ways: the trained state
-# at the end of training and at the best recorded iteration (where the trials' mean $\rho$ is smallest)
-# must each have a trials' mean $\rho$ below 0.5 with its whole t interval, a linear $\rho$ above it and a
-# lower test error than linear attention. Where the two horizons disagree (a dip that does not last),
-# our choice of horizon, not the measurement, would decide, and the claim is inconclusive. Softmax
-# attention still beats linear attention's test error on every class, and linear attention's $\rho$
-# wanders far above 1.
+# these classes "recover" $\mathrm{col}(B)$ depends on when one stops, and on the learning rate: the rise
+# comes with the larger rate. The ledger reads the trained state at the end of training, under both
+# softmax learning rates: its trials' mean $\rho$ must be below 0.5 with its whole t interval, linear
+# attention's must stay above 0.5 (it learns no structure) and above softmax's, and softmax attention's
+# test error must be lower. The paper tunes the rate without saying by what, so where the two rates
+# disagree our choice, not the measurement, would decide, and the claim is inconclusive.
 #
 # **Is the sphere to blame?** On the sphere $\lVert B_\perp^\top x\rVert^2=1-\lVert B^\top x\rVert^2$: the
 # directions outside $\mathrm{col}(B)$ carry information about the task, which breaks the independence
@@ -187,41 +186,43 @@ rho_min = {k: float(v.mean(-1).min()) for k, v in f9.rho.items()}
 glue("win-f9-min", "; ".join(f"{k[1]} tasks {rho_min[k]:.2f} and {rho_end[k]:.2f}" for k in f9.rho if k[0] == "softmax"))
 glue("win-f9-task", "; ".join(f"{k[1]} tasks {float(v.mean(-1).min()):.2f} and {float(v[-1].mean()):.2f}"
                               for k, v in f9_task.rho.items() if k[0] == "softmax"))
+glue("win-f9-slow", "; ".join(f"{k[1]} tasks {float(v.mean(-1).min()):.2f} and {float(v[-1].mean()):.2f}"
+                              for k, v in f9_task.rho_by_lr.items() if k[0] == "softmax" and k[2] == 1e-3))
 
 # %% [markdown]
 # Softmax $\rho$ of this run (one $\tilde J$ per trial), minimum over training and final:
 # {glue:text}`win-f9-min`. With a fresh $\tilde J$ for each task, the reading the ledger decides under
-# (each at its own selected learning rate): {glue:text}`win-f9-task`.
+# (each at its own selected learning rate): {glue:text}`win-f9-task`. The same, trained at the learning
+# rate $10^{-3}$: {glue:text}`win-f9-slow`.
 
 # %% [markdown]
 # **Does the test error follow the subspace?** The paper reads Figure 9 as the test error improving
 # with the quality of the learned subspace. Along training, that asks whether the error falls when
 # $\rho$ falls: in each trial we rank the recorded iterations by $\rho$ and by test error and take
 # the rank correlation of the two orders (1: the same order, 0: no relation, negative: the error
-# falls while $\rho$ rises), then the median over trials with its interval.
+# falls while $\rho$ rises), then the median over trials with its interval, at both softmax learning
+# rates.
 
 # %%
-assoc, assoc_best = {}, {}  # fresh J~ per task: per class, per trial, over the whole run and up to the best iteration
-for kind in f9_cfg.kinds:
-    rho_k, err_k = f9_task.rho[("softmax", kind)], f9_task.error[("softmax", kind)]  # (records, trials)
-    best = max(int(rho_k.mean(-1).argmin()), checks.MIN_RECORDS - 1)  # the best recorded iteration (at least 3 records)
-    assoc[kind] = [checks.rank_correlation(rho_k[:, t], err_k[:, t]) for t in range(f9_cfg.seeds)]
-    assoc_best[kind] = [checks.rank_correlation(rho_k[:best + 1, t], err_k[:best + 1, t]) for t in range(f9_cfg.seeds)]
+assoc = {}  # fresh J~ per task: per softmax learning rate and class, per trial, over the whole run
+for lr in (1e-2, 1e-3):
+    for kind in f9_cfg.kinds:
+        rho_k, err_k = f9_task.rho_by_lr[("softmax", kind, lr)], f9_task.error_by_lr[("softmax", kind, lr)]  # (records, trials)
+        assoc[(lr, kind)] = [checks.rank_correlation(rho_k[:, t], err_k[:, t]) for t in range(f9_cfg.seeds)]
 
 # %% tags=["remove-cell"]
-glue("win-f9-assoc", "; ".join(f"{kind} tasks {statistics.median(v):.2f}" for kind, v in assoc.items()))
-glue("win-f9-assoc-best", "; ".join(f"{kind} tasks {statistics.median(v):.2f}" for kind, v in assoc_best.items()))
+glue("win-f9-assoc", "; ".join(f"{kind} tasks {statistics.median(v):.2f}" for (lr, kind), v in assoc.items() if lr == 1e-2))
+glue("win-f9-assoc-slow", "; ".join(f"{kind} tasks {statistics.median(v):.2f}" for (lr, kind), v in assoc.items() if lr == 1e-3))
 
 # %% tags=["remove-input"]
 ledger.judge(checks.lowrank_association(f9, f9_task));
 
 # %% [markdown]
 # Median rank correlation over the trials, with a fresh $\tilde J$ for each task, over the whole run:
-# {glue:text}`win-f9-assoc`; up to the best recorded iteration: {glue:text}`win-f9-assoc-best`.
-# Where $\rho$ rises back late in training while the error keeps falling, the correlation over the whole
-# run turns negative, while a run stopped at the dip sees the error fall with $\rho$. The paper gives
-# no iteration count, so the ledger reads both horizons, as for the recovery claims above, and where
-# they disagree the claim is inconclusive.
+# at the learning rate $10^{-2}$ {glue:text}`win-f9-assoc`; at $10^{-3}$ {glue:text}`win-f9-assoc-slow`.
+# Where $\rho$ rises back late in training while the error keeps falling, the correlation turns
+# negative; where $\rho$ keeps falling with the error, it is positive. As for the recovery claims above,
+# the ledger reads both learning rates, and where they disagree the claim is inconclusive.
 
 # %%
 cfg_ = lowrank.LowRankTrainingConfig.for_scale(SCALE, kinds=("quadratic", "cosine"), lrs=(1e-2,), steps=5000, records=26)

@@ -648,59 +648,67 @@ def transfer_training(f5) -> list[Measurement]:
 F9_TASK, F9_TRIAL = "J~ drawn for each task", "J~ drawn once per trial"
 
 
-#: the two readings of where Figure 9 stops (the paper gives no iteration count), for the E-F9 claims and the
-#: E-F9-assoc claims alike: the state at the end of training, or at the best recorded iteration (the smallest
-#: trials' mean softmax rho)
-HORIZON_END, HORIZON_BEST = "the end of training", "the best recorded iteration"
+#: the softmax learning rates the E-F9 and E-F9-assoc claims are judged at, both of the paper's grid (App. J.1
+#: tunes the rate in {1e-3, 1e-2, 1e-1} separately for softmax and linear attention, without saying by what
+#: criterion or which it kept): 1e-2, the best of the three by final test error in our runs, and 1e-3. Linear
+#: attention stays at its own best rate by final test error.
+F9_LRS = (1e-2, 1e-3)
 
 
-def _best_record(f9, kind: str) -> int:
-    """The recorded iteration (its index) with the smallest trials' mean softmax rho."""
-    return int(f9.rho[("softmax", kind)].mean(-1).argmin())
+def _softmax_at(f9, kind: str, lr: float) -> tuple:
+    """The softmax rho and test error, (records, trials), of a Figure 9 run at learning rate ``lr``."""
+    key = ("softmax", kind, lr)
+    if key not in f9.rho_by_lr:
+        raise chk.ConfigError(f"the run's lrs must include every learning rate of F9_LRS {F9_LRS} (got {tuple(f9.config.lrs)})")
+    return f9.rho_by_lr[key], f9.error_by_lr[key]
 
 
-def _state_at(f9, kind: str, i: int) -> dict:
-    """The tested quantities of an E-F9 claim on the trained state at recorded iteration ``i``."""
-    rho_s = f9.rho[("softmax", kind)]  # (records, trials)
-    return {r"final softmax $\rho$": criteria.mean_of(rho_s[i].tolist()),
-            r"final softmax $\rho$, trials' mean": float(rho_s[i].mean()),
-            r"final linear $\rho$": float(f9.rho[("linear", kind)][i].mean()),
-            "final softmax test error": criteria.mean_of(f9.error[("softmax", kind)][i].tolist()),
-            "final linear test error": float(f9.error[("linear", kind)][i].mean())}
+def _state_at(f9, kind: str, lr: float) -> dict:
+    """The tested quantities of an E-F9 claim on the trained state at the end of training, softmax attention
+    trained at learning rate ``lr`` and linear attention at its selected one."""
+    rho_s, err_s = _softmax_at(f9, kind, lr)
+    rho_l = f9.rho[("linear", kind)][-1]
+    return {r"final softmax $\rho$": criteria.mean_of(rho_s[-1].tolist()),
+            r"final softmax $\rho$, trials' mean": float(rho_s[-1].mean()),
+            r"final linear $\rho$": float(rho_l.mean()),
+            r"final linear $\rho$, over trials": criteria.mean_of(rho_l.tolist()),
+            "final softmax test error": criteria.mean_of(err_s[-1].tolist()),
+            "final linear test error": float(f9.error[("linear", kind)][-1].mean())}
 
 
-def _horizons(claim: str, end: dict, best: dict, labels: tuple) -> tuple[bool, str]:
-    """Whether the claim's tests (all but the horizon test) give the same status on the state at the end of
-    training (``end``) and at the best recorded iteration (``best``), and the two statuses in words."""
+def _lr_agreement(claim: str, per_lr: dict) -> tuple[bool, str]:
+    """Whether the claim's tests (all but the learning-rate agreement test) give the same status under every
+    softmax learning rate of ``per_lr`` (lr -> quantities), and the statuses in words."""
 
-    tests = tuple(t for t in declared("window")[claim].tests if t["quantity"] != "the same outcome at both horizons")
-    outcome = {h: criteria.status_of(criteria.decide(tests, q, f"claim {claim}")) for h, q in zip(labels, (end, best))}
-    return len(set(outcome.values())) == 1, "; ".join(f"at {h}: {s_}" for h, s_ in outcome.items())
+    tests = tuple(t for t in declared("window")[claim].tests if t["quantity"] != "the same outcome at both softmax learning rates")
+    outcome = {lr: criteria.status_of(criteria.decide(tests, q, f"claim {claim}")) for lr, q in per_lr.items()}
+    return len(set(outcome.values())) == 1, "; ".join(f"at {lr:g}: {s_}" for lr, s_ in outcome.items())
 
 
 def _lowrank_quantities(f9, kind: str, claim: str) -> tuple[dict, dict]:
-    """The tested quantities of an E-F9 claim on one run (the trained state at the end of training, and
-    whether the best recorded iteration gives the same outcome) and the context its card lists first."""
-    i_best = _best_record(f9, kind)
-    labels = (f"{HORIZON_END} ({int(f9.steps[-1])} iterations)", f"{HORIZON_BEST} ({int(f9.steps[i_best])})")
-    q, best = _state_at(f9, kind, -1), _state_at(f9, kind, i_best)
-    same, outcomes = _horizons(claim, q, best, labels)
-    q = {**q, "the same outcome at both horizons": same, "horizon_outcomes": outcomes}
+    """The tested quantities of an E-F9 claim on one run (the trained state at the end of training with
+    softmax attention at the first rate of ``F9_LRS``, and whether every rate of it gives the same outcome)
+    and the context its card lists first."""
+    per_lr = {lr: _state_at(f9, kind, lr) for lr in F9_LRS}
+    same, outcomes = _lr_agreement(claim, per_lr)
+    q = {**per_lr[F9_LRS[0]], "the same outcome at both softmax learning rates": same, "lr_outcomes": outcomes}
     shown = {r"final softmax $\rho$": None, r"final softmax $\rho$, trials' mean": None,
-             r"smallest softmax $\rho$ (trials' mean) and its iteration": format(best[r"final softmax $\rho$"], "") + f" at {int(f9.steps[i_best])}",
-             r"final linear $\rho$": None, "final softmax test error": None, "final linear test error": None,
-             "the same outcome at both horizons": None, "horizon_outcomes": None,
-             "learning rates (softmax, linear)": [f9.lr[("softmax", kind)], f9.lr[("linear", kind)]]}
+             r"final linear $\rho$": None, r"final linear $\rho$, over trials": None,
+             "final softmax test error": None, "final linear test error": None,
+             **{f"final softmax $\\rho$ and test error at learning rate {lr:g}": [format(q_[r"final softmax $\rho$"], ""),
+                                                                              format(q_["final softmax test error"], "")]
+                for lr, q_ in per_lr.items() if lr != F9_LRS[0]},
+             "the same outcome at both softmax learning rates": None, "lr_outcomes": None,
+             "learning rate of linear attention (the best by final test error)": f9.lr[("linear", kind)]}
     return q, shown
 
 
 def lowrank_training(f9, f9_task) -> list[Measurement]:
     """E-F9-affine, E-F9-quadratic and E-F9-cosine on ``lowrank.run_lowrank_training`` (one per task
-    class of the run, each at its selected learning rates), under both readings of when J~ is drawn:
-    ``f9`` once per trial (covariates 'J'), ``f9_task`` for each task ('J-per-task'), the same config
-    otherwise. Under each, the trained state is tested at the end of training and, by the same tests, at
-    the best recorded iteration (the paper gives no iteration count): whether both give the same status
-    is handed over too."""
+    class of the run), under both readings of when J~ is drawn: ``f9`` once per trial (covariates 'J'),
+    ``f9_task`` for each task ('J-per-task'), the same config otherwise. Under each, the trained state at
+    the end of training is tested with softmax attention at every learning rate of ``F9_LRS`` (linear
+    attention at its selected one): whether they give the same status is handed over too."""
     cfg = f9.config
     same = {k: v for k, v in vars(cfg).items() if k != "covariates"} == {
         k: v for k, v in vars(f9_task.config).items() if k != "covariates"}
@@ -713,62 +721,68 @@ def lowrank_training(f9, f9_task) -> list[Measurement]:
             raise chk.ConfigError(f"the run's kinds must be among affine, quadratic and cosine (got {kind!r})")
         claim = {"affine": "E-F9-affine", "quadratic": "E-F9-quadratic", "cosine": "E-F9-cosine"}[kind]
         (qt, st), (qp, sp) = _lowrank_quantities(f9_task, kind, claim), _lowrank_quantities(f9, kind, claim)
-        tested = dict(how=(f"{cfg.steps} Adam steps, {cfg.seeds} trials, best learning rate of {cfg.lrs} by final test error; $\\rho = 1$ at the "
-                           f"start; the trained state tested at the end of training and at the best of the {len(f9.steps)} recorded "
-                           "iterations (t interval of the trials' mean)"),
+        tested = dict(how=(f"{cfg.steps} Adam steps, {cfg.seeds} trials; softmax attention at learning rates "
+                           f"{' and '.join(f'{lr:g}' for lr in F9_LRS)}, linear attention at the best of {cfg.lrs} by final test "
+                           "error; $\\rho = 1$ at the start; the trained state at the end of training (t interval of the trials' mean)"),
                       shown_under={F9_TASK: st, F9_TRIAL: sp})
-        common = {"trials": cfg.seeds, "softmax learning rate": f9_task.lr[("softmax", kind)]}
+        common = {"trials": cfg.seeds, "softmax learning rates": " and ".join(f"{lr:g}" for lr in F9_LRS)}
         if kind == "affine":
-            m = Measurement("E-F9-affine", {"trials": common["trials"], "softmax learning rate": common["softmax learning rate"]},
+            m = Measurement("E-F9-affine", {"trials": common["trials"], "softmax learning rates": common["softmax learning rates"]},
                             **tested, under={
                 F9_TASK: {r"final softmax $\rho$": qt[r"final softmax $\rho$"],
                           r"final softmax $\rho$, trials' mean": qt[r"final softmax $\rho$, trials' mean"],
                           r"final linear $\rho$": qt[r"final linear $\rho$"],
+                          r"final linear $\rho$, over trials": qt[r"final linear $\rho$, over trials"],
                           "final softmax test error": qt["final softmax test error"],
                           "final linear test error": qt["final linear test error"],
-                          "the same outcome at both horizons": qt["the same outcome at both horizons"],
-                          "horizon_outcomes": qt["horizon_outcomes"]},
+                          "the same outcome at both softmax learning rates": qt["the same outcome at both softmax learning rates"],
+                          "lr_outcomes": qt["lr_outcomes"]},
                 F9_TRIAL: {r"final softmax $\rho$": qp[r"final softmax $\rho$"],
                            r"final softmax $\rho$, trials' mean": qp[r"final softmax $\rho$, trials' mean"],
                            r"final linear $\rho$": qp[r"final linear $\rho$"],
+                           r"final linear $\rho$, over trials": qp[r"final linear $\rho$, over trials"],
                            "final softmax test error": qp["final softmax test error"],
                            "final linear test error": qp["final linear test error"],
-                           "the same outcome at both horizons": qp["the same outcome at both horizons"],
-                           "horizon_outcomes": qp["horizon_outcomes"]}})
+                           "the same outcome at both softmax learning rates": qp["the same outcome at both softmax learning rates"],
+                           "lr_outcomes": qp["lr_outcomes"]}})
         elif kind == "quadratic":
-            m = Measurement("E-F9-quadratic", {"trials": common["trials"], "softmax learning rate": common["softmax learning rate"]},
+            m = Measurement("E-F9-quadratic", {"trials": common["trials"], "softmax learning rates": common["softmax learning rates"]},
                             **tested, under={
                 F9_TASK: {r"final softmax $\rho$": qt[r"final softmax $\rho$"],
                           r"final softmax $\rho$, trials' mean": qt[r"final softmax $\rho$, trials' mean"],
                           r"final linear $\rho$": qt[r"final linear $\rho$"],
+                          r"final linear $\rho$, over trials": qt[r"final linear $\rho$, over trials"],
                           "final softmax test error": qt["final softmax test error"],
                           "final linear test error": qt["final linear test error"],
-                          "the same outcome at both horizons": qt["the same outcome at both horizons"],
-                          "horizon_outcomes": qt["horizon_outcomes"]},
+                          "the same outcome at both softmax learning rates": qt["the same outcome at both softmax learning rates"],
+                          "lr_outcomes": qt["lr_outcomes"]},
                 F9_TRIAL: {r"final softmax $\rho$": qp[r"final softmax $\rho$"],
                            r"final softmax $\rho$, trials' mean": qp[r"final softmax $\rho$, trials' mean"],
                            r"final linear $\rho$": qp[r"final linear $\rho$"],
+                           r"final linear $\rho$, over trials": qp[r"final linear $\rho$, over trials"],
                            "final softmax test error": qp["final softmax test error"],
                            "final linear test error": qp["final linear test error"],
-                           "the same outcome at both horizons": qp["the same outcome at both horizons"],
-                           "horizon_outcomes": qp["horizon_outcomes"]}})
+                           "the same outcome at both softmax learning rates": qp["the same outcome at both softmax learning rates"],
+                           "lr_outcomes": qp["lr_outcomes"]}})
         else:  # cosine (the kinds are checked above)
-            m = Measurement("E-F9-cosine", {"trials": common["trials"], "softmax learning rate": common["softmax learning rate"]},
+            m = Measurement("E-F9-cosine", {"trials": common["trials"], "softmax learning rates": common["softmax learning rates"]},
                             **tested, under={
                 F9_TASK: {r"final softmax $\rho$": qt[r"final softmax $\rho$"],
                           r"final softmax $\rho$, trials' mean": qt[r"final softmax $\rho$, trials' mean"],
                           r"final linear $\rho$": qt[r"final linear $\rho$"],
+                          r"final linear $\rho$, over trials": qt[r"final linear $\rho$, over trials"],
                           "final softmax test error": qt["final softmax test error"],
                           "final linear test error": qt["final linear test error"],
-                          "the same outcome at both horizons": qt["the same outcome at both horizons"],
-                          "horizon_outcomes": qt["horizon_outcomes"]},
+                          "the same outcome at both softmax learning rates": qt["the same outcome at both softmax learning rates"],
+                          "lr_outcomes": qt["lr_outcomes"]},
                 F9_TRIAL: {r"final softmax $\rho$": qp[r"final softmax $\rho$"],
                            r"final softmax $\rho$, trials' mean": qp[r"final softmax $\rho$, trials' mean"],
                            r"final linear $\rho$": qp[r"final linear $\rho$"],
+                           r"final linear $\rho$, over trials": qp[r"final linear $\rho$, over trials"],
                            "final softmax test error": qp["final softmax test error"],
                            "final linear test error": qp["final linear test error"],
-                           "the same outcome at both horizons": qp["the same outcome at both horizons"],
-                           "horizon_outcomes": qp["horizon_outcomes"]}})
+                           "the same outcome at both softmax learning rates": qp["the same outcome at both softmax learning rates"],
+                           "lr_outcomes": qp["lr_outcomes"]}})
         out.append(m)
     return out
 
@@ -832,31 +846,23 @@ def rank_correlation(a, b) -> float:
     return float(ra @ rb) / den if den > 0 else float("nan")
 
 
-def _association(f9, kind: str, last: int | None = None) -> list:
-    """Per trial, the rank correlation of softmax rho and test error over the recorded iterations up to
-    index ``last`` (None: all of them); the claim's test takes their median with its order-statistic
+def _association(f9, kind: str, lr: float) -> list:
+    """Per trial, the rank correlation of softmax rho and test error over every recorded iteration, softmax
+    attention trained at learning rate ``lr``; the claim's test takes their median with its order-statistic
     interval, rule 4."""
-    rho, err = f9.rho[("softmax", kind)], f9.error[("softmax", kind)]  # (records, trials)
-    upto = rho.shape[0] if last is None else last + 1
-    return [rank_correlation(rho[:upto, t], err[:upto, t]) for t in range(rho.shape[1])]
-
-
-#: the fewest recorded iterations a rank correlation is taken over (up to the best one: at least the first three)
-MIN_RECORDS = 3
+    rho, err = _softmax_at(f9, kind, lr)  # (records, trials)
+    return [rank_correlation(rho[:, t], err[:, t]) for t in range(rho.shape[1])]
 
 
 def _association_quantities(f9, kind: str, claim: str) -> tuple[dict, dict]:
-    """The tested quantities of an E-F9-assoc claim on one run (the rank correlations over the whole run, and
-    whether the run up to the best recorded iteration, the horizon of the E-F9 claims, gives the same outcome)
-    and the context its card lists first."""
-    i_best = max(_best_record(f9, kind), MIN_RECORDS - 1)
-    whole, upto = _association(f9, kind), _association(f9, kind, i_best)
+    """The tested quantities of an E-F9-assoc claim on one run (the rank correlations over the whole run at
+    the first softmax learning rate of ``F9_LRS``, and whether every rate of it gives the same outcome) and
+    the context its card lists first."""
     name = r"rank correlation of $\rho$ and test error over training, per trial"
-    labels = (f"{HORIZON_END} ({int(f9.steps[-1])} iterations)", f"{HORIZON_BEST} ({int(f9.steps[i_best])})")
-    same, outcomes = _horizons(claim, {name: whole}, {name: upto}, labels)
-    q = {name: whole, "the same outcome at both horizons": same, "horizon_outcomes": outcomes}
-    shown = {"rank correlation in each trial": [round(r, 2) for r in whole],
-             f"rank correlation in each trial, up to iteration {int(f9.steps[i_best])}": [round(r, 2) for r in upto]}
+    per_lr = {lr: _association(f9, kind, lr) for lr in F9_LRS}
+    same, outcomes = _lr_agreement(claim, {lr: {name: v} for lr, v in per_lr.items()})
+    q = {name: per_lr[F9_LRS[0]], "the same outcome at both softmax learning rates": same, "lr_outcomes": outcomes}
+    shown = {f"rank correlation in each trial, learning rate {lr:g}": [round(r, 2) for r in v] for lr, v in per_lr.items()}
     return q, shown
 
 
@@ -865,9 +871,8 @@ def lowrank_association(f9, f9_task) -> list[Measurement]:
     learned subspace') on the two Figure 9 runs of :func:`lowrank_training` (J~ drawn once per trial and
     for each task): per trial, Spearman's rank correlation between rho(M, B) and the test error of softmax
     attention over every recorded iteration (the start included), positive when the error falls as rho
-    falls; the median over trials with its order-statistic 95% interval. Whether the same test on the
-    iterations up to the best recorded one (the other horizon of the E-F9 claims; at least the first
-    three) gives the same status is handed over too."""
+    falls; the median over trials with its order-statistic 95% interval, at every softmax learning rate of
+    ``F9_LRS``. Whether they give the same status is handed over too."""
     for r, cov in ((f9, "J"), (f9_task, "J-per-task")):
         if r.config.covariates != cov:
             raise chk.ConfigError(f"f9 and f9_task must have covariates 'J' and 'J-per-task' (got {r.config.covariates!r} for {cov!r})")
@@ -877,28 +882,34 @@ def lowrank_association(f9, f9_task) -> list[Measurement]:
             raise chk.ConfigError(f"the run's kinds must be among affine, quadratic and cosine (got {kind!r})")
         claim = {"affine": "E-F9-assoc-affine", "quadratic": "E-F9-assoc-quadratic", "cosine": "E-F9-assoc-cosine"}[kind]
         (at, st), (ap, sp) = _association_quantities(f9_task, kind, claim), _association_quantities(f9, kind, claim)
-        tested = dict(how=(f"softmax attention, {f9.config.steps} Adam steps at the selected learning rate, {len(f9.steps)} recorded "
-                           f"iterations, {f9.config.seeds} trials; Spearman correlation of $\\rho$ and test error per trial over the "
-                           "whole run and up to the best recorded iteration, median over trials with its order-statistic 95% interval"),
+        tested = dict(how=(f"softmax attention, {f9.config.steps} Adam steps at learning rates {' and '.join(f'{lr:g}' for lr in F9_LRS)}, "
+                           f"{len(f9.steps)} recorded iterations, {f9.config.seeds} trials; Spearman correlation of $\\rho$ and test "
+                           "error per trial over the whole run, median over trials with its order-statistic 95% interval"),
                       shown_under={F9_TASK: st, F9_TRIAL: sp})
         if kind == "affine":
             m = Measurement("E-F9-assoc-affine", {}, **tested, under={
                 F9_TASK: {r"rank correlation of $\rho$ and test error over training, per trial": at[r"rank correlation of $\rho$ and test error over training, per trial"],
-                          "the same outcome at both horizons": at["the same outcome at both horizons"], "horizon_outcomes": at["horizon_outcomes"]},
+                          "the same outcome at both softmax learning rates": at["the same outcome at both softmax learning rates"],
+                          "lr_outcomes": at["lr_outcomes"]},
                 F9_TRIAL: {r"rank correlation of $\rho$ and test error over training, per trial": ap[r"rank correlation of $\rho$ and test error over training, per trial"],
-                           "the same outcome at both horizons": ap["the same outcome at both horizons"], "horizon_outcomes": ap["horizon_outcomes"]}})
+                           "the same outcome at both softmax learning rates": ap["the same outcome at both softmax learning rates"],
+                           "lr_outcomes": ap["lr_outcomes"]}})
         elif kind == "quadratic":
             m = Measurement("E-F9-assoc-quadratic", {}, **tested, under={
                 F9_TASK: {r"rank correlation of $\rho$ and test error over training, per trial": at[r"rank correlation of $\rho$ and test error over training, per trial"],
-                          "the same outcome at both horizons": at["the same outcome at both horizons"], "horizon_outcomes": at["horizon_outcomes"]},
+                          "the same outcome at both softmax learning rates": at["the same outcome at both softmax learning rates"],
+                          "lr_outcomes": at["lr_outcomes"]},
                 F9_TRIAL: {r"rank correlation of $\rho$ and test error over training, per trial": ap[r"rank correlation of $\rho$ and test error over training, per trial"],
-                           "the same outcome at both horizons": ap["the same outcome at both horizons"], "horizon_outcomes": ap["horizon_outcomes"]}})
+                           "the same outcome at both softmax learning rates": ap["the same outcome at both softmax learning rates"],
+                           "lr_outcomes": ap["lr_outcomes"]}})
         else:  # cosine (the kinds are checked above)
             m = Measurement("E-F9-assoc-cosine", {}, **tested, under={
                 F9_TASK: {r"rank correlation of $\rho$ and test error over training, per trial": at[r"rank correlation of $\rho$ and test error over training, per trial"],
-                          "the same outcome at both horizons": at["the same outcome at both horizons"], "horizon_outcomes": at["horizon_outcomes"]},
+                          "the same outcome at both softmax learning rates": at["the same outcome at both softmax learning rates"],
+                          "lr_outcomes": at["lr_outcomes"]},
                 F9_TRIAL: {r"rank correlation of $\rho$ and test error over training, per trial": ap[r"rank correlation of $\rho$ and test error over training, per trial"],
-                           "the same outcome at both horizons": ap["the same outcome at both horizons"], "horizon_outcomes": ap["horizon_outcomes"]}})
+                           "the same outcome at both softmax learning rates": ap["the same outcome at both softmax learning rates"],
+                           "lr_outcomes": ap["lr_outcomes"]}})
         out.append(m)
     return out
 

@@ -80,6 +80,8 @@ class LowRankTrainingResult:
     seconds: float
     lr: dict = field(default_factory=dict)  # (activation, kind) -> selected learning rate
     final_by_lr: dict = field(default_factory=dict)  # (activation, kind, lr) -> (final rho, final error) means
+    rho_by_lr: dict = field(default_factory=dict)  # (activation, kind, lr) -> (records, trials), every learning rate
+    error_by_lr: dict = field(default_factory=dict)  # (activation, kind, lr) -> (records, trials), every learning rate
 
 
 def _sqrt_gram(J: torch.Tensor) -> torch.Tensor:
@@ -163,7 +165,7 @@ def run_lowrank_training(cfg: LowRankTrainingConfig, device=None) -> LowRankTrai
                 "err": icl_error(m, dev_test["b"])}
 
     rec_at = sorted({int(round(v)) for v in torch.linspace(0, cfg.steps, cfg.records).tolist()})
-    rho, cross, err, fin, chosen, by_lr = {}, {}, {}, {}, {}, {}
+    rho, cross, err, fin, chosen, by_lr, rho_lr, err_lr = {}, {}, {}, {}, {}, {}, {}, {}
     for act in cfg.activations:
         model, hist = train_window(grid, lambda r: samplers[(r["kind"], r["trial"])], cfg.d, cfg.seed, steps=cfg.steps,
                                    lr=grid["lr"], lr_decay=cfg.lr_decay, activation=act, record=record, record_at=rec_at,
@@ -174,6 +176,7 @@ def run_lowrank_training(cfg: LowRankTrainingConfig, device=None) -> LowRankTrai
                 idx = grid.index(lr=lr, kind=kind)
                 e_final = float(hist["err"][-1, idx].mean())
                 by_lr[(act, kind, lr)] = (float(hist["rho"][-1, idx].mean()), e_final)
+                rho_lr[(act, kind, lr)], err_lr[(act, kind, lr)] = hist["rho"][:, idx], hist["err"][:, idx]
                 if math.isfinite(e_final) and (best is None or e_final < best[0]):
                     best = (e_final, lr, idx)
             _, lr, idx = best
@@ -182,7 +185,7 @@ def run_lowrank_training(cfg: LowRankTrainingConfig, device=None) -> LowRankTrai
             cross[(act, kind)] = hist["cross"][:, idx]
             err[(act, kind)] = hist["err"][:, idx]
             fin[(act, kind)] = model.M.detach()[idx]
-    return LowRankTrainingResult(cfg, rec_at, rho, cross, err, fin, Bs, time.perf_counter() - t0, chosen, by_lr)
+    return LowRankTrainingResult(cfg, rec_at, rho, cross, err, fin, Bs, time.perf_counter() - t0, chosen, by_lr, rho_lr, err_lr)
 
 
 @dataclass
