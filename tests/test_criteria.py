@@ -329,3 +329,11 @@ def test_a_threshold_that_decides_names_each_alternatives_own_outcome():
     assert "x below 5 fails" in v.inconclusive
     assert "x below 6 cannot be decided (its interval straddles the threshold)" in v.inconclusive
     assert "x below 7 holds" in v.inconclusive
+
+
+def test_range_alternatives_name_their_outcome_too():
+    """A 'between' test's alternatives are ranges (lists): each is judged and named."""
+    t = {"quantity": "r", "is": "between", "range": [0.6667, 1.5], "source": "ours: a band",
+         "alternatives": [[0.8, 1.25], [0.5, 2.0]]}
+    v = cr.decide((t,), {"r": cr.Estimate(1.1, 0.9, 1.4, 8, "median, order-statistic 95%")}, "here")
+    assert "cannot be decided (its interval straddles the threshold)" in v.inconclusive
