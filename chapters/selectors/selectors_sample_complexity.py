@@ -196,8 +196,8 @@ print(f"log-log slope of T_hit vs 1/lambda_*: median over seeds {slope_l:.2f}, f
 # ## Iterations against the step size $\eta$
 #
 # Every $\eta$ sees the same prompts (common random numbers: the data streams depend only on the seed). Here
-# $T_\text{hit}$ is the first logged step from which a run keeps the full solution (accuracy $\ge 0.95$ and
-# attention mass on $\mathcal N_*\ge 0.9$, the model Theorem 1 returns) to the end of training.
+# $T_\text{hit}$ is the first logged step at which a run has the full solution (accuracy $\ge 0.95$ and
+# attention mass on $\mathcal N_*\ge 0.9$, the model Theorem 1 returns), in a run that ends training with it.
 
 # %% tags=["remove-output"]
 ecfg = X.EtaSweepConfig.for_scale(SCALE)
@@ -218,7 +218,7 @@ glue("sel-eta-slope", f"{slope_e:.2f}")
 #
 # Theorem 1's $\sqrt M$. We vary the number $M_2$ of irrelevant patterns at fixed width $d_\mathcal X$
 # (the unused directions carry no pattern), so all values train in one model; $T_\text{hit}$ again counts the
-# steps to the full solution, kept to the end.
+# steps to the full solution.
 
 # %% tags=["remove-output"]
 mcfg = X.PatternCountConfig.for_scale(SCALE)
