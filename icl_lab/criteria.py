@@ -497,8 +497,9 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
             continue
         alts = t.get("alternatives", ())
         deciding = t.get("fails", "not reproduced") == "not reproduced"  # not a validity check or a side remark
-        under = {a: evaluate(t, q, where, threshold=a) for a in alts}  # each alternative's own outcome
-        flips = [a for a in alts if under[a] != out]
+        under = [evaluate(t, q, where, threshold=a) for a in alts]  # each alternative's own outcome
+        flipped = [(a, o) for a, o in zip(alts, under) if o != out]
+        flips = [a for a, _ in flipped]
         if alts and deciding:
             (depends if flips else robust).append(_alternatives_text(t, alts, flips))
         elif deciding and str(t.get("source", "")).startswith("ours") and _scaled(t):
@@ -508,7 +509,7 @@ def decide(tests: tuple, q: dict, where: str) -> Verdict:
             (depends if any(moved) else robust).append(_scaled_text(t, tried, moved, measured(t, q[t["quantity"]])))
         if flips:
             reasons.append(f"the verdict rests on a threshold of ours: {describe(t, source=False)} {_outcome(out)}, but "
-                           + " and ".join(f"{describe(t, a, source=False)} {_outcome(under[a])}" for a in flips))
+                           + " and ".join(f"{describe(t, a, source=False)} {_outcome(o)}" for a, o in flipped))
             continue
         if out == STRADDLES:
             v = measured(t, q[t["quantity"]])
