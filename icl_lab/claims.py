@@ -108,7 +108,9 @@ class Measurement:
     it takes its value from ``quantities``, and the tested quantities it does not name follow), or
     ``measured``, the card's whole measured text (None: the quantities); ``shown_under`` does for each option
     of a choice what ``shown`` does for the quantities (option -> context listed first under that option). Where the measurement cannot test
-    the statement, ``why`` says so, and the claim is recorded as undecided whatever the quantities."""
+    the statement, ``why`` says so, and the claim is recorded as undecided whatever the quantities. ``note``, a
+    sentence that leads the card's reason where the tests leave the claim undecided (what the measurement shows
+    beside the tests' own reason, e.g. that one seed sets the interval's end), is ignored where they decide it."""
 
     claim: str
     quantities: dict
@@ -119,6 +121,7 @@ class Measurement:
     measured: str | None = None
     why: str = ""
     shown_under: dict | None = None
+    note: str = ""
 
     @property
     def names(self) -> frozenset[str]:
@@ -586,6 +589,9 @@ class Ledger:
                                          **m.quantities}, how=m.how, measured=m.measured or None, hypotheses=m.hypotheses,
                                         under=_under_shown(m))
                   for m in ms]
+        for m, c in zip(ms, claims):
+            if m.note and not m.why and c.status == "inconclusive":
+                c.caveat = f"{m.note}; {c.caveat}" if c.caveat else m.note
         if show:
             self.cards(*(c.id for c in claims))
         return claims

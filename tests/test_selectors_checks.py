@@ -291,7 +291,7 @@ def test_s3_slope_is_the_median_of_per_seed_slopes_with_an_order_statistic_inter
     never[0][2] = np.nan  # seed 2 never got there at the smallest lambda: steepest
     assert checks.per_seed_slopes(_sweep(lam, never), inverse=True)[2] == np.inf
     lcfg = NS(batch=128, lambdas=tuple(lam), seeds=6, m=3700, delta=0.09, steps=6000)
-    ecfg, mcfg = NS(etas=(0.5, 1.0), hit_acc=0.95, seeds=3), NS(M2s=(56, 120), seeds=3, eval_every=25)
+    ecfg, mcfg = NS(etas=(0.5, 1.0), hit_acc=0.95, seeds=3, eval_every=25), NS(M2s=(56, 120), seeds=3, eval_every=25)
     e2 = NS(final=lambda name: torch.tensor([0.99, 0.98, 0.97]))
     assert _judge(checks.rates(sw, lcfg, sw, ecfg, e2, sw, mcfg, H1, H1, H1))["S3"] == "reproduced"
     steep = _sweep(lam, [[1000 * (1 / v) ** (k + 1) for k in ks] for v in lam])  # slope 2: above 1.4, fails
@@ -329,7 +329,7 @@ def test_alpha_noise_and_rate_sweeps_hand_over_their_names():
     with pytest.raises(ConfigError, match="taus"):
         checks.noise(n_sweep, NS(taus=(0.0, 1.0), M1=8, beta=5.0), np.ones(2), 0.49, H1)
     lcfg = NS(batch=128, lambdas=(0.4, 0.5, 0.9), seeds=3, m=3700, delta=0.09, steps=6000)
-    ecfg = NS(etas=(0.5, 1.0), hit_acc=0.95, seeds=3)
+    ecfg = NS(etas=(0.5, 1.0), hit_acc=0.95, seeds=3, eval_every=25)
     e2 = NS(final=lambda name: torch.tensor([0.99, 0.98, 0.97]))
     mcfg = NS(M2s=(56, 120), seeds=3, eval_every=25)
     sw = _sweep([0.4, 0.5, 0.9], [[300] * 3, [200] * 3, [100] * 3])
@@ -451,3 +451,89 @@ def test_fig1_trends_decide_m20_on_the_recorded_curves():
         checks.fig1_trends({k: v for k, v in curves.items() if k != "lab_in"}, H1)
     with pytest.raises(ConfigError, match="records"):
         checks.fig1_trends({k: v[:, :2] for k, v in curves.items()}, H1)
+
+
+def test_one_seed_deciding_an_undecided_interval_is_said_on_the_card():
+    steps = np.arange(0, 501, 25)
+    gam = np.tile(np.where(steps < 200, 0.7, 1e-6), (8, 1))
+    mp = torch.full((8,), 1 - 1e-6, dtype=F64)
+    mp[3] = 0.95  # one seed's gamma 0.05 lies above 1/M: with 8 seeds the interval is the range, and it decides
+    (m8, _) = Ledger("selectors", part="mechanism").judge(checks.attention_mass({"mass_present": mp}, gam, steps, CFG, H1),
+                                                          show=False)
+    assert m8.status == "inconclusive" and m8.caveat.startswith("one seed decides: with 8 seeds")
+    assert "0.05)" in m8.caveat and "seeds with gamma above 1/M = 1 of 8" in m8.measured
+    assert checks.one_seed_decides(np.arange(9.0), "x") == ""  # from 9 seeds the interval leaves the extremes out
+    (ok8, _) = Ledger("selectors", part="mechanism").judge(
+        checks.attention_mass({"mass_present": torch.full((8,), 1 - 1e-6, dtype=F64)}, gam, steps, CFG, H1), show=False)
+    assert ok8.status == "reproduced" and not ok8.caveat  # a decided claim carries no such sentence
+
+
+def test_m12_says_its_whole_interval_lies_below_the_rate_and_which_conditions_fail():
+    cfg = NS(**{**vars(CFG), "seeds": 8})
+    acc, solved = torch.full((8,), 0.99), torch.arange(8) < 5  # 5 of 8: Wilson [0.306, 0.863], below 0.9
+    off = {k: not (k.startswith("width") or k.startswith("noise") or k.startswith("initialisation")) for k in H1}
+    (_, m12) = Ledger("selectors", part="mechanism").judge(checks.success_rates(acc, solved, solved, cfg, 0.995, off),
+                                                           show=False)
+    assert m12.status == "inconclusive"
+    assert m12.caveat.startswith("the whole Wilson interval [0.306, 0.863] lies below the declared 0.9")
+    assert all(k in m12.caveat for k, v in off.items() if not v)
+    (_, in_h) = Ledger("selectors", part="mechanism").judge(checks.success_rates(acc, solved, solved, cfg, 0.995, H1),
+                                                            show=False)
+    assert "whole Wilson interval" not in (in_h.caveat or "")  # inside the hypotheses the tests' own reason stands
+
+
+def _train_result(acc, mass, steps, groups=2):
+    """A hand-made batched training: ``acc``, ``mass`` (records, runs) curves at ``steps``."""
+    from icl_lab.papers.selectors.training import TrainResult
+    acc, mass = torch.tensor(acc, dtype=F64), torch.tensor(mass, dtype=F64)
+    R = acc.shape[1]
+    return TrainResult(labels=[f"g{g}" for g in range(groups)], values=[float(g + 1) for g in range(groups)],
+                       seeds=list(range(R // groups)) * groups, steps=list(steps),
+                       curves={"acc": acc, "mass_present": mass}, t_hit=torch.full((R,), float("nan"), dtype=F64),
+                       train_loss=torch.zeros(1, R), model=None, seconds=0.0, cpu_seconds=0.0)
+
+
+def test_full_solution_hits_need_the_attention_on_n_star_at_the_end_too():
+    from icl_lab.papers.selectors.training import HitSweep
+    # run 0: full at 20 and kept; run 1: accuracy without the mass (partner); run 2: full at 10, lost at 20, back at
+    # 30; run 3: full at 20, lost at 30
+    acc = [[0.5, 0.96, 0.96, 0.5], [0.97, 0.97, 0.97, 0.97], [0.98, 0.98, 0.98, 0.98]]
+    mass = [[0.3, 0.5, 0.95, 0.5], [0.95, 0.5, 0.5, 0.95], [0.95, 0.5, 0.95, 0.5]]
+    sw = checks.full_solution_sweep(HitSweep.of(_train_result(acc, mass, [10, 20, 30])), NS(hit_acc=0.95))
+    h = np.asarray(sw.res.hits(), dtype=float)
+    assert h[0, 0] == 20 and np.isnan(h[0, 1]) and h[1, 0] == 10 and np.isnan(h[1, 1])  # a dip does not move a hit
+
+
+def test_s4_and_s5_slopes_are_medians_of_per_seed_slopes_over_six_seeds():
+    eta = [0.25, 0.5, 1.0]
+    ks = [1.0, 1.1, 0.9, 1.05, 1.0, 0.95]
+    hits = [[160 * (1 / v) ** k for k in ks] for v in eta]
+    sw = _sweep(eta, hits)
+    lcfg = NS(batch=128, lambdas=(0.4, 0.5, 0.9), seeds=6, m=3700, delta=0.09, steps=6000)
+    ecfg, mcfg = NS(etas=tuple(eta), hit_acc=0.95, seeds=6, eval_every=10), NS(M2s=(56, 120, 248), seeds=6, eval_every=5)
+    e2 = NS(final=lambda name: torch.tensor([0.5] * 6))
+    M = [64, 128, 256]
+    flat = _sweep(M, [[150 + 5 * s for s in range(6)]] * 3)  # T_hit flat in M for every seed: slope 0
+    s4, s5 = Ledger("selectors", part="sample_complexity").judge(
+        checks.rates(sw, lcfg, sw, ecfg, e2, flat, mcfg, H1, H1, H1), show=False)[1:]
+    assert s4.ok and "order-statistic 95%, 6 seeds" in s4.measured and "bound not tight" not in s4.caveat
+    assert s5.status == "reproduced with caveat" and "bound not tight in M" in s5.caveat
+    assert "full solution" in s4.how and "logged every 5" in s5.how
+    steep = _sweep(M, [[100 * (m / 64) ** 1.5 for _ in range(6)] for m in M])  # slope 1.5 in M: above 0.9
+    assert _judge("sample_complexity", checks.rates(sw, lcfg, sw, ecfg, e2, steep, mcfg, H1, H1, H1))["S5"] \
+        == "not reproduced"
+    three = _sweep(M, [row[:3] for row in [[150, 155, 160]] * 3])  # three seeds cannot decide
+    assert _judge("sample_complexity", checks.rates(sw, lcfg, sw, ecfg, e2, three, mcfg, H1, H1, H1))["S5"] \
+        == "inconclusive"
+    never = [row[:] for row in hits]
+    never[2][5] = np.nan  # a seed that never keeps the full solution at eta = 1: steepest, the interval's end
+    assert _judge("sample_complexity", checks.rates(sw, lcfg, _sweep(eta, never), ecfg, e2, flat, mcfg, H1, H1, H1))["S4"] \
+        == "inconclusive"
+
+
+def test_s2_says_whether_more_seeds_could_show_a_slowdown():
+    n_sweep = _sweep([0.0, 0.03, 0.06, 1.0], [[175, 275, 175], [175, 175, 150], [175, 175, 150], [np.nan] * 3])
+    ncfg = NS(taus=(0.0, 0.03, 0.06, 1.0), M1=8, beta=5.0)
+    (s2,) = Ledger("selectors", part="sample_complexity").judge(
+        [checks.noise(n_sweep, ncfg, np.array([1.0, 1.0, 0.99, 0.5]), 0.49, H1)], show=False)
+    assert s2.status == "inconclusive" and "but 0 of 3 seeds train slower there" in s2.caveat

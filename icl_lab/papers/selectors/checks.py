@@ -11,6 +11,7 @@ them with the names ``claims.toml``'s tests read, for every paper.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -25,6 +26,7 @@ from .conditions import both_hold, theorem2_holds
 from .data import task_set
 from .ood import OODResult, ood_conditions
 from .theory import TEST_MU, TEST_NU, THM2_TEST, oracle_accuracy
+from .training import HitSweep
 
 
 def rate_decidable(k: int, n: int, p: float = 0.9) -> tuple[bool, int, object]:
@@ -124,9 +126,12 @@ def attention_mass(fin: dict, gam: np.ndarray, steps: np.ndarray, cfg, hypothese
     g_half, g_end = float(np.median(gam[:, i_half])), float(np.median(gam[:, -1]))
     T_end = int(steps[-1])
     t_gam = steps[None, :] * np.maximum(gam, 0.0)  # t gamma_t along each seed's trajectory (a mass rounded to 1: 0)
+    gamma = np.asarray(1 - fin["mass_present"], dtype=float)
     return [
-        Measurement("M8", {r"final $\gamma$, one minus the mass on $\mathcal N_*$": criteria.median_of(1 - fin["mass_present"]), "$1/M$": 1 / cfg.M},
-                    hypotheses=hypotheses),
+        Measurement("M8", {r"final $\gamma$, one minus the mass on $\mathcal N_*$": criteria.median_of(gamma), "$1/M$": 1 / cfg.M},
+                    shown={r"final $\gamma$, one minus the mass on $\mathcal N_*$": None, "$1/M$": None,
+                           r"seeds with $\gamma$ above $1/M$": f"{int((gamma > 1 / cfg.M).sum())} of {len(gamma)}"},
+                    hypotheses=hypotheses, note=one_seed_decides(gamma, r"$\gamma$")),
         Measurement("M9", {r"peak of $t\gamma_t$": float(np.median(t_gam.max(1))),
                            "$t$ at the peak": float(np.median(steps[t_gam.argmax(1)])),
                            r"$\gamma_T$": g_end, "T": T_end, "$1/T$": 1 / T_end},
@@ -136,6 +141,18 @@ def attention_mass(fin: dict, gam: np.ndarray, steps: np.ndarray, cfg, hypothese
                     under={r"the trajectory: $t\gamma_t$ below $c$ at every recorded $t$": {r"$T\gamma_T$": criteria.median_of(t_gam.max(1))},
                            "the final step $T$ only": {r"$T\gamma_T$": criteria.median_of(T_end * np.maximum(gam[:, -1], 0.0))}}),
     ]
+
+
+def one_seed_decides(values, name: str) -> str:
+    """The sentence a card adds where the interval of the median of ``values`` (one per seed) is the range of the
+    seeds (up to 8 seeds, :func:`~icl_lab.criteria.median_of`): its ends are the smallest and the largest seed, so
+    one seed decides; empty where the interval leaves the extreme seeds out."""
+    v = np.asarray(values, dtype=float)
+    if criteria.order_statistic_rank(len(v)) != 1:
+        return ""
+    return (f"one seed decides: with {len(v)} seeds the 95% interval of the median of {name} is the range of the "
+            f"seeds, so its ends are the smallest and the largest seed's values ({float(v.min()):.3g} and "
+            f"{float(v.max()):.3g})")
 
 
 def selector_cross_terms(blocks, nu_diagonal: float, hypotheses: dict) -> Measurement:
@@ -180,7 +197,7 @@ def collapse(times: np.ndarray, gam: np.ndarray, sharp_meas, sharp_rec: float, s
                r"final $\gamma M$, per seed": None, r"plateau to $t_{90}$ (median, steps)": float(np.median(times[:, 0])),
                "collapse width (t10-t90)/t50, measured (median)": None, "the same, recursion (46)": None,
                "the same, recursion (46), other constants": None},
-        hypotheses=hypotheses)
+        hypotheses=hypotheses, note=one_seed_decides(gam[:, -1] * cfg.M, "the final gamma times M"))
 
 
 def success_rates(final_acc_all, solved_cyclic, solved_all, cfg, oracle_l: float, hypotheses: dict) -> list[Measurement]:
@@ -189,6 +206,7 @@ def success_rates(final_acc_all, solved_cyclic, solved_all, cfg, oracle_l: float
     each with whether its seed count can decide a rate of 0.9."""
     reach = int((final_acc_all >= cfg.hit_acc).sum())
     k = int(solved_cyclic.sum())
+    rate12 = criteria.rate_of(k, cfg.seeds)
     dec11, n11, lo11 = rate_decidable(reach, cfg.seeds)
     dec12, n12, lo12 = rate_decidable(k, cfg.seeds)
     return [
@@ -199,13 +217,27 @@ def success_rates(final_acc_all, solved_cyclic, solved_all, cfg, oracle_l: float
                            "final accuracy (median)": criteria.median_of(final_acc_all),
                            f"oracle ceiling at $l = {cfg.l}$": oracle_l},
                     hypotheses=hypotheses),
-        Measurement("M12", {"rate of seeds with the full solution (cyclic set)": criteria.rate_of(k, cfg.seeds),
+        Measurement("M12", {"rate of seeds with the full solution (cyclic set)": rate12,
                             "the seed count can decide a rate of 0.9": dec12, "seeds": n12, "best Wilson lower bound": lo12},
                     shown={"rate of seeds with the full solution (cyclic set)": None,
                            "the seed count can decide a rate of 0.9": None, "seeds": None, "best Wilson lower bound": None,
                            "all-pairs seeds with the full solution": f"{int(solved_all.sum())} of {cfg.seeds}"},
-                    hypotheses=hypotheses),
+                    hypotheses=hypotheses, note=below_outside("M12", M12_RATE, rate12, hypotheses)),
     ]
+
+
+M12_RATE = "rate of seeds with the full solution (cyclic set)"
+
+
+def below_outside(claim: str, quantity: str, rate, hypotheses: dict) -> str:
+    """Where ``claim``'s declared test of ``quantity`` fails for the whole interval of ``rate`` and some of
+    ``hypotheses`` do not hold: the sentence that says so and names them (empty otherwise)."""
+    violated = [k for k, v in hypotheses.items() if not v]
+    if not violated or outcome(claim, quantity, rate) != criteria.FAILS_:
+        return ""
+    t = next(t for t in declared("selectors")[claim].tests if t["quantity"] == quantity)
+    return (f"the whole Wilson interval [{rate.lo:.3g}, {rate.hi:.3g}] lies below the declared {t['than']:g}, a failure "
+            "measured where these conditions of Theorem 1 do not hold: " + "; ".join(violated))
 
 
 def reference_run(ref_solved, ref_acc, oracle: float, hypotheses: dict) -> Measurement:
@@ -482,18 +514,22 @@ def noise(n_sweep, ncfg, n_acc, eps_m: float, hypotheses: dict) -> Measurement:
         raise chk.ConfigError(f"ncfg.taus must hold a tau in (0, {tau_max:.3g}) (got {ncfg.taus})")
     factor = {i: math.sqrt((1 - eps_m) / (1 - eps_m - ncfg.taus[i] * ncfg.M1)) for i in inside}
     slow = {i: float(n_sweep.median[i] / n_sweep.median[0]) for i in inside}  # inf where the median seed never got there
+    h = np.asarray(n_sweep.res.hits(), dtype=float)  # (taus, seeds), NaN where never reached
+    slowed = int((~(h[inside[-1]] <= h[0])).sum())  # seeds slower (or never there) at the largest tau inside than at 0
     return Measurement("S2", {
         r"reached at every $\tau$ inside the noise condition": bool(np.isfinite(n_sweep.median[[0] + inside]).all()),
         r"$T_\mathrm{hit}(\tau)/T_\mathrm{hit}(0)$ over the factor of eq. (6), per $\tau$ inside the condition": [slow[i] / factor[i] for i in inside],
         r"slowdown at the largest $\tau$ inside the condition": slow[inside[-1]], r"largest $\tau$ inside": ncfg.taus[inside[-1]],
         r"factor at the largest $\tau$ inside": factor[inside[-1]],
-        r"first failing $\tau/\beta$": first_fail / ncfg.beta if first_fail else float("nan"), "$1/M_1$": 1 / ncfg.M1},
+        r"first failing $\tau/\beta$": first_fail / ncfg.beta if first_fail else float("nan"), "$1/M_1$": 1 / ncfg.M1,
+        r"seeds slower at the largest $\tau$ inside than at $\tau = 0$": f"{slowed} of {h.shape[1]}"},
         shown={r"reached at every $\tau$ inside the noise condition": None,
                r"$T_\mathrm{hit}(\tau)/T_\mathrm{hit}(0)$ over the factor of eq. (6), per $\tau$ inside the condition": None,
                r"slowdown at the largest $\tau$ inside the condition": None, r"largest $\tau$ inside": None,
                r"factor at the largest $\tau$ inside": None, r"median $T_\mathrm{hit}$": n_sweep.medians(),
                "final accuracy (median)": [round(float(v), 3) for v in n_acc], r"first failing $\tau/\beta$": None,
-               "$1/M_1$": None, r"largest $\tau$ meeting the noise condition": tau_max},
+               "$1/M_1$": None, r"largest $\tau$ meeting the noise condition": tau_max,
+               r"seeds slower at the largest $\tau$ inside than at $\tau = 0$": None},
         hypotheses=hypotheses)
 
 
@@ -514,9 +550,28 @@ def slope_over_seeds(sweep, inverse: bool = False) -> criteria.Estimate:
     return criteria.median_of(per_seed_slopes(sweep, inverse))
 
 
+#: the attention mass on N_* of the full solution, the model Theorem 1 returns (as M12, M15-M17 and O1-O7 read it)
+FULL_MASS = 0.9
+
+
+def full_solution_sweep(sweep, cfg, mass: float = FULL_MASS) -> HitSweep:
+    """``sweep`` (a :class:`~.training.HitSweep`) with each run's hit moved to the first recorded step at which it
+    has the full solution, held-out accuracy at least ``cfg.hit_acc`` and attention mass on ``N_*`` (over the
+    prompts whose ``N_*`` is non-empty) at least ``mass``, for a run that also ends training with it; NaN for a run
+    that ends without it, as one that ends in the partial 'partner' solution (accuracy can pass while the mass stays
+    near one half). A dip below ``mass`` between the two (SGD at the largest step sizes fluctuates) does not move
+    the hit: the iterations needed to get there, not how steadily the run stays."""
+    res = sweep.res
+    ok = (res.curves["acc"] >= cfg.hit_acc) & (res.curves["mass_present"] >= mass)  # (records, runs)
+    steps = torch.as_tensor(res.steps, dtype=torch.float64)
+    t = torch.where(ok[-1], steps[ok.to(torch.int8).argmax(0)], torch.tensor(float("nan"), dtype=torch.float64))
+    return HitSweep.of(dataclasses.replace(res, t_hit=t))
+
+
 def rates(l_sweep, lcfg, e_sweep, ecfg, e2, m_sweep, mcfg, h_lambda: dict, h_eta: dict, h_m: dict) -> list[Measurement]:
-    """S3, S4 and S5 (eq. 6's ``1/lambda_*``, ``1/eta`` and ``sqrt M``, read as upper bounds): the log-log slopes
-    of the median ``T_hit``; at ``lambda_*`` also over the values with ``B >= lambda_*^-4`` only, at ``eta`` the run
+    """S3, S4 and S5 (eq. 6's ``1/lambda_*``, ``1/eta`` and ``sqrt M``, read as upper bounds): per seed the log-log
+    slope of ``T_hit`` (S4, S5: the iterations to the full solution, :func:`full_solution_sweep`), the median over
+    seeds with its interval; at ``lambda_*`` also over the values with ``B >= lambda_*^-4`` only, at ``eta`` the run
     ``e2`` beyond the sweep (``eta = 2``)."""
     lam_ok = np.asarray([lcfg.batch >= v**-4 for v in lcfg.lambdas])  # B >= lambda_*^-4 per value
     slope_l_ok = (metrics.loglog_slope(1 / l_sweep.values[lam_ok], l_sweep.median[lam_ok]) if lam_ok.sum() >= 2
@@ -530,21 +585,32 @@ def rates(l_sweep, lcfg, e_sweep, ecfg, e2, m_sweep, mcfg, h_lambda: dict, h_eta
                         f"median over seeds with its order-statistic 95% interval; "
                         rf"$\lambda$ fixed for every token, $\tau = 0$, {lcfg.seeds} seeds per value, $m = {lcfg.m}$, "
                         rf"$B = {lcfg.batch}$, $\delta = {lcfg.delta:g}$, {lcfg.steps} steps; eq. (6) read as an upper bound"),
-        Measurement("S4", {"slope": e_sweep.slope(inverse=True), r"$\eta$ range": f"[{min(ecfg.etas):g}, {max(ecfg.etas):g}]",
+        Measurement("S4", {"slope": slope_over_seeds(e_sweep, inverse=True), r"$\eta$ range": f"[{min(ecfg.etas):g}, {max(ecfg.etas):g}]",
                            r"mass on $\mathcal N_*$ at $\eta = 2$": float(e2.final("mass_present").median()),
                            r"accuracy at $\eta = 2$": float(e2.final("acc").median()),
                            r"seeds reaching the hit accuracy at $\eta = 2$":
                                f"{int((e2.final('acc') >= ecfg.hit_acc).sum())} of {ecfg.seeds}"},
-                    shown={"slope": None, r"$\eta T_\mathrm{hit}$": (e_sweep.values * e_sweep.median).round(0).tolist()},
+                    shown={"slope": None, r"slope of the median $T_\mathrm{hit}$": e_sweep.slope(inverse=True),
+                           r"$\eta T_\mathrm{hit}$ (median)": (e_sweep.values * e_sweep.median).round(0).tolist()},
                     hypotheses=h_eta,
-                    how=rf"log-log slope of the median $T_\mathrm{{hit}}$ against $1/\eta$; per-run learning rates in one batched training, "
-                        f"same data streams, median over {ecfg.seeds} seeds; eq. (6) read as an upper bound"),
-        Measurement("S5", {"slope": m_sweep.slope()}, shown={"slope": None, r"median $T_\mathrm{hit}$": m_sweep.medians()},
+                    how=rf"$T_\mathrm{{hit}}$: {_FULL_HIT.format(every=ecfg.eval_every)}; log-log slope of each seed's $T_\mathrm{{hit}}$ against "
+                        rf"$1/\eta$, median over {ecfg.seeds} seeds with its order-statistic 95% interval; per-run learning "
+                        "rates in one batched training, same data streams; eq. (6) read as an upper bound"),
+        Measurement("S5", {"slope": slope_over_seeds(m_sweep)},
+                    shown={"slope": None, r"slope of the median $T_\mathrm{hit}$": m_sweep.slope(), r"median $T_\mathrm{hit}$": m_sweep.medians()},
                     hypotheses=h_m,
-                    how=rf"log-log slope of the median $T_\mathrm{{hit}}$ against $M$; $M_2$ in {list(mcfg.M2s)} ($M \ge M_1^2$ throughout) at "
-                        f"fixed $d_x$, median over {mcfg.seeds} seeds, logged every {mcfg.eval_every} steps; eq. (6) read as "
-                        "an upper bound"),
+                    how=rf"$T_\mathrm{{hit}}$: {_FULL_HIT.format(every=mcfg.eval_every)}; log-log slope of each seed's $T_\mathrm{{hit}}$ against $M$, "
+                        rf"median over {mcfg.seeds} seeds with its order-statistic 95% interval; $M_2$ in {list(mcfg.M2s)} "
+                        r"($M \ge M_1^2$ throughout) at fixed $d_x$; eq. (6) read as an upper bound"),
     ]
+
+
+#: how S4 and S5 read 'the iterations needed' (the T of eq. (6))
+_FULL_HIT = ("the first step, logged every {every}, at which the run has the model Theorem 1 returns, the full "
+             "solution (held-out accuracy at least 0.95 and attention mass on $\\mathcal N_*$ at least 0.9), in a run that ends training with "
+             "it: eq. (6)'s T counts the iterations after which that model has zero error, so a run that ends in the "
+             "partial 'partner' solution (attention mass near one half) has not reached it, even where its accuracy "
+             "passes; a seed that does not reach it at some value has no finite slope and counts as the steepest")
 
 
 def output_layer(ratios: dict, slopes: dict, readings: dict, lcfg, hypotheses: dict) -> Measurement:
