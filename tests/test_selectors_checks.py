@@ -181,7 +181,8 @@ def test_shortest_length_and_task_count():
 
 def test_batch_decides_s13_and_s14():
     st = _judge(checks.batch(theory.query_coverage, 8, 64, 2.3, np.array([2] * 8), True, 6400.0))
-    assert st["S14"] == "reproduced" and set(st) == {"S13", "S14"}
+    assert st["S14"] == "reproduced" and set(st) == {"S13", "S13a", "S14"}
+    assert st["S13a"] == "reproduced"  # B = 2 M1 ln M1: P = 0.916 -> 0.999, rising: the Theta holds with constant 2
     assert _judge(checks.batch(theory.query_coverage, 8, 64, 2.3, np.array([2] * 8), False,
                                                     6400.0))["S14"] == "not reproduced"
     with pytest.raises(ConfigError, match="M1 must be 8"):

@@ -730,7 +730,7 @@ def outcome(claim: str, quantity: str, value) -> str:
 
 
 def batch(coverage, M1: int, B: int, c95: float, slots, fresh: bool, N_hit: float) -> list[Measurement]:
-    """S13 (eq. 39) and S14: the probability that ``B`` uniform queries cover all ``M1`` patterns (``coverage``:
+    """S13a and S13 (eq. 39) and S14: the probability that ``B`` uniform queries cover all ``M1`` patterns (``coverage``:
     :func:`.theory.query_coverage`) at our ``B``, at (39)'s ``B = ceil(M1 log M1)`` under each base of the log
     (:data:`LOG_BASES`) and at ``B = ceil(c M1 ln M1)`` for ``c`` = 1 and 2, as ``M1`` grows; whether the two bases
     reach the same outcome; whether two successive batches share a prompt (``fresh``), beside ``N = B T_hit``."""
@@ -756,6 +756,14 @@ def batch(coverage, M1: int, B: int, c95: float, slots, fresh: bool, N_hit: floa
                     # evaluated at B = ceil(M1 log M1) >= M1 ln M1 under either base, so (39) holds by construction
                     hypotheses={"batch (39): B >= M1 log M1": True,
                                 "queries uniform over the M1 relevant patterns (each in equally many task slots)":
+                                    bool(slots.min() == slots.max())}),
+        Measurement("S13a", {r"$P$ at $B = 2M_1\ln M_1$, largest $M_1$": P_c[2][-1],
+                             r"$P$ at $B = 2M_1\ln M_1$ rises with $M_1$": bool(all(b > a for a, b in zip(P_c[2], P_c[2][1:]))),
+                             "$P$ at $c = 1$, $M_1 = 8$ to $1024$": ", ".join(f"{v:.3f}" for v in P_c[1])},
+                    shown={r"$P$ at $B = 2M_1\ln M_1$, largest $M_1$": None, r"$P$ at $B = 2M_1\ln M_1$ rises with $M_1$": None,
+                           "$P$ at $c = 2$, $M_1 = 8$ to $1024$": ", ".join(f"{v:.3f}" for v in P_c[2]),
+                           "$P$ at $c = 1$, $M_1 = 8$ to $1024$": None},
+                    hypotheses={"queries uniform over the M1 relevant patterns (each in equally many task slots)":
                                     bool(slots.min() == slots.max())}),
         Measurement("S14", {"two successive batches share no prompt": fresh},
                     shown={"two successive batches share no prompt": None,
