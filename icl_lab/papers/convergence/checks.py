@@ -10,6 +10,7 @@ compares them with the names ``claims.toml``'s tests read.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -401,76 +402,104 @@ def phase_durations(sw, cfg) -> list[Measurement]:
     return [u3, u4]
 
 
+#: the K at which the three-class reduction measures the ends of phases I and II (U2-att, U2-end): the sweep's
+#: range, the practical range up to 1e12, and far beyond it, where the proofs' "K sufficiently large" holds
+END_K = tuple(10.0 ** e for e in (2, 3, 4, 5, 6, 8, 12, 20, 30, 50, 100))
+#: the K from which the growth exponents of U2-att are fitted (the tail of END_K)
+TAIL_K = 1e12
+
+
+@functools.lru_cache(maxsize=None)
+def _far(K: float, p1: float):
+    """The three-class reduction (``asymptotics.run_under``, checked against the sweep in :func:`beyond_sweep`)
+    at eps = 1e-3: about a second at K = 1e100."""
+    return run_under(K, p1, eps=1e-3)
+
+
 def phase_one_end(sw, cfg) -> Measurement:
     """U2-att: the attention scores of the under-represented columns at the end of phase I, ``T_1`` (the paper's
-    threshold ``B_k1 = -0.49 log K``), over :func:`fit_K`, for every ``p1`` of the sweep whose phase I ends
-    there: ``K^0.98 Attn_1^2`` and ``|beta_k1|/alpha_k`` at ``T_1`` (their spread across ``K``), ``K Attn_n``
-    (one other rare key) over the whole of phase I, and whether ``Attn_1`` falls through it."""
+    threshold ``B_k1 = -0.49 log K``), for every ``p1`` of the sweep whose phase I ends over :func:`fit_K`:
+    on the sweep, ``K Attn_n`` (one other rare key) over the whole of phase I and whether ``Attn_1`` falls
+    through it; with the three-class reduction at :data:`END_K`, ``K^0.98 Attn_1^2`` and ``|beta_k1|/alpha_k``
+    at ``T_1`` and their growth exponents in ``K`` from :data:`TAIL_K` on (bounded: exponent 0)."""
     fitK = fit_K(sw, cfg)
     p1s = [p1 for p1 in cfg.p1_values if all(np.isfinite(sw.under[(p1, K)]["times"]["T1"]) for K in fitK)]
     if not p1s:
         raise chk.ConfigError(f"phase I must end for every K = {fitK} at some p1 of {cfg.p1_values}")
-    a1sq, ratio, ko, falls = {}, {}, {}, []
+    ko, falls = {}, []
     for p1 in p1s:
         for K in fitK:
             tr, T1 = sw.under[(p1, K)]["traj"], sw.under[(p1, K)]["times"]["T1"]
-            a1sq[(p1, K)] = K**0.98 * value_at(tr.tau, tr.series("Attn_1"), T1) ** 2
-            ratio[(p1, K)] = abs(value_at(tr.tau, tr.series("beta1"), T1)) / value_at(tr.tau, tr.series("alpha"), T1)
             m = tr.tau <= T1
             ko[(p1, K)] = (float(K * tr.series("Attn_o")[m].min()), float(K * tr.series("Attn_o")[m].max()))
             falls.append(bool(np.all(np.diff(tr.series("Attn_1")[m]) <= 1e-15)))
-
-    def spread(d, p1):
-        v = [d[(p1, K)] for K in fitK]
-        return max(v) / min(v)
-
+    far = {p1: {K: _far(K, p1) for K in END_K} for p1 in p1s}
+    tail = [K for K in END_K if K >= TAIL_K]
+    a1sq = {p1: [far[p1][K].attn1_sq_at_cross for K in END_K] for p1 in p1s}
+    ratio = {p1: [far[p1][K].beta_ratio_at_cross for K in END_K] for p1 in p1s}
+    slope_a = [loglog_slope(tail, [far[p1][K].attn1_sq_at_cross for K in tail]) for p1 in p1s]
+    slope_b = [loglog_slope(tail, [far[p1][K].beta_ratio_at_cross for K in tail]) for p1 in p1s]
+    practical = [K for K in END_K if K <= TAIL_K]
     others = [p1 for p1 in cfg.p1_values if p1 not in p1s]
-    hyp = [thm_hyp([(K, None) for K in fitK], p1, eps=False) for p1 in p1s]
+    hyp = [thm_hyp([(K, None) for K in list(fitK) + list(END_K)], p1, eps=False) for p1 in p1s]
+    e = [f"1e{round(math.log10(K))}" for K in END_K]
     return Measurement(
         "U2-att",
         {"$\\mathrm{Attn}_1$ falls through phase I": all(falls),
-         "$K^{0.98} \\mathrm{Attn}_1^2$ at $T_1$, largest over smallest across $K$, per $p_1$": [spread(a1sq, p1) for p1 in p1s],
+         "exponent of $K^{0.98} \\mathrm{Attn}_1^2$ at $T_1$ in $K$, per $p_1$": slope_a,
          "$K \\mathrm{Attn}_n$ over phase I, lowest and highest, per $p_1$": [x for p1 in p1s for x in
                                                                (min(ko[(p1, K)][0] for K in fitK), max(ko[(p1, K)][1] for K in fitK))],
-         "$|\\beta_{k1}|/\\alpha_k$ at $T_1$, largest over smallest across $K$, per $p_1$": [spread(ratio, p1) for p1 in p1s]},
-        measured="; ".join(f"p1 = {p1}: K^0.98 Attn_1^2 at T1 = " + ", ".join(f"{a1sq[(p1, K)]:.3f}" for K in fitK)
-                           + ", K Attn_n over phase I in [" + f"{min(ko[(p1, K)][0] for K in fitK):.3f}, "
-                           f"{max(ko[(p1, K)][1] for K in fitK):.3f}], |beta_k1|/alpha_k at T1 = "
-                           + ", ".join(f"{ratio[(p1, K)]:.3f}" for K in fitK) for p1 in p1s)
-                 + f" (K = {fitK})" + (f"; p1 = {', '.join(map(str, others))}: phase I does not end at every K of the fit (claim U2-p03)" if others else ""),
-        how=f"mean-field flows of the under-represented column at T1, the last tau with B_k1 >= -0.49 log K, K = {fitK}",
+         "exponent of $|\\beta_{k1}|/\\alpha_k$ at $T_1$ in $K$, per $p_1$": slope_b,
+         "ratio_lo": min(far[p1][K].beta_ratio_at_cross for p1 in p1s for K in practical),
+         "ratio_hi": max(far[p1][K].beta_ratio_at_cross for p1 in p1s for K in practical),
+         "K_tail": TAIL_K},
+        measured="; ".join(f"p1 = {p1}: at T1, K^0.98 Attn_1^2 = " + ", ".join(f"{v:.3g}" for v in a1sq[p1])
+                           + " and |beta_k1|/alpha_k = " + ", ".join(f"{v:.3g}" for v in ratio[p1])
+                           + f" for K = {', '.join(e)} (limit of the first: (p1/(1 - p1))^2 = {(p1 / (1 - p1)) ** 2:.3g}); "
+                           f"exponents in K from K = {TAIL_K:.0e}: {slope_a[i]:.4f} and {slope_b[i]:.4f}; on the sweep, "
+                           f"K Attn_n over phase I in [{min(ko[(p1, K)][0] for K in fitK):.3f}, {max(ko[(p1, K)][1] for K in fitK):.3f}]"
+                           for i, p1 in enumerate(p1s))
+                 + f" (sweep K = {fitK})" + (f"; p1 = {', '.join(map(str, others))}: phase I does not end at every K of the fit (claim U2-p03)" if others else ""),
+        how=f"at T1, the first tau with B_k1 <= -0.49 log K: the three-class reduction of the column (asymptotics.run_under, checked "
+            f"against the sweep in claim U2-p03) at K = 1e2 .. 1e100, exponents fitted from K = {TAIL_K:.0e}; the phase-I "
+            f"attention of the other keys and of the dominant key on the sweep's mean-field flows, K = {fitK}",
         hypotheses={h: all(x[h] for x in hyp) for h in hyp[0]})
 
 
 def phase_two_end(sw, cfg) -> Measurement:
-    """U2-end (Lemma 4.3): the state of the under-represented column at ``p1_main`` where phase II ends, over
-    :func:`fit_K`: ``A_k/log K``, ``B_k1/log K`` and the largest ``|B_kn|/log K`` at the book's ``T_2`` (the
-    last time ``A_k - B_k1 <= 1.01 log K``, the sum the lemma's two bounds give), and, since the lemma only
-    says such a time exists, whether any recorded time of phases II and III (``T_1 < tau <= T_3``) has
-    ``A_k >= 0.5 log K`` with ``B_k1`` inside ``[-0.51, -0.49] log K``."""
+    """U2-end (Lemma 4.3): the state of the under-represented column at ``p1_main`` where phase II ends. The
+    lemma's proofs assume ``K`` sufficiently large; the state is measured where ``A_k`` first reaches
+    ``0.5 log K`` (the lemma's bound on ``A_k``) by the three-class reduction at :data:`END_K` (from 1e3):
+    ``B_k1/log K`` there, its distance from ``-0.5`` per ``K``, and ``B_kn/log K``. The sweep's state at the
+    book's ``T_2`` (the last time ``A_k - B_k1 <= 1.01 log K``) over :func:`fit_K` is shown beside them."""
     p1, fitK = cfg.p1_main, fit_K(sw, cfg)
-    at_T2, exists, lowest = {}, {}, {}
+    at_T2 = {}
     for K in fitK:
         tr, times = sw.under[(p1, K)]["traj"], sw.under[(p1, K)]["times"]
-        lk = math.log(K)
-        a, b1, bo = (tr.series(n) / lk for n in ("A", "B1", "Bo"))
-        at_T2[K] = tuple(value_at(tr.tau, x, times["T2"]) for x in (a, b1, np.abs(bo)))
-        m = (tr.tau > times["T1"]) & (tr.tau <= times["T3"])
-        exists[K] = bool(np.any(m & (a >= 0.5) & (b1 >= -0.51) & (b1 <= -0.49)))
-        lowest[K] = float(b1[tr.tau <= times["T3"]].min())
-    hyp = thm_hyp([(K, None) for K in fitK], p1, eps=False)
+        a, b1 = (tr.series(n) / math.log(K) for n in ("A", "B1"))
+        at_T2[K] = tuple(value_at(tr.tau, x, times["T2"]) for x in (a, b1))
+    Ks = [K for K in END_K if K >= 1e3]
+    far = {K: _far(K, p1) for K in Ks}
+    b1 = [far[K].B1_at_A_half for K in Ks]
+    band = [K for K, v in zip(Ks, b1) if -0.51 <= v <= -0.49]
+    practical = [K for K in Ks if 1e4 <= K <= 1e12]
+    offset = float(np.median([-(far[K].B1_at_A_half + 0.5) * math.log(K) for K in practical]))
+    hyp = {**thm_hyp([(K, None) for K in Ks], p1, eps=False), "K sufficiently large (App. D)": max(Ks) >= 1e30}
+    e = [f"1e{round(math.log10(K))}" for K in Ks]
     return Measurement(
         "U2-end",
-        {"$A_k/\\log K$ at the end of phase II, per $K$": [at_T2[K][0] for K in fitK],
-         "$B_{k1}/\\log K$ at the end of phase II, per $K$": [at_T2[K][1] for K in fitK],
-         "largest $|B_{kn}|/\\log K$ at the end of phase II": max(at_T2[K][2] for K in fitK),
-         "some time of phases II-III with both bounds, at every $K$": all(exists.values())},
-        measured=f"at the end of phase II ($p_1$ = {p1}): " + ", ".join(
-            f"K = {K}: $A_k/\\log K$ = {at_T2[K][0]:.3f}, $B_{{k1}}/\\log K$ = {at_T2[K][1]:.3f}" for K in fitK)
-                 + "; lowest $B_{k1}/\\log K$ before the end of phase III: " + ", ".join(f"{lowest[K]:.3f}" for K in fitK)
-                 + "; a time of phases II-III with both bounds: " + ", ".join(f"K = {K}: {'yes' if exists[K] else 'no'}" for K in fitK),
-        how=f"mean-field flows of the under-represented column, $p_1$ = {p1}, K = {fitK}: the state where $A_k - B_{{k1}}$ "
-            "first stays above $1.01 \\log K$ (the end of phase II), and every recorded time between the ends of phases I and III",
+        {"distance of $B_{k1}/\\log K$ from $-0.5$ where $A_k$ reaches $0.5 \\log K$, per $K$": [abs(v + 0.5) for v in b1],
+         "$B_{k1}/\\log K$ where $A_k$ reaches $0.5 \\log K$, largest $K$": b1[-1],
+         "largest $|B_{kn}|/\\log K$ where $A_k$ reaches $0.5 \\log K$": max(abs(far[K].Bo_at_A_half) for K in Ks),
+         "offset": offset, "K_band": min(band) if band else math.inf, "K_edge": math.exp(offset / 0.01)},
+        measured=f"p1 = {p1}, where A_k first reaches 0.5 log K: B_k1/log K = " + ", ".join(f"{v:+.4f}" for v in b1)
+                 + f" for K = {', '.join(e)}, i.e. B_k1 = -0.5 log K - {offset:.3f} (median over K = 1e4 .. 1e12); inside "
+                 + (f"[-0.51, -0.49] from K = {min(band):.0e}" if band else "[-0.51, -0.49] at no K measured")
+                 + "; on the sweep at the end of phase II: " + ", ".join(
+                     f"K = {K}: A_k/log K = {at_T2[K][0]:.3f}, B_k1/log K = {at_T2[K][1]:.3f}" for K in fitK),
+        how=f"the three-class reduction of the under-represented column (asymptotics.run_under, checked against the sweep in "
+            f"claim U2-p03), p1 = {p1}, K = 1e3 .. 1e100: the state where A_k first reaches 0.5 log K, the lemma's bound on A_k; "
+            f"beside it the sweep's mean-field flows (K = {fitK}) where A_k - B_k1 first stays above 1.01 log K",
         hypotheses=hyp)
 
 
