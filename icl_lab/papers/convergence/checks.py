@@ -22,6 +22,7 @@ from ... import criteria, metrics
 from ... import params as chk
 from ...claims import Measurement
 from ...metrics import loglog_slope
+from ...models import feature_softmax
 from . import CountLaw, SymmetricColumn, gradient, initial_gradient_mean_field, loss_floor, phase_times, value_at
 from . import theory as th
 from .asymptotics import run_under
@@ -581,6 +582,15 @@ def lemma_c4(fn, cfg) -> dict:
     return {"N >= 20 K^3 (Lemma C.4)": bool(max(tested_N) >= 20 * cfg.K ** 3)}
 
 
+def error_spread(col, s, eps: float, prompts: int, g) -> dict:
+    """The mean of ``(1 - Attn_k)^2`` over ``prompts`` fresh prompts at the column ``s``, in units of ``eps``
+    (``mean/eps``), and its coefficient of variation over them (``cv``): at ``tau_eps`` the mean is at most
+    ``2 L_k <= 2 eps``, so with a small spread no prompt exceeds ``C eps`` for ``C`` above about 2."""
+    law = CountLaw.monte_carlo(int(col.N), torch.as_tensor(col.p), prompts, g)
+    err = (1 - feature_softmax(col.full_S_column(s)[None], law.counts.numpy())[:, col.k]) ** 2
+    return {"mean/eps": float(err.mean()) / eps, "cv": float(err.std() / err.mean())}
+
+
 def lemma_tails(cfg) -> dict:
     """B5 where Lemma C.4's event holds: the under-represented and the balanced column of the finite-N run
     ``cfg`` (a :class:`~icl_lab.papers.convergence.experiments_flow.FiniteNConfig`) at ``N = 20 K^3``, each by
@@ -594,7 +604,9 @@ def lemma_tails(cfg) -> dict:
     btr = bcol.flow(1e11, rtol=1e-5, max_step_frac=0.05, stop_gap=cfg.eps * 0.999)
     return {"N": N, "tau_eps": phase_times(tr, cfg.eps, "under")["tau_eps"],
             "under": th.tail_fractions(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 700)),
-            "balanced": th.tail_fractions(bcol, btr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 900))}
+            "balanced": th.tail_fractions(bcol, btr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 900)),
+            "spread": {"under": error_spread(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 701)),
+                       "balanced": error_spread(bcol, btr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 901))}}
 
 
 def _b5_shares(tail, btail, tested_N, n_fresh, C):
@@ -612,8 +624,11 @@ def finite_n(fn, cfg, at_lemma: dict | None = None) -> list[Measurement]:
     ``N``."""
     rel = finite_n_deviation(fn)
     tail, btail = dict(fn.tail), dict(fn.balanced_tail)
+    nan = {"mean/eps": math.nan, "cv": math.nan}
+    spread = {"under": nan, "balanced": nan}
     if at_lemma is not None:
         tail[at_lemma["N"]], btail[at_lemma["N"]] = at_lemma["under"], at_lemma["balanced"]
+        spread = at_lemma.get("spread", spread)
     tested_N = sorted(N for N in tail if N in btail)
     tails = [tail[N][3.0] for N in tested_N]
     btails = [btail[N][3.0] for N in tested_N]
@@ -634,7 +649,11 @@ def finite_n(fn, cfg, at_lemma: dict | None = None) -> list[Measurement]:
             measured=f"largest relative deviation of $T_1, T_2, T_3, \\tau_\\epsilon$: {np.round(rel, 4).tolist()} for $N$ = {list(fn.N[:-1])}",
             how=f"Monte-Carlo count laws ($M = {cfg.M}$), $K = {cfg.K}$, $p_1 = {cfg.p1}$, gradient flow"),
         Measurement(
-            "B5", {"share_C1_under": c1_under.value, "share_C1_bal": c1_bal.value},
+            "B5", {"share_C1_under": c1_under.value, "share_C1_bal": c1_bal.value,
+                   "mean_under": spread["under"]["mean/eps"], "cv_under": spread["under"]["cv"],
+                   "mean_bal": spread["balanced"]["mean/eps"], "cv_bal": spread["balanced"]["cv"],
+                   "small_under": [round(v, 4) for v in tails[:-1]], "small_bal": [round(v, 4) for v in btails[:-1]],
+                   "N_small": tested_N[:-1]},
             hypotheses=hyp,
             under={"C = 3": {"under-represented: share at the largest $N$": u_large, "under-represented: share at the smallest $N$": u_small,
                              "balanced: share at the largest $N$": b_large, "balanced: share at the smallest $N$": b_small},
@@ -666,7 +685,8 @@ def dominant_tails(cfg) -> dict:
         col = SymmetricColumn.dominant(cfg.K, cfg.p1, N=N, M=cfg.M, generator=icl_lab.make_generator(cfg.seed + 400 + i))
         tr = col.flow(1e11, rtol=1e-5, max_step_frac=0.05, stop_gap=cfg.eps * 0.999)
         out[N] = {"tau_eps": phase_times(tr, cfg.eps, "dominant")["tau_eps"], "floor": col.floor,
-                  "tail": th.tail_fractions(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 500 + i))}
+                  "tail": th.tail_fractions(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 500 + i)),
+                  "spread": error_spread(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 550 + i))}
     return out
 
 
@@ -682,7 +702,9 @@ def dominant_concentration(dt: dict, cfg) -> Measurement:
 
     p_dom = SymmetricColumn.imbalanced_p(cfg.K, cfg.p1)
     return Measurement(
-        "B5-dom", {"share_C1": dt[Ns[-1]]["tail"][1.0]},
+        "B5-dom", {"share_C1": dt[Ns[-1]]["tail"][1.0],
+                   "mean": dt[Ns[-1]].get("spread", {}).get("mean/eps", math.nan), "cv": dt[Ns[-1]].get("spread", {}).get("cv", math.nan),
+                   "small": [round(dt[N]["tail"][3.0], 4) for N in Ns[:-1]], "N_small": Ns[:-1]},
         under={"C = 3": {"dominant: share at the largest $N$": share(Ns[-1], 3.0), "dominant: share at the smallest $N$": share(Ns[0], 3.0)},
                "C = 2.5": {"dominant: share at the largest $N$": share(Ns[-1], 2.5), "dominant: share at the smallest $N$": share(Ns[0], 2.5)},
                "C = 4": {"dominant: share at the largest $N$": share(Ns[-1], 4.0), "dominant: share at the smallest $N$": share(Ns[0], 4.0)}},
@@ -909,29 +931,24 @@ def _second_stage(rp, level: float) -> dict:
 
 
 def replica_second_stage(rp) -> Measurement:
-    """F3d: the second stage of Fig. 3a (:func:`_second_stage`) ended at each level of :data:`STAGE2_END`:
-    the median rise of ``Attn_2`` and falls of ``Attn_1`` and ``Attn_3`` over the seeds."""
+    """F3d: the second stage of Fig. 3a (:func:`_second_stage`) ended at each level of :data:`STAGE2_END`. The stage
+    runs to where ``Attn_2`` reaches the level, so the rise of ``Attn_2`` and the falls of ``Attn_1 + Attn_3``
+    over it hold by construction (shown as context); what can fail is ``Attn_1`` or ``Attn_3`` rising again
+    inside the stage: the median over the seeds of the largest such rise is the test."""
     st = {lvl: _second_stage(rp, lvl) for lvl in STAGE2_END}
-    med = {lvl: {k: criteria.median_of(v[k]) for k in ("up2", "down1", "down3")} for lvl, v in st.items()}
+    med = {lvl: {k: criteria.median_of(v[k]) for k in ("up2", "down1", "down3", "wiggle")} for lvl, v in st.items()}
     a, b, c = STAGE2_END
     return Measurement(
         "F3d", {},
-        under={"Attn_2 >= 0.9": {"rise of $\\mathrm{Attn}_2$ over the second stage": med[a]["up2"],
-                                 "fall of $\\mathrm{Attn}_1$ over the second stage": med[a]["down1"],
-                                 "fall of $\\mathrm{Attn}_3$ over the second stage": med[a]["down3"]},
-               "Attn_2 >= 0.85": {"rise of $\\mathrm{Attn}_2$ over the second stage": med[b]["up2"],
-                                  "fall of $\\mathrm{Attn}_1$ over the second stage": med[b]["down1"],
-                                  "fall of $\\mathrm{Attn}_3$ over the second stage": med[b]["down3"]},
-               "Attn_2 >= 0.95": {"rise of $\\mathrm{Attn}_2$ over the second stage": med[c]["up2"],
-                                  "fall of $\\mathrm{Attn}_1$ over the second stage": med[c]["down1"],
-                                  "fall of $\\mathrm{Attn}_3$ over the second stage": med[c]["down3"]}},
+        under={f"Attn_2 >= {lvl:g}": {"largest rise of $\\mathrm{Attn}_1$ or $\\mathrm{Attn}_3$ inside the second stage": med[lvl]["wiggle"]}
+               for lvl in (a, b, c)},
         measured="per seed, query v_2, from the peak of Attn_3 to the first epoch with Attn_2 >= level: "
-                 + "; ".join(f"level {lvl:g}: epochs {v['spans']}: Attn_2 rises by {np.round(v['up2'], 3).tolist()}, Attn_1 "
-                             f"falls by {np.round(v['down1'], 3).tolist()}, Attn_3 by {np.round(v['down3'], 3).tolist()}; "
-                             f"largest rise of Attn_1 or Attn_3 inside the stage {np.round(v['wiggle'], 4).tolist()}"
-                             for lvl, v in st.items())
-                 + f"; medians at level {a:g}: rise of Attn_2 {med[a]['up2']}, fall of Attn_1 {med[a]['down1']}, "
-                 f"fall of Attn_3 {med[a]['down3']}")
+                 + "; ".join(f"level {lvl:g}: epochs {v['spans']}: largest rise of Attn_1 or Attn_3 inside the stage "
+                             f"{np.round(v['wiggle'], 4).tolist()}; over the stage (context, set by where it ends) Attn_2 rises by "
+                             f"{np.round(v['up2'], 3).tolist()}, Attn_1 falls by {np.round(v['down1'], 3).tolist()}, Attn_3 by "
+                             f"{np.round(v['down3'], 3).tolist()}" for lvl, v in st.items())
+                 + f"; medians at level {a:g}: largest rise inside the stage {med[a]['wiggle']}, rise of Attn_2 {med[a]['up2']}, "
+                 f"fall of Attn_1 {med[a]['down1']}, fall of Attn_3 {med[a]['down3']}")
 
 
 def theory_model(tm, cfg, rp, rp_cfg) -> list[Measurement]:
@@ -1036,8 +1053,10 @@ def unseen_tracks(uw) -> bool:
 def unseen(uw, cfg) -> list[Measurement]:
     """I-w and I-w-bound (``run_unseen_w``): prediction of task vectors never seen in training follows
     the attention gap, and never exceeds ``(1 - Attn_k) max_m |<w, v_k - v_m>|``."""
-    errs = {f: v[-1] for f, v in uw.median_rel_err.items()}
     fall, oma = unseen_fall(uw)
+    # the constant task law w = 10 1 gives every key the same value, so its error is zero by construction: not a test
+    errs = {f: uw.median_rel_err[f][-1] for f in fall}
+    const = {f: v[-1] for f, v in uw.median_rel_err.items() if f not in fall}
     return [
         Measurement(
             "I-w", {"fall of the error over the square root of the fall of $1 - \\mathrm{Attn}_k$": [v / (oma[0] / oma[-1]) ** 0.5 for v in fall.values()],
@@ -1048,7 +1067,8 @@ def unseen(uw, cfg) -> list[Measurement]:
                         "N >= 20 K^3 (Lemma C.4)": cfg.N >= 20 * cfg.K ** 3},
             measured="median relative error falls by " + ", ".join(f"{f}: {v:.3g}x" for f, v in fall.items())
                      + f" while median 1 - Attn_k falls {oma[0] / oma[-1]:.3g}x (t = {uw.steps[0]} -> {uw.steps[-1]}); at the end: "
-                     + ", ".join(f"{f}: {v:.3g}" for f, v in errs.items()),
+                     + ", ".join(f"{f}: {v:.3g}" for f, v in errs.items())
+                     + "".join(f"; {f}: {v:.3g} (zero by construction: every key has the same value; not counted)" for f, v in const.items()),
             how=f"S from population GD (K = 3, imbalanced), {cfg.prompts} prompts per family"),
         Measurement("I-w-bound", {"largest excess of the error over its bound": uw.bound_violation})]
 
