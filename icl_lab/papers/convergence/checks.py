@@ -940,8 +940,9 @@ def replica_second_stage(rp) -> Measurement:
     a, b, c = STAGE2_END
     return Measurement(
         "F3d", {},
-        under={f"Attn_2 >= {lvl:g}": {"largest rise of $\\mathrm{Attn}_1$ or $\\mathrm{Attn}_3$ inside the second stage": med[lvl]["wiggle"]}
-               for lvl in (a, b, c)},
+        under={"Attn_2 >= 0.9": {"largest rise of $\\mathrm{Attn}_1$ or $\\mathrm{Attn}_3$ inside the second stage": med[a]["wiggle"]},
+               "Attn_2 >= 0.85": {"largest rise of $\\mathrm{Attn}_1$ or $\\mathrm{Attn}_3$ inside the second stage": med[b]["wiggle"]},
+               "Attn_2 >= 0.95": {"largest rise of $\\mathrm{Attn}_1$ or $\\mathrm{Attn}_3$ inside the second stage": med[c]["wiggle"]}},
         measured="per seed, query v_2, from the peak of Attn_3 to the first epoch with Attn_2 >= level: "
                  + "; ".join(f"level {lvl:g}: epochs {v['spans']}: largest rise of Attn_1 or Attn_3 inside the stage "
                              f"{np.round(v['wiggle'], 4).tolist()}; over the stage (context, set by where it ends) Attn_2 rises by "
