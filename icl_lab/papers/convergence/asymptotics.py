@@ -45,7 +45,10 @@ def under_field(s, K: float, p1: float):
 class AsymptoticRun:
     """One run: K, p1; the lowest B_k1/log K over the run (until L_k <= eps, or u_max); the first
     time B_k1 <= threshold * log K (inf if never) with A_k/log K there; the first time A_k >= log K;
-    and whether the run ended at L_k <= eps."""
+    and whether the run ended at L_k <= eps. At the threshold crossing also K^0.98 Attn_1^2 and
+    |beta_k1|/alpha_k (``attn1_sq_at_cross``, ``beta_ratio_at_cross``); where A_k first reaches
+    0.5 log K (Lemma 4.3's end of phase II), B_k1/log K and B_kn/log K (``B1_at_A_half``,
+    ``Bo_at_A_half``); nan where never reached."""
 
     K: float
     p1: float
@@ -55,6 +58,10 @@ class AsymptoticRun:
     tau_A_logK: float
     converged: bool
     steps: int
+    attn1_sq_at_cross: float = math.nan
+    beta_ratio_at_cross: float = math.nan
+    B1_at_A_half: float = math.nan
+    Bo_at_A_half: float = math.nan
 
 
 def run_under(K: float, p1: float, eps: float = 1e-3, threshold: float = -0.49, rtol: float = 1e-9,
@@ -77,7 +84,7 @@ def run_under(K: float, p1: float, eps: float = 1e-3, threshold: float = -0.49, 
     tau, h, steps = 0.0, 1.0, 0
     lowest = 0.0
     tau_cross = tau_A = math.inf
-    A_cross = math.nan
+    A_cross = attn1_sq = beta_ratio = B1_half = Bo_half = math.nan
     converged = loss <= eps
 
     def comb(w, ks):
@@ -104,9 +111,15 @@ def run_under(K: float, p1: float, eps: float = 1e-3, threshold: float = -0.49, 
                 w = (threshold * logK - prev[1]) / (y[1] - prev[1])
                 tau_cross = tau - h + w * h
                 A_cross = (prev[0] + w * (y[0] - prev[0])) / logK
+                Gc, ac, _ = under_field(tuple(a + w * (b - a) for a, b in zip(prev, y)), K, p1)
+                attn1_sq, beta_ratio = K ** 0.98 * ac[1] ** 2, abs(Gc[1]) / Gc[0]
+            if math.isnan(B1_half) and y[0] >= 0.5 * logK:  # the end of phase II (Lemma 4.3), interpolated
+                w = (0.5 * logK - prev[0]) / (y[0] - prev[0])
+                B1_half, Bo_half = ((a + w * (b - a)) / logK for a, b in zip(prev[1:], y[1:]))
             if math.isinf(tau_A) and y[0] >= logK:
                 tau_A = tau
             converged = loss5 <= eps
         h = h * min(5.0, max(0.2, 0.9 * (en + 1e-300) ** -0.2))
     return AsymptoticRun(K=K, p1=p1, lowest_ratio=lowest, tau_cross=tau_cross, A_at_cross=A_cross,
-                         tau_A_logK=tau_A, converged=converged, steps=steps)
+                         tau_A_logK=tau_A, converged=converged, steps=steps, attn1_sq_at_cross=attn1_sq,
+                         beta_ratio_at_cross=beta_ratio, B1_at_A_half=B1_half, Bo_at_A_half=Bo_half)

@@ -10,6 +10,7 @@ compares them with the names ``claims.toml``'s tests read.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -21,6 +22,7 @@ from ... import criteria, metrics
 from ... import params as chk
 from ...claims import Measurement
 from ...metrics import loglog_slope
+from ...models import feature_softmax
 from . import CountLaw, SymmetricColumn, gradient, initial_gradient_mean_field, loss_floor, phase_times, value_at
 from . import theory as th
 from .asymptotics import run_under
@@ -401,76 +403,104 @@ def phase_durations(sw, cfg) -> list[Measurement]:
     return [u3, u4]
 
 
+#: the K at which the three-class reduction measures the ends of phases I and II (U2-att, U2-end): the sweep's
+#: range, the practical range up to 1e12, and far beyond it, where the proofs' "K sufficiently large" holds
+END_K = tuple(10.0 ** e for e in (2, 3, 4, 5, 6, 8, 12, 20, 30, 50, 100))
+#: the K from which the growth exponents of U2-att are fitted (the tail of END_K)
+TAIL_K = 1e12
+
+
+@functools.lru_cache(maxsize=None)
+def _far(K: float, p1: float):
+    """The three-class reduction (``asymptotics.run_under``, checked against the sweep in :func:`beyond_sweep`)
+    at eps = 1e-3: about a second at K = 1e100."""
+    return run_under(K, p1, eps=1e-3)
+
+
 def phase_one_end(sw, cfg) -> Measurement:
     """U2-att: the attention scores of the under-represented columns at the end of phase I, ``T_1`` (the paper's
-    threshold ``B_k1 = -0.49 log K``), over :func:`fit_K`, for every ``p1`` of the sweep whose phase I ends
-    there: ``K^0.98 Attn_1^2`` and ``|beta_k1|/alpha_k`` at ``T_1`` (their spread across ``K``), ``K Attn_n``
-    (one other rare key) over the whole of phase I, and whether ``Attn_1`` falls through it."""
+    threshold ``B_k1 = -0.49 log K``), for every ``p1`` of the sweep whose phase I ends over :func:`fit_K`:
+    on the sweep, ``K Attn_n`` (one other rare key) over the whole of phase I and whether ``Attn_1`` falls
+    through it; with the three-class reduction at :data:`END_K`, ``K^0.98 Attn_1^2`` and ``|beta_k1|/alpha_k``
+    at ``T_1`` and their growth exponents in ``K`` from :data:`TAIL_K` on (bounded: exponent 0)."""
     fitK = fit_K(sw, cfg)
     p1s = [p1 for p1 in cfg.p1_values if all(np.isfinite(sw.under[(p1, K)]["times"]["T1"]) for K in fitK)]
     if not p1s:
         raise chk.ConfigError(f"phase I must end for every K = {fitK} at some p1 of {cfg.p1_values}")
-    a1sq, ratio, ko, falls = {}, {}, {}, []
+    ko, falls = {}, []
     for p1 in p1s:
         for K in fitK:
             tr, T1 = sw.under[(p1, K)]["traj"], sw.under[(p1, K)]["times"]["T1"]
-            a1sq[(p1, K)] = K**0.98 * value_at(tr.tau, tr.series("Attn_1"), T1) ** 2
-            ratio[(p1, K)] = abs(value_at(tr.tau, tr.series("beta1"), T1)) / value_at(tr.tau, tr.series("alpha"), T1)
             m = tr.tau <= T1
             ko[(p1, K)] = (float(K * tr.series("Attn_o")[m].min()), float(K * tr.series("Attn_o")[m].max()))
             falls.append(bool(np.all(np.diff(tr.series("Attn_1")[m]) <= 1e-15)))
-
-    def spread(d, p1):
-        v = [d[(p1, K)] for K in fitK]
-        return max(v) / min(v)
-
+    far = {p1: {K: _far(K, p1) for K in END_K} for p1 in p1s}
+    tail = [K for K in END_K if K >= TAIL_K]
+    a1sq = {p1: [far[p1][K].attn1_sq_at_cross for K in END_K] for p1 in p1s}
+    ratio = {p1: [far[p1][K].beta_ratio_at_cross for K in END_K] for p1 in p1s}
+    slope_a = [loglog_slope(tail, [far[p1][K].attn1_sq_at_cross for K in tail]) for p1 in p1s]
+    slope_b = [loglog_slope(tail, [far[p1][K].beta_ratio_at_cross for K in tail]) for p1 in p1s]
+    practical = [K for K in END_K if K <= TAIL_K]
     others = [p1 for p1 in cfg.p1_values if p1 not in p1s]
-    hyp = [thm_hyp([(K, None) for K in fitK], p1, eps=False) for p1 in p1s]
+    hyp = [thm_hyp([(K, None) for K in list(fitK) + list(END_K)], p1, eps=False) for p1 in p1s]
+    e = [f"1e{round(math.log10(K))}" for K in END_K]
     return Measurement(
         "U2-att",
         {"$\\mathrm{Attn}_1$ falls through phase I": all(falls),
-         "$K^{0.98} \\mathrm{Attn}_1^2$ at $T_1$, largest over smallest across $K$, per $p_1$": [spread(a1sq, p1) for p1 in p1s],
+         "exponent of $K^{0.98} \\mathrm{Attn}_1^2$ at $T_1$ in $K$, per $p_1$": slope_a,
          "$K \\mathrm{Attn}_n$ over phase I, lowest and highest, per $p_1$": [x for p1 in p1s for x in
                                                                (min(ko[(p1, K)][0] for K in fitK), max(ko[(p1, K)][1] for K in fitK))],
-         "$|\\beta_{k1}|/\\alpha_k$ at $T_1$, largest over smallest across $K$, per $p_1$": [spread(ratio, p1) for p1 in p1s]},
-        measured="; ".join(f"p1 = {p1}: K^0.98 Attn_1^2 at T1 = " + ", ".join(f"{a1sq[(p1, K)]:.3f}" for K in fitK)
-                           + ", K Attn_n over phase I in [" + f"{min(ko[(p1, K)][0] for K in fitK):.3f}, "
-                           f"{max(ko[(p1, K)][1] for K in fitK):.3f}], |beta_k1|/alpha_k at T1 = "
-                           + ", ".join(f"{ratio[(p1, K)]:.3f}" for K in fitK) for p1 in p1s)
-                 + f" (K = {fitK})" + (f"; p1 = {', '.join(map(str, others))}: phase I does not end at every K of the fit (claim U2-p03)" if others else ""),
-        how=f"mean-field flows of the under-represented column at T1, the last tau with B_k1 >= -0.49 log K, K = {fitK}",
+         "exponent of $|\\beta_{k1}|/\\alpha_k$ at $T_1$ in $K$, per $p_1$": slope_b,
+         "ratio_lo": min(far[p1][K].beta_ratio_at_cross for p1 in p1s for K in practical),
+         "ratio_hi": max(far[p1][K].beta_ratio_at_cross for p1 in p1s for K in practical),
+         "K_tail": TAIL_K},
+        measured="; ".join(f"p1 = {p1}: at T1, K^0.98 Attn_1^2 = " + ", ".join(f"{v:.3g}" for v in a1sq[p1])
+                           + " and |beta_k1|/alpha_k = " + ", ".join(f"{v:.3g}" for v in ratio[p1])
+                           + f" for K = {', '.join(e)} (limit of the first: (p1/(1 - p1))^2 = {(p1 / (1 - p1)) ** 2:.3g}); "
+                           f"exponents in K from K = {TAIL_K:.0e}: {slope_a[i]:.4f} and {slope_b[i]:.4f}; on the sweep, "
+                           f"K Attn_n over phase I in [{min(ko[(p1, K)][0] for K in fitK):.3f}, {max(ko[(p1, K)][1] for K in fitK):.3f}]"
+                           for i, p1 in enumerate(p1s))
+                 + f" (sweep K = {fitK})" + (f"; p1 = {', '.join(map(str, others))}: phase I does not end at every K of the fit (claim U2-p03)" if others else ""),
+        how=f"at T1, the first tau with B_k1 <= -0.49 log K: the three-class reduction of the column (asymptotics.run_under, checked "
+            f"against the sweep in claim U2-p03) at K = 1e2 .. 1e100, exponents fitted from K = {TAIL_K:.0e}; the phase-I "
+            f"attention of the other keys and of the dominant key on the sweep's mean-field flows, K = {fitK}",
         hypotheses={h: all(x[h] for x in hyp) for h in hyp[0]})
 
 
 def phase_two_end(sw, cfg) -> Measurement:
-    """U2-end (Lemma 4.3): the state of the under-represented column at ``p1_main`` where phase II ends, over
-    :func:`fit_K`: ``A_k/log K``, ``B_k1/log K`` and the largest ``|B_kn|/log K`` at the book's ``T_2`` (the
-    last time ``A_k - B_k1 <= 1.01 log K``, the sum the lemma's two bounds give), and, since the lemma only
-    says such a time exists, whether any recorded time of phases II and III (``T_1 < tau <= T_3``) has
-    ``A_k >= 0.5 log K`` with ``B_k1`` inside ``[-0.51, -0.49] log K``."""
+    """U2-end (Lemma 4.3): the state of the under-represented column at ``p1_main`` where phase II ends. The
+    lemma's proofs assume ``K`` sufficiently large; the state is measured where ``A_k`` first reaches
+    ``0.5 log K`` (the lemma's bound on ``A_k``) by the three-class reduction at :data:`END_K` (from 1e3):
+    ``B_k1/log K`` there, its distance from ``-0.5`` per ``K``, and ``B_kn/log K``. The sweep's state at the
+    book's ``T_2`` (the last time ``A_k - B_k1 <= 1.01 log K``) over :func:`fit_K` is shown beside them."""
     p1, fitK = cfg.p1_main, fit_K(sw, cfg)
-    at_T2, exists, lowest = {}, {}, {}
+    at_T2 = {}
     for K in fitK:
         tr, times = sw.under[(p1, K)]["traj"], sw.under[(p1, K)]["times"]
-        lk = math.log(K)
-        a, b1, bo = (tr.series(n) / lk for n in ("A", "B1", "Bo"))
-        at_T2[K] = tuple(value_at(tr.tau, x, times["T2"]) for x in (a, b1, np.abs(bo)))
-        m = (tr.tau > times["T1"]) & (tr.tau <= times["T3"])
-        exists[K] = bool(np.any(m & (a >= 0.5) & (b1 >= -0.51) & (b1 <= -0.49)))
-        lowest[K] = float(b1[tr.tau <= times["T3"]].min())
-    hyp = thm_hyp([(K, None) for K in fitK], p1, eps=False)
+        a, b1 = (tr.series(n) / math.log(K) for n in ("A", "B1"))
+        at_T2[K] = tuple(value_at(tr.tau, x, times["T2"]) for x in (a, b1))
+    Ks = [K for K in END_K if K >= 1e3]
+    far = {K: _far(K, p1) for K in Ks}
+    b1 = [far[K].B1_at_A_half for K in Ks]
+    band = [K for K, v in zip(Ks, b1) if -0.51 <= v <= -0.49]
+    practical = [K for K in Ks if 1e4 <= K <= 1e12]
+    offset = float(np.median([-(far[K].B1_at_A_half + 0.5) * math.log(K) for K in practical]))
+    hyp = {**thm_hyp([(K, None) for K in Ks], p1, eps=False), "K sufficiently large (App. D)": max(Ks) >= 1e30}
+    e = [f"1e{round(math.log10(K))}" for K in Ks]
     return Measurement(
         "U2-end",
-        {"$A_k/\\log K$ at the end of phase II, per $K$": [at_T2[K][0] for K in fitK],
-         "$B_{k1}/\\log K$ at the end of phase II, per $K$": [at_T2[K][1] for K in fitK],
-         "largest $|B_{kn}|/\\log K$ at the end of phase II": max(at_T2[K][2] for K in fitK),
-         "some time of phases II-III with both bounds, at every $K$": all(exists.values())},
-        measured=f"at the end of phase II ($p_1$ = {p1}): " + ", ".join(
-            f"K = {K}: $A_k/\\log K$ = {at_T2[K][0]:.3f}, $B_{{k1}}/\\log K$ = {at_T2[K][1]:.3f}" for K in fitK)
-                 + "; lowest $B_{k1}/\\log K$ before the end of phase III: " + ", ".join(f"{lowest[K]:.3f}" for K in fitK)
-                 + "; a time of phases II-III with both bounds: " + ", ".join(f"K = {K}: {'yes' if exists[K] else 'no'}" for K in fitK),
-        how=f"mean-field flows of the under-represented column, $p_1$ = {p1}, K = {fitK}: the state where $A_k - B_{{k1}}$ "
-            "first stays above $1.01 \\log K$ (the end of phase II), and every recorded time between the ends of phases I and III",
+        {"distance of $B_{k1}/\\log K$ from $-0.5$ where $A_k$ reaches $0.5 \\log K$, per $K$": [abs(v + 0.5) for v in b1],
+         "$B_{k1}/\\log K$ where $A_k$ reaches $0.5 \\log K$, largest $K$": b1[-1],
+         "largest $|B_{kn}|/\\log K$ where $A_k$ reaches $0.5 \\log K$": max(abs(far[K].Bo_at_A_half) for K in Ks),
+         "offset": offset, "K_band": min(band) if band else math.inf, "K_edge": math.exp(offset / 0.01)},
+        measured=f"p1 = {p1}, where A_k first reaches 0.5 log K: B_k1/log K = " + ", ".join(f"{v:+.4f}" for v in b1)
+                 + f" for K = {', '.join(e)}, i.e. B_k1 = -0.5 log K - {offset:.3f} (median over K = 1e4 .. 1e12); inside "
+                 + (f"[-0.51, -0.49] from K = {min(band):.0e}" if band else "[-0.51, -0.49] at no K measured")
+                 + "; on the sweep at the end of phase II: " + ", ".join(
+                     f"K = {K}: A_k/log K = {at_T2[K][0]:.3f}, B_k1/log K = {at_T2[K][1]:.3f}" for K in fitK),
+        how=f"the three-class reduction of the under-represented column (asymptotics.run_under, checked against the sweep in "
+            f"claim U2-p03), p1 = {p1}, K = 1e3 .. 1e100: the state where A_k first reaches 0.5 log K, the lemma's bound on A_k; "
+            f"beside it the sweep's mean-field flows (K = {fitK}) where A_k - B_k1 first stays above 1.01 log K",
         hypotheses=hyp)
 
 
@@ -552,6 +582,15 @@ def lemma_c4(fn, cfg) -> dict:
     return {"N >= 20 K^3 (Lemma C.4)": bool(max(tested_N) >= 20 * cfg.K ** 3)}
 
 
+def error_spread(col, s, eps: float, prompts: int, g) -> dict:
+    """The mean of ``(1 - Attn_k)^2`` over ``prompts`` fresh prompts at the column ``s``, in units of ``eps``
+    (``mean/eps``), and its coefficient of variation over them (``cv``): at ``tau_eps`` the mean is at most
+    ``2 L_k <= 2 eps``, so with a small spread no prompt exceeds ``C eps`` for ``C`` above about 2."""
+    law = CountLaw.monte_carlo(int(col.N), torch.as_tensor(col.p), prompts, g)
+    err = (1 - feature_softmax(col.full_S_column(s)[None], law.counts.numpy())[:, col.k]) ** 2
+    return {"mean/eps": float(err.mean()) / eps, "cv": float(err.std() / err.mean())}
+
+
 def lemma_tails(cfg) -> dict:
     """B5 where Lemma C.4's event holds: the under-represented and the balanced column of the finite-N run
     ``cfg`` (a :class:`~icl_lab.papers.convergence.experiments_flow.FiniteNConfig`) at ``N = 20 K^3``, each by
@@ -565,7 +604,9 @@ def lemma_tails(cfg) -> dict:
     btr = bcol.flow(1e11, rtol=1e-5, max_step_frac=0.05, stop_gap=cfg.eps * 0.999)
     return {"N": N, "tau_eps": phase_times(tr, cfg.eps, "under")["tau_eps"],
             "under": th.tail_fractions(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 700)),
-            "balanced": th.tail_fractions(bcol, btr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 900))}
+            "balanced": th.tail_fractions(bcol, btr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 900)),
+            "spread": {"under": error_spread(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 701)),
+                       "balanced": error_spread(bcol, btr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 901))}}
 
 
 def _b5_shares(tail, btail, tested_N, n_fresh, C):
@@ -583,8 +624,11 @@ def finite_n(fn, cfg, at_lemma: dict | None = None) -> list[Measurement]:
     ``N``."""
     rel = finite_n_deviation(fn)
     tail, btail = dict(fn.tail), dict(fn.balanced_tail)
+    nan = {"mean/eps": math.nan, "cv": math.nan}
+    spread = {"under": nan, "balanced": nan}
     if at_lemma is not None:
         tail[at_lemma["N"]], btail[at_lemma["N"]] = at_lemma["under"], at_lemma["balanced"]
+        spread = at_lemma.get("spread", spread)
     tested_N = sorted(N for N in tail if N in btail)
     tails = [tail[N][3.0] for N in tested_N]
     btails = [btail[N][3.0] for N in tested_N]
@@ -605,7 +649,11 @@ def finite_n(fn, cfg, at_lemma: dict | None = None) -> list[Measurement]:
             measured=f"largest relative deviation of $T_1, T_2, T_3, \\tau_\\epsilon$: {np.round(rel, 4).tolist()} for $N$ = {list(fn.N[:-1])}",
             how=f"Monte-Carlo count laws ($M = {cfg.M}$), $K = {cfg.K}$, $p_1 = {cfg.p1}$, gradient flow"),
         Measurement(
-            "B5", {"share_C1_under": c1_under.value, "share_C1_bal": c1_bal.value},
+            "B5", {"share_C1_under": c1_under.value, "share_C1_bal": c1_bal.value,
+                   "mean_under": spread["under"]["mean/eps"], "cv_under": spread["under"]["cv"],
+                   "mean_bal": spread["balanced"]["mean/eps"], "cv_bal": spread["balanced"]["cv"],
+                   "small_under": [round(v, 4) for v in tails[:-1]], "small_bal": [round(v, 4) for v in btails[:-1]],
+                   "N_small": tested_N[:-1]},
             hypotheses=hyp,
             under={"C = 3": {"under-represented: share at the largest $N$": u_large, "under-represented: share at the smallest $N$": u_small,
                              "balanced: share at the largest $N$": b_large, "balanced: share at the smallest $N$": b_small},
@@ -637,7 +685,8 @@ def dominant_tails(cfg) -> dict:
         col = SymmetricColumn.dominant(cfg.K, cfg.p1, N=N, M=cfg.M, generator=icl_lab.make_generator(cfg.seed + 400 + i))
         tr = col.flow(1e11, rtol=1e-5, max_step_frac=0.05, stop_gap=cfg.eps * 0.999)
         out[N] = {"tau_eps": phase_times(tr, cfg.eps, "dominant")["tau_eps"], "floor": col.floor,
-                  "tail": th.tail_fractions(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 500 + i))}
+                  "tail": th.tail_fractions(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 500 + i)),
+                  "spread": error_spread(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 550 + i))}
     return out
 
 
@@ -653,7 +702,9 @@ def dominant_concentration(dt: dict, cfg) -> Measurement:
 
     p_dom = SymmetricColumn.imbalanced_p(cfg.K, cfg.p1)
     return Measurement(
-        "B5-dom", {"share_C1": dt[Ns[-1]]["tail"][1.0]},
+        "B5-dom", {"share_C1": dt[Ns[-1]]["tail"][1.0],
+                   "mean": dt[Ns[-1]].get("spread", {}).get("mean/eps", math.nan), "cv": dt[Ns[-1]].get("spread", {}).get("cv", math.nan),
+                   "small": [round(dt[N]["tail"][3.0], 4) for N in Ns[:-1]], "N_small": Ns[:-1]},
         under={"C = 3": {"dominant: share at the largest $N$": share(Ns[-1], 3.0), "dominant: share at the smallest $N$": share(Ns[0], 3.0)},
                "C = 2.5": {"dominant: share at the largest $N$": share(Ns[-1], 2.5), "dominant: share at the smallest $N$": share(Ns[0], 2.5)},
                "C = 4": {"dominant: share at the largest $N$": share(Ns[-1], 4.0), "dominant: share at the smallest $N$": share(Ns[0], 4.0)}},
@@ -880,29 +931,25 @@ def _second_stage(rp, level: float) -> dict:
 
 
 def replica_second_stage(rp) -> Measurement:
-    """F3d: the second stage of Fig. 3a (:func:`_second_stage`) ended at each level of :data:`STAGE2_END`:
-    the median rise of ``Attn_2`` and falls of ``Attn_1`` and ``Attn_3`` over the seeds."""
+    """F3d: the second stage of Fig. 3a (:func:`_second_stage`) ended at each level of :data:`STAGE2_END`. The stage
+    runs to where ``Attn_2`` reaches the level, so the rise of ``Attn_2`` and the falls of ``Attn_1 + Attn_3``
+    over it hold by construction (shown as context); what can fail is ``Attn_1`` or ``Attn_3`` rising again
+    inside the stage: the median over the seeds of the largest such rise is the test."""
     st = {lvl: _second_stage(rp, lvl) for lvl in STAGE2_END}
-    med = {lvl: {k: criteria.median_of(v[k]) for k in ("up2", "down1", "down3")} for lvl, v in st.items()}
+    med = {lvl: {k: criteria.median_of(v[k]) for k in ("up2", "down1", "down3", "wiggle")} for lvl, v in st.items()}
     a, b, c = STAGE2_END
     return Measurement(
         "F3d", {},
-        under={"Attn_2 >= 0.9": {"rise of $\\mathrm{Attn}_2$ over the second stage": med[a]["up2"],
-                                 "fall of $\\mathrm{Attn}_1$ over the second stage": med[a]["down1"],
-                                 "fall of $\\mathrm{Attn}_3$ over the second stage": med[a]["down3"]},
-               "Attn_2 >= 0.85": {"rise of $\\mathrm{Attn}_2$ over the second stage": med[b]["up2"],
-                                  "fall of $\\mathrm{Attn}_1$ over the second stage": med[b]["down1"],
-                                  "fall of $\\mathrm{Attn}_3$ over the second stage": med[b]["down3"]},
-               "Attn_2 >= 0.95": {"rise of $\\mathrm{Attn}_2$ over the second stage": med[c]["up2"],
-                                  "fall of $\\mathrm{Attn}_1$ over the second stage": med[c]["down1"],
-                                  "fall of $\\mathrm{Attn}_3$ over the second stage": med[c]["down3"]}},
+        under={"Attn_2 >= 0.9": {"largest rise of $\\mathrm{Attn}_1$ or $\\mathrm{Attn}_3$ inside the second stage": med[a]["wiggle"]},
+               "Attn_2 >= 0.85": {"largest rise of $\\mathrm{Attn}_1$ or $\\mathrm{Attn}_3$ inside the second stage": med[b]["wiggle"]},
+               "Attn_2 >= 0.95": {"largest rise of $\\mathrm{Attn}_1$ or $\\mathrm{Attn}_3$ inside the second stage": med[c]["wiggle"]}},
         measured="per seed, query v_2, from the peak of Attn_3 to the first epoch with Attn_2 >= level: "
-                 + "; ".join(f"level {lvl:g}: epochs {v['spans']}: Attn_2 rises by {np.round(v['up2'], 3).tolist()}, Attn_1 "
-                             f"falls by {np.round(v['down1'], 3).tolist()}, Attn_3 by {np.round(v['down3'], 3).tolist()}; "
-                             f"largest rise of Attn_1 or Attn_3 inside the stage {np.round(v['wiggle'], 4).tolist()}"
-                             for lvl, v in st.items())
-                 + f"; medians at level {a:g}: rise of Attn_2 {med[a]['up2']}, fall of Attn_1 {med[a]['down1']}, "
-                 f"fall of Attn_3 {med[a]['down3']}")
+                 + "; ".join(f"level {lvl:g}: epochs {v['spans']}: largest rise of Attn_1 or Attn_3 inside the stage "
+                             f"{np.round(v['wiggle'], 4).tolist()}; over the stage (context, set by where it ends) Attn_2 rises by "
+                             f"{np.round(v['up2'], 3).tolist()}, Attn_1 falls by {np.round(v['down1'], 3).tolist()}, Attn_3 by "
+                             f"{np.round(v['down3'], 3).tolist()}" for lvl, v in st.items())
+                 + f"; medians at level {a:g}: largest rise inside the stage {med[a]['wiggle']}, rise of Attn_2 {med[a]['up2']}, "
+                 f"fall of Attn_1 {med[a]['down1']}, fall of Attn_3 {med[a]['down3']}")
 
 
 def theory_model(tm, cfg, rp, rp_cfg) -> list[Measurement]:
@@ -1007,8 +1054,10 @@ def unseen_tracks(uw) -> bool:
 def unseen(uw, cfg) -> list[Measurement]:
     """I-w and I-w-bound (``run_unseen_w``): prediction of task vectors never seen in training follows
     the attention gap, and never exceeds ``(1 - Attn_k) max_m |<w, v_k - v_m>|``."""
-    errs = {f: v[-1] for f, v in uw.median_rel_err.items()}
     fall, oma = unseen_fall(uw)
+    # the constant task law w = 10 1 gives every key the same value, so its error is zero by construction: not a test
+    errs = {f: uw.median_rel_err[f][-1] for f in fall}
+    const = {f: v[-1] for f, v in uw.median_rel_err.items() if f not in fall}
     return [
         Measurement(
             "I-w", {"fall of the error over the square root of the fall of $1 - \\mathrm{Attn}_k$": [v / (oma[0] / oma[-1]) ** 0.5 for v in fall.values()],
@@ -1019,7 +1068,8 @@ def unseen(uw, cfg) -> list[Measurement]:
                         "N >= 20 K^3 (Lemma C.4)": cfg.N >= 20 * cfg.K ** 3},
             measured="median relative error falls by " + ", ".join(f"{f}: {v:.3g}x" for f, v in fall.items())
                      + f" while median 1 - Attn_k falls {oma[0] / oma[-1]:.3g}x (t = {uw.steps[0]} -> {uw.steps[-1]}); at the end: "
-                     + ", ".join(f"{f}: {v:.3g}" for f, v in errs.items()),
+                     + ", ".join(f"{f}: {v:.3g}" for f, v in errs.items())
+                     + "".join(f"; {f}: {v:.3g} (zero by construction: every key has the same value; not counted)" for f, v in const.items()),
             how=f"S from population GD (K = 3, imbalanced), {cfg.prompts} prompts per family"),
         Measurement("I-w-bound", {"largest excess of the error over its bound": uw.bound_violation})]
 
