@@ -277,15 +277,15 @@ def phase1_rates(sweeps, scfg, K_pop, g0_pop) -> list[Measurement]:
                    f"training sets, top octave K = {Kmax // 2}..{Kmax}, per seed (not counted)": top_g0,
                    "Phase-I mean rate q_k(T^1)/(eta T^1) against K, top-octave slope (seed 0; the T^1 of C7b, not counted)":
                        s["top_rate"]},
-            how=f"exact first-step g_k(0) over the L grid; against K decided in the population limit (the expected loss of Eq. 7, "
-                f"balanced counts, N -> infinity, as C7b), K in {list(K_pop)}, on the top octave K = {K_pop[-2]}..{K_pop[-1]}; "
-                f"shown: g_k(0) on training sets, K in {list(scfg.K_grid)}, top octave K = {Kmax // 2}..{Kmax}, {len(sweeps)} seeds "
+            how=f"exact first-step $g_k(0)$ over the $L$ grid; against $K$ decided in the population limit (the expected loss of Eq. 7, "
+                f"balanced counts, $N \\to \\infty$, as C7b), $K$ in {list(K_pop)}, on the top octave $K$ = {K_pop[-2]} to {K_pop[-1]}; "
+                f"shown: $g_k(0)$ on training sets, $K$ in {list(scfg.K_grid)}, top octave $K$ = {Kmax // 2} to {Kmax}, {len(sweeps)} seeds "
                 "(the same runs as C7b's finite sweeps)",
             # the population limit has N -> infinity, and the L grid runs at N >= K^3
             hypotheses={"N >= K^3": n_ok}),
         Measurement(
             "C7a", {"slope of $T^1$ in $L$, per $\\eta$": s["L"], "slope of $T^1$ in $\\eta$": s["eta"]},
-            how=f"exact GD, L grid {list(scfg.L_grid)} x eta grid {list(scfg.eta_grid)} in one batched run",
+            how=f"exact GD, $L$ grid {list(scfg.L_grid)} by $\\eta$ grid {list(scfg.eta_grid)} in one batched run",
             hypotheses={"N >= K^3": n_ok})]
 
 
@@ -320,9 +320,10 @@ def phase1_K(sweeps, scfg, T1_big, M_big: int, K_pop, T1_pop: torch.Tensor) -> M
                            "excess_by_octave": octaves(excess[LV_LEMMA5])},
                LV_FIXED: {"top-octave slope of $T^1$ minus that of $(K-1)\\log K$": excess[LV_FIXED][-1],
                           "excess_by_octave": octaves(excess[LV_FIXED])}},
-        how=f"population dynamics (expected loss, balanced counts), K in {list(K_pop)}, end of Phase I at Attn_k = K/(2K-1) and at 0.9; "
-            f"decided on the top octave K = {K_pop[-2]}..{K_pop[-1]}; shown: exact GD on training sets, K in {list(scfg.K_grid)}, "
-            f"N = max(100, 2K^3), {scfg.M} and {M_big} prompts; reference (K-1) log K (the paper's rate integrated to that level)",
+        how=f"population dynamics (expected loss, balanced counts), $K$ in {list(K_pop)}, end of Phase I at $\\mathrm{{Attn}}_k = K/(2K-1)$ "
+            f"and at 0.9; decided on the top octave $K$ = {K_pop[-2]} to {K_pop[-1]}; shown: exact GD on training sets, $K$ in "
+            f"{list(scfg.K_grid)}, $N = \\max(100, 2K^3)$, {scfg.M} and {M_big} prompts; reference $(K-1)\\log K$ (the paper's rate "
+            "integrated to that level)",
         # True by construction: the decided population limit has N -> infinity (the shown sweeps have N = max(100, 2 K^3))
         hypotheses={"N >= K^3": True})
 
@@ -335,7 +336,8 @@ def phase1_delta(sweep, scfg) -> Measurement:
         under={ETA_Q: {"$T^1$ against $\\Delta$": sweep.T1_delta.tolist(), "slope of $T^1$ in $\\Delta$": s["D"]},
                ETA_8: {"$T^1$ against $\\Delta$": (sweep.T1_delta * sweep.eta_delta / scfg.eta_ref).tolist(),
                        "slope of $T^1$ in $\\Delta$": s["D_raw"]}},
-        how=f"exact GD, Delta in {list(scfg.delta_grid)}, v_k = Delta/sqrt2 e_k; at fixed eta the steps are converted by T ~ 1/eta (R1)",
+        how=f"exact GD, $\\Delta$ in {list(scfg.delta_grid)}, $v_k = (\\Delta/\\sqrt2)\\, e_k$; at fixed $\\eta$ the steps are converted by "
+            "$T \\propto 1/\\eta$ (R1)",
         hypotheses={"N >= K^3": n_above_K_cubed(scfg)[0]})
 
 
@@ -357,7 +359,7 @@ def collapse(sweep, scfg, r1_q: float) -> Measurement:
     return Measurement(
         "C10", {"spread of the rescaled curves": spread},
         shown={"spread of the rescaled curves": None, "runs compared": n, "largest |Q(eta, L) - Q(eta L^2, 1)|": r1_q},
-        how="exact GD over an L x eta grid spanning L* = %.2f; loss/L^2 against eta L^2 t, runs with eta L^2 s^4 <= 20. An "
+        how="exact GD over an $L$ by $\\eta$ grid spanning $L^*$ = %.2f; $\\mathcal L/L^2$ against $\\eta L^2 t$, runs with $\\eta L^2 s^4 \\le 20$. An "
             "analytic consequence of R1 (checks the code, cannot fail for the model): the paper's L* is a bound's bookkeeping"
             % L_star)
 
@@ -1114,10 +1116,10 @@ def cross_weights_decrease(theory, tcfg, block, block_adam) -> Measurement:
                  f"{cw['flips']:.2%}; Gaussian features (3 draws): cross weights ending above their start {', '.join(map(str, rising_g))} "
                  f"of {n_cross_g}, increments that change sign {float(np.mean(flips_g)):.2%}; block (L = 1, shown, not counted): "
                  + "; ".join(f"{o} Attn_({b[0]},1) {b[1]:.2f} -> {b[2]:.2f} -> {b[3]:.2f}" for o, b in bump.items()),
-        how=f"theory model: every GD step, flat L, {tcfg.steps} steps at eta = {tcfg.lr:g}; orthogonal features "
+        how=f"theory model: every GD step, flat $L$, {tcfg.steps} steps at $\\eta$ = {tcfg.lr:g}; orthogonal features "
             "and three draws of Gaussian feature directions that meet Sec. 3.1's separation (one prompt set each): the paper "
-            f"states its results for general features (Sec. 1 (ii), Sec. 3.1); decided at N = {N_IN} (inside delta = o(1)), "
-            f"N = {tcfg.N} shown",
+            f"states its results for general features (Sec. 1 (ii), Sec. 3.1); decided at $N$ = {N_IN} (inside $\\delta = o(1)$), "
+            f"$N$ = {tcfg.N} shown",
         hypotheses={"N >= K^3": N_IN >= tcfg.K**3, "N > 20 K^3 (delta = o(1))": N_IN > 20 * tcfg.K**3,
                     "L <= L* (flat regime of Props. 2-3)": len(flat_in) > 0,
                     "feature distances Theta(Delta) (Sec. 3.1), read as all within [Delta/2, 2 Delta]": all(dist_ok)})
