@@ -253,10 +253,10 @@ def test_nonuniform_orders_the_times_by_increasing_frequency():
     cfg = SimpleNamespace(p=(0.4, 0.3, 0.2, 0.1), K=4, N=100, M=300, steps=10, level=0.9)
     nu = SimpleNamespace(T_level=torch.tensor([10.0, 20.0, 40.0, 80.0], dtype=F64), own_k=torch.full((3, 4), 0.95, dtype=F64))
     m = checks.nonuniform(nu, cfg)
-    assert m.quantities["time to the level, by increasing p_k"] == [80.0, 40.0, 20.0, 10.0]
+    assert m.quantities["time to the level, by increasing $p_k$"] == [80.0, 40.0, 20.0, 10.0]
     assert m.quantities["slope"] < 0  # rarer features later
     (c,) = _ledger().judge(m, show=False)
-    assert c.status != "pending" and c.measured.endswith("smallest final Attn_k = 0.95")
+    assert c.status != "pending" and c.measured.endswith("smallest final $\\mathrm{Attn}_k$ = 0.95")
 
 
 def test_in_regime_reads_the_theorems_conditions():

@@ -105,7 +105,7 @@ def lemma2_sign(theta2: dict, corr: dict, *, V: torch.Tensor, delta: float, n_pa
          "share of off-diagonal signs that agree": theta2["sign_agree"]},
         shown={"smallest $g_k$": None, "g_k_ratio_low": None, "g_k_ratio_high": None,
                "share of off-diagonal signs that agree": None,
-               "smallest g_k along GD at cos 0.5, 300 prompts, per prompt set": [round(v[0], 4) for v in corr[(0.5, 300)]]},
+               "smallest $g_k$ along GD at $\\cos = 0.5$, 300 prompts, per prompt set": [round(v[0], 4) for v in corr[(0.5, 300)]]},
         under={POPULATION: {"smallest $g_k$ along GD, correlated features ($\\cos = 0.8$, distance $\\Delta$), median over prompt sets":
                             criteria.median_of([v[0] for v in corr[(0.8, M_pop)]])},
                TRAINING: {"smallest $g_k$ along GD, correlated features ($\\cos = 0.8$, distance $\\Delta$), median over prompt sets":
@@ -177,7 +177,7 @@ def lemma1(lem_ratio: float, lip_ratio: float, theta: torch.Tensor) -> Measureme
     """C3: Lemma 1's envelopes along training (the numbers of :func:`lemma1_ratios`)."""
     return Measurement("C3", {"largest error over the exact envelope": lem_ratio, "largest error over the Lipschitz envelope": lip_ratio},
                        shown={"largest error over the exact envelope": None, "largest error over the Lipschitz envelope": None,
-                              "loss / (L^2 Delta^2 E(1-Attn)^2), range": [float(theta.min()), float(theta.max())]},
+                              "loss over $L^2\\Delta^2\\,\\mathbb E(1-\\mathrm{Attn})^2$, range": [float(theta.min()), float(theta.max())]},
                        # by construction: run_theory's tasks are (L/c) cos(c w.x + phi), L-Lipschitz for every w, phi
                        hypotheses={"f L-Lipschitz (Eq. 4)": True})
 
@@ -269,13 +269,13 @@ def phase1_rates(sweeps, scfg, K_pop, g0_pop) -> list[Measurement]:
                    "top-octave log-log slope of the first-step rate $g_k(0)$ against $K$": by_octave[-1],
                    "population slope by octave": ", ".join(f"{a}->{b}: {e:.3f}" for a, b, e in zip(K_pop, K_pop[1:], by_octave))},
             shown={"log-log slope of the first-step rate $g_k(0)$ against $L$": None,
-                   "|q_(k,kp)| / q_k at the end of Phase I (1/(K-1) by the row-sum identity, not counted)":
+                   "$|q_{k,k'}|/q_k$ at the end of Phase I ($1/(K-1)$ by the row-sum identity, not counted)":
                        sweep.cross_ratio.tolist(),
                    "top-octave log-log slope of the first-step rate $g_k(0)$ against $K$": None,
-                   "K^3 g_k(0) / (||v||^4 (K - 1)), population (1 at Q = 0)":
+                   "$K^3 g_k(0) / (\\lVert v\\rVert^4 (K - 1))$, population (1 at $Q = 0$)":
                        [round(g * k**3 / ((scfg.delta**2 / 2) ** 2 * (k - 1)), 12) for k, g in zip(K_pop, g0_pop)],
                    f"training sets, top octave K = {Kmax // 2}..{Kmax}, per seed (not counted)": top_g0,
-                   "Phase-I mean rate q_k(T^1)/(eta T^1) against K, top-octave slope (seed 0; the T^1 of C7b, not counted)":
+                   "Phase-I mean rate $q_k(T^1)/(\\eta T^1)$ against $K$, top-octave slope (seed 0; the $T^1$ of C7b, not counted)":
                        s["top_rate"]},
             how=f"exact first-step $g_k(0)$ over the $L$ grid; against $K$ decided in the population limit (the expected loss of Eq. 7, "
                 f"balanced counts, $N \\to \\infty$, as C7b), $K$ in {list(K_pop)}, on the top octave $K$ = {K_pop[-2]} to {K_pop[-1]}; "
@@ -311,8 +311,8 @@ def phase1_K(sweeps, scfg, T1_big, M_big: int, K_pop, T1_pop: torch.Tensor) -> M
          "finite_check": f"K = {Kmax // 2}..{Kmax}: population {excess[LV_LEMMA5][K_pop.index(Kmax // 2)]:.2f}, "
                          f"{M_big} prompts {float(np.median([v - top_ref for v in top_T1_big])):.2f}",
          "excess_by_octave_09": octaves(excess[LV_FIXED])},
-        shown={"T^1 against K (seed 0)": [int(v) for v in sweep.T1_K.tolist()],
-               f"top-octave slope of T^1 minus that of (K-1) log K, {scfg.M} prompts, per seed (noisy, not counted)":
+        shown={"$T^1$ against $K$ (seed 0)": [int(v) for v in sweep.T1_K.tolist()],
+               f"top-octave slope of $T^1$ minus that of $(K-1)\\log K$, {scfg.M} prompts, per seed (noisy, not counted)":
                    [round(v - top_ref, 3) for v in top_T1],
                f"the same with {M_big} prompts at K = {Kmax // 2}..{Kmax}, per seed (not counted)":
                    [round(v - top_ref, 3) for v in top_T1_big]},
@@ -358,7 +358,7 @@ def collapse(sweep, scfg, r1_q: float) -> Measurement:
     L_star = th.threshold_scale(scfg.K, scfg.N, scfg.delta)["L_star"]
     return Measurement(
         "C10", {"spread of the rescaled curves": spread},
-        shown={"spread of the rescaled curves": None, "runs compared": n, "largest |Q(eta, L) - Q(eta L^2, 1)|": r1_q},
+        shown={"spread of the rescaled curves": None, "runs compared": n, "largest $|Q(\\eta, L) - Q(\\eta L^2, 1)|$": r1_q},
         how="exact GD over an $L$ by $\\eta$ grid spanning $L^*$ = %.2f; $\\mathcal L/L^2$ against $\\eta L^2 t$, runs with $\\eta L^2 s^4 \\le 20$. An "
             "analytic consequence of R1 (checks the code, cannot fail for the model): the paper's L* is a bound's bookkeeping"
             % L_star)
@@ -637,10 +637,10 @@ def nonuniform(nu, ucfg) -> Measurement:
     return Measurement(
         "X1",
         {"every feature reaches the level": bool(torch.isfinite(nu.T_level).all()), "slope": slope_p,
-         "time to the level, by increasing p_k": nu.T_level.flip(0).tolist() if list(ucfg.p) == sorted(ucfg.p, reverse=True)
+         "time to the level, by increasing $p_k$": nu.T_level.flip(0).tolist() if list(ucfg.p) == sorted(ucfg.p, reverse=True)
          else nu.T_level[torch.argsort(torch.tensor(ucfg.p))].tolist()},
-        shown={"every feature reaches the level": None, "slope": None, "time to the level, by increasing p_k": None,
-               "smallest final Attn_k": float(nu.own_k[-1].min())},
+        shown={"every feature reaches the level": None, "slope": None, "time to the level, by increasing $p_k$": None,
+               "smallest final $\\mathrm{Attn}_k$": float(nu.own_k[-1].min())},
         how=f"exact GD, K = {ucfg.K}, N = {ucfg.N}, M = {ucfg.M}, {ucfg.steps} steps; level Attn_k >= {ucfg.level}")
 
 
