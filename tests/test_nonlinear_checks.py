@@ -82,15 +82,15 @@ def test_lemma2_sign_decides_c4b_with_the_per_set_context_under_each_option():
 @pytest.mark.declarations
 def test_shown_under_keeps_context_beside_an_option_and_refuses_nothing_tested():
     under = {checks.POPULATION: {checks.CORR_Q: 0.01}, checks.TRAINING: {checks.CORR_Q: -0.01}}
-    m = Measurement("C4b", {"smallest g_k": 0.01, "g_k_ratio_low": 0.8, "g_k_ratio_high": 1.3,
+    m = Measurement("C4b", {"smallest $g_k$": 0.01, "g_k_ratio_low": 0.8, "g_k_ratio_high": 1.3,
                             "share of off-diagonal signs that agree": 1.0}, under=under,
                     shown_under={checks.POPULATION: {"per prompt set": [0.01]}}, hypotheses={checks.SEP: True}, how="hand-made")
     (c,) = _ledger().judge(m, show=False)
-    assert "prompts): per prompt set = 0.01; smallest g_k along GD" in c.measured  # context first, under its option
+    assert "prompts): per prompt set = 0.01; smallest $g_k$ along GD" in c.measured  # context first, under its option
     ordered = Measurement(m.claim, m.quantities, under=under, hypotheses=m.hypotheses, how="hand-made",
                           shown_under={checks.POPULATION: {checks.CORR_Q: None, "per prompt set": [0.01]}})
     (c,) = _ledger().judge(ordered, show=False)
-    assert "prompts): smallest g_k along GD, correlated features (cos 0.8, distance Delta), median over prompt sets = 0.01; " \
+    assert "prompts): smallest $g_k$ along GD, correlated features ($\\cos = 0.8$, distance $\\Delta$), median over prompt sets = 0.01; " \
            "per prompt set = 0.01" in c.measured  # a tested name in shown_under sets the order and keeps its value
 
 
@@ -253,10 +253,10 @@ def test_nonuniform_orders_the_times_by_increasing_frequency():
     cfg = SimpleNamespace(p=(0.4, 0.3, 0.2, 0.1), K=4, N=100, M=300, steps=10, level=0.9)
     nu = SimpleNamespace(T_level=torch.tensor([10.0, 20.0, 40.0, 80.0], dtype=F64), own_k=torch.full((3, 4), 0.95, dtype=F64))
     m = checks.nonuniform(nu, cfg)
-    assert m.quantities["time to the level, by increasing p_k"] == [80.0, 40.0, 20.0, 10.0]
+    assert m.quantities["time to the level, by increasing $p_k$"] == [80.0, 40.0, 20.0, 10.0]
     assert m.quantities["slope"] < 0  # rarer features later
     (c,) = _ledger().judge(m, show=False)
-    assert c.status != "pending" and c.measured.endswith("smallest final Attn_k = 0.95")
+    assert c.status != "pending" and c.measured.endswith("smallest final $\\mathrm{Attn}_k$ = 0.95")
 
 
 def test_in_regime_reads_the_theorems_conditions():
@@ -276,9 +276,9 @@ def test_reference_order_counts_the_seeds_pair_by_pair():
 
 
 def test_f1d_outcome_reads_the_paper_ranges():
-    inside = {"T(0.1) / T(0.6), per seed": [110 / 30], "T(0.05) / T(0.1), per seed": [200 / 110]}
+    inside = {"$T(0.1)/T(0.6)$, per seed": [110 / 30], "$T(0.05)/T(0.1)$, per seed": [200 / 110]}
     assert checks.f1d_outcome(inside) == (True, True)
-    assert checks.f1d_outcome({**inside, "T(0.1) / T(0.6), per seed": [20.0]}) == (False, True)
+    assert checks.f1d_outcome({**inside, "$T(0.1)/T(0.6)$, per seed": [20.0]}) == (False, True)
 
 
 @pytest.mark.declarations

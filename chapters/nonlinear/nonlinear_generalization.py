@@ -88,7 +88,7 @@ gen = full(nl.run_generalization, gcfg)
 
 # %% tags=["remove-cell"]
 glue("nl-gen-table", Markdown(md_table(
-    ["test family", "error at $Q = 0$", "error trained", "largest per-prompt error / envelope"],
+    ["test family", "error at $Q = 0$", "error trained", "largest per-prompt error over the envelope"],
     [[fam, f"{float(gen.err[fam][0]):.2e}", f"{float(gen.err[fam][-1]):.2e}", f"{gen.max_ratio[fam]:.3f}"] for fam in gen.families])))
 assert max(gen.max_ratio.values()) <= 1 + 1e-9 and max(float(gen.err[f][-1] / gen.err[f][0]) for f in gen.families) < 0.05
 

@@ -32,16 +32,16 @@ F64 = torch.float64
 #: the hypotheses of Lemma 2's checks, in the words of ``claims.toml``
 ORTH = "orthogonal features (App. C uses v_k^T v_m = 1{k = m}; a norm s adds the factor s^4, R3)"
 SEP = "feature distances Theta(Delta) (Sec. 3.1), read as all within [Delta/2, 2 Delta]"
-CORR_Q = "smallest g_k along GD, correlated features (cos 0.8, distance Delta), median over prompt sets"
+CORR_Q = "smallest $g_k$ along GD, correlated features ($\\cos = 0.8$, distance $\\Delta$), median over prompt sets"
 #: the two readings of eta in C13 (and C8b)
-ETA_Q = "the step scaled by ||v||^4 (eta of Sec. 5.1's update of q)"
-ETA_8 = "the step of Eq. (8) as written (eta on Q)"
+ETA_Q = "the step scaled by $\\lVert v\\rVert^4$ ($\\eta$ of Sec. 5.1's update of $q$)"
+ETA_8 = "the step of Eq. (8) as written ($\\eta$ on $Q$)"
 #: the two levels that end Phase I in C7b (theory.POPULATION_LEVELS)
 LV_LEMMA5, LV_FIXED = tp.POPULATION_LEVELS
 #: C16's reading of the end of Phase I as any level of order 1 (run at Lemma 5's level)
-LV_ORDER1 = "any level of order 1 (the notation's Omega with its constant outside: Lemma 5's Attn = K/(2K-1))"
+LV_ORDER1 = "any level of order 1 (the notation's $\\Omega$ with its constant outside: Lemma 5's $\\mathrm{Attn} = K/(2K-1)$)"
 #: the two loss readings of C4b
-POPULATION = "population loss (Eq. 7, estimated on 3 x 10^4 to 10^5 prompts)"
+POPULATION = "population loss (Eq. 7, estimated on $3\\times10^4$ to $10^5$ prompts)"
 TRAINING = "training set of 300 prompts"
 
 
@@ -83,9 +83,9 @@ def gradient_formulas(errors: dict, features: dict, delta: float) -> list[Measur
     if set(errors) != {"unit", "orth", "gaussian"} or set(features) != set(errors):
         raise chk.ConfigError("errors and features must both have the kinds 'unit', 'orth' and 'gaussian'")
     return [Measurement("C4a", {"App. C error, unit features": errors["unit"][1],
-                                "s^4 x App. C error, norm-s orthogonal features": errors["orth"][2]},
+                                "$s^4 \\times$ App. C error, orthogonal features of norm $s$": errors["orth"][2]},
                         hypotheses={ORTH: all(is_orthogonal(features[k]) for k in ("unit", "orth"))}),
-            Measurement("C4c", {"s^4 x App. C error, Gaussian features": errors["gaussian"][2],
+            Measurement("C4c", {"$s^4 \\times$ App. C error, Gaussian features": errors["gaussian"][2],
                                 "App. C error, unit features": errors["unit"][1]},
                         hypotheses={SEP: is_separated(features["gaussian"], delta)})]
 
@@ -101,14 +101,14 @@ def lemma2_sign(theta2: dict, corr: dict, *, V: torch.Tensor, delta: float, n_pa
     by_M = {POPULATION: M_pop, TRAINING: 300}
     return Measurement(
         "C4b",
-        {"smallest g_k": theta2["min_gk"], "g_k_ratio_low": theta2["ratio_lo"], "g_k_ratio_high": theta2["ratio_hi"],
+        {"smallest $g_k$": theta2["min_gk"], "g_k_ratio_low": theta2["ratio_lo"], "g_k_ratio_high": theta2["ratio_hi"],
          "share of off-diagonal signs that agree": theta2["sign_agree"]},
-        shown={"smallest g_k": None, "g_k_ratio_low": None, "g_k_ratio_high": None,
+        shown={"smallest $g_k$": None, "g_k_ratio_low": None, "g_k_ratio_high": None,
                "share of off-diagonal signs that agree": None,
-               "smallest g_k along GD at cos 0.5, 300 prompts, per prompt set": [round(v[0], 4) for v in corr[(0.5, 300)]]},
-        under={POPULATION: {"smallest g_k along GD, correlated features (cos 0.8, distance Delta), median over prompt sets":
+               "smallest $g_k$ along GD at $\\cos = 0.5$, 300 prompts, per prompt set": [round(v[0], 4) for v in corr[(0.5, 300)]]},
+        under={POPULATION: {"smallest $g_k$ along GD, correlated features ($\\cos = 0.8$, distance $\\Delta$), median over prompt sets":
                             criteria.median_of([v[0] for v in corr[(0.8, M_pop)]])},
-               TRAINING: {"smallest g_k along GD, correlated features (cos 0.8, distance Delta), median over prompt sets":
+               TRAINING: {"smallest $g_k$ along GD, correlated features ($\\cos = 0.8$, distance $\\Delta$), median over prompt sets":
                           criteria.median_of([v[0] for v in corr[(0.8, 300)]])}},
         shown_under={opt: {CORR_Q: None, "per prompt set": [round(v[0], 4) for v in corr[(0.8, M)]]}
                      for opt, M in by_M.items()},
@@ -130,7 +130,7 @@ def rescaling_gaps(traj_L, traj_1, Ls: torch.Tensor) -> tuple[float, float]:
 
 def rescaling(r1_q: float, r1_loss: float) -> Measurement:
     """R1: GD at (eta, L) visits the matrices of GD at (eta L^2, 1) (the gaps of :func:`rescaling_gaps`)."""
-    return Measurement("R1", {"largest |q(eta, L) - q(eta L^2, 1)|": r1_q, "largest relative gap of loss / L^2": r1_loss})
+    return Measurement("R1", {"largest $|q(\\eta, L) - q(\\eta L^2, 1)|$": r1_q, "largest relative gap of the loss over $L^2$": r1_loss})
 
 
 # ------------------------------------------------------------------------ D12: concentration
@@ -152,8 +152,8 @@ def concentration(conc, at_delta_min) -> Measurement:
     """C1: the bound after Eq. (9) against Monte Carlo (``conc``: the concentration run;
     ``at_delta_min``: P(E*) at delta_min for each of its N)."""
     return Measurement(
-        "C1", {"smallest margin, Monte Carlo + 3 s.e. - bound": min(concentration_margins(conc))},
-        shown={"smallest margin, Monte Carlo + 3 s.e. - bound": None, "P(E*) at delta_min, smallest over N": min(at_delta_min),
+        "C1", {"smallest margin: Monte Carlo + 3 s.e. minus the bound": min(concentration_margins(conc))},
+        shown={"smallest margin: Monte Carlo + 3 s.e. minus the bound": None, "P(E*) at delta_min, smallest over N": min(at_delta_min),
                "the bound there": paper_bound_at_delta_min(4)},
         how=f"Monte Carlo multinomial counts, K = 4, N in {list(conc.config.N_values)}, {conc.config.n_mc} prompts each")
 
@@ -175,9 +175,9 @@ def lemma1_ratios(theory, snap, L_values, delta: float) -> tuple[float, float, t
 
 def lemma1(lem_ratio: float, lip_ratio: float, theta: torch.Tensor) -> Measurement:
     """C3: Lemma 1's envelopes along training (the numbers of :func:`lemma1_ratios`)."""
-    return Measurement("C3", {"largest error / exact envelope": lem_ratio, "largest error / Lipschitz envelope": lip_ratio},
-                       shown={"largest error / exact envelope": None, "largest error / Lipschitz envelope": None,
-                              "loss / (L^2 Delta^2 E(1-Attn)^2), range": [float(theta.min()), float(theta.max())]},
+    return Measurement("C3", {"largest error over the exact envelope": lem_ratio, "largest error over the Lipschitz envelope": lip_ratio},
+                       shown={"largest error over the exact envelope": None, "largest error over the Lipschitz envelope": None,
+                              "loss over $L^2\\Delta^2\\,\\mathbb E(1-\\mathrm{Attn})^2$, range": [float(theta.min()), float(theta.max())]},
                        # by construction: run_theory's tasks are (L/c) cos(c w.x + phi), L-Lipschitz for every w, phi
                        hypotheses={"f L-Lipschitz (Eq. 4)": True})
 
@@ -197,7 +197,7 @@ def weight_stats(theory) -> dict:
 
 def own_weights_grow(theory) -> Measurement:
     """C5a: each q_k only grows along the theory run (orthogonal features)."""
-    return Measurement("C5a", {"smallest step increment of q_k": weight_stats(theory)["dq_min"]},
+    return Measurement("C5a", {"smallest step increment of $q_k$": weight_stats(theory)["dq_min"]},
                        hypotheses={"orthogonal features (g_k is a mean of squares only then, C4b)": is_orthogonal(theory.V)})
 
 
@@ -265,27 +265,27 @@ def phase1_rates(sweeps, scfg, K_pop, g0_pop) -> list[Measurement]:
     by_octave = [metrics.loglog_slope(Kp[i:i + 2], gp[i:i + 2]) for i in range(len(K_pop) - 1)]
     return [
         Measurement(
-            "C6", {"first-step rate g_k(0) against L, log-log slope": s["rate_L"],
-                   "first-step rate g_k(0) against K, top-octave log-log slope": by_octave[-1],
+            "C6", {"log-log slope of the first-step rate $g_k(0)$ against $L$": s["rate_L"],
+                   "top-octave log-log slope of the first-step rate $g_k(0)$ against $K$": by_octave[-1],
                    "population slope by octave": ", ".join(f"{a}->{b}: {e:.3f}" for a, b, e in zip(K_pop, K_pop[1:], by_octave))},
-            shown={"first-step rate g_k(0) against L, log-log slope": None,
-                   "|q_(k,kp)| / q_k at the end of Phase I (1/(K-1) by the row-sum identity, not counted)":
+            shown={"log-log slope of the first-step rate $g_k(0)$ against $L$": None,
+                   "$|q_{k,k'}|/q_k$ at the end of Phase I ($1/(K-1)$ by the row-sum identity, not counted)":
                        sweep.cross_ratio.tolist(),
-                   "first-step rate g_k(0) against K, top-octave log-log slope": None,
-                   "K^3 g_k(0) / (||v||^4 (K - 1)), population (1 at Q = 0)":
+                   "top-octave log-log slope of the first-step rate $g_k(0)$ against $K$": None,
+                   "$K^3 g_k(0) / (\\lVert v\\rVert^4 (K - 1))$, population (1 at $Q = 0$)":
                        [round(g * k**3 / ((scfg.delta**2 / 2) ** 2 * (k - 1)), 12) for k, g in zip(K_pop, g0_pop)],
                    f"training sets, top octave K = {Kmax // 2}..{Kmax}, per seed (not counted)": top_g0,
-                   "Phase-I mean rate q_k(T^1)/(eta T^1) against K, top-octave slope (seed 0; the T^1 of C7b, not counted)":
+                   "Phase-I mean rate $q_k(T^1)/(\\eta T^1)$ against $K$, top-octave slope (seed 0; the $T^1$ of C7b, not counted)":
                        s["top_rate"]},
-            how=f"exact first-step g_k(0) over the L grid; against K decided in the population limit (the expected loss of Eq. 7, "
-                f"balanced counts, N -> infinity, as C7b), K in {list(K_pop)}, on the top octave K = {K_pop[-2]}..{K_pop[-1]}; "
-                f"shown: g_k(0) on training sets, K in {list(scfg.K_grid)}, top octave K = {Kmax // 2}..{Kmax}, {len(sweeps)} seeds "
+            how=f"exact first-step $g_k(0)$ over the $L$ grid; against $K$ decided in the population limit (the expected loss of Eq. 7, "
+                f"balanced counts, $N \\to \\infty$, as C7b), $K$ in {list(K_pop)}, on the top octave $K$ = {K_pop[-2]} to {K_pop[-1]}; "
+                f"shown: $g_k(0)$ on training sets, $K$ in {list(scfg.K_grid)}, top octave $K$ = {Kmax // 2} to {Kmax}, {len(sweeps)} seeds "
                 "(the same runs as C7b's finite sweeps)",
             # the population limit has N -> infinity, and the L grid runs at N >= K^3
             hypotheses={"N >= K^3": n_ok}),
         Measurement(
-            "C7a", {"slope of T^1 in L, per eta": s["L"], "slope of T^1 in eta": s["eta"]},
-            how=f"exact GD, L grid {list(scfg.L_grid)} x eta grid {list(scfg.eta_grid)} in one batched run",
+            "C7a", {"slope of $T^1$ in $L$, per $\\eta$": s["L"], "slope of $T^1$ in $\\eta$": s["eta"]},
+            how=f"exact GD, $L$ grid {list(scfg.L_grid)} by $\\eta$ grid {list(scfg.eta_grid)} in one batched run",
             hypotheses={"N >= K^3": n_ok})]
 
 
@@ -311,18 +311,19 @@ def phase1_K(sweeps, scfg, T1_big, M_big: int, K_pop, T1_pop: torch.Tensor) -> M
          "finite_check": f"K = {Kmax // 2}..{Kmax}: population {excess[LV_LEMMA5][K_pop.index(Kmax // 2)]:.2f}, "
                          f"{M_big} prompts {float(np.median([v - top_ref for v in top_T1_big])):.2f}",
          "excess_by_octave_09": octaves(excess[LV_FIXED])},
-        shown={"T^1 against K (seed 0)": [int(v) for v in sweep.T1_K.tolist()],
-               f"top-octave slope of T^1 minus that of (K-1) log K, {scfg.M} prompts, per seed (noisy, not counted)":
+        shown={"$T^1$ against $K$ (seed 0)": [int(v) for v in sweep.T1_K.tolist()],
+               f"top-octave slope of $T^1$ minus that of $(K-1)\\log K$, {scfg.M} prompts, per seed (noisy, not counted)":
                    [round(v - top_ref, 3) for v in top_T1],
                f"the same with {M_big} prompts at K = {Kmax // 2}..{Kmax}, per seed (not counted)":
                    [round(v - top_ref, 3) for v in top_T1_big]},
-        under={LV_LEMMA5: {"top-octave slope of T^1 minus that of (K-1) log K": excess[LV_LEMMA5][-1],
+        under={LV_LEMMA5: {"top-octave slope of $T^1$ minus that of $(K-1)\\log K$": excess[LV_LEMMA5][-1],
                            "excess_by_octave": octaves(excess[LV_LEMMA5])},
-               LV_FIXED: {"top-octave slope of T^1 minus that of (K-1) log K": excess[LV_FIXED][-1],
+               LV_FIXED: {"top-octave slope of $T^1$ minus that of $(K-1)\\log K$": excess[LV_FIXED][-1],
                           "excess_by_octave": octaves(excess[LV_FIXED])}},
-        how=f"population dynamics (expected loss, balanced counts), K in {list(K_pop)}, end of Phase I at Attn_k = K/(2K-1) and at 0.9; "
-            f"decided on the top octave K = {K_pop[-2]}..{K_pop[-1]}; shown: exact GD on training sets, K in {list(scfg.K_grid)}, "
-            f"N = max(100, 2K^3), {scfg.M} and {M_big} prompts; reference (K-1) log K (the paper's rate integrated to that level)",
+        how=f"population dynamics (expected loss, balanced counts), $K$ in {list(K_pop)}, end of Phase I at $\\mathrm{{Attn}}_k = K/(2K-1)$ "
+            f"and at 0.9; decided on the top octave $K$ = {K_pop[-2]} to {K_pop[-1]}; shown: exact GD on training sets, $K$ in "
+            f"{list(scfg.K_grid)}, $N = \\max(100, 2K^3)$, {scfg.M} and {M_big} prompts; reference $(K-1)\\log K$ (the paper's rate "
+            "integrated to that level)",
         # True by construction: the decided population limit has N -> infinity (the shown sweeps have N = max(100, 2 K^3))
         hypotheses={"N >= K^3": True})
 
@@ -332,10 +333,11 @@ def phase1_delta(sweep, scfg) -> Measurement:
     s = sweep_slopes(sweep, scfg)
     return Measurement(
         "C13", {"slope_at_the_step_of_Eq_8": s["D_raw"]},
-        under={ETA_Q: {"T^1 against Delta": sweep.T1_delta.tolist(), "slope of T^1 in Delta": s["D"]},
-               ETA_8: {"T^1 against Delta": (sweep.T1_delta * sweep.eta_delta / scfg.eta_ref).tolist(),
-                       "slope of T^1 in Delta": s["D_raw"]}},
-        how=f"exact GD, Delta in {list(scfg.delta_grid)}, v_k = Delta/sqrt2 e_k; at fixed eta the steps are converted by T ~ 1/eta (R1)",
+        under={ETA_Q: {"$T^1$ against $\\Delta$": sweep.T1_delta.tolist(), "slope of $T^1$ in $\\Delta$": s["D"]},
+               ETA_8: {"$T^1$ against $\\Delta$": (sweep.T1_delta * sweep.eta_delta / scfg.eta_ref).tolist(),
+                       "slope of $T^1$ in $\\Delta$": s["D_raw"]}},
+        how=f"exact GD, $\\Delta$ in {list(scfg.delta_grid)}, $v_k = (\\Delta/\\sqrt2)\\, e_k$; at fixed $\\eta$ the steps are converted by "
+            "$T \\propto 1/\\eta$ (R1)",
         hypotheses={"N >= K^3": n_above_K_cubed(scfg)[0]})
 
 
@@ -356,8 +358,8 @@ def collapse(sweep, scfg, r1_q: float) -> Measurement:
     L_star = th.threshold_scale(scfg.K, scfg.N, scfg.delta)["L_star"]
     return Measurement(
         "C10", {"spread of the rescaled curves": spread},
-        shown={"spread of the rescaled curves": None, "runs compared": n, "largest |Q(eta, L) - Q(eta L^2, 1)|": r1_q},
-        how="exact GD over an L x eta grid spanning L* = %.2f; loss/L^2 against eta L^2 t, runs with eta L^2 s^4 <= 20. An "
+        shown={"spread of the rescaled curves": None, "runs compared": n, "largest $|Q(\\eta, L) - Q(\\eta L^2, 1)|$": r1_q},
+        how="exact GD over an $L$ by $\\eta$ grid spanning $L^*$ = %.2f; $\\mathcal L/L^2$ against $\\eta L^2 t$, runs with $\\eta L^2 s^4 \\le 20$. An "
             "analytic consequence of R1 (checks the code, cannot fail for the model): the paper's L* is a bound's bookkeeping"
             % L_star)
 
@@ -448,14 +450,14 @@ def late_phase(late, lcfg) -> list[Measurement]:
     Lstar_l = th.threshold_scale(lcfg.K, lcfg.N, lcfg.delta)["L_star"]
     return [
         Measurement(
-            "R2", {"local exponent of the loss": exp_loss, "local exponent of 1 - Attn": exp_gap,
-                   "late constant / (K - 1)": C_late / (lcfg.K - 1)},
+            "R2", {"local exponent of the loss": exp_loss, "local exponent of $1 - \\mathrm{Attn}$": exp_gap,
+                   "late constant over $K - 1$": C_late / (lcfg.K - 1)},
             measured=f"local exponents loss {exp_loss:.2f}, gap {exp_gap:.2f}; late constant C = {C_late:.2f} at L = {lcfg.L_values[-1]:g} "
                      f"(prediction K - 1 = {lcfg.K - 1}; K = {lcfg.K} would give C/K = {C_late / lcfg.K:.2f})",
             how=f"exact GD, eta = {lcfg.lr}, {lcfg.steps} steps, L in {list(lcfg.L_values)}; C = 4 eta s^4 dt / d(1/L) between t = T/2 and T "
                 "at the largest L (deepest in the late phase)"),
         Measurement(
-            "C8a", {"time ratio / the L^-2 prediction, per eps": (ratio_L_ok / (lcfg.L_values[2] / lcfg.L_values[0]) ** 2).tolist()},
+            "C8a", {"time ratio to the $L^{-2}$ prediction, per $\\epsilon$": (ratio_L_ok / (lcfg.L_values[2] / lcfg.L_values[0]) ** 2).tolist()},
             measured=f"T(L={lcfg.L_values[0]})/T(L={lcfg.L_values[2]}) = {float(ratio_L_ok.mean()):.2f} (L^-2: {(lcfg.L_values[2] / lcfg.L_values[0]) ** 2:.0f}); "
                      "per eps: " + ", ".join(f"{v:.2f}" for v in ratio_L_ok.tolist())
                      + f"; K = {lcfg.K}, N = {lcfg.N}, eps down to {s['eps_used_min']:g}, L* = {Lstar_l:.2f} (R1 holds everywhere)")]
@@ -493,7 +495,7 @@ def late_theorems(late_ds, dcfg_k, late_ss, scfg_k, *, late, lcfg, late_k, kcfg)
             hypotheses={**in_regime(dcfg_k), "L <= L* (flat regime of Thm 1)": dcfg_k.L_values[0] <= Lstar_d}),
         Measurement(
             "C9",
-            {"eps exponent of the time to loss/loss0 <= eps^2, minus Thm 2, per prompt set": diff_s,
+            {"$\\epsilon$-exponent of the time to $\\mathcal L/\\mathcal L_0 \\le \\epsilon^2$ minus Thm 2's, per prompt set": diff_s,
              "exponent": float(np.median(exp_loss_s)), "thm2": float(np.median(exp_thm2_s)), "L": scfg_k.L_values[0], "eta": scfg_k.lr},
             measured=f"K = {scfg_k.K}, N = {scfg_k.N} > 20 K^3, L = {scfg_k.L_values[0]:g} > L* = {Lstar_s:.2f}, {len(late_ss)} prompt sets: "
                      f"time to loss/loss0 <= eps^2 ~ eps^-e with e = {', '.join(f'{v:.2f}' for v in exp_loss_s)} (Thm 2's local exponent "
@@ -507,10 +509,10 @@ def late_theorems(late_ds, dcfg_k, late_ss, scfg_k, *, late, lcfg, late_k, kcfg)
 
 # ------------------------------------------------------------------------ the context length N (C14, C15, C16)
 #: the readings of where Props. 2-3's phases end (C14, C15)
-ENDS_ST = "the ends Props. 2-3 state (1 - Attn <= delta/(1+delta), then <= eps delta/(1+eps delta))"
-ENDS_FIX = "fixed levels (Attn = K/(2K-1), then 1 - Attn <= eps)"
-ENDS_C = {0.5: "the same ends with the constant of the Omega at 1/2 (C delta/(1+C delta), C = 1/2)",
-          2.0: "the same ends with the constant of the Omega at 2 (C = 2)"}
+ENDS_ST = "the ends Props. 2-3 state ($1 - \\mathrm{Attn} \\le \\delta/(1+\\delta)$, then $\\le \\epsilon\\delta/(1+\\epsilon\\delta)$)"
+ENDS_FIX = "fixed levels ($\\mathrm{Attn} = K/(2K-1)$, then $1 - \\mathrm{Attn} \\le \\epsilon$)"
+ENDS_C = {0.5: "the same ends with the constant of the $\\Omega$ at 1/2 ($C\\delta/(1+C\\delta)$, $C = 1/2$)",
+          2.0: "the same ends with the constant of the $\\Omega$ at 2 ($C = 2$)"}
 
 
 def delta_slopes(dres, dcfg) -> dict:
@@ -601,7 +603,7 @@ def generalization(gen, gcfg) -> Measurement:
     """C11: Prop. 1 on functions never trained on (``gen``: the generalization run at ``gcfg``)."""
     gen_gain = max(float(gen.err[f][-1] / gen.err[f][0]) for f in gen.families)
     return Measurement(
-        "C11", {"largest per-prompt error / envelope": max(gen.max_ratio.values()), "trained / untrained error, worst family": gen_gain},
+        "C11", {"largest per-prompt error over the envelope": max(gen.max_ratio.values()), "trained over untrained error, worst family": gen_gain},
         how=f"trained on cosine tasks, tested on {gcfg.test_prompts} prompts each of fresh cosine, 2-ReLU and random ReLU-net tasks",
         # by construction: run_generalization's three test families are L-Lipschitz (each declares lipschitz = L)
         hypotheses={"test functions L-Lipschitz (f in Eq. 4)": True})
@@ -623,7 +625,7 @@ def attention_limits(theory, tcfg, late, lcfg) -> Measurement:
         "C12",
         {"largest row-sum error": a["row_sum_err"],
          "smallest diagonal entry after the run, per seed": a["diag_final"].flatten(1).min(1).values.tolist(),
-         "largest 1 - Attn in the long run": a["late_gap"]},
+         "largest $1 - \\mathrm{Attn}$ in the long run": a["late_gap"]},
         how=f"theory model, all seeds and L, {tcfg.steps} steps; long run of Sec. 5 (the paper shows these maps on the practical "
             "block in Figs. 2-3 of App. A: F2 and F3)",
         hypotheses={"N >= K^3": tcfg.N >= tcfg.K**3 and lcfg.N >= lcfg.K**3})
@@ -635,10 +637,10 @@ def nonuniform(nu, ucfg) -> Measurement:
     return Measurement(
         "X1",
         {"every feature reaches the level": bool(torch.isfinite(nu.T_level).all()), "slope": slope_p,
-         "time to the level, by increasing p_k": nu.T_level.flip(0).tolist() if list(ucfg.p) == sorted(ucfg.p, reverse=True)
+         "time to the level, by increasing $p_k$": nu.T_level.flip(0).tolist() if list(ucfg.p) == sorted(ucfg.p, reverse=True)
          else nu.T_level[torch.argsort(torch.tensor(ucfg.p))].tolist()},
-        shown={"every feature reaches the level": None, "slope": None, "time to the level, by increasing p_k": None,
-               "smallest final Attn_k": float(nu.own_k[-1].min())},
+        shown={"every feature reaches the level": None, "slope": None, "time to the level, by increasing $p_k$": None,
+               "smallest final $\\mathrm{Attn}_k$": float(nu.own_k[-1].min())},
         how=f"exact GD, K = {ucfg.K}, N = {ucfg.N}, M = {ucfg.M}, {ucfg.steps} steps; level Attn_k >= {ucfg.level}")
 
 
@@ -737,15 +739,15 @@ def level_epochs(res, Lv: float = 1.0) -> torch.Tensor:
 
 
 def _phase_shape(t: torch.Tensor, bcfg, first_record: float) -> dict:
-    return {"T(0.1) / T(0.6), per seed": (t[:, 1] / t[:, 0].clamp_min(bcfg.record_epochs)).tolist(),
-            "T(0.05) / T(0.1), per seed": (t[:, 2] / t[:, 1].clamp_min(bcfg.record_epochs)).tolist(),
+    return {"$T(0.1)/T(0.6)$, per seed": (t[:, 1] / t[:, 0].clamp_min(bcfg.record_epochs)).tolist(),
+            "$T(0.05)/T(0.1)$, per seed": (t[:, 2] / t[:, 1].clamp_min(bcfg.record_epochs)).tolist(),
             "every level reached within the run": bool(torch.isfinite(t).all()),
             "the first phase resolved: T(0.6) after the first record": bool((t[:, 0] > first_record).all())}
 
 
 def f1d_outcome(q: dict) -> tuple[bool, bool]:
     """Whether the median ratios fall in the paper's ranges (110/30 and 200/110, each within a factor of 2)."""
-    r1, r2 = float(np.median(q["T(0.1) / T(0.6), per seed"])), float(np.median(q["T(0.05) / T(0.1), per seed"]))
+    r1, r2 = float(np.median(q["$T(0.1)/T(0.6)$, per seed"])), float(np.median(q["$T(0.05)/T(0.1)$, per seed"]))
     return (110 / 30 / 2 <= r1 <= 2 * 110 / 30, 200 / 110 / 2 <= r2 <= 2 * 200 / 110)
 
 
@@ -776,18 +778,18 @@ def figure1(block, block_adam, bcfg, refb, refb_cfg) -> list[Measurement]:
         Measurement(
             "F1a", {"epochs": bcfg.epochs, "the same outcome under both optimizers": fa["same"], "optimizer_outcomes": fa["outcomes"]},
             under={"SGD 0.03": {"ordered the other way": va["SGD 0.03"] == "no", "ordering decided": va["SGD 0.03"] != "undecided",
-                                "Kendall's tau of -T_conv against L, per seed": tau["SGD 0.03"]["F1a"]},
+                                "Kendall's $\\tau$ between $-T_\\mathrm{conv}$ and $L$, per seed": tau["SGD 0.03"]["F1a"]},
                    "Adam 1e-3": {"ordered the other way": va["Adam 1e-3"] == "no", "ordering decided": va["Adam 1e-3"] != "undecided",
-                                 "Kendall's tau of -T_conv against L, per seed": tau["Adam 1e-3"]["F1a"]}},
+                                 "Kendall's $\\tau$ between $-T_\\mathrm{conv}$ and $L$, per seed": tau["Adam 1e-3"]["F1a"]}},
             shown={"epochs": None, "more than one run per L": bcfg.seeds > 1, "reference_order": fa["reference"]},
             measured=fa["measured"] + taus("F1a"), how=fa["how"]),
         Measurement(
             "F1b", {"epochs": bcfg.epochs, "more than one run per L": bcfg.seeds > 1, "reference_order": fb["reference"],
                     "the same outcome under both optimizers": fb["same"], "optimizer_outcomes": fb["outcomes"]},
             under={"SGD 0.03": {"ordered the other way": vb["SGD 0.03"] == "no", "ordering decided": vb["SGD 0.03"] != "undecided",
-                                "Kendall's tau of -T_conv against L, per seed": tau["SGD 0.03"]["F1b"]},
+                                "Kendall's $\\tau$ between $-T_\\mathrm{conv}$ and $L$, per seed": tau["SGD 0.03"]["F1b"]},
                    "Adam 1e-3": {"ordered the other way": vb["Adam 1e-3"] == "no", "ordering decided": vb["Adam 1e-3"] != "undecided",
-                                 "Kendall's tau of -T_conv against L, per seed": tau["Adam 1e-3"]["F1b"]}},
+                                 "Kendall's $\\tau$ between $-T_\\mathrm{conv}$ and $L$, per seed": tau["Adam 1e-3"]["F1b"]}},
             measured=fb["measured"] + taus("F1b"), how=fb["how"]),
         Measurement(
             "F1e",
@@ -795,14 +797,14 @@ def figure1(block, block_adam, bcfg, refb, refb_cfg) -> list[Measurement]:
              "the same outcome under both optimizers": len({float(np.median(v[0])) <= 0.05 for v in near.values()}) == 1,
              "optimizer_outcomes": "median loss at epoch 250 / uniform-attention loss: " + ", ".join(
                  f"{o} {float(np.median(v[0])):.3f}" for o, v in near.items())},
-            under={"SGD 0.03": {"L = 0.1 training loss at epoch 250 / uniform-attention loss, per seed": near["SGD 0.03"][0]}, "Adam 1e-3": {"L = 0.1 training loss at epoch 250 / uniform-attention loss, per seed": near["Adam 1e-3"][0]}},
+            under={"SGD 0.03": {"training loss at $L = 0.1$, epoch 250, over the uniform-attention loss, per seed": near["SGD 0.03"][0]}, "Adam 1e-3": {"training loss at $L = 0.1$, epoch 250, over the uniform-attention loss, per seed": near["Adam 1e-3"][0]}},
             measured="training loss at epoch 250 (L = 0.1) over the held-out loss of uniform attention, per seed: " + "; ".join(
                 f"{o} " + ", ".join(f"{x:.3f}" for x in v[0]) for o, v in near.items()) + "; over the loss of predicting 0: " + "; ".join(
                 f"{o} " + ", ".join(f"{x:.3f}" for x in v[1]) for o, v in near.items()),
             how=f"practical block, training loss (1/2 MSE) at L = 0.1, {bcfg.epochs} epochs, {bcfg.seeds} seed(s) per optimizer"),
         Measurement(
             "F1c", {"SGD loss at epoch 40": float(block.train_loss[e40, i01].mean()),
-                    "largest loss of any predictor in [-L/c, L/c]": bound01, "largest_possible": bound01},
+                    "largest loss of any predictor in $[-L/c, L/c]$": bound01, "largest_possible": bound01},
             shown={"SGD loss at epoch 40": None, "Adam loss at epoch 40": float(block_adam.train_loss[e40, i01].mean())}),
         Measurement(
             "F1d",
@@ -810,13 +812,13 @@ def figure1(block, block_adam, bcfg, refb, refb_cfg) -> list[Measurement]:
              "the same outcome under both optimizers": len({f1d_outcome(q) for q in (sgd, adam)}) == 1,
              "optimizer_outcomes": "; ".join(f"{o}: epochs to 0.6, 0.1, 0.05 (median over seeds) "
                                              + ", ".join(f"{float(v.median()):.0f}" for v in t.T) for o, t in tF1d.items())},
-            under={"SGD 0.03": {"T(0.1) / T(0.6), per seed": sgd["T(0.1) / T(0.6), per seed"],
-                                "T(0.05) / T(0.1), per seed": sgd["T(0.05) / T(0.1), per seed"],
+            under={"SGD 0.03": {"$T(0.1)/T(0.6)$, per seed": sgd["$T(0.1)/T(0.6)$, per seed"],
+                                "$T(0.05)/T(0.1)$, per seed": sgd["$T(0.05)/T(0.1)$, per seed"],
                                 "every level reached within the run": sgd["every level reached within the run"],
                                 "the first phase resolved: T(0.6) after the first record":
                                     sgd["the first phase resolved: T(0.6) after the first record"]},
-                   "Adam 1e-3": {"T(0.1) / T(0.6), per seed": adam["T(0.1) / T(0.6), per seed"],
-                                 "T(0.05) / T(0.1), per seed": adam["T(0.05) / T(0.1), per seed"],
+                   "Adam 1e-3": {"$T(0.1)/T(0.6)$, per seed": adam["$T(0.1)/T(0.6)$, per seed"],
+                                 "$T(0.05)/T(0.1)$, per seed": adam["$T(0.05)/T(0.1)$, per seed"],
                                  "every level reached within the run": adam["every level reached within the run"],
                                  "the first phase resolved: T(0.6) after the first record":
                                      adam["the first phase resolved: T(0.6) after the first record"]}},
@@ -1035,7 +1037,7 @@ def direction_changes(maps: torch.Tensor, tol: float = 1e-12) -> tuple[int, int]
 
 
 #: C5c's tested ratio (the half-life) and the one shown beside it
-DECAY_Q = "T_1/2 of the largest other attention / T_1/2 of 1 - Attn_k, per seed"
+DECAY_Q = "$T_{1/2}$ of the largest other attention over $T_{1/2}$ of $1 - \\mathrm{Attn}_k$, per seed"
 
 
 def attention_decay(theory, block, block_adam) -> Measurement:
@@ -1062,7 +1064,7 @@ def attention_decay(theory, block, block_adam) -> Measurement:
          "optimizer_outcomes": "the ratio above 1: " + ", ".join(
              f"{o} {out[o].replace('straddles', 'cannot be decided')} ({criteria.median_of(v)})" if v else f"{o} undefined"
              for o, v in half.items())},
-        under={"SGD 0.03": {"T_1/2 of the largest other attention / T_1/2 of 1 - Attn_k, per seed": half["SGD 0.03"]}, "Adam 1e-3": {"T_1/2 of the largest other attention / T_1/2 of 1 - Attn_k, per seed": half["Adam 1e-3"]}},
+        under={"SGD 0.03": {"$T_{1/2}$ of the largest other attention over $T_{1/2}$ of $1 - \\mathrm{Attn}_k$, per seed": half["SGD 0.03"]}, "Adam 1e-3": {"$T_{1/2}$ of the largest other attention over $T_{1/2}$ of $1 - \\mathrm{Attn}_k$, per seed": half["Adam 1e-3"]}},
         measured="practical block, per seed (median over L and query features): T_1/2 ratio " + "; ".join(
             f"{o} " + ", ".join(f"{x:.2f}" for x in v) for o, v in half.items()) + "; T_1/4 ratio " + "; ".join(
             f"{o} " + ", ".join(f"{x:.2f}" for x in v) for o, v in quarter.items())
@@ -1093,13 +1095,13 @@ def cross_weights_decrease(theory, tcfg, block, block_adam) -> Measurement:
         {"every cross weight ends below its start, orthogonal features": in_orth[0] == 0,
          "every cross weight ends below its start, Gaussian features": sum(g[0] for g in in_gauss) == 0,
          "largest |dq_(k,k')| / dq_k, orthogonal features": in_orth[3],
-         "largest path length of q_(k,k') / that of q_k, Gaussian features": max(g[6] for g in in_gauss),
+         "largest path length of $q_{k,k'}$ over that of $q_k$, Gaussian features": max(g[6] for g in in_gauss),
          "cross attentions that fall, Gaussian features": f"{sum(g[4] for g in in_gauss)} of {sum(g[1] for g in in_gauss)}",
          "largest q_(k,k') - q_k over the run, Gaussian features": max(g[5] for g in in_gauss),
          "rising_gaussian": f"{', '.join(str(g[0]) for g in in_gauss)} of {in_gauss[0][1]}",
          "rising_gaussian_outside": f"{', '.join(map(str, rising_g))} of {n_cross_g}", "N_in": N_IN,
          "orth_flip_share": in_orth[2], "gaussian_flip_share": float(np.mean([g[2] for g in in_gauss]))},
-        under={"a rate bound (Lemma 4 bounds |g_(k,k')| only)": {"the increments change sign as the reading asserts": True},
+        under={"a rate bound (Lemma 4 bounds $|g_{k,k'}|$ only)": {"the increments change sign as the reading asserts": True},
                "sign changes (more than 1% of the increments)": {"the increments change sign as the reading asserts": in_orth[2] > 0.01}},
         measured=f"inside delta = o(1): N = {N_IN} > 20 K^3, flat L = {flat_in.tolist()} (L* = {Lstar_in:.2f}), 300 prompts each; orthogonal "
                  f"features: {in_orth[0]} of {in_orth[1]} cross weights end above their start, largest |dq_(k,k')| / dq_k = {in_orth[3]:.2f}, "
@@ -1114,10 +1116,10 @@ def cross_weights_decrease(theory, tcfg, block, block_adam) -> Measurement:
                  f"{cw['flips']:.2%}; Gaussian features (3 draws): cross weights ending above their start {', '.join(map(str, rising_g))} "
                  f"of {n_cross_g}, increments that change sign {float(np.mean(flips_g)):.2%}; block (L = 1, shown, not counted): "
                  + "; ".join(f"{o} Attn_({b[0]},1) {b[1]:.2f} -> {b[2]:.2f} -> {b[3]:.2f}" for o, b in bump.items()),
-        how=f"theory model: every GD step, flat L, {tcfg.steps} steps at eta = {tcfg.lr:g}; orthogonal features "
+        how=f"theory model: every GD step, flat $L$, {tcfg.steps} steps at $\\eta$ = {tcfg.lr:g}; orthogonal features "
             "and three draws of Gaussian feature directions that meet Sec. 3.1's separation (one prompt set each): the paper "
-            f"states its results for general features (Sec. 1 (ii), Sec. 3.1); decided at N = {N_IN} (inside delta = o(1)), "
-            f"N = {tcfg.N} shown",
+            f"states its results for general features (Sec. 1 (ii), Sec. 3.1); decided at $N$ = {N_IN} (inside $\\delta = o(1)$), "
+            f"$N$ = {tcfg.N} shown",
         hypotheses={"N >= K^3": N_IN >= tcfg.K**3, "N > 20 K^3 (delta = o(1))": N_IN > 20 * tcfg.K**3,
                     "L <= L* (flat regime of Props. 2-3)": len(flat_in) > 0,
                     "feature distances Theta(Delta) (Sec. 3.1), read as all within [Delta/2, 2 Delta]": all(dist_ok)})
@@ -1218,9 +1220,9 @@ def memorisation(poly, poly_adam, pcfg) -> Measurement:
     fit_sgd = r["train"] <= 0.5  # the SGD runs that fitted their training set
     return Measurement(
         "R4",
-        {"Adam: largest final train / predict-0": float(train_over_zero_a.max()),
-         "Adam: smallest held-out / predict-0": float(test_over_zero_a.min()),
-         "SGD runs that fit: smallest held-out / predict-0": float(test_over_zero[fit_sgd].min()) if bool(fit_sgd.any()) else math.inf},
+        {"Adam: largest final training loss over that of predicting 0": float(train_over_zero_a.max()),
+         "Adam: smallest held-out loss over that of predicting 0": float(test_over_zero_a.min()),
+         "SGD runs that fit: smallest held-out loss over that of predicting 0": float(test_over_zero[fit_sgd].min()) if bool(fit_sgd.any()) else math.inf},
         measured=f"Adam: final train/zero <= {float(train_over_zero_a.max()):.3f} (all L), held-out/zero >= {float(test_over_zero_a.min()):.2f}; "
                  f"SGD runs that fit (train/zero <= 0.5 at L = {[L for L, f in zip(pcfg.L_values, fit_sgd.tolist()) if f]}): "
                  f"held-out/zero >= {float(test_over_zero[fit_sgd].min()) if bool(fit_sgd.any()) else float('nan'):.2f}")
@@ -1310,18 +1312,18 @@ def regime_phases(claim: str, runs: dict, cfg) -> Measurement:
         return Measurement(
             "F1f", {"the same outcome under both optimizers": same, "optimizer_outcomes": outcomes},
             under={"SGD 0.03": {"every flat run reaches 5% of predicting 0 after the first record": sgd["reached"],
-                                "flat set: epsilon-exponent, mean over the set, per seed": sgd["flat"],
-                                "sharp set: epsilon-exponent, mean over the set, per seed": sgd["sharp"]},
+                                "flat set: $\\epsilon$-exponent, mean over the set, per seed": sgd["flat"],
+                                "sharp set: $\\epsilon$-exponent, mean over the set, per seed": sgd["sharp"]},
                    "Adam 1e-3": {"every flat run reaches 5% of predicting 0 after the first record": adam["reached"],
-                                 "flat set: epsilon-exponent, mean over the set, per seed": adam["flat"],
-                                 "sharp set: epsilon-exponent, mean over the set, per seed": adam["sharp"]}},
+                                 "flat set: $\\epsilon$-exponent, mean over the set, per seed": adam["flat"],
+                                 "sharp set: $\\epsilon$-exponent, mean over the set, per seed": adam["sharp"]}},
             measured=measured, how="practical block, " + how)
     return Measurement(
         "F4b", {"the same outcome under both optimizers": same, "optimizer_outcomes": outcomes},
         under={"SGD 0.03": {"every flat run reaches 5% of predicting 0 after the first record": sgd["reached"],
-                            "flat set: epsilon-exponent, mean over the set, per seed": sgd["flat"],
-                            "sharp set: epsilon-exponent, mean over the set, per seed": sgd["sharp"]},
+                            "flat set: $\\epsilon$-exponent, mean over the set, per seed": sgd["flat"],
+                            "sharp set: $\\epsilon$-exponent, mean over the set, per seed": sgd["sharp"]},
                "Adam 1e-3": {"every flat run reaches 5% of predicting 0 after the first record": adam["reached"],
-                             "flat set: epsilon-exponent, mean over the set, per seed": adam["flat"],
-                             "sharp set: epsilon-exponent, mean over the set, per seed": adam["sharp"]}},
+                             "flat set: $\\epsilon$-exponent, mean over the set, per seed": adam["flat"],
+                             "sharp set: $\\epsilon$-exponent, mean over the set, per seed": adam["sharp"]}},
         measured=measured, how="block on polynomial tasks, " + how)

@@ -61,8 +61,8 @@ def fixed_level(K: int) -> float:
 
 
 #: the levels that end Phase I in the population sweep of Prop. 2's K-dependence (name -> level of K)
-POPULATION_LEVELS = {"Attn = K/(2K-1) (Lemma 5: q_k - q_(k,m) = log K)": lemma5_level,
-                     "Attn = 0.9 (a fixed level)": fixed_level}
+POPULATION_LEVELS = {"$\\mathrm{Attn} = K/(2K-1)$ (Lemma 5: $q_k - q_{k,m} = \\log K$)": lemma5_level,
+                     "$\\mathrm{Attn} = 0.9$ (a fixed level)": fixed_level}
 
 
 def _population_lr(K: int) -> float:
