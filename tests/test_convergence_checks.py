@@ -134,7 +134,8 @@ def test_the_sweep_checks_give_the_shipped_ci_statuses(ci_runs, monkeypatch):
         ms = (checks.balanced_column(r.sw, r.sw_cfg), *checks.balanced_scaling(r.sw, r.sw_cfg), *checks.dominant(r.sw, r.sw_cfg),
               *checks.portrait(po, r.po_cfg, hres, r.sw), *checks.phase_order(r.sw, r.sw_cfg, checks.beyond_sweep(r.sw, r.sw_cfg)),
               *checks.phase_durations(r.sw, r.sw_cfg), checks.late_law(r.sw, r.sw_cfg), checks.eps_scaling(r.sw, r.sw_cfg),
-              checks.switch(r.sw, r.sw_cfg), *checks.finite_n(fn, r.fn_cfg), checks.step_size(eres, r.eta_cfg))
+              checks.switch(r.sw, r.sw_cfg), *checks.finite_n(fn, r.fn_cfg, at_lemma=checks.lemma_tails(r.fn_cfg)),
+              checks.step_size(eres, r.eta_cfg))
         got = _statuses(list(ms))
     shipped = shipped_statuses()
     want = {i: shipped[("ci", "convergence", i)] for i in got if ("ci", "convergence", i) in shipped}
@@ -257,7 +258,8 @@ def test_b5_decides_under_c3_and_names_the_constants_that_differ():
     tail = {100: {1.0: 0.5, 2.5: 0.3, 3.0: 0.2, 4.0: 0.1}, 1000: {1.0: 0.3, 2.5: 0.02, 3.0: 0.0, 4.0: 0.0}}
     fn = SimpleNamespace(N=[100, 1000, 10**9], times=[times] * 3, tail=tail, balanced_tail=tail)
     cfg = SimpleNamespace(fresh_prompts=1000, K=3, M=10, p1=0.8, eps=1e-3)
-    g1, b5 = checks.finite_n(fn, cfg)
+    at_lemma = {"N": 20 * 3**3, "tau_eps": 4.0, "tau_eps_balanced": 4.0, "under": tail[1000], "balanced": tail[1000]}
+    g1, b5 = checks.finite_n(fn, cfg, at_lemma=at_lemma)
     assert set(b5.under) == {"C = 3", "C = 2.5", "C = 4"}
     assert b5.under["C = 2.5"]["under-represented: share at the largest $N$"].value == pytest.approx(0.02)
     (c,) = Ledger("convergence", part="beyond").judge(b5, show=False)

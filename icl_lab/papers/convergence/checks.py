@@ -603,6 +603,7 @@ def lemma_tails(cfg) -> dict:
     bcol = SymmetricColumn.balanced(cfg.K, N=N, M=cfg.M, generator=icl_lab.make_generator(cfg.seed + 800))
     btr = bcol.flow(1e11, rtol=1e-5, max_step_frac=0.05, stop_gap=cfg.eps * 0.999)
     return {"N": N, "tau_eps": phase_times(tr, cfg.eps, "under")["tau_eps"],
+            "tau_eps_balanced": phase_times(btr, cfg.eps, "balanced")["tau_eps"],
             "under": th.tail_fractions(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 700)),
             "balanced": th.tail_fractions(bcol, btr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 900)),
             "spread": {"under": error_spread(col, tr.s[-1], cfg.eps, cfg.fresh_prompts, icl_lab.make_generator(cfg.seed + 701)),
@@ -650,6 +651,8 @@ def finite_n(fn, cfg, at_lemma: dict | None = None) -> list[Measurement]:
             how=f"Monte-Carlo count laws ($M = {cfg.M}$), $K = {cfg.K}$, $p_1 = {cfg.p1}$, gradient flow"),
         Measurement(
             "B5", {"share_C1_under": c1_under.value, "share_C1_bal": c1_bal.value,
+                   r"both columns reach $\mathcal L_k - \mathcal L_k^{\rm low} \le \epsilon$ at $N = 20K^3$":
+                       bool(at_lemma is not None and np.isfinite(at_lemma["tau_eps"]) and np.isfinite(at_lemma["tau_eps_balanced"])),
                    "mean_under": spread["under"]["mean/eps"], "cv_under": spread["under"]["cv"],
                    "mean_bal": spread["balanced"]["mean/eps"], "cv_bal": spread["balanced"]["cv"],
                    "small_under": [round(v, 4) for v in tails[:-1]], "small_bal": [round(v, 4) for v in btails[:-1]],
@@ -703,6 +706,8 @@ def dominant_concentration(dt: dict, cfg) -> Measurement:
     p_dom = SymmetricColumn.imbalanced_p(cfg.K, cfg.p1)
     return Measurement(
         "B5-dom", {"share_C1": dt[Ns[-1]]["tail"][1.0],
+                   r"the dominant column reaches $\mathcal L_1 - \mathcal L_1^{\rm low} \le \epsilon$ at $N = 20K^3$":
+                       bool(Ns[-1] >= 20 * cfg.K ** 3 and np.isfinite(dt[Ns[-1]]["tau_eps"])),
                    "mean": dt[Ns[-1]].get("spread", {}).get("mean/eps", math.nan), "cv": dt[Ns[-1]].get("spread", {}).get("cv", math.nan),
                    "small": [round(dt[N]["tail"][3.0], 4) for N in Ns[:-1]], "N_small": Ns[:-1]},
         under={"C = 3": {"dominant: share at the largest $N$": share(Ns[-1], 3.0), "dominant: share at the smallest $N$": share(Ns[0], 3.0)},
