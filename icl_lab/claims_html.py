@@ -74,11 +74,21 @@ def _tests(items) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def why_md(claim) -> str:
-    """One sentence (MyST) of why the claim has its status: the tests that hold or fail, the caveat
-    or the reason it cannot be decided."""
-    held, failed = list(getattr(claim, "held", ()) or ()), list(getattr(claim, "failed", ()) or ())
+def _caveat_lead(claim) -> tuple[str, bool]:
+    """The first clause of the claim's caveat (MyST) and whether it has more: a card's "Why" line stays one
+    sentence, the whole caveat goes under its fold."""
     cav = caveat_md(claim)
+    parts = split_top_level(cav, "; ", quotes="") if cav else []
+    return (parts[0] if parts else ""), len(parts) > 1
+
+
+def why_md(claim) -> str:
+    """One sentence (MyST) of why the claim has its status: the tests that hold or fail, the caveat's first
+    clause (the rest under the card's fold) or the reason it cannot be decided."""
+    held, failed = list(getattr(claim, "held", ()) or ()), list(getattr(claim, "failed", ()) or ())
+    cav, more = _caveat_lead(claim)
+    if more:
+        cav += " (more under How it is decided)"
     if claim.status == "not checkable":
         return _sentence(plain(claim.how) or "nothing measurable here can test it")
     if claim.status == "inconclusive":
@@ -127,8 +137,8 @@ def claim_card(claim) -> str:
          and plain(claim.how)),
         ("Criterion", "; ".join(plain(x) for x in claim.criterion)),
         ("Hypotheses", hyps),
-        ("Caveat", claim.caveat and claim.status not in ("inconclusive", "reproduced with caveat", "not reproduced")
-         and caveat_md(claim)),
+        ("Caveat", claim.caveat and (claim.status not in ("inconclusive", "reproduced with caveat", "not reproduced")
+                                     or _caveat_lead(claim)[1]) and caveat_md(claim)),
         ("Robust to", "; ".join(plain(x) for x in claim.robust)),
         ("Depends on", "; ".join(plain(x) for x in claim.depends)),
         ("Other scales", claim.elsewhere and _elsewhere(claim))) if text]

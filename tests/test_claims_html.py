@@ -61,3 +61,14 @@ def test_filterable_ledger_has_filters_and_links_rows_to_chapter_ledgers(tmp_pat
     assert html.index('data-paper="common"') < html.index('data-paper="window"')  # book order
     assert "chapters/common_setup.html#ledger-common-a" in html
     assert "<script>" in html and "http" not in html.split("<script>")[1]  # local JavaScript only
+
+
+def test_why_is_one_sentence_and_a_long_caveat_goes_under_the_fold():
+    led = Ledger("convergence")
+    led.claim("X2", "this chapter", "a long story", kind="finding").check(
+        measured=1, how="h", passed=True, caveat="the first reason; a second clause; and a third one")
+    card = claim_card(led["X2"])
+    why = re.search(r"<strong>Why:</strong>(.*?)</div>", card).group(1)
+    assert "the first reason (more under How it is decided)" in why and "second clause" not in why
+    fold = card[card.index("<details"):]
+    assert "<strong>Caveat:</strong>" in fold and "a second clause" in fold
