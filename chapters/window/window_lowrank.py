@@ -88,7 +88,7 @@ lr_cfg = population.LowRankLandscapeConfig.for_scale(SCALE)
 lrl = full(population.run_lowrank_landscape, lr_cfg)  # the loss on the (c1, c2) plane, three cases
 titles = population.case_titles(lr_cfg)
 
-# %% mystnb={"figure": {"caption": "Loss on the plane $M=c_1BB^\\top+c_2B_\\perp B_\\perp^\\top$ ($d=10$, $k=2$): Case 1, Case 2 and a general case outside Theorem 4.4 (star: grid minimum). Not a figure of the paper.", "name": "fig-win-landscape"}, "image": {"alt": "In every case the loss is smallest on the line c2 = 0 at positive c1."}}
+# %% mystnb={"figure": {"caption": "Loss on the plane $M=c_1BB^\\top+c_2B_\\perp B_\\perp^\\top$ ($d=10$, $k=2$): Case 1, Case 2 and a general case outside Theorem 4.4, left to right (star: grid minimum, its $(c_1, c_2)$ in each title). Not a figure of the paper.", "name": "fig-win-landscape"}, "image": {"alt": "In every case the loss is smallest on the line c2 = 0 at positive c1."}}
 plotting.finish(WF.lowrank_landscape(lrl, titles))
 
 # %% tags=["remove-cell"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 import numpy as np
 import torch
 
@@ -144,14 +145,19 @@ def linear_attention(la):
 def lowrank_landscape(lrl, titles):
     """log10 loss on the (c2, c1) plane per case, the grid minimum starred."""
     k = len(titles)
-    fig, axes = plt.subplots(k, 1, figsize=(6.5, 3.7 * k), squeeze=False, layout="constrained")
-    for ax, title, c1, loss, am in zip(axes[:, 0], titles, lrl.c1, lrl.loss, lrl.argmin):
+    # one row (at most three panels, plotting.MAX_PANELS_PER_ROW): a column of three stacked maps ran 1,200 px tall
+    fig, axes = plt.subplots(1, k, figsize=(7.5, 3.4), squeeze=False, layout="constrained")
+    for j, (ax, title, c1, loss, am) in enumerate(zip(axes[0], titles, lrl.c1, lrl.loss, lrl.argmin)):
         im = ax.contourf(lrl.c2.numpy(), c1.numpy(), np.log10(loss.numpy()), levels=20, cmap="viridis")
-        ax.plot([am[1]], [am[0]], "r*", ms=14, label=f"min: c1 = {am[0]:.2f}, c2 = {am[1]:.2f}")
+        ax.plot([am[1]], [am[0]], "r*", ms=12)
         ax.axvline(0, color="w", lw=0.8, ls="--")
-        fig.colorbar(im, ax=ax, label="log10 loss")
-        plotting.label(ax, "$c_2$ (spurious directions)", "$c_1$ (col B)", title)
-        plotting.legend_below(ax)
+        cb = fig.colorbar(im, ax=ax, location="bottom", shrink=0.9, pad=0.02)
+        cb.set_label("log10 loss", fontsize=9)
+        cb.ax.tick_params(labelsize=8)
+        cb.ax.xaxis.set_major_locator(MaxNLocator(3))  # the default ticks of a narrow bar overprint
+        plotting.label(ax, "$c_2$ (spurious)", "$c_1$ (col B)" if j == 0 else "",
+                       f"{title}\nmin at ({am[0]:.2f}, {am[1]:.2f})")
+        ax.title.set_fontsize(9)
     return fig
 
 
