@@ -879,7 +879,7 @@ def main() -> int:
     for f in pending:
         print("browser check PENDING (page not reworked yet):", f)
     for f in warnings:
-        print("browser check WARN (not failing yet):", f)
+        print("browser check WARN:", f)
     for f in failures:
         print("browser check FAILED:", f)
     if all_scales:
