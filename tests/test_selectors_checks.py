@@ -459,12 +459,12 @@ def test_one_seed_deciding_an_undecided_interval_is_said_on_the_card():
     gam = np.tile(np.where(steps < 200, 0.7, 1e-6), (8, 1))
     mp = torch.full((8,), 1 - 1e-6, dtype=F64)
     mp[3] = 0.95  # one seed's gamma 0.05 lies above 1/M: with 8 seeds the interval is the range, and it decides
-    (m8, _) = Ledger("selectors", part="mechanism").judge(checks.attention_mass({"mass_present": mp}, gam, steps, CFG, H1),
+    (m8, _) = Ledger("selectors").judge(checks.attention_mass({"mass_present": mp}, gam, steps, CFG, H1),
                                                           show=False)
     assert m8.status == "inconclusive" and m8.caveat.startswith("one seed decides: with 8 seeds")
-    assert "0.05)" in m8.caveat and "seeds with gamma above 1/M = 1 of 8" in m8.measured
+    assert "0.05)" in m8.caveat and r"seeds with $\gamma$ above $1/M$ = 1 of 8" in m8.measured
     assert checks.one_seed_decides(np.arange(9.0), "x") == ""  # from 9 seeds the interval leaves the extremes out
-    (ok8, _) = Ledger("selectors", part="mechanism").judge(
+    (ok8, _) = Ledger("selectors").judge(
         checks.attention_mass({"mass_present": torch.full((8,), 1 - 1e-6, dtype=F64)}, gam, steps, CFG, H1), show=False)
     assert ok8.status == "reproduced" and not ok8.caveat  # a decided claim carries no such sentence
 
@@ -473,12 +473,12 @@ def test_m12_says_its_whole_interval_lies_below_the_rate_and_which_conditions_fa
     cfg = NS(**{**vars(CFG), "seeds": 8})
     acc, solved = torch.full((8,), 0.99), torch.arange(8) < 5  # 5 of 8: Wilson [0.306, 0.863], below 0.9
     off = {k: not (k.startswith("width") or k.startswith("noise") or k.startswith("initialisation")) for k in H1}
-    (_, m12) = Ledger("selectors", part="mechanism").judge(checks.success_rates(acc, solved, solved, cfg, 0.995, off),
+    (_, m12) = Ledger("selectors").judge(checks.success_rates(acc, solved, solved, cfg, 0.995, off),
                                                            show=False)
     assert m12.status == "inconclusive"
     assert m12.caveat.startswith("the whole Wilson interval [0.306, 0.863] lies below the declared 0.9")
     assert all(k in m12.caveat for k, v in off.items() if not v)
-    (_, in_h) = Ledger("selectors", part="mechanism").judge(checks.success_rates(acc, solved, solved, cfg, 0.995, H1),
+    (_, in_h) = Ledger("selectors").judge(checks.success_rates(acc, solved, solved, cfg, 0.995, H1),
                                                             show=False)
     assert "whole Wilson interval" not in (in_h.caveat or "")  # inside the hypotheses the tests' own reason stands
 
@@ -515,26 +515,26 @@ def test_s4_and_s5_slopes_are_medians_of_per_seed_slopes_over_six_seeds():
     e2 = NS(final=lambda name: torch.tensor([0.5] * 6))
     M = [64, 128, 256]
     flat = _sweep(M, [[150 + 5 * s for s in range(6)]] * 3)  # T_hit flat in M for every seed: slope 0
-    s4, s5 = Ledger("selectors", part="sample_complexity").judge(
+    s4, s5 = Ledger("selectors").judge(
         checks.rates(sw, lcfg, sw, ecfg, e2, flat, mcfg, H1, H1, H1), show=False)[1:]
     assert s4.ok and "order-statistic 95%, 6 seeds" in s4.measured and "bound not tight" not in s4.caveat
-    assert s5.status == "reproduced with caveat" and "bound not tight in M" in s5.caveat
+    assert s5.status == "reproduced with caveat" and "bound not tight in $M$" in s5.caveat
     assert "full solution" in s4.how and "logged every 5" in s5.how
     steep = _sweep(M, [[100 * (m / 64) ** 1.5 for _ in range(6)] for m in M])  # slope 1.5 in M: above 0.9
-    assert _judge("sample_complexity", checks.rates(sw, lcfg, sw, ecfg, e2, steep, mcfg, H1, H1, H1))["S5"] \
+    assert _judge(checks.rates(sw, lcfg, sw, ecfg, e2, steep, mcfg, H1, H1, H1))["S5"] \
         == "not reproduced"
     three = _sweep(M, [row[:3] for row in [[150, 155, 160]] * 3])  # three seeds cannot decide
-    assert _judge("sample_complexity", checks.rates(sw, lcfg, sw, ecfg, e2, three, mcfg, H1, H1, H1))["S5"] \
+    assert _judge(checks.rates(sw, lcfg, sw, ecfg, e2, three, mcfg, H1, H1, H1))["S5"] \
         == "inconclusive"
     never = [row[:] for row in hits]
     never[2][5] = np.nan  # a seed that never keeps the full solution at eta = 1: steepest, the interval's end
-    assert _judge("sample_complexity", checks.rates(sw, lcfg, _sweep(eta, never), ecfg, e2, flat, mcfg, H1, H1, H1))["S4"] \
+    assert _judge(checks.rates(sw, lcfg, _sweep(eta, never), ecfg, e2, flat, mcfg, H1, H1, H1))["S4"] \
         == "inconclusive"
 
 
 def test_s2_says_whether_more_seeds_could_show_a_slowdown():
     n_sweep = _sweep([0.0, 0.03, 0.06, 1.0], [[175, 275, 175], [175, 175, 150], [175, 175, 150], [np.nan] * 3])
     ncfg = NS(taus=(0.0, 0.03, 0.06, 1.0), M1=8, beta=5.0)
-    (s2,) = Ledger("selectors", part="sample_complexity").judge(
+    (s2,) = Ledger("selectors").judge(
         [checks.noise(n_sweep, ncfg, np.array([1.0, 1.0, 0.99, 0.5]), 0.49, H1)], show=False)
     assert s2.status == "inconclusive" and "but 0 of 3 seeds train slower there" in s2.caveat
