@@ -177,11 +177,11 @@ ledger.judge(checks.regime_phases("F1f", {"SGD 0.03": block, "Adam 1e-3": block_
 # Move the slider (it works in the static page, without a kernel) to see the maps of both $L$ values
 # at successive epochs.
 
-# %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention maps of the practical block at $L = 0.1$, seed 0, held-out prompts; key $i$ = row, query $j$ = column. Fig. 2 of Li, Duan and Liang under plain SGD at learning rate 0.03, one of the three optimizer settings the ledger runs (the table above compares them; the runs, epochs and sizes of this scale are in the page's first cell).", "name": "fig-nl-block-maps-flat"}, "image": {"alt": "Heat maps of the block's attention at several epochs for L = 0.1."}}
-nlfig.show(nlfig.block_maps_figure(block, 0.1))
+# %% tags=["remove-input"] mystnb={"figure": {"caption": "Attention maps of the practical block at $L = 0.1$, seed 0, held-out prompts, at the start, an eighth of the way and the end of training (the slider below shows every recorded epoch); key $i$ = row, query $j$ = column. Fig. 2 of Li, Duan and Liang under plain SGD at learning rate 0.03, one of the three optimizer settings the ledger runs (the table above compares them; the runs, epochs and sizes of this scale are in the page's first cell).", "name": "fig-nl-block-maps-flat"}, "image": {"alt": "Heat maps of the block's attention at several epochs for L = 0.1."}}
+nlfig.show(nlfig.block_maps_figure(block, 0.1, epochs=(0, block.config.epochs // 8, block.config.epochs)))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "As the previous figure at $L = 1$: Fig. 3 of Li, Duan and Liang under plain SGD at learning rate 0.03 (the table above compares the three settings).", "name": "fig-nl-block-maps-sharp"}, "image": {"alt": "Heat maps of the block's attention at several epochs for L = 1: the diagonal grows faster than at L = 0.1."}}
-nlfig.show(nlfig.block_maps_figure(block, 1.0))
+nlfig.show(nlfig.block_maps_figure(block, 1.0, epochs=(0, block.config.epochs // 8, block.config.epochs)))
 
 # %% tags=["remove-input"] mystnb={"figure": {"caption": "The block's attention maps for $L = 0.1$ and $L = 1$ at a chosen epoch (SGD, seed 0); the slider works without a kernel.", "name": "fig-nl-block-maps-slider"}}
 nlfig.block_maps_slider(block)

@@ -233,7 +233,7 @@ def hills(res, seed=123):
     cfg = res.config
     nus, ns = cfg.nus, res.n
     n_show = ns[-1]
-    fig, axes = plt.subplots(3, len(nus), figsize=(7.0, 9.0), layout="constrained")
+    fig, axes = plt.subplots(3, len(nus), figsize=(7.0, 8.2), layout="constrained")  # 8.2: the Lipschitz page stays within its length
     th = torch.linspace(-math.pi, math.pi, 500, dtype=F64)
     circ = torch.stack([th.cos(), th.sin()], -1)
     g = make_generator(seed)
