@@ -61,7 +61,7 @@ def fig1(steps, train_loss, test_loss, maps, L_values, xlabel, title_prefix, Ls_
     train/test loss (runs, T, nL); maps (runs, T, nL, K, K) [query, key].  ``sharp``: optionally a
     dict(steps=, train=, test=, maps=, L_values=, title=) drawn in the sharp panels (b, d) instead, e.g.
     the theory model at a smaller step."""
-    fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.4), layout="constrained")
+    fig, axes = plt.subplots(2, 2, figsize=(7.5, 6.0), layout="constrained")
     base = dict(steps=steps, train=train_loss, test=test_loss, maps=maps, L_values=L_values, title=title_prefix)
     panels = (base, dict(base, **(sharp or {})))
     for ax, group, name, src in ((axes[0, 0], FLAT, "flat", panels[0]), (axes[0, 1], SHARP, "sharp", panels[1])):
@@ -114,7 +114,7 @@ def block_maps_slider(block, L_pair=(0.1, 1.0), n_frames: int = 6):
 
     def draw(epoch):
         j = index_of[epoch]
-        fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.6), layout="constrained")
+        fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.1), layout="constrained")
         for ax, Lv in zip(axes, L_pair):
             i = Ls.index(Lv)
             plotting.heatmap(ax, block.maps[j, i, 0].T, colorbar=False, row_labels=_feature_labels(K),
